@@ -1,0 +1,57 @@
+"""Argument types shared by the subcommands: each rejects nonsense with a one-line message."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def positive_int(text: str) -> int:
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or a positive integer, got {text}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def int_list(text: str) -> list[int]:
+    """`1,16,256` -> [1, 16, 256], each positive."""
+    return [positive_int(part) for part in text.split(",") if part.strip()] or _empty(text)
+
+
+def str_list(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def key_value(text: str) -> tuple[str, str]:
+    """`KEY=VALUE` -> (KEY, VALUE)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key or not value:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key, value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+
+
+def _empty(text: str) -> list[int]:
+    raise argparse.ArgumentTypeError(f"expected a comma-separated list of sizes, got {text!r}")

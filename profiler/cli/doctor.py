@@ -1,0 +1,18 @@
+"""`profgen doctor`: what this machine can profile, and how to fix what it cannot."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("doctor", help="say which backends work on this machine and why not")
+    p.set_defaults(handler=cmd_doctor)
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from profiler.collect import env
+
+    checks = env.doctor()
+    print(env.format_checks(checks))
+    return 0 if env.cupti_works(checks) else 2

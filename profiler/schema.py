@@ -1,0 +1,368 @@
+"""Every table profgen passes between stages, declared once.
+
+A table is a pandas DataFrame whose columns, dtypes and units are fixed here. Parsers rename
+tool headers to these names, cast, and call `validate`; nothing downstream ever sees an nsys,
+ncu, nvprof or CUPTI spelling. Durations and timestamps are integer nanoseconds in columns named
+`*_ns`; byte counts are integers in columns named `bytes` or `*_bytes`; shares are floats in
+percent in columns named `*_pct`. Units are formatted only in templates.
+
+Dtypes use pandas' names: "int64" and "float64" never hold missing values; "Int64" (nullable)
+and "string" may hold <NA> where a field does not apply (a copy has no grid, a kernel no bytes).
+
+A run directory stores each table as `<table.name>.csv`; `read_csv` and `write_csv` round-trip
+them without loss.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from profiler.errors import SchemaError
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: its name, pandas dtype, unit (for the reader) and meaning."""
+
+    name: str
+    dtype: str
+    unit: str = ""
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    """A named, ordered set of columns."""
+
+    name: str
+    doc: str
+    columns: tuple[Column, ...]
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    @property
+    def dtypes(self) -> dict[str, str]:
+        return {c.name: c.dtype for c in self.columns}
+
+
+def _c(name: str, dtype: str, unit: str = "", doc: str = "") -> Column:
+    return Column(name, dtype, unit, doc)
+
+
+# Activity kinds (column `kind` of GPU_TRACE and GPU_ACTIVITIES).
+KERNEL, MEMCPY, MEMSET = "kernel", "memcpy", "memset"
+# Copy directions (column `copy_kind`), as nvprof spelled them.
+COPY_KINDS = ("HtoD", "DtoH", "DtoD", "HtoH", "PtoP")
+# Stage verdicts (column `status` of STAGES).
+PASS, FAIL, TIMEOUT, ERROR, SKIPPED = "PASS", "FAIL", "TIMEOUT", "ERROR", "SKIPPED"
+STATUSES = (PASS, FAIL, TIMEOUT, ERROR, SKIPPED)
+
+
+def copy_label(copy_kind: str) -> str:
+    """nvprof's display name of a copy row, e.g. `[CUDA memcpy HtoD]`."""
+    return f"[CUDA memcpy {copy_kind}]"
+
+
+MEMSET_LABEL = "[CUDA memset]"
+
+_STAGE = _c("stage", "string", doc="stage key, e.g. `no_sync`")
+_REPEAT = _c("repeat", "int64", doc="index of the profiled repeat (0-based); -1 when unknown")
+
+GPU_TRACE = Table(
+    "gpu_trace",
+    "One row per GPU activity (kernel, copy, memset) of the profiled pass, in start order.",
+    (
+        _STAGE,
+        _REPEAT,
+        _c("kind", "string", doc="`kernel`, `memcpy` or `memset`, from the activity kind"),
+        _c("name", "string", doc="kernel name; `[CUDA memcpy HtoD]`-style label for copies"),
+        _c("start_ns", "int64", "ns", "start on the profiler's clock"),
+        _c("end_ns", "int64", "ns", "end on the profiler's clock"),
+        _c("duration_ns", "int64", "ns"),
+        _c("device", "Int64", doc="CUDA device ordinal"),
+        _c("stream", "Int64", doc="stream id as the profiler numbers it"),
+        _c("correlation_id", "Int64", doc="links the activity to its API call"),
+        _c("grid_x", "Int64"),
+        _c("grid_y", "Int64"),
+        _c("grid_z", "Int64"),
+        _c("block_x", "Int64"),
+        _c("block_y", "Int64"),
+        _c("block_z", "Int64"),
+        _c("registers", "Int64", doc="registers per thread (kernels)"),
+        _c("shared_bytes", "Int64", "bytes", "static + dynamic shared memory per block (kernels)"),
+        _c("bytes", "Int64", "bytes", "bytes moved (copies and memsets)"),
+        _c("copy_kind", "string", doc="HtoD, DtoH, DtoD, HtoH or PtoP (copies)"),
+        _c("src_kind", "string", doc="`pageable`, `pinned`, `device` or `managed` (copies)"),
+        _c("dst_kind", "string", doc="`pageable`, `pinned`, `device` or `managed` (copies)"),
+        _c("range", "string", doc="innermost profgen NVTX range open when the work was issued"),
+    ),
+)
+
+API_TRACE = Table(
+    "api_trace",
+    "One row per CUDA runtime/driver API call of the profiled pass.",
+    (
+        _STAGE,
+        _REPEAT,
+        _c("name", "string", doc="API function, e.g. `cudaLaunchKernel`"),
+        _c("start_ns", "int64", "ns"),
+        _c("end_ns", "int64", "ns"),
+        _c("duration_ns", "int64", "ns"),
+        _c("thread", "Int64", doc="OS thread id"),
+        _c("correlation_id", "Int64"),
+    ),
+)
+
+RANGE_TRACE = Table(
+    "range_trace",
+    "One row per profgen NVTX range instance, with its projection onto the GPU.",
+    (
+        _STAGE,
+        _REPEAT,
+        _c("name", "string", doc="range name without the `profgen:` domain prefix"),
+        _c("level", "int64", doc="nesting depth; 0 is the stage range `<model>:<stage>`"),
+        _c("start_ns", "int64", "ns", "CPU push time"),
+        _c("end_ns", "int64", "ns", "CPU pop time"),
+        _c("duration_ns", "int64", "ns"),
+        _c("gpu_start_ns", "Int64", "ns", "start of the first GPU op issued inside the range"),
+        _c("gpu_end_ns", "Int64", "ns", "end of the last GPU op issued inside the range"),
+        _c("gpu_ops", "Int64", doc="GPU ops issued inside the range"),
+    ),
+)
+
+GPU_ACTIVITIES = Table(
+    "gpu_activities",
+    "nvprof's `GPU activities` table per stage: kernels and copies together.",
+    (
+        _STAGE,
+        _c("kind", "string", doc="`kernel`, `memcpy` or `memset`"),
+        _c("name", "string", doc="kernel name or `[CUDA memcpy HtoD]`-style label"),
+        _c("copy_kind", "string", doc="copy direction for memcpy rows"),
+        _c("time_pct", "float64", "%", "share of the stage's summed GPU activity time"),
+        _c("total_ns", "int64", "ns"),
+        _c("calls", "int64"),
+        _c("avg_ns", "float64", "ns"),
+        _c("min_ns", "int64", "ns"),
+        _c("max_ns", "int64", "ns"),
+        _c("bytes", "Int64", "bytes", "total bytes moved (copies)"),
+    ),
+)
+
+API_CALLS = Table(
+    "api_calls",
+    "nvprof's `API calls` table per stage.",
+    (
+        _STAGE,
+        _c("name", "string"),
+        _c("time_pct", "float64", "%", "share of the stage's summed API time"),
+        _c("total_ns", "int64", "ns"),
+        _c("calls", "int64"),
+        _c("avg_ns", "float64", "ns"),
+        _c("min_ns", "int64", "ns"),
+        _c("max_ns", "int64", "ns"),
+    ),
+)
+
+RANGES = Table(
+    "ranges",
+    "NVTX ranges per stage: CPU time and projected GPU time.",
+    (
+        _STAGE,
+        _c("name", "string"),
+        _c("calls", "int64"),
+        _c("total_ns", "int64", "ns", "summed CPU (push to pop) time"),
+        _c("avg_ns", "float64", "ns"),
+        _c("min_ns", "int64", "ns"),
+        _c("max_ns", "int64", "ns"),
+        _c("gpu_total_ns", "Int64", "ns", "summed projected GPU time"),
+        _c("gpu_ops", "Int64"),
+    ),
+)
+
+STAGES = Table(
+    "stages",
+    "One row per stage: the unprofiled timing, the correctness verdict and the profiler overhead.",
+    (
+        _STAGE,
+        _c("order", "int64", doc="position in the study, 0-based"),
+        _c("title", "string"),
+        _c("technique", "string"),
+        _c("status", "string", doc="PASS, FAIL, TIMEOUT, ERROR or SKIPPED"),
+        _c("reason", "string", doc="why a stage did not PASS"),
+        _c("images", "int64"),
+        _c("batch", "int64", doc="images per `infer` call"),
+        _c("warmup", "int64"),
+        _c("repeats", "int64"),
+        _c("median_ns", "Int64", "ns", "host time for all images, median over repeats"),
+        _c("min_ns", "Int64", "ns"),
+        _c("max_ns", "Int64", "ns"),
+        _c("max_rel_err", "float64", doc="max |out-ref| / max |ref| over the logits"),
+        _c("top1_mismatches", "Int64", doc="images whose top-1 class differs (near ties excluded)"),
+        _c("profiled_median_ns", "Int64", "ns", "host time of the profiled pass, median"),
+        _c("overhead_pct", "float64", "%", "profiled over unprofiled time, minus 100"),
+    ),
+)
+
+SAMPLES = Table(
+    "samples",
+    "Every timed repeat of every stage, for noise-aware comparison.",
+    (
+        _STAGE,
+        _c("pass", "string", doc="`timed` (unprofiled) or `profiled`"),
+        _REPEAT,
+        _c("wall_ns", "int64", "ns", "host clock around `infer` for all images, after a sync"),
+    ),
+)
+
+METRICS = Table(
+    "metrics",
+    "Nsight Compute counters, one row per profiled kernel launch (replay times).",
+    (
+        _STAGE,
+        _c("kernel_id", "int64", doc="ncu's launch ID"),
+        _c("name", "string"),
+        _c("range", "string", doc="innermost profgen range of the launch"),
+        _c("grid", "string"),
+        _c("block", "string"),
+        _c("duration_ns", "Int64", "ns", "gpu__time_duration.sum under replay"),
+        _c("dram_read_bytes", "Int64", "bytes"),
+        _c("dram_write_bytes", "Int64", "bytes"),
+        _c("fp32_flops", "Int64", doc="2*ffma + fadd + fmul, thread instructions"),
+        _c("sm_throughput_pct", "float64", "%"),
+        _c("dram_throughput_pct", "float64", "%"),
+        _c("achieved_occupancy_pct", "float64", "%"),
+        _c("registers", "Int64", doc="registers per thread"),
+    ),
+)
+
+BATCH_SWEEP = Table(
+    "batch_sweep",
+    "Stage time against batch size (`--batch-sizes`).",
+    (
+        _STAGE,
+        _c("batch", "int64"),
+        _c("images", "int64"),
+        _c("repeats", "int64"),
+        _c("median_ns", "int64", "ns", "time for all images"),
+        _c("min_ns", "int64", "ns"),
+        _c("max_ns", "int64", "ns"),
+        _c("batch_median_ns", "int64", "ns", "latency of one batch, median"),
+    ),
+)
+
+TABLES: dict[str, Table] = {
+    t.name: t
+    for t in (
+        GPU_TRACE,
+        API_TRACE,
+        RANGE_TRACE,
+        GPU_ACTIVITIES,
+        API_CALLS,
+        RANGES,
+        STAGES,
+        SAMPLES,
+        METRICS,
+        BATCH_SWEEP,
+    )
+}
+
+
+def table(name: str) -> Table:
+    """The table called `name`. Raises: SchemaError naming the known tables."""
+    try:
+        return TABLES[name]
+    except KeyError:
+        raise SchemaError(f"unknown table {name!r}; known: {', '.join(TABLES)}") from None
+
+
+def empty(tbl: Table) -> pd.DataFrame:
+    """An empty DataFrame with `tbl`'s columns and dtypes."""
+    return pd.DataFrame({c.name: pd.Series(dtype=c.dtype) for c in tbl.columns})
+
+
+def conform(df: pd.DataFrame, tbl: Table, fill: Iterable[str] = ()) -> pd.DataFrame:
+    """Select `tbl`'s columns in order and cast them to its dtypes.
+
+    Columns named in `fill` may be absent and are added as missing values; any other absent
+    column is an error. Extra columns are dropped.
+
+    Raises: SchemaError when a column is absent or cannot be cast.
+    """
+    fill = set(fill)
+    out = {}
+    for col in tbl.columns:
+        if col.name in df.columns:
+            series = df[col.name]
+        elif col.name in fill:
+            series = pd.Series(pd.NA, index=df.index)
+        else:
+            raise SchemaError(f"table {tbl.name}: column {col.name!r} is missing")
+        try:
+            out[col.name] = _cast(series, col.dtype)
+        except (TypeError, ValueError) as exc:
+            raise SchemaError(f"table {tbl.name}: column {col.name!r} is not {col.dtype}: {exc}") from exc
+    return pd.DataFrame(out, index=df.index).reset_index(drop=True)
+
+
+def _cast(series: pd.Series, dtype: str) -> pd.Series:
+    if str(series.dtype) == dtype:
+        return series
+    if dtype in ("int64", "Int64") and series.dtype.kind == "f":  # 3.0 -> 3, 3.5 -> error
+        nonint = series.notna() & (series != series.round())
+        if nonint.any():
+            raise ValueError(f"non-integer value {series[nonint].iloc[0]!r}")
+        if dtype == "Int64":
+            return series.round().astype("Int64")
+    return series.astype(dtype)
+
+
+def validate(df: pd.DataFrame, tbl: Table) -> pd.DataFrame:
+    """Check that `df` has exactly `tbl`'s columns, in order, with its dtypes; return `df`.
+
+    Raises: SchemaError naming the first difference.
+    """
+    if list(df.columns) != tbl.names:
+        missing = [n for n in tbl.names if n not in df.columns]
+        extra = [n for n in df.columns if n not in tbl.names]
+        raise SchemaError(
+            f"table {tbl.name}: columns differ (missing {missing}, extra {extra}, "
+            f"or out of order)"
+        )
+    for col in tbl.columns:
+        if str(df[col.name].dtype) != col.dtype:
+            raise SchemaError(
+                f"table {tbl.name}: column {col.name!r} is {df[col.name].dtype}, not {col.dtype}"
+            )
+    return df
+
+
+# Integers are read as nullable Int64 (never through float64: CUPTI timestamps exceed 2**53).
+_CSV_DTYPES = {"string": "string", "int64": "Int64", "Int64": "Int64", "float64": "float64"}
+
+
+def write_csv(df: pd.DataFrame, tbl: Table, path: str | Path) -> None:
+    """Validate and write `df` as CSV (missing values as empty cells)."""
+    validate(df, tbl).to_csv(path, index=False)
+
+
+def read_csv(path: str | Path, tbl: Table) -> pd.DataFrame:
+    """Read a CSV written by `write_csv` back into `tbl`'s dtypes.
+
+    Raises: SchemaError when the file's columns are not `tbl`'s.
+    """
+    df = pd.read_csv(
+        path,
+        dtype={c.name: _CSV_DTYPES[c.dtype] for c in tbl.columns},
+        keep_default_na=False,
+        na_values={c.name: [""] for c in tbl.columns},
+    )
+    df = conform(df, tbl)
+    return validate(df, tbl)

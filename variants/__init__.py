@@ -1,0 +1,1 @@
+"""The studies profgen runs: one package per model, one module per stage."""
