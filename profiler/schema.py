@@ -135,6 +135,7 @@ RANGE_TRACE = Table(
         _c("gpu_start_ns", "Int64", "ns", "start of the first GPU op issued inside the range"),
         _c("gpu_end_ns", "Int64", "ns", "end of the last GPU op issued inside the range"),
         _c("gpu_ops", "Int64", doc="GPU ops issued inside the range"),
+        _c("thread", "Int64", doc="OS thread id that pushed the range"),
     ),
 )
 
@@ -258,6 +259,26 @@ BATCH_SWEEP = Table(
     ),
 )
 
+REGRESSIONS = Table(
+    "regressions",
+    "Verdicts of comparing this run with a baseline, one row per compared metric.",
+    (
+        _c("check", "string", doc="the check as given, e.g. `stage:median:5%`"),
+        _c("metric", "string", doc="`stage` (end-to-end time) or `kernel` (a kernel's total time)"),
+        _STAGE,
+        _c("name", "string", doc="kernel name for kernel metrics"),
+        _c("base_ns", "float64", "ns", "baseline statistic (median or total)"),
+        _c("new_ns", "float64", "ns", "this run's statistic"),
+        _c("ratio", "float64", doc="new / base"),
+        _c("threshold_pct", "float64", "%"),
+        _c("p_value", "float64", doc="Mann-Whitney U two-sided p; NaN when interval overlap decided"),
+        _c("significant", "bool"),
+        _c("method", "string", doc="`mann-whitney` or `interval-overlap`"),
+        _c("share_pct", "float64", "%", "the kernel's share of its stage's GPU time"),
+        _c("verdict", "string", doc="`regression`, `improvement` or `unchanged`"),
+    ),
+)
+
 TABLES: dict[str, Table] = {
     t.name: t
     for t in (
@@ -271,6 +292,7 @@ TABLES: dict[str, Table] = {
         SAMPLES,
         METRICS,
         BATCH_SWEEP,
+        REGRESSIONS,
     )
 }
 
@@ -345,7 +367,9 @@ def validate(df: pd.DataFrame, tbl: Table) -> pd.DataFrame:
 
 
 # Integers are read as nullable Int64 (never through float64: CUPTI timestamps exceed 2**53).
-_CSV_DTYPES = {"string": "string", "int64": "Int64", "Int64": "Int64", "float64": "float64"}
+_CSV_DTYPES = {
+    "string": "string", "int64": "Int64", "Int64": "Int64", "float64": "float64", "bool": "boolean"
+}
 
 
 def write_csv(df: pd.DataFrame, tbl: Table, path: str | Path) -> None:
