@@ -70,36 +70,99 @@ def load(path: Path | None = None) -> LeNet:
     return LeNet(weights=read_onnx_weights(path), source=str(path))
 
 
-def read_onnx_weights(path: Path) -> dict[str, np.ndarray]:
+def read_onnx_weights(path: Path | str) -> dict[str, np.ndarray]:
     """The ten LeNet-5 parameter arrays of an ONNX graph, found by walking its Conv and Gemm
-    (or MatMul) nodes in graph order. Raises: DataError."""
+    (or MatMul + Add) nodes in graph order.
+
+    The graph must be LeNet-5 as `reference.forward` computes it: its compute nodes, in order,
+    Conv Relu MaxPool Conv Relu MaxPool Gemm Relu Gemm Relu Gemm (shape plumbing such as
+    Flatten or Reshape between them), convolutions of stride 1 without padding, 2x2 pools of
+    stride 2, and parameters of the shapes in SHAPES.
+
+    Raises: DataError naming the file when it is missing, not ONNX, or not a LeNet-5.
+    """
     import onnx
     from onnx import numpy_helper
 
+    path = Path(path)
     if not path.is_file():
-        raise DataError(f"{path}: model file not found")
+        raise DataError(
+            f"{path}: model file not found" if not path.exists() else f"{path}: not a file"
+        )
     try:
         graph = onnx.load(str(path)).graph
     except Exception as exc:  # onnx raises DecodeError, ValueError, ... on a bad file
         raise DataError(f"{path}: not a readable ONNX model ({exc})") from exc
+    if not graph.node:
+        raise DataError(f"{path}: not an ONNX model of a network (the file holds no graph nodes)")
+    _check_layers(path, graph)
     init = {t.name: numpy_helper.to_array(t).astype(np.float32) for t in graph.initializer}
     layers = [n for n in graph.node if n.op_type in ("Conv", "Gemm", "MatMul")]
     names = ["conv1", "conv2", "fc1", "fc2", "fc3"]
-    if len(layers) != len(names):
-        raise DataError(f"{path}: expected 2 Conv and 3 Gemm nodes, found {[n.op_type for n in layers]}")
     weights: dict[str, np.ndarray] = {}
-    for name, node in zip(names, layers):
+    for name, node in zip(names, layers, strict=True):
         weights[f"{name}.weight"], weights[f"{name}.bias"] = _node_params(path, graph, node, init)
     for key, shape in SHAPES.items():
         if weights[key].shape != shape:
-            raise DataError(f"{path}: {key} has shape {weights[key].shape}, expected {shape}")
+            raise DataError(
+                f"{path}: not a LeNet-5: {key} has shape {weights[key].shape}, expected {shape}"
+            )
     return weights
+
+
+LAYERS = tuple("Conv Relu MaxPool Conv Relu MaxPool Gemm Relu Gemm Relu Gemm".split())
+#: nodes that only move or reshape data, allowed anywhere in the graph
+PLUMBING = {"Flatten", "Reshape", "Constant", "Shape", "Gather", "Unsqueeze", "Concat", "Identity"}
+
+
+#: attribute values `reference.forward` assumes, with the ONNX defaults where one exists
+EXPECTED_ATTRS: dict[str, dict[str, tuple[object, object]]] = {
+    "Conv": {
+        "strides": ([1, 1], [1, 1]),
+        "pads": ([0] * 4, [0] * 4),
+        "dilations": ([1, 1], [1, 1]),
+        "group": (1, 1),
+        "auto_pad": ("NOTSET", "NOTSET"),
+    },
+    "MaxPool": {
+        "kernel_shape": ([2, 2], None),
+        "strides": ([2, 2], [1, 1]),
+        "pads": ([0] * 4, [0] * 4),
+        "auto_pad": ("NOTSET", "NOTSET"),
+    },
+    "Gemm": {"transA": (0, 0), "alpha": (1.0, 1.0), "beta": (1.0, 1.0)},
+}
+
+
+def _check_layers(path: Path, graph) -> None:
+    """Raise DataError unless the graph computes what `reference.forward` computes."""
+    from onnx import helper
+
+    ops = [n.op_type for n in graph.node if n.op_type not in PLUMBING]
+    found = " ".join(ops).replace("MatMul Add", "Gemm").split()
+    if tuple(found) != LAYERS:
+        raise DataError(
+            f"{path}: not a LeNet-5: expected the layers {' '.join(LAYERS)}, "
+            f"found {' '.join(found) or 'none'}"
+        )
+    for node in graph.node:
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        for key, (want, default) in EXPECTED_ATTRS.get(node.op_type, {}).items():
+            value = attrs.get(key, default)
+            value = value.decode() if isinstance(value, bytes) else value
+            if (list(value) if isinstance(value, (list, tuple)) else value) != want:
+                raise DataError(
+                    f"{path}: not a LeNet-5: {node.op_type} node {node.name!r} has {key}={value}, "
+                    f"expected {want}"
+                )
 
 
 def _node_params(path, graph, node, init) -> tuple[np.ndarray, np.ndarray]:
     params = [init[i] for i in node.input if i in init]
     if node.op_type == "MatMul":  # MatMul(x, W) followed by Add(., b)
-        add = next((n for n in graph.node if n.op_type == "Add" and node.output[0] in n.input), None)
+        add = next(
+            (n for n in graph.node if n.op_type == "Add" and node.output[0] in n.input), None
+        )
         bias = [init[i] for i in (add.input if add else []) if i in init]
         if len(params) != 1 or len(bias) != 1:
             raise DataError(f"{path}: MatMul node {node.name!r} without a weight and bias")
