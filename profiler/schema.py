@@ -275,7 +275,8 @@ REGRESSIONS = Table(
         _c("significant", "bool"),
         _c("method", "string", doc="`mann-whitney` or `interval-overlap`"),
         _c("share_pct", "float64", "%", "the kernel's share of its stage's GPU time"),
-        _c("verdict", "string", doc="`regression`, `improvement` or `unchanged`"),
+        _c("verdict", "string", doc="`regression`, `improvement` or `unchanged`; `failed`, "
+           "`skipped` or `missing` (in one run only) when the stage or kernel was not compared"),
     ),
 )
 

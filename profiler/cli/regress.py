@@ -1,9 +1,99 @@
-"""`profgen compare` and `profgen baseline`."""
+"""`profgen compare` and `profgen baseline`.
+
+compare exits 0 when no check found a regression, 1 when one did, and 2 when a stage failed in
+either run, a run is broken or unreadable, or the runs do not match (another GPU model, driver
+major version or image count, unless --allow-mismatch); `profiler.cli.main` maps the errors.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from profiler.store import Run
+
+DEFAULTS_HELP = "default: stage:median:5%% and kernel:total:10%%"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Registers compare and baseline (to be written with the regression issue)."""
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Registers `compare` and `baseline`."""
+    p = sub.add_parser("compare", help="compare two runs (or a baseline file and a run)")
+    p.add_argument("base", type=Path, metavar="BASE", help="a run directory or a baseline file")
+    p.add_argument("new", type=Path, metavar="NEW", help="the run to judge (a directory or file)")
+    p.add_argument(
+        "--fail-on",
+        action="append",
+        default=[],
+        metavar="CHECK",
+        help=f"e.g. stage:median:5%%, kernel:total:10%%, stage:median:0.2ms "
+        f"(repeatable; {DEFAULTS_HELP})",
+    )
+    p.add_argument(
+        "--allow-mismatch",
+        action="store_true",
+        help="compare even when the GPU model, driver major version or image count differ",
+    )
+    p.add_argument(
+        "--summary",
+        type=Path,
+        metavar="FILE",
+        help="write a Markdown summary ($GITHUB_STEP_SUMMARY)",
+    )
+    p.add_argument(
+        "--junit", type=Path, metavar="FILE", help="write JUnit XML, one test case per check"
+    )
+    p.add_argument("--format", choices=("text", "csv", "json"), default="text")
+    p.set_defaults(handler=cmd_compare)
+
+    p = sub.add_parser("baseline", help="write a small baseline file of a run, fit to commit")
+    p.add_argument("run_dir", type=Path, metavar="RUN", help="a run directory")
+    p.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the baseline file to write",
+    )
+    p.set_defaults(handler=cmd_baseline)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from profiler.analyze import regress
+    from profiler.baseline import compare_runs, load_reference
+    from profiler.render.comparison import format_comparison
+
+    checks = regress.validate_regression_args(args.base, args.fail_on)
+    base, new = load_reference(args.base), load_reference(args.new)
+    regressions, mismatches = compare_runs(base, new, checks, args.allow_mismatch)
+    for line in mismatches:
+        print(f"profgen: warning: compared despite a mismatch ({line})", file=sys.stderr)
+    print(format_comparison(regressions, args.format), end="")
+    write_ci_outputs(new, regressions, args.summary, args.junit)
+    return regress.exit_code(regressions)
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    from profiler import store
+    from profiler.baseline import write_baseline
+
+    print(write_baseline(store.load_run(args.run_dir), args.output))
+    return 0
+
+
+def write_ci_outputs(
+    run: Run, regressions: pd.DataFrame, summary: Path | None, junit: Path | None
+) -> None:
+    """Write the Markdown summary and the JUnit file when asked for (each overwritten)."""
+    from profiler.render.junit import junit_xml
+    from profiler.render.markdown import summary_markdown
+
+    if summary is not None:
+        summary.write_text(summary_markdown(run, regressions))
+    if junit is not None:
+        junit.write_text(junit_xml(regressions))

@@ -1,0 +1,63 @@
+"""The comparison with a baseline as JUnit XML, so CI systems show regressions as failed tests.
+
+One test case per check per stage (stage checks) or per kernel of a stage (kernel checks):
+`classname` is `profgen.<check>` and `name` is the stage key, or `<stage>::<kernel>`. A
+regression is a `<failure>` whose message has the numbers; a stage that did not PASS in either
+run is an `<error>` (the comparison exits 2); a skipped stage or a stage or kernel found in one
+run only is `<skipped>`; an unchanged or improved metric passes. Standard library XML only.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pandas as pd
+
+from profiler.render.comparison import Row, describe
+
+SUITE = "profgen.regressions"
+_OUTCOME = {"regression": "failure", "failed": "error", "skipped": "skipped", "missing": "skipped"}
+
+
+def junit_xml(regressions: pd.DataFrame, suite: str = SUITE) -> str:
+    """JUnit XML of a comparison (one `<testsuite>` inside `<testsuites>`).
+
+    Args:
+        regressions: DataFrame with `schema.REGRESSIONS` columns (may be empty).
+        suite: the test suite's name.
+
+    Returns: the XML document as text, with its declaration.
+    """
+    cases = [_case(row) for row in regressions.to_dict("records")]
+    counts = {
+        kind: sum(1 for c in cases if c.find(kind) is not None)
+        for kind in ("failure", "error", "skipped")
+    }
+    attrs = {
+        "name": suite,
+        "tests": str(len(cases)),
+        "failures": str(counts["failure"]),
+        "errors": str(counts["error"]),
+        "skipped": str(counts["skipped"]),
+        "time": "0",
+    }
+    root = ET.Element("testsuites", {k: attrs[k] for k in ("name", "tests", "failures", "errors")})
+    testsuite = ET.SubElement(root, "testsuite", attrs)
+    testsuite.extend(cases)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _case(row: Row) -> ET.Element:
+    name = f"{row['stage']}::{row['name']}" if isinstance(row["name"], str) else str(row["stage"])
+    case = ET.Element(
+        "testcase", {"classname": f"profgen.{row['check']}", "name": name, "time": "0"}
+    )
+    outcome = _OUTCOME.get(str(row["verdict"]))
+    if outcome is not None:
+        message = describe(row)
+        child = ET.SubElement(case, outcome, {"message": message})
+        if outcome != "skipped":
+            child.set("type", str(row["verdict"]))
+            child.text = message
+    return case
