@@ -1,0 +1,1 @@
+"""Analyses: pure functions from DataFrames to DataFrames (never plotly, never jinja2)."""

@@ -1,0 +1,96 @@
+"""The roofline from Nsight Compute counters: where each kernel sits against the machine's ceilings.
+
+Per stage and kernel name (launches summed): arithmetic intensity = FP32 FLOPs / DRAM bytes
+(read + write), achieved FLOP/s and DRAM bytes/s over the replayed duration, and the roof at that
+intensity, min(peak FP32, intensity x peak DRAM bandwidth). A kernel left of the ridge point
+(peak FP32 / peak DRAM) is memory-bound and is judged by its bandwidth; right of it, by its FLOP
+rate. Ceilings come from the run's `meta["ceilings"]`; without them the percentages are NaN and
+the bound is `unknown`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from profiler import schema
+from profiler.analyze.overlap import ceiling_value
+from profiler.schema import Column
+
+ROOFLINE = schema.Table(
+    "roofline",
+    "Per stage and kernel: arithmetic intensity and achieved rates against the ceilings.",
+    (
+        Column("stage", "string"),
+        Column("name", "string"),
+        Column("launches", "int64"),
+        Column("duration_ns", "int64", "ns", "summed replay duration"),
+        Column("share_pct", "float64", "%", "of the stage's profiled kernel time"),
+        Column("fp32_flops", "int64"),
+        Column("dram_bytes", "int64", "bytes", "read + write"),
+        Column("intensity", "float64", "FLOP/byte"),
+        Column("flops_per_s", "float64", "FLOP/s"),
+        Column("bytes_per_s", "float64", "bytes/s"),
+        Column("roof_flops_per_s", "float64", "FLOP/s", "min(peak FP32, intensity x peak DRAM)"),
+        Column("bound", "string", doc="`memory` left of the ridge point, `compute` right of it"),
+        Column("bandwidth_pct", "float64", "%", "bytes_per_s over peak DRAM bandwidth"),
+        Column("flops_pct", "float64", "%", "flops_per_s over peak FP32 rate"),
+        Column("efficiency_pct", "float64", "%", "bandwidth_pct when memory-bound, else flops_pct"),
+    ),
+)
+
+
+def ceiling_values(ceilings: Mapping[str, object] | None) -> tuple[float, float]:
+    """(peak DRAM bytes/s, peak FP32 FLOP/s) from a run's ceilings; NaN where missing."""
+    return ceiling_value(ceilings, "dram_bytes_per_s"), ceiling_value(ceilings, "fp32_flops_per_s")
+
+
+def roofline(metrics: pd.DataFrame, ceilings: Mapping[str, object] | None = None) -> pd.DataFrame:
+    """Place every kernel of every stage on the roofline.
+
+    Args:
+        metrics: DataFrame with `schema.METRICS` columns (one row per replayed launch).
+        ceilings: the run's `meta["ceilings"]`.
+
+    Returns: DataFrame with `ROOFLINE` columns, per stage by decreasing share.
+    Raises: SchemaError when `metrics` does not match `schema.METRICS`.
+    """
+    schema.validate(metrics, schema.METRICS)
+    m = metrics.assign(
+        dram_bytes=metrics["dram_read_bytes"].fillna(0) + metrics["dram_write_bytes"].fillna(0),
+        fp32=metrics["fp32_flops"].fillna(0),
+        dur=metrics["duration_ns"].fillna(0),
+    )
+    df = (
+        m.groupby(["stage", "name"], sort=False)
+        .agg(
+            launches=("kernel_id", "size"),
+            duration_ns=("dur", "sum"),
+            fp32_flops=("fp32", "sum"),
+            dram_bytes=("dram_bytes", "sum"),
+        )
+        .reset_index()
+    )
+    dram, fp32 = ceiling_values(ceilings)
+    seconds = df["duration_ns"].astype("float64").where(df["duration_ns"] > 0) / 1e9
+    stage_ns = df.groupby("stage", sort=False)["duration_ns"].transform("sum").astype("float64")
+    df["share_pct"] = df["duration_ns"] / stage_ns.where(stage_ns > 0) * 100.0
+    df["intensity"] = df["fp32_flops"] / df["dram_bytes"].astype("float64").where(
+        df["dram_bytes"] > 0
+    )
+    df["flops_per_s"] = df["fp32_flops"] / seconds
+    df["bytes_per_s"] = df["dram_bytes"] / seconds
+    df["roof_flops_per_s"] = np.minimum(fp32, df["intensity"] * dram)
+    ridge = fp32 / dram
+    memory_bound = (df["dram_bytes"] > 0) & ~(df["intensity"] >= ridge)
+    df["bound"] = np.where(memory_bound, "memory", "compute")
+    if np.isnan(ridge):
+        df["bound"] = "unknown"
+    df["bandwidth_pct"] = df["bytes_per_s"] / dram * 100.0
+    df["flops_pct"] = df["flops_per_s"] / fp32 * 100.0
+    df["efficiency_pct"] = df["bandwidth_pct"].where(memory_bound, df["flops_pct"])
+    df["_pos"] = df["stage"].map({k: i for i, k in enumerate(dict.fromkeys(df["stage"]))})
+    df = df.sort_values(["_pos", "share_pct"], ascending=[True, False], kind="stable")
+    return schema.validate(schema.conform(df, ROOFLINE), ROOFLINE)

@@ -1,0 +1,1 @@
+"""Rendering: figures (DataFrame -> plotly Figure), the report context, the HTML report."""

@@ -1,0 +1,110 @@
+"""The report's header: what ran, where, when and how, from `run.meta` (run.json).
+
+An imported run may lack any of these fields: each is then shown as `unknown`, never blank and
+never an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+UNKNOWN = "unknown"
+
+
+def _get(meta: Mapping[str, Any], *path: str) -> Any:
+    """meta[path[0]][path[1]]..., or None when any step is missing or not a mapping."""
+    value: Any = meta
+    for key in path:
+        if not isinstance(value, Mapping) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
+def _text(value: Any) -> str:
+    if value is None or value == "" or value == [] or value == {}:
+        return UNKNOWN
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k} {_text(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(_text(v) for v in value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
+def report_title(meta: Mapping[str, Any]) -> str:
+    """`profgen report: lenet` (the model's key, or `unknown`)."""
+    return f"profgen report: {_text(meta.get('model'))}"
+
+
+def _joined(meta: Mapping[str, Any], section: str, keys: tuple[str, ...]) -> str:
+    """`nsys 2025.3.1, ncu 2025.3.1` for the keys present in meta[section]; unknown if none."""
+    parts = [
+        f"{k} {_get(meta, section, k)}" for k in keys if _get(meta, section, k) not in (None, "")
+    ]
+    return ", ".join(parts) if parts else UNKNOWN
+
+
+def _model(meta: Mapping[str, Any]) -> str:
+    title, key = meta.get("model_title"), meta.get("model")
+    if title and key:
+        return f"{title} ({key})"
+    return _text(title or key)
+
+
+def _gpu(meta: Mapping[str, Any]) -> str:
+    gpu, count = _get(meta, "machine", "gpu"), _get(meta, "machine", "gpu_count")
+    text = _text(gpu)
+    return f"{text} (x{count})" if gpu and isinstance(count, int) and count > 1 else text
+
+
+def _backend(meta: Mapping[str, Any]) -> str:
+    backend = _text(_get(meta, "settings", "backend"))
+    return backend + (" + Nsight Compute metrics" if _get(meta, "settings", "metrics") else "")
+
+
+def _timing(meta: Mapping[str, Any]) -> str:
+    repeat, warmup = _get(meta, "settings", "repeat"), _get(meta, "settings", "warmup")
+    if repeat is None:
+        return UNKNOWN
+    return f"median of {repeat} timed repeats after {_text(warmup)} warm-ups"
+
+
+def _commit(meta: Mapping[str, Any]) -> str:
+    commit = _get(meta, "git", "commit")
+    if not commit:
+        return UNKNOWN
+    return f"{commit} (uncommitted changes)" if _get(meta, "git", "dirty") else str(commit)
+
+
+def header_rows(meta: Mapping[str, Any], path: Path | None = None) -> list[dict[str, str]]:
+    """The header as (label, value) rows; every value is a non-empty string.
+
+    Args:
+        meta: the run's metadata (run.json).
+        path: the run directory, when the run was read from disk.
+    """
+    rows = [
+        ("Model", _model(meta)),
+        ("Images", _text(_get(meta, "settings", "images"))),
+        ("Timing", _timing(meta)),
+        ("GPU", _gpu(meta)),
+        ("Driver", _text(_get(meta, "machine", "driver"))),
+        ("CUDA", _joined(meta, "machine", ("cuda_runtime", "cuda_driver")).replace("cuda_", "")),
+        ("CPU", _text(_get(meta, "machine", "cpu"))),
+        ("CuPy", _text(_get(meta, "machine", "cupy"))),
+        ("Profilers", _joined(meta, "machine", ("cupti", "nvtx", "nsys", "ncu"))),
+        ("profgen", _text(meta.get("profgen_version"))),
+        ("Backend", _backend(meta)),
+        ("Date", _text(meta.get("created"))),
+        ("Git commit", _commit(meta)),
+        ("Command", _text(meta.get("command"))),
+        ("Source", _text(meta.get("source"))),
+        ("Host", _joined(meta, "machine", ("hostname", "python"))),
+        ("Clocks", _text(_get(meta, "machine", "clocks"))),
+        ("Run directory", _text(str(path) if path else None)),
+    ]
+    return [{"label": label, "value": value} for label, value in rows]
