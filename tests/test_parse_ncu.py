@@ -1,0 +1,178 @@
+"""Nsight Compute CSV parsing, checked against the real H100 captures in tests/data/ncu/2025.3.1/.
+
+Expected values are read from the files with the `csv` module here, not from the parser.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from profiler import schema
+from profiler.errors import ParseError
+from profiler.parse import ncu_csv
+
+NCU = Path(__file__).parent / "data" / "ncu" / "2025.3.1"
+RAW, DETAILS, INCLUDE = (
+    NCU / "raw-metrics.csv",
+    NCU / "details-sections.csv",
+    NCU / "nvtx-include.csv",
+)
+
+
+def csv_rows(path: Path) -> list[list[str]]:
+    lines = path.read_text().splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith('"ID","Process ID"'))
+    return list(csv.reader(lines[start:]))
+
+
+def raw_column(name: str) -> tuple[str, list[float]]:
+    """(unit, values) of one metric column of the raw page, thousands separators removed."""
+    table = csv_rows(RAW)
+    i = table[0].index(name)
+    return table[1][i], [float(r[i].replace(",", "")) for r in table[2:]]
+
+
+def detail_values(metric: str) -> dict[int, tuple[str, float]]:
+    table = csv_rows(DETAILS)
+    h = table[0]
+    return {
+        int(r[0]): (r[h.index("Metric Unit")], float(r[h.index("Metric Value")].replace(",", "")))
+        for r in table[1:]
+        if r[h.index("Metric Name")] == metric
+    }
+
+
+def test_raw_page():
+    m = ncu_csv.read_metrics(RAW, "overlap")
+    schema.validate(m, schema.METRICS)
+    assert list(m["kernel_id"]) == list(range(16))
+    assert list(m["name"]) == ["scale", "relu"] * 8
+    assert set(m["range"]) == {"compute"}
+    assert set(m["grid"]) == {"(4096, 1, 1)"} and set(m["block"]) == {"(256, 1, 1)"}
+    unit, durations = raw_column("gpu__time_duration.sum")
+    assert unit == "ns" and list(m["duration_ns"]) == durations
+    unit, dram = raw_column("dram__bytes_read.sum")
+    assert unit == "byte" and list(m["dram_read_bytes"]) == dram
+    assert list(m["dram_write_bytes"]) == raw_column("dram__bytes_write.sum")[1]
+    _, sm = raw_column("sm__throughput.avg.pct_of_peak_sustained_elapsed")
+    assert list(m["sm_throughput_pct"]) == pytest.approx(sm)
+    assert set(m["registers"]) == {16}
+    # not collected in this file: missing, not an error
+    assert m["dram_throughput_pct"].isna().all() and m["achieved_occupancy_pct"].isna().all()
+
+
+def test_fp32_flops_from_instruction_counts():
+    m = ncu_csv.read_metrics(RAW, "overlap")
+    sass = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
+    ffma, fadd, fmul = (raw_column(sass.format(op))[1] for op in ("ffma", "fadd", "fmul"))
+    expected = [2 * a + b + c for a, b, c in zip(ffma, fadd, fmul, strict=True)]
+    assert list(m["fp32_flops"]) == expected
+    # scale does y = a * x: one FMUL per thread, 4096 * 256 threads; relu has no FP32 math
+    assert set(m.loc[m["name"] == "scale", "fp32_flops"]) == {4096 * 256}
+    assert set(m.loc[m["name"] == "relu", "fp32_flops"]) == {0}
+
+
+def test_details_page_pivot():
+    m = ncu_csv.read_metrics(DETAILS, "overlap")
+    schema.validate(m, schema.METRICS)
+    assert list(m["kernel_id"]) == list(range(16))
+    duration = detail_values("Duration")
+    assert {u for u, _ in duration.values()} == {"ns"}
+    assert list(m["duration_ns"]) == [duration[i][1] for i in range(16)]
+    sm = detail_values("Compute (SM) Throughput")
+    assert list(m["sm_throughput_pct"]) == pytest.approx([sm[i][1] for i in range(16)])
+    dram = detail_values("DRAM Throughput")
+    assert list(m["dram_throughput_pct"]) == pytest.approx([dram[i][1] for i in range(16)])
+    occ = detail_values("Achieved Occupancy")
+    assert list(m["achieved_occupancy_pct"]) == pytest.approx([occ[i][1] for i in range(16)])
+    assert set(m["registers"]) == {16}
+    assert m["dram_read_bytes"].isna().all() and m["fp32_flops"].isna().all()
+    assert set(m["range"]) == {"compute"}
+
+
+def test_nvtx_include_file_and_ranges_with_colons():
+    m = ncu_csv.read_metrics(INCLUDE, "overlap")
+    assert len(m) == 8 and set(m["range"]) == {"compute"}
+    assert list(m["duration_ns"][:2]) == [6112, 5440]  # "6,112", "5,440" in the file
+    cell = '1062  "profgen:stage:overlap:rep1:none:none:RGB:0xff:REGISTERED:stage:overlap:rep1" '
+    assert ncu_csv.innermost_range(cell) == "stage:overlap:rep1"
+    other = cell + ' "other:inner:none:none:RGB:0xff:REGISTERED:inner" '
+    assert ncu_csv.innermost_range(other) == "stage:overlap:rep1"
+    assert ncu_csv.innermost_range(other, domain="other") == "inner"
+    assert ncu_csv.innermost_range("") is None
+
+
+def test_time_and_byte_units(tmp_path):
+    text = DETAILS.read_text().replace('"Duration","ns","5,856"', '"Duration","usecond","5.856"')
+    path = tmp_path / "details.csv"
+    path.write_text(text)
+    assert ncu_csv.read_metrics(path, "s")["duration_ns"].iloc[0] == 5856
+    raw = RAW.read_text().splitlines()
+    table = list(csv.reader(raw[3:]))
+    i = table[0].index("dram__bytes_read.sum")
+    table[1][i] = "Kbyte"
+    for r in table[2:]:
+        r[i] = str(float(r[i].replace(",", "")) / 1000)
+    out = tmp_path / "raw.csv"
+    with out.open("w", newline="") as f:
+        f.write("\n".join(raw[:3]) + "\n")
+        csv.writer(f, quoting=csv.QUOTE_ALL).writerows(table)
+    assert set(ncu_csv.read_metrics(out, "s")["dram_read_bytes"]) == {4_197_120}
+
+
+def test_not_available_values(tmp_path):
+    text = DETAILS.read_text().replace(
+        '"Achieved Occupancy","%","69.65"', '"Achieved Occupancy","%","n/a"'
+    )
+    path = tmp_path / "d.csv"
+    path.write_text(text)
+    m = ncu_csv.read_metrics(path, "s")
+    occ = detail_values("Achieved Occupancy")
+    assert list(m["kernel_id"][m["achieved_occupancy_pct"].isna()]) == [
+        i for i in occ if occ[i][1] == 69.65
+    ]
+
+
+@pytest.mark.parametrize("content", [b"", b"\x00\x01\x02" * 100])
+def test_empty_or_binary(tmp_path, content):
+    path = tmp_path / "x.csv"
+    path.write_bytes(content)
+    with pytest.raises(ParseError) as exc:
+        ncu_csv.read_metrics(path, "s")
+    assert str(path) in str(exc.value) and "Nsight Compute" in str(exc.value)
+
+
+def test_no_ncu_header(tmp_path):
+    nvprof = Path(__file__).parent / "data" / "nvprof" / "9.x" / "cfd-csv-summary.csv"
+    with pytest.raises(ParseError) as exc:
+        ncu_csv.read_metrics(nvprof, "s")
+    assert str(nvprof) in str(exc.value) and '"ID","Process ID"' in str(exc.value)
+
+
+def test_report_from_the_wrong_tool():
+    nsys = Path(__file__).parent / "data" / "nsys" / "2025.3.1" / "demo" / "cuda_gpu_trace.csv"
+    with pytest.raises(ParseError, match="Nsight Compute CSV"):
+        ncu_csv.read_metrics(nsys, "s")
+
+
+@pytest.mark.parametrize("where", ["in_quotes", "after_id"])
+def test_truncated(tmp_path, where):
+    text = RAW.read_text()
+    last = text.rindex('"15","756"')
+    end = last + (30 if where == "in_quotes" else 5)
+    path = tmp_path / "t.csv"
+    path.write_text(text[:end])
+    with pytest.raises(ParseError) as exc:
+        ncu_csv.read_metrics(path, "s")
+    assert str(path) in str(exc.value)
+
+
+def test_header_only_gives_no_rows(tmp_path):
+    lines = RAW.read_text().splitlines()
+    path = tmp_path / "h.csv"
+    path.write_text("\n".join(lines[:5]) + "\n")  # preamble, header, units row
+    m = ncu_csv.read_metrics(path, "s")
+    assert m.empty and list(m.columns) == schema.METRICS.names

@@ -1,0 +1,399 @@
+"""nsys stats CSV parsing, checked against the real H100 captures in tests/data/nsys/2025.3.1/.
+
+Expected values are read from the CSV files with the `csv` module in the test itself (or come
+from the programs' known shapes: 3 `addone` launches, 8 `scale`/`relu` launches, 16 MiB copies),
+not from the parser's output.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from profiler import schema
+from profiler.errors import ParseError
+from profiler.parse import nsys_csv
+
+NSYS = Path(__file__).parent / "data" / "nsys" / "2025.3.1"
+DEMO, OVERLAP = NSYS / "demo", NSYS / "overlap"
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader(path.read_text().splitlines()))
+
+
+def test_demo_trace_kinds_and_fields():
+    trace = nsys_csv.read_stats_dir(DEMO, "demo")["gpu_trace"]
+    schema.validate(trace, schema.GPU_TRACE)
+    assert list(trace["kind"]) == ["memcpy", "kernel", "kernel", "kernel", "memcpy"]
+    assert list(trace["name"]) == [
+        "[CUDA memcpy HtoD]",
+        "addone",
+        "addone",
+        "addone",
+        "[CUDA memcpy DtoH]",
+    ]
+    copies = trace[trace["kind"] == "memcpy"]
+    assert list(copies["copy_kind"]) == ["HtoD", "DtoH"]
+    assert list(copies["src_kind"]) == ["pinned", "device"]
+    assert list(copies["dst_kind"]) == ["device", "pageable"]
+    # `Bytes (MB)` 16.777 of a 16 MiB copy: MB = 1e6 bytes, to nsys's 3 decimals
+    assert list(copies["bytes"]) == [16_777_000, 16_777_000]
+    kernels = trace[trace["kind"] == "kernel"]
+    assert kernels["bytes"].isna().all() and kernels["copy_kind"].isna().all()
+    assert list(kernels["grid_x"]) == [16384] * 3 and list(kernels["block_x"]) == [256] * 3
+    assert list(kernels["registers"]) == [16] * 3 and list(kernels["shared_bytes"]) == [0] * 3
+    assert copies["grid_x"].isna().all()
+    src = rows(DEMO / "cuda_gpu_trace.csv")
+    assert list(trace["start_ns"]) == [int(r["Start (ns)"]) for r in src]
+    assert list(trace["duration_ns"]) == [int(r["Duration (ns)"]) for r in src]
+    assert (trace["end_ns"] - trace["start_ns"]).tolist() == trace["duration_ns"].tolist()
+    assert list(trace["correlation_id"]) == [int(r["CorrId"]) for r in src]
+    assert set(trace["device"]) == {0} and set(trace["stream"]) == {7}
+    assert (trace["repeat"] == -1).all() and trace["range"].isna().all()
+
+
+def test_trace_kernel_totals_equal_kern_sum():
+    for folder in (DEMO, OVERLAP):
+        trace = nsys_csv.read_stats_dir(folder, "s")["gpu_trace"]
+        kernels = trace[trace["kind"] == "kernel"].groupby("name")["duration_ns"]
+        for r in rows(folder / "cuda_gpu_kern_sum.csv"):
+            assert kernels.sum()[r["Name"]] == int(r["Total Time (ns)"])
+            assert kernels.size()[r["Name"]] == int(r["Instances"])
+            assert kernels.min()[r["Name"]] == int(r["Min (ns)"])
+            assert kernels.max()[r["Name"]] == int(r["Max (ns)"])
+
+
+def test_overlap_trace_streams_and_copies():
+    trace = nsys_csv.read_stats_dir(OVERLAP, "overlap")["gpu_trace"]
+    assert len(trace) == 32
+    assert trace["kind"].value_counts().to_dict() == {"memcpy": 16, "kernel": 16}
+    assert set(trace["stream"]) == {13, 14}
+    copies = trace[trace["kind"] == "memcpy"]
+    assert copies["copy_kind"].value_counts().to_dict() == {"HtoD": 8, "DtoH": 8}
+    assert set(copies["src_kind"]) | set(copies["dst_kind"]) == {"pinned", "device"}
+    assert trace["start_ns"].is_monotonic_increasing
+
+
+def test_summaries_without_trace_give_gpu_activities(tmp_path):
+    for name in ("cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum"):
+        shutil.copy(OVERLAP / f"{name}.csv", tmp_path / f"overlap_{name}.csv")
+    tables = nsys_csv.read_stats_dir(tmp_path, "overlap")
+    assert set(tables) == {"gpu_activities"}
+    act = schema.validate(tables["gpu_activities"], schema.GPU_ACTIVITIES)
+    assert list(act["name"]) == ["[CUDA memcpy DtoH]", "[CUDA memcpy HtoD]", "scale", "relu"]
+    assert list(act["kind"]) == ["memcpy", "memcpy", "kernel", "kernel"]
+    assert list(act["copy_kind"].fillna("-")) == ["DtoH", "HtoD", "-", "-"]
+    assert list(act["total_ns"]) == [633102, 630384, 33696, 28706]
+    assert list(act["calls"]) == [8, 8, 8, 8]
+    assert list(act["bytes"].fillna(-1)) == [33_554_000, 33_554_000, -1, -1]
+    # Time(%) is the share of all GPU activity time, not nsys's per-report share
+    total = 633102 + 630384 + 33696 + 28706
+    assert act["time_pct"].tolist() == pytest.approx([100 * t / total for t in act["total_ns"]])
+
+
+def test_api_calls_from_api_sum():
+    api = nsys_csv.read_stats_dir(DEMO, "demo")["api_calls"]
+    schema.validate(api, schema.API_CALLS)
+    src = rows(DEMO / "cuda_api_sum.csv")
+    assert list(api["name"]) == [r["Name"] for r in src]  # nsys sorts by time too
+    assert list(api["calls"]) == [int(r["Num Calls"]) for r in src]
+    assert list(api["total_ns"]) == [int(r["Total Time (ns)"]) for r in src]
+    assert list(api["avg_ns"]) == [float(r["Avg (ns)"]) for r in src]
+    assert api["time_pct"].sum() == pytest.approx(100)
+    assert api["time_pct"].round(1).tolist() == [float(r["Time (%)"]) for r in src]
+
+
+def test_ranges_strip_domain_and_join_gpu_projection():
+    demo = nsys_csv.read_stats_dir(DEMO, "demo")["ranges"]
+    assert list(demo["name"]) == ["stage:demo"]
+    assert demo.iloc[0][["calls", "total_ns", "gpu_total_ns", "gpu_ops"]].tolist() == [
+        1,
+        494882583,
+        43036074,
+        5,
+    ]
+    ranges = nsys_csv.read_stats_dir(OVERLAP, "overlap")["ranges"].set_index("name")
+    proj = {r["Range"].removeprefix("profgen:"): r for r in rows(OVERLAP / "nvtx_gpu_proj_sum.csv")}
+    for r in rows(OVERLAP / "nvtx_sum.csv"):
+        name = r["Range"].removeprefix("profgen:")
+        assert ranges.loc[name, "calls"] == int(r["Instances"])
+        assert ranges.loc[name, "min_ns"] == int(r["Min (ns)"])
+        assert ranges.loc[name, "gpu_total_ns"] == int(proj[name]["Total Proj Time (ns)"])
+        assert ranges.loc[name, "gpu_ops"] == int(proj[name]["Total GPU Ops"])
+
+
+def test_stdout_capture_equals_csv_files():
+    from_stdout = nsys_csv.read_stats_stdout(DEMO / "nsys-stats-stdout.txt", "demo")
+    from_files = nsys_csv.read_stats_dir(DEMO, "demo")
+    assert set(from_stdout) == set(from_files) == {"gpu_trace", "api_calls", "ranges"}
+    for name, df in from_files.items():
+        pd.testing.assert_frame_equal(from_stdout[name], df)
+
+
+def test_stdout_with_banners_and_old_report_names(tmp_path):
+    text = (DEMO / "nsys-stats-stdout.txt").read_text()
+    text = text.replace(
+        "with [/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/reports/"
+        "cuda_gpu_trace.py]",
+        "with [/opt/nvidia/nsight-systems/2020.3/reports/gputrace.py]",
+    )
+    banner = text.replace(
+        "Processing [/tmp/rep3.sqlite] with [/opt/nvidia/nsight-compute/2025.3.1/host/"
+        "target-linux-x64/reports/cuda_api_sum.py]... ",
+        " ** CUDA API Summary (cuda_api_sum):",
+    )
+    path = tmp_path / "stdout.txt"
+    path.write_text(banner)
+    tables = nsys_csv.read_stats_stdout(path, "demo")
+    assert len(tables["gpu_trace"]) == 5 and len(tables["api_calls"]) == 15
+
+
+def test_prefixed_and_old_file_names(tmp_path):
+    for f in OVERLAP.glob("*.csv"):
+        shutil.copy(f, tmp_path / f"overlap_{f.name}")
+    prefixed = nsys_csv.read_stats_dir(tmp_path, "o")
+    plain = nsys_csv.read_stats_dir(OVERLAP, "o")
+    for name in plain:
+        pd.testing.assert_frame_equal(prefixed[name], plain[name])
+    old = tmp_path / "old"
+    old.mkdir()
+    shutil.copy(OVERLAP / "cuda_gpu_kern_sum.csv", old / "report_gpukernsum.csv")
+    shutil.copy(OVERLAP / "cuda_gpu_mem_time_sum.csv", old / "report_gpumemtimesum.csv")
+    act = nsys_csv.read_stats_dir(old, "o")["gpu_activities"]
+    assert list(act["total_ns"]) == [633102, 630384, 33696, 28706]
+
+
+def test_old_header_spellings(tmp_path):
+    # nsys before 2021.2: `Time(%)`, `Average`/`Minimum`/`Maximum` without units, `Operations`
+    kern = (
+        (OVERLAP / "cuda_gpu_kern_sum.csv")
+        .read_text()
+        .replace(
+            "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),"
+            "StdDev (ns),Name",
+            "Time(%),Total Time (ns),Instances,Average,Median,Minimum,Maximum,StdDev,Name",
+        )
+    )
+    mem = (
+        (OVERLAP / "cuda_gpu_mem_time_sum.csv")
+        .read_text()
+        .replace("Time (%),Total Time (ns),Count,Avg (ns)", "Time(%),Total Time,Operations,Average")
+    )
+    (tmp_path / "gpukernsum.csv").write_text(kern)
+    (tmp_path / "gpumemtimesum.csv").write_text(mem)
+    act = nsys_csv.read_stats_dir(tmp_path, "o")["gpu_activities"]
+    assert list(act["min_ns"]) == [77282, 78402, 3840, 3553]
+    assert list(act["calls"]) == [8, 8, 8, 8]
+
+
+def test_header_units_are_converted(tmp_path):
+    src = rows(DEMO / "cuda_gpu_trace.csv")
+    lines = [
+        "Start (us),Duration (us),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (KB),"
+        "DymSMem (KB),Bytes (KB),Throughput (MB/s),SrcMemKd,DstMemKd,Device,Ctx,GreenCtx,Strm,Name"
+    ]
+    for r in src:
+        kb = "" if not r["Bytes (MB)"] else f"{float(r['Bytes (MB)']) * 1000:.3f}"
+        lines.append(
+            ",".join(
+                [
+                    f"{int(r['Start (ns)']) / 1000:.3f}",
+                    f"{int(r['Duration (ns)']) / 1000:.3f}",
+                    r["CorrId"],
+                    *[r[k] for k in ("GrdX", "GrdY", "GrdZ", "BlkX", "BlkY", "BlkZ", "Reg/Trd")],
+                    "",
+                    "",
+                    kb,
+                    "",
+                    r["SrcMemKd"],
+                    r["DstMemKd"],
+                    f'"{r["Device"]}"',
+                    r["Ctx"],
+                    "",
+                    r["Strm"],
+                    r["Name"],
+                ]
+            )
+        )
+    (tmp_path / "cuda_gpu_trace.csv").write_text("\n".join(lines) + "\n")
+    trace = nsys_csv.read_stats_dir(tmp_path, "demo")["gpu_trace"]
+    assert list(trace["start_ns"]) == [int(r["Start (ns)"]) for r in src]
+    assert list(trace["duration_ns"]) == [int(r["Duration (ns)"]) for r in src]
+    assert list(trace["bytes"].dropna()) == [16_777_000, 16_777_000]
+
+
+def test_quoted_names_with_commas_and_thousands_separators(tmp_path):
+    text = (DEMO / "cuda_gpu_trace.csv").read_text()
+    text = text.replace(",addone", ',"void foo<int, float>(T1 *, int)"')
+    text = text.replace("1009266599,11168,154,16384", '1009266599,"11,168",154,"16,384"')
+    (tmp_path / "cuda_gpu_trace.csv").write_text(text)
+    trace = nsys_csv.read_stats_dir(tmp_path, "demo")["gpu_trace"]
+    kernels = trace[trace["kind"] == "kernel"]
+    assert set(kernels["name"]) == {"void foo<int, float>(T1 *, int)"}
+    assert kernels["duration_ns"].iloc[0] == 11168 and kernels["grid_x"].iloc[0] == 16384
+
+
+def test_read_gpu_trace_single_file():
+    trace = nsys_csv.read_gpu_trace(OVERLAP / "cuda_gpu_trace.csv", "overlap")
+    assert len(trace) == 32 and list(trace.columns) == schema.GPU_TRACE.names
+
+
+# --- corrupt input: a ParseError naming the file and what was expected, nothing else ----------
+
+
+def corrupt_dir(tmp_path: Path, content: bytes, name: str = "cuda_gpu_trace.csv") -> Path:
+    (tmp_path / name).write_bytes(content)
+    return tmp_path
+
+
+def assert_parse_error(exc: pytest.ExceptionInfo[ParseError], path: Path) -> None:
+    assert str(path) in str(exc.value)
+    assert "expected" in str(exc.value)
+
+
+@pytest.mark.parametrize("cut", ["mid_row", "in_quotes"])
+def test_truncated_trace(tmp_path, cut):
+    text = (DEMO / "cuda_gpu_trace.csv").read_text()
+    text = text.replace(",addone", ',"void foo<int, float>(T1 *, int)"')
+    end = text.index("16384,1,1,256") + 5 if cut == "mid_row" else text.index("void foo<int,") + 8
+    folder = corrupt_dir(tmp_path, text[:end].encode())
+    with pytest.raises(ParseError) as exc:
+        nsys_csv.read_stats_dir(folder, "s")
+    assert_parse_error(exc, folder / "cuda_gpu_trace.csv")
+
+
+@pytest.mark.parametrize(
+    "content", [b"", b"\n\n", b"\x00\x01binary\x00" * 50, b"\xff\xfe\xfa not utf-8"]
+)
+def test_empty_or_binary_report(tmp_path, content):
+    folder = corrupt_dir(tmp_path, content, "cuda_gpu_kern_sum.csv")
+    with pytest.raises(ParseError) as exc:
+        nsys_csv.read_stats_dir(folder, "s")
+    assert_parse_error(exc, folder / "cuda_gpu_kern_sum.csv")
+
+
+def test_report_from_the_wrong_tool(tmp_path):
+    ncu = Path(__file__).parent / "data" / "ncu" / "2025.3.1" / "raw-metrics.csv"
+    folder = corrupt_dir(tmp_path, ncu.read_bytes())
+    with pytest.raises(ParseError) as exc:
+        nsys_csv.read_stats_dir(folder, "s")
+    assert_parse_error(exc, folder / "cuda_gpu_trace.csv")
+
+
+def test_wrong_report_under_a_report_name(tmp_path):
+    folder = corrupt_dir(
+        tmp_path, (DEMO / "cuda_api_sum.csv").read_bytes(), "cuda_gpu_kern_sum.csv"
+    )
+    with pytest.raises(ParseError, match="cuda_api_sum"):
+        nsys_csv.read_stats_dir(folder, "s")
+
+
+def test_header_that_matches_nothing(tmp_path):
+    folder = corrupt_dir(tmp_path, b"alpha,beta,gamma\n1,2,3\n")
+    with pytest.raises(ParseError) as exc:
+        nsys_csv.read_stats_dir(folder, "s")
+    assert_parse_error(exc, folder / "cuda_gpu_trace.csv")
+
+
+def test_not_a_number(tmp_path):
+    text = (DEMO / "cuda_gpu_kern_sum.csv").read_text().replace("33153", "lots")
+    folder = corrupt_dir(tmp_path, text.encode(), "cuda_gpu_kern_sum.csv")
+    with pytest.raises(ParseError, match="lots"):
+        nsys_csv.read_stats_dir(folder, "s")
+
+
+def test_folder_without_reports(tmp_path):
+    (tmp_path / "notes.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(ParseError) as exc:
+        nsys_csv.read_stats_dir(tmp_path, "s")
+    assert_parse_error(exc, tmp_path)
+
+
+def test_stdout_without_reports(tmp_path):
+    path = tmp_path / "out.txt"
+    path.write_text(
+        "Generating SQLite file /tmp/x.sqlite from /tmp/x.nsys-rep\nSKIPPED: no CUDA data\n"
+    )
+    with pytest.raises(ParseError) as exc:
+        nsys_csv.read_stats_stdout(path, "s")
+    assert_parse_error(exc, path)
+
+
+def test_canonical_report_names():
+    assert nsys_csv.canonical_report("overlap_cuda_gpu_kern_sum") == "cuda_gpu_kern_sum"
+    assert nsys_csv.canonical_report("nsys_nvtx_sum") == "nvtx_sum"
+    assert nsys_csv.canonical_report("nvtx_gpu_proj_sum") == "nvtx_gpu_proj_sum"
+    assert nsys_csv.canonical_report("x_gputrace") == "cuda_gpu_trace"
+    assert nsys_csv.canonical_report("overlap_nvtx_kern_sum") is None
+    assert nsys_csv.canonical_report("osrt_sum") is None
+
+
+# --- nested/: api trace, range projection trace, memsets, a template name, a second thread ------
+
+NESTED = NSYS / "nested"
+
+
+def test_nested_tables():
+    tables = nsys_csv.read_stats_dir(NESTED, "nested")
+    assert set(tables) == {"gpu_trace", "api_trace", "range_trace", "ranges"}
+    trace = tables["gpu_trace"]
+    memsets = trace[trace["kind"] == "memset"]
+    # memsets: bytes and one memory kind (`Device`, no destination) in nsys's fields
+    assert len(memsets) == 6 and set(memsets["name"]) == {"[CUDA memset]"}
+    assert set(memsets["src_kind"]) == {"device"} and memsets["dst_kind"].isna().all()
+    assert memsets["copy_kind"].isna().all() and set(memsets["bytes"]) == {4_194_000}
+    assert "void scale<float>(T1 *, T1, int)" in set(trace["name"])
+    gemm = trace[trace["grid_z"] == 4].iloc[0]
+    assert (gemm["grid_x"], gemm["grid_y"], gemm["block_x"], gemm["registers"]) == (8, 8, 64, 80)
+    assert gemm["shared_bytes"] == 7_000  # `DymSMem (MB)` 0.007
+    copies = trace[trace["kind"] == "memcpy"]
+    assert copies["copy_kind"].value_counts().to_dict() == {"HtoD": 6, "DtoH": 6}
+
+
+def test_nested_api_trace():
+    api = schema.validate(nsys_csv.read_stats_dir(NESTED, "n")["api_trace"], schema.API_TRACE)
+    src = rows(NESTED / "nsys_cuda_api_trace.csv")
+    assert len(api) == len(src) == 82
+    assert list(api["name"]) == [r["Name"] for r in src]
+    assert list(api["correlation_id"]) == [int(r["CorrID"]) for r in src]
+    assert list(api["thread"]) == [int(r["Tid"]) for r in src]
+    assert list(api["end_ns"]) == [int(r["Start (ns)"]) + int(r["Duration (ns)"]) for r in src]
+
+
+def test_nested_range_trace():
+    ranges = schema.validate(
+        nsys_csv.read_stats_dir(NESTED, "n")["range_trace"], schema.RANGE_TRACE
+    )
+    src = rows(NESTED / "nsys_nvtx_gpu_proj_trace.csv")
+    assert list(ranges["name"]) == [r["Name"].removeprefix("profgen:") for r in src]
+    assert list(ranges["level"]) == [int(r["Lvl"]) for r in src]
+    assert list(ranges["start_ns"]) == [int(r["Orig Start (ns)"]) for r in src]
+    assert list(ranges["duration_ns"]) == [int(r["Orig Duration (ns)"]) for r in src]
+    assert list(ranges["gpu_start_ns"]) == [int(r["Projected Start (ns)"]) for r in src]
+    assert list(ranges["gpu_end_ns"]) == [
+        int(r["Projected Start (ns)"]) + int(r["Projected Duration (ns)"]) for r in src
+    ]
+    assert list(ranges["gpu_ops"]) == [int(r["NumGPUOps"]) for r in src]
+    assert set(ranges.loc[ranges["name"] == "thread", "thread"]) == {594}
+
+
+def test_stdout_with_processing_to_lines(tmp_path):
+    """`Processing [...] with [...] to [...]... PROCESSED` lines, as nsys writes with --output."""
+    parts = []
+    for line in (NESTED / "nsys_stats.log").read_text().splitlines():
+        parts.append(line)
+        if line.startswith("Processing ["):
+            report = line.split("/reports/")[1].split(".py]")[0]
+            parts.append((NESTED / f"nsys_{report}.csv").read_text())
+    path = tmp_path / "stdout.txt"
+    path.write_text("\n".join(parts))
+    from_stdout = nsys_csv.read_stats_stdout(path, "n")
+    from_files = nsys_csv.read_stats_dir(NESTED, "n")
+    assert set(from_stdout) == set(from_files)
+    for name, df in from_files.items():
+        pd.testing.assert_frame_equal(from_stdout[name], df)

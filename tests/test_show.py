@@ -1,0 +1,189 @@
+"""`profgen show` end to end through `profiler.cli.main`, on runs imported from tests/data."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from profiler import schema, store
+from profiler.cli import main
+from profiler.render import text
+
+DATA = Path(__file__).parent / "data"
+DEMO, OVERLAP = DATA / "nsys" / "2025.3.1" / "demo", DATA / "nsys" / "2025.3.1" / "overlap"
+NVPROF_TEXT = DATA / "nvprof" / "9.x" / "cuda-stream-summary.txt"
+
+
+@pytest.fixture
+def nsys_run(tmp_path, capsys) -> Path:
+    argv = [
+        "import",
+        "--model",
+        "fx",
+        "--out",
+        str(tmp_path),
+        "--stage",
+        f"demo={DEMO}",
+        "--stage",
+        f"overlap={OVERLAP}",
+        "--title",
+        "overlap=Two streams",
+    ]
+    assert main(argv) == 0
+    path = Path(capsys.readouterr().out.strip().splitlines()[-1])
+    return path
+
+
+def show(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["show", *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_gpu_activities_csv(nsys_run, capsys):
+    code, out, _ = show(capsys, str(nsys_run), "--table", "gpu_activities", "--format", "csv")
+    assert code == 0
+    df = pd.read_csv(io.StringIO(out))
+    assert list(df.columns) == schema.GPU_ACTIVITIES.names
+    assert list(df["stage"]) == ["demo"] * 3 + ["overlap"] * 4
+    demo = df[df["stage"] == "demo"].set_index("name")
+    # cuda_gpu_kern_sum.csv: addone 33153 ns over 3 instances; mem_time_sum: D2H 5568070 ns
+    assert demo.loc["addone", "total_ns"] == 33153 and demo.loc["addone", "calls"] == 3
+    assert demo.loc["[CUDA memcpy DtoH]", "total_ns"] == 5568070
+    assert demo.loc["[CUDA memcpy DtoH]", "copy_kind"] == "DtoH"
+    assert pd.api.types.is_integer_dtype(df["total_ns"]) and pd.api.types.is_integer_dtype(
+        df["min_ns"]
+    )
+    assert df.groupby("stage")["time_pct"].sum().tolist() == pytest.approx([100, 100])
+
+
+def test_stage_filter_and_json(nsys_run, capsys):
+    code, out, _ = show(
+        capsys, str(nsys_run), "--table", "gpu_activities", "--stage", "overlap", "--format", "json"
+    )
+    assert code == 0
+    records = json.loads(out)
+    assert [r["name"] for r in records] == [
+        "[CUDA memcpy DtoH]",
+        "[CUDA memcpy HtoD]",
+        "scale",
+        "relu",
+    ]
+    assert records[2]["copy_kind"] is None and records[2]["bytes"] is None
+    assert records[0]["bytes"] == 33552000 and isinstance(records[0]["total_ns"], int)
+    code, out, _ = show(
+        capsys, str(nsys_run), "--table", "ranges", "--format", "json", "--stage", "demo"
+    )
+    assert json.loads(out) == [
+        {
+            "stage": "demo",
+            "name": "stage:demo",
+            "calls": 1,
+            "total_ns": 494882583,
+            "avg_ns": 494882583.0,
+            "min_ns": 494882583,
+            "max_ns": 494882583,
+            "gpu_total_ns": 43036074,
+            "gpu_ops": 5,
+        }
+    ]
+
+
+def test_text_looks_like_nvprof(nsys_run, capsys):
+    code, out, _ = show(capsys, str(nsys_run), "--table", "gpu_activities")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "==PROF== stage demo"
+    assert (
+        lines[1]
+        == "            Type  Time(%)      Time     Calls       Avg       Min       Max  Name"
+    )
+    assert (
+        lines[2] == " GPU activities:   94.04%  5.5681ms         1  5.5681ms  5.5681ms  5.5681ms"
+        "  [CUDA memcpy DtoH]"
+    )
+    assert (
+        lines[4]
+        == "                    0.56%  33.153us         3  11.051us  10.977us  11.168us  addone"
+    )
+    assert "==PROF== stage overlap: Two streams" in lines
+
+
+def test_text_reproduces_real_nvprof_output(tmp_path, capsys):
+    """An nvprof summary, imported and shown again, reads exactly as nvprof printed it."""
+    assert (
+        main(["import", "--model", "nv", "--out", str(tmp_path), "--stage", f"s={NVPROF_TEXT}"])
+        == 0
+    )
+    run = Path(capsys.readouterr().out.strip().splitlines()[-1])
+    shown = []
+    for table in ("gpu_activities", "api_calls"):
+        code, out, _ = show(capsys, str(run), "--table", table)
+        assert code == 0
+        shown += [ln for ln in out.splitlines() if not ln.startswith("==PROF==")][1:]
+    original = NVPROF_TEXT.read_text().splitlines()[4:]
+    assert shown == original
+
+
+def test_other_tables_as_aligned_columns(nsys_run, capsys):
+    code, out, _ = show(capsys, str(nsys_run), "--table", "stages")
+    lines = out.splitlines()
+    assert code == 0 and lines[0].split()[:5] == ["stage", "order", "title", "technique", "status"]
+    assert "median" in lines[0].split() and len(lines) == 3
+    assert "imported; not checked against a reference" in lines[1]
+    code, out, _ = show(capsys, str(nsys_run), "--table", "gpu_trace", "--stage", "demo")
+    assert code == 0 and len(out.splitlines()) == 1 + 5 and "319.69us" in out
+
+
+def test_unknown_table(nsys_run, capsys):
+    code, out, err = show(capsys, str(nsys_run), "--table", "kernels")
+    assert code == 2 and out == ""
+    assert (
+        "unknown table 'kernels'" in err
+        and "gpu_activities" in err
+        and len(err.strip().splitlines()) == 1
+    )
+
+
+def test_unknown_stage(nsys_run, capsys):
+    code, _, err = show(capsys, str(nsys_run), "--table", "gpu_activities", "--stage", "nope")
+    assert code == 2 and "unknown stage 'nope'" in err and "demo, overlap" in err
+
+
+def test_table_the_run_lacks(nsys_run, capsys):
+    code, _, err = show(capsys, str(nsys_run), "--table", "metrics")
+    assert code == 2 and "no metrics table" in err and "--metrics" in err
+
+
+def test_not_a_run(tmp_path, capsys):
+    code, _, err = show(capsys, str(tmp_path), "--table", "stages")
+    assert code == 2 and str(tmp_path) in err
+
+
+def test_format_table_library_call(nsys_run):
+    run = store.load_run(nsys_run)
+    csv_text = text.format_table(run, "api_calls", stage="demo", fmt="csv")
+    assert csv_text.splitlines()[0] == ",".join(schema.API_CALLS.names)
+    assert len(csv_text.splitlines()) == 1 + 15
+
+
+@pytest.mark.parametrize(
+    "ns, shown",
+    [
+        (928, "928ns"),
+        (1_826_000, "1.8260ms"),
+        (62_822_000, "62.822ms"),
+        (870_170, "870.17us"),
+        (8_569_440_000, "8.56944s"),
+        (17_246_000_000, "17.2460s"),
+        (999_999, "1.0000ms"),
+        (999.6, "1.0000us"),
+        (pd.NA, "-"),
+    ],
+)
+def test_nvprof_time(ns, shown):
+    assert text.nvprof_time(ns) == shown
