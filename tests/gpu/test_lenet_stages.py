@@ -1,0 +1,114 @@
+"""Every LeNet stage against the float64 reference on the GPU (marked gpu).
+
+Fresh random inputs at batch sizes that are no multiple of any block or chunk size, and n=1;
+every buffer a call writes is filled with NaN first, so an element no kernel writes shows up as
+a NaN logit (the kernels' ReLU and max-pool let NaN through) and fails the check; the shipped
+model on the shipped images; and a deliberately wrong model that must fail the check.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from profiler.errors import UsageError
+from variants.base import Stage, check_logits
+from variants.lenet import data, reference
+from variants.lenet.model import MODEL_PATH, LeNet, load, random_weights
+from variants.registry import LENET
+
+pytestmark = pytest.mark.gpu
+
+KEYS = LENET.stage_keys
+
+
+def prepared(key: str, model: LeNet, batch: int) -> Stage:
+    stage = LENET.stage_class(key)()
+    note = stage.unavailable()
+    if note:
+        pytest.skip(f"{key}: {note}")
+    stage.prepare(model, batch)
+    return stage
+
+
+def poison(stage: Stage) -> int:
+    """Fill every buffer the stage exposes with NaN and check that it took. Returns how many."""
+    import cupy
+
+    buffers = getattr(stage, "buffers", dict)()
+    for buf in buffers.values():
+        buf.fill(np.nan)
+    cupy.cuda.Device().synchronize()
+    for name, buf in buffers.items():
+        assert bool(np.isnan(cupy.asnumpy(buf)).all()), f"{name} was not poisoned"
+    return len(buffers)
+
+
+def run(stage: Stage, images: np.ndarray) -> np.ndarray:
+    out = stage.infer(stage.host_input(images))
+    assert isinstance(out, np.ndarray) and out.dtype == np.float32
+    return out
+
+
+def random_images(n: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).random((n, 1, 28, 28), dtype=np.float32)
+
+
+@pytest.mark.parametrize("n", [1037, 1])
+@pytest.mark.parametrize("key", KEYS)
+def test_stage_matches_reference_on_fresh_inputs(key: str, n: int) -> None:
+    model = LeNet(weights=random_weights(seed=n))
+    stage = prepared(key, model, batch=n + 11)  # capacity past n: the tail must not matter
+    try:
+        for seed in (1, 2):  # a second call on new images catches state left by the first
+            images = random_images(n, seed=100 * n + seed)
+            poisoned = poison(stage)
+            if not key.startswith("torch"):
+                assert poisoned >= 4, f"{key} exposes too few buffers to poison"
+            verdict = check_logits(run(stage, images), reference.forward(images, model.weights))
+            assert verdict.passed, f"{key}, n={n}, call {seed}: {verdict.reason}"
+    finally:
+        stage.close()
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_stage_matches_reference_on_shipped_images(key: str) -> None:
+    if not MODEL_PATH.is_file():
+        pytest.skip(f"{MODEL_PATH} is not there yet")
+    model = load()
+    images = data.normalize(data.load_shipped().images)
+    stage = prepared(key, model, batch=len(images))
+    try:
+        poison(stage)
+        out = run(stage, images)
+    finally:
+        stage.close()
+    verdict = check_logits(out, model.reference(images))
+    assert verdict.passed, f"{key}: {verdict.reason}"
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_wrong_weights_fail_the_check(key: str) -> None:
+    """The check can fail: a stage run with conv2's weights 1% off must not pass."""
+    weights = random_weights(seed=7)
+    wrong = dict(weights, **{"conv2.weight": weights["conv2.weight"] * np.float32(1.01)})
+    images = random_images(257, seed=7)
+    stage = prepared(key, LeNet(weights=wrong), batch=257)
+    try:
+        out = run(stage, images)
+    finally:
+        stage.close()
+    assert np.isfinite(out).all()
+    verdict = check_logits(out, reference.forward(images, weights))
+    assert not verdict.passed
+    assert verdict.max_rel_err > 1e-3
+
+
+@pytest.mark.parametrize("key", [k for k in KEYS if not k.startswith("torch")])
+def test_more_images_than_prepared_for_is_refused(key: str) -> None:
+    stage = prepared(key, LeNet(weights=random_weights(seed=3)), batch=4)
+    try:
+        with pytest.raises(UsageError, match="prepared for 4"):
+            stage.infer(stage.host_input(random_images(5, seed=3)))
+    finally:
+        stage.close()

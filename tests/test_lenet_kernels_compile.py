@@ -1,0 +1,113 @@
+"""CPU checks of the LeNet stages: every .cu file compiles for sm_90 (when nvcc is on PATH) with
+its kernels under their plain extern "C" names and no register spills, and every stage module
+imports without CuPy or PyTorch and carries the key, title and technique of the study."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from variants.registry import LENET
+
+KERNELS = Path(__file__).resolve().parents[1] / "variants" / "lenet" / "kernels"
+
+# The study's table, copied from the issue (not from the code).
+TITLES = {
+    "torch_cpu": "Framework CPU baseline",
+    "torch_gpu": "Framework GPU baseline",
+    "cuda_baseline": "CUDA baseline",
+    "batch_parallel": "Image-parallel inference",
+    "conv_opt": "Convolution kernel optimisation",
+    "fc_opt": "Fully-connected kernel optimisation",
+    "no_sync": "Redundant synchronisation removed",
+    "pinned": "Pinned host memory",
+    "fc_coalesced": "Coalesced fully-connected access",
+    "overlap_fusion": "Copy/compute overlap and kernel fusion",
+}
+
+# (file, extra nvcc flags, kernels it must define)
+BUILDS = [
+    ("generic", [], {"Conv_ReLu", "MaxPool", "Linear_ReLu"}),
+    ("conv", [], {"Conv1_ReLu", "Conv2_ReLu"}),
+    ("fc", [], {"Linear1_ReLu", "Linear2_ReLu", "Linear3"}),
+    ("fc", ["-DLENET_FC_TRANSPOSED"], {"Linear1_ReLu", "Linear2_ReLu", "Linear3"}),
+    ("fused", [], {"Conv1_ReLu_Pool1", "Conv2_ReLu_Pool2", "Linear_ReLu_Fused"}),
+]
+
+
+def test_every_cu_file_is_built() -> None:
+    assert {p.stem for p in KERNELS.glob("*.cu")} == {name for name, _, _ in BUILDS}
+
+
+@pytest.mark.parametrize(("name", "flags", "expected"), BUILDS, ids=lambda v: str(v))
+def test_kernels_compile_for_sm90(
+    name: str, flags: list[str], expected: set[str], tmp_path: Path
+) -> None:
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not on PATH")
+    cmd = [
+        nvcc,
+        "-arch=sm_90",
+        "--cubin",
+        "-std=c++17",
+        f"-I{KERNELS}",
+        "-Xptxas",
+        "-v",
+        *flags,
+        "-o",
+        str(tmp_path / f"{name}.cubin"),
+        str(KERNELS / f"{name}.cu"),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stderr}"
+    entries = set(re.findall(r"Compiling entry function '([^']+)'", proc.stderr))
+    assert entries == expected  # plain names: extern "C", nothing mangled, nothing extra
+    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", proc.stderr)
+    assert spills and all(s == ("0", "0") for s in spills), proc.stderr
+    assert not re.search(r"[1-9]\d* bytes stack frame", proc.stderr), proc.stderr
+
+
+def test_stage_modules_import_without_cupy_or_torch() -> None:
+    code = (
+        "import sys\n"
+        "from variants.registry import LENET\n"
+        "classes = LENET.stages()\n"
+        "bad = [m for m in ('cupy', 'cupyx', 'torch') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+        "print(len(classes))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(len(TITLES))
+
+
+@pytest.mark.parametrize("key", list(TITLES))
+def test_stage_key_title_and_technique(key: str) -> None:
+    cls = LENET.stage_class(key)
+    assert cls.key == key
+    assert cls.title == TITLES[key]
+    technique = cls.technique
+    assert technique.endswith(".") and len(technique) > 60
+    assert not re.search(r"\.\s+[A-Z]", technique), "technique must be one sentence"
+
+
+def test_stage_order_is_the_study_order() -> None:
+    assert LENET.stage_keys == tuple(TITLES)
+
+
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 1037, 10_000])
+def test_chunks_cover_the_batch(n: int) -> None:
+    from variants.lenet.stages.overlap_fusion import chunk_bounds
+
+    chunks = chunk_bounds(n, chunks=8, align=16)
+    assert 1 <= len(chunks) <= 8
+    assert chunks[0][0] == 0 and sum(c for _, c in chunks) == n
+    for (start, count), (nxt, _) in zip(chunks, chunks[1:], strict=False):
+        assert nxt == start + count and count % 16 == 0
+    assert all(count > 0 for _, count in chunks)

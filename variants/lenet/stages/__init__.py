@@ -1,0 +1,8 @@
+"""The LeNet study's stages, one module per stage (key = module name), each ending with
+`STAGE = <class>`; variants.registry lists their order. Importing a stage module imports only
+numpy, variants.base, profiler.ranges and the helpers beside it: CuPy and PyTorch are imported
+inside `prepare` and `infer`.
+
+Private modules: `_cuda` (what every CUDA stage shares) and `_layered` (the layer-by-layer
+stages batch_parallel through fc_coalesced, configured by class attributes).
+"""
