@@ -1,9 +1,19 @@
 """Coalesced fully-connected access: weights stored transposed so a warp reads consecutive
-addresses."""
+addresses.
+
+Test-only switch: with `PROFGEN_TEST_UNCOALESCED_FC=1` in the environment this stage uses the
+uncoalesced (out, in) layout of `fc_opt` instead, so one kernel really grows. It exists to record
+the regression pair that tests `profgen compare` (see tests/data/runs/regress-pair/README.md);
+never set it otherwise.
+"""
 
 from __future__ import annotations
 
+import os
+
 from variants.lenet.stages.pinned import Pinned
+
+UNCOALESCED_SWITCH = "PROFGEN_TEST_UNCOALESCED_FC"
 
 
 class FcCoalesced(Pinned):
@@ -16,6 +26,11 @@ class FcCoalesced(Pinned):
         "percent of a call that is now mostly the input copy."
     )
     fc_kernels = "coalesced"
+
+    def __init__(self) -> None:
+        super().__init__()
+        if os.environ.get(UNCOALESCED_SWITCH) == "1":
+            self.fc_kernels = "specialised"
 
 
 STAGE = FcCoalesced
