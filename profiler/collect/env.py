@@ -1,0 +1,262 @@
+"""What this machine is and what it can profile: `machine_info`, `require_cuda`, `doctor`.
+
+Everything is probed lazily, inside these functions; importing this module touches nothing.
+Absent tools are reported as such (None, or a failed check with the fix), not raised, except by
+`require_cuda`, whose purpose is to stop a sweep before it starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from profiler.collect import ncu as ncu_mod
+from profiler.collect import nsys as nsys_mod
+from profiler.collect.tools import output_of
+from profiler.errors import NoCudaDevice, ProfgenError, ToolNotFound
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+_SMI_FIELDS = (
+    "name",
+    "driver_version",
+    "clocks.sm",
+    "clocks.mem",
+    "clocks.max.sm",
+    "clocks.max.mem",
+    "memory.total",
+)
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def cuda_state() -> dict[str, Any]:
+    """CuPy's view of CUDA: {'cupy': version, 'devices': n, 'runtime': 13020, 'driver': 13000},
+    or, when no device can be used, {'error': why, 'fix': what to do}."""
+    try:
+        import cupy
+    except ImportError as exc:
+        return {
+            "error": f"CuPy is not installed ({exc})",
+            "fix": "install CuPy for this machine's CUDA (pip install cupy-cuda13x)",
+        }
+    try:
+        count = int(cupy.cuda.runtime.getDeviceCount())
+        state = {
+            "cupy": cupy.__version__,
+            "devices": count,
+            "runtime": int(cupy.cuda.runtime.runtimeGetVersion()),
+            "driver": int(cupy.cuda.runtime.driverGetVersion()),
+        }
+    except Exception as exc:  # noqa: BLE001 - CUDARuntimeError, missing libcuda: all "no device"
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return {
+            "error": f"the CUDA driver could not be used ({first})",
+            "fix": "install the NVIDIA driver and check that nvidia-smi lists a GPU",
+        }
+    if count == 0:
+        state.update(
+            error="the driver reports zero CUDA devices",
+            fix="check nvidia-smi and CUDA_VISIBLE_DEVICES",
+        )
+    return state
+
+
+def require_cuda() -> None:
+    """Stop early, in one sentence, when no CUDA device can be used.
+
+    Raises: NoCudaDevice("no CUDA device was found: <cause>; <fix>").
+    """
+    state = cuda_state()
+    if "error" in state:
+        raise NoCudaDevice(f"no CUDA device was found: {state['error']}; {state['fix']}")
+
+
+def _nvidia_smi() -> dict[str, str] | None:
+    try:
+        text = output_of(
+            ["nvidia-smi", f"--query-gpu={','.join(_SMI_FIELDS)}", "--format=csv,noheader,nounits"],
+            timeout=20,
+        )
+    except ToolNotFound:
+        return None
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    values = [v.strip() for v in first.split(",")]
+    if len(values) != len(_SMI_FIELDS):
+        return None
+    return dict(zip(_SMI_FIELDS, values, strict=False))
+
+
+def _cpu_model() -> str:
+    info = Path("/proc/cpuinfo")
+    lines = info.read_text().splitlines() if info.is_file() else []
+    for line in lines:
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def git_info(root: Path = PROJECT_ROOT) -> dict[str, Any]:
+    """{'commit': sha, 'dirty': bool} of the project checkout, or {} outside a git checkout."""
+    try:
+        sha = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+        if sha.returncode != 0:
+            return {}
+        status = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+    except (FileNotFoundError, subprocess.TimeoutExpired):
+        return {}
+    return {"commit": sha.stdout.strip(), "dirty": bool(status.stdout.strip())}
+
+
+def _tool_version(find: Any, version: Any) -> tuple[str | None, str | None]:
+    try:
+        path = find()
+        return str(path), version(path)
+    except ToolNotFound:
+        return None, None
+
+
+def machine_info() -> dict[str, Any]:
+    """The machine a run was measured on, for run.json (missing things are None).
+
+    Returns: gpu, gpu_count, driver, cuda_runtime, cuda_driver, clocks (MHz, when nvidia-smi
+    reads them), cupy, cupti_python, nvtx, nsys (+ nsys_path), ncu (+ ncu_path), cpu, host,
+    python, platform, git ({'commit', 'dirty'}).
+    """
+    cuda = cuda_state()
+    smi = _nvidia_smi() or {}
+    nsys_path, nsys_version = _tool_version(nsys_mod.find_nsys, nsys_mod.version)
+    ncu_path, ncu_version = _tool_version(ncu_mod.find_ncu, ncu_mod.version)
+    clocks = {k.replace(".", "_"): _mhz(smi.get(k)) for k in _SMI_FIELDS if k.startswith("clocks")}
+    return {
+        "gpu": smi.get("name"),
+        "gpu_count": cuda.get("devices"),
+        "gpu_memory_mib": _mhz(smi.get("memory.total")),
+        "driver": smi.get("driver_version"),
+        "cuda_runtime": _cuda_version(cuda.get("runtime")),
+        "cuda_driver": _cuda_version(cuda.get("driver")),
+        "clocks_mhz": clocks if any(v is not None for v in clocks.values()) else None,
+        "cupy": cuda.get("cupy") or _version("cupy-cuda13x") or _version("cupy"),
+        "cupti_python": _version("cupti-python"),
+        "nvtx": _version("nvtx"),
+        "nsys": nsys_version,
+        "nsys_path": nsys_path,
+        "ncu": ncu_version,
+        "ncu_path": ncu_path,
+        "cpu": _cpu_model(),
+        "host": socket.gethostname(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "git": git_info(),
+    }
+
+
+def _mhz(text: str | None) -> int | None:
+    try:
+        return int(float(text)) if text is not None else None
+    except ValueError:  # "[N/A]"
+        return None
+
+
+def _cuda_version(code: int | None) -> str | None:
+    return f"{code // 1000}.{code % 1000 // 10}" if code else None
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of `profgen doctor`: what was checked, whether it works, what was seen, the fix."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    required: bool = False  # True for what the default (cupti) backend needs
+
+
+def doctor(probe: bool = True) -> list[Check]:
+    """Check the CUDA device, CuPy, cupti-python (by tracing a tiny kernel in a child process),
+    nsys (its report importer's libraries; with `probe`, a tiny `nsys profile` + `nsys stats`)
+    and ncu (whether it may read the GPU's counters; with `probe`, one tiny profiled kernel)."""
+    from profiler.collect import probes
+
+    checks = [probes.check_cuda(), probes.check_package("nvtx", "nvtx", required=False)]
+    checks.append(probes.check_cupti(cuda_ok=checks[0].ok))
+    checks += probes.check_nsys(probe=probe and checks[0].ok)
+    checks += probes.check_ncu(probe=probe and checks[0].ok)
+    return checks
+
+
+def format_checks(checks: list[Check]) -> str:
+    """The doctor's report: one line per check, its fix indented below, and a verdict."""
+    lines = []
+    for c in checks:
+        lines.append(f"{'ok  ' if c.ok else 'FAIL'}  {c.name:<14} {c.detail}")
+        if c.fix and not c.ok:
+            lines.append(f"      {'':<14} fix: {c.fix}")
+    backends = [
+        "cupti" if cupti_works(checks) else None,
+        "nsys" if _ok(checks, "nsys") else None,
+        "ncu (--metrics)" if _ok(checks, "ncu") else None,
+    ]
+    usable = [b for b in backends if b]
+    lines.append("")
+    lines.append(f"backends that work here: {', '.join(usable) if usable else 'none'}")
+    return "\n".join(lines)
+
+
+def _ok(checks: list[Check], prefix: str) -> bool:
+    """True when there are checks named `prefix...` and all of them passed."""
+    mine = [c for c in checks if c.name.startswith(prefix)]
+    return bool(mine) and all(c.ok for c in mine)
+
+
+def cupti_works(checks: list[Check]) -> bool:
+    """True when the default backend (cupti) can run: every required check passed."""
+    required = [c for c in checks if c.required]
+    return bool(required) and all(c.ok for c in required)
+
+
+def run_json_probe(module: str, timeout: float = 120.0) -> dict[str, Any]:
+    """Run `python -m module` in a child and read the JSON on its last stdout line.
+
+    Raises: ProfgenError with the child's last output lines when it fails.
+    """
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", module],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=PROJECT_ROOT,
+            env=dict(os.environ),
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise ProfgenError(f"python -m {module} did not finish within {timeout:g} s") from exc
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        err = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise ProfgenError(f"python -m {module} exited with status {done.returncode}: {err}")
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result

@@ -1,0 +1,112 @@
+"""Nsight Compute: finding `ncu` and its command line as data.
+
+ncu replays every kernel of the stage range `profgen@<model>:<stage>/` with an explicit metric
+list and writes the raw page as CSV into its log file. `--clock-control none` leaves the GPU's
+clocks as they are (ncu would otherwise lock them to base clocks), so its durations are replay
+times at the clocks the card runs at, not comparable with trace times.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from profiler.collect.tools import output_of
+from profiler.errors import ToolNotFound
+from profiler.ranges import DOMAIN
+
+METRICS: tuple[str, ...] = (
+    "gpu__time_duration.sum",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "launch__registers_per_thread",
+    "launch__grid_size",
+    "launch__block_size",
+)
+
+# A safety net for stages that launch many small kernels (the per-image baseline launches 70,000
+# for 10,000 images): ncu replays at most this many; give such stages `metrics_images` instead.
+LAUNCH_LIMIT = 1000
+
+_SEARCH = (
+    "/opt/nvidia/nsight-compute/*/ncu",
+    "/usr/local/cuda*/bin/ncu",
+    "/usr/local/cuda*/nsight-compute*/ncu",
+)
+
+
+def candidates(env: Mapping[str, str] | None = None) -> list[str]:
+    """Where ncu is looked for, in order: $NCU, PATH, the usual install folders."""
+    env = os.environ if env is None else env
+    found: list[str] = []
+    if env.get("NCU"):
+        found.append(env["NCU"])
+    on_path = shutil.which("ncu", path=env.get("PATH", ""))
+    if on_path:
+        found.append(on_path)
+    for pattern in _SEARCH:
+        found.extend(sorted(glob.glob(pattern), reverse=True))
+    return list(dict.fromkeys(found))
+
+
+def find_ncu(env: Mapping[str, str] | None = None) -> Path:
+    """The first executable ncu among `candidates(env)`.
+
+    Raises: ToolNotFound naming the places looked at and how to point profgen at ncu.
+    """
+    env = os.environ if env is None else env
+    for path in candidates(env):
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return Path(path)
+    if env.get("NCU"):
+        raise ToolNotFound(f"ncu: $NCU={env['NCU']} is not an executable file")
+    raise ToolNotFound(
+        "ncu (Nsight Compute) was not found on PATH nor in "
+        + ", ".join(_SEARCH)
+        + ": install Nsight Compute, or set NCU=/path/to/ncu"
+    )
+
+
+def nvtx_filter(range_name: str) -> str:
+    """ncu's `--nvtx-include` expression for the push/pop range `range_name` of profgen."""
+    return f"{DOMAIN}@{range_name}/"
+
+
+def profile_cmd(
+    ncu: Path,
+    range_name: str,
+    log_file: Path,
+    program: Sequence[str],
+    metrics: Sequence[str] = METRICS,
+    launch_limit: int | None = LAUNCH_LIMIT,
+) -> list[str]:
+    """`ncu` collecting `metrics` for the kernels inside the range `range_name` (raw CSV), at
+    most `launch_limit` of them (the rest of the program runs unprofiled)."""
+    cmd = [str(ncu), "--csv", "--page", "raw", "--nvtx", "--nvtx-include", nvtx_filter(range_name)]
+    cmd += ["--metrics", ",".join(metrics), "--clock-control", "none"]
+    cmd += ["--target-processes", "all", "--log-file", str(log_file)]
+    if launch_limit is not None:
+        cmd += ["--launch-count", str(launch_limit)]
+    return cmd + list(program)
+
+
+def version(ncu: Path, timeout: float = 30.0) -> str:
+    """`2025.3.1.0` from `ncu --version`.
+
+    Raises: ToolNotFound when ncu cannot be run or prints no version.
+    """
+    text = output_of([str(ncu), "--version"], timeout)
+    for line in text.splitlines():
+        if line.strip().startswith("Version"):
+            return line.split()[1]
+    raise ToolNotFound(f"{ncu} --version printed no version: {text.strip()[:200]!r}")

@@ -1,0 +1,147 @@
+"""Nsight Systems: finding `nsys`, and its `profile` and `stats` command lines as data.
+
+The worker's profiled pass runs under `nsys profile` with the capture range set to the CUDA
+profiler API (`cudaProfilerStart`/`Stop`, which the worker calls around the profiled repeats),
+so warm-ups and `prepare` stay out of the trace. `nsys stats` then writes one CSV per report
+as `<output>_<report>.csv`.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from profiler.collect.tools import output_of
+from profiler.errors import ToolNotFound
+
+# Reports `nsys stats` writes for a profiled stage (all exist in Nsight Systems 2025.3).
+REPORTS: tuple[str, ...] = (
+    "cuda_gpu_trace",
+    "cuda_gpu_kern_sum",
+    "cuda_gpu_mem_time_sum",
+    "cuda_gpu_mem_size_sum",
+    "cuda_api_sum",
+    "cuda_api_trace",
+    "nvtx_sum",
+    "nvtx_gpu_proj_trace",
+    "nvtx_gpu_proj_sum",
+)
+STATS_PREFIX = "nsys"  # nsys stats --output <raw_dir>/nsys -> nsys_<report>.csv
+
+_SEARCH = (
+    "/opt/nvidia/nsight-systems/*/bin/nsys",
+    "/usr/local/cuda*/bin/nsys",
+    "/usr/local/cuda*/nsight-systems*/bin/nsys",
+    "/opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys",  # the copy bundled with ncu
+)
+
+
+def candidates(env: Mapping[str, str] | None = None) -> list[str]:
+    """Where nsys is looked for, in order: $NSYS, PATH, the usual install folders."""
+    env = os.environ if env is None else env
+    found: list[str] = []
+    if env.get("NSYS"):
+        found.append(env["NSYS"])
+    on_path = shutil.which("nsys", path=env.get("PATH", ""))
+    if on_path:
+        found.append(on_path)
+    for pattern in _SEARCH:
+        found.extend(sorted(glob.glob(pattern), reverse=True))  # newest version first
+    return list(dict.fromkeys(found))
+
+
+def find_nsys(env: Mapping[str, str] | None = None) -> Path:
+    """The first executable nsys among `candidates(env)`.
+
+    Raises: ToolNotFound naming every place looked at and how to point profgen at nsys.
+    """
+    env = os.environ if env is None else env
+    for path in candidates(env):
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return Path(path)
+    if env.get("NSYS"):
+        raise ToolNotFound(f"nsys: $NSYS={env['NSYS']} is not an executable file")
+    raise ToolNotFound(
+        "nsys (Nsight Systems) was not found on PATH nor in "
+        + ", ".join(_SEARCH)
+        + ": install Nsight Systems, or set NSYS=/path/to/nsys"
+    )
+
+
+def profile_cmd(
+    nsys: Path, output: Path, program: Sequence[str], *, capture_range: bool = True
+) -> list[str]:
+    """`nsys profile` of `program`, writing `<output>.nsys-rep`."""
+    cmd = [
+        str(nsys),
+        "profile",
+        "--trace=cuda,nvtx",
+        "--sample=none",
+        "--cpuctxsw=none",
+        "--force-overwrite=true",
+        f"--output={output}",
+    ]
+    if capture_range:
+        cmd += ["--capture-range=cudaProfilerApi", "--capture-range-end=stop"]
+    return cmd + list(program)
+
+
+def stats_cmd(
+    nsys: Path, report: Path, output: Path, reports: Sequence[str] = REPORTS
+) -> list[str]:
+    """`nsys stats` writing one CSV per report as `<output>_<report>.csv`, times in ns."""
+    return [
+        str(nsys),
+        "stats",
+        "--format",
+        "csv",
+        "--timeunit",
+        "ns",
+        "--force-export=true",
+        "--force-overwrite=true",
+        "--output",
+        str(output),
+        "--report",
+        ",".join(reports),
+        str(report),
+    ]
+
+
+def stats_outputs(output: Path, reports: Sequence[str] = REPORTS) -> dict[str, Path]:
+    """The CSV file `nsys stats --output <output>` writes for each report."""
+    return {r: output.with_name(f"{output.name}_{r}.csv") for r in reports}
+
+
+def version(nsys: Path, timeout: float = 30.0) -> str:
+    """`2025.3.1.90-...` from `nsys --version`.
+
+    Raises: ToolNotFound when nsys cannot be run or prints no version.
+    """
+    text = output_of([str(nsys), "--version"], timeout)
+    words = text.split()
+    if "version" not in words or words.index("version") + 1 >= len(words):
+        raise ToolNotFound(f"{nsys} --version printed no version: {text.strip()[:200]!r}")
+    return words[words.index("version") + 1]
+
+
+def importer(nsys: Path) -> Path | None:
+    """nsys's report importer (QdstrmImporter), which turns the raw capture into a .nsys-rep."""
+    here = nsys.resolve().parent
+    for cand in (here / "QdstrmImporter", here.parent / "host-linux-x64" / "QdstrmImporter"):
+        if cand.is_file():
+            return cand
+    return None
+
+
+def missing_libraries(
+    program: Path, env: Mapping[str, str] | None = None, timeout: float = 30.0
+) -> list[str]:
+    """Shared libraries `program` needs that the loader cannot find (from `ldd`).
+
+    Raises: ToolNotFound when ldd itself is missing.
+    """
+    text = output_of(["ldd", str(program)], timeout, env=env)
+    return [ln.split("=>")[0].strip() for ln in text.splitlines() if "not found" in ln]
