@@ -7,6 +7,7 @@ Stage modules are imported only when asked for, and they import CuPy or torch on
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -62,10 +63,33 @@ LENET = ModelSpec(
 
 MODELS: dict[str, ModelSpec] = {m.name: m for m in (LENET,)}
 
+#: Environment variable naming more studies: comma-separated `module:ATTRIBUTE` of ModelSpec
+#: objects (a user's own study; the tests' CPU-only study). Worker processes inherit it.
+EXTRA_MODELS_ENV = "PROFGEN_MODELS"
+
+
+def models() -> dict[str, ModelSpec]:
+    """The built-in studies plus those named in $PROFGEN_MODELS.
+
+    Raises: UsageError when an entry of $PROFGEN_MODELS cannot be imported.
+    """
+    found = dict(MODELS)
+    for ref in filter(None, (r.strip() for r in os.environ.get(EXTRA_MODELS_ENV, "").split(","))):
+        module, _, attr = ref.partition(":")
+        try:
+            spec = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise UsageError(f"${EXTRA_MODELS_ENV}: cannot load {ref!r} ({exc})") from exc
+        if not isinstance(spec, ModelSpec):
+            raise UsageError(f"${EXTRA_MODELS_ENV}: {ref!r} is not a ModelSpec")
+        found[spec.name] = spec
+    return found
+
 
 def get_model(name: str) -> ModelSpec:
     """The study called `name`. Raises: UsageError naming the valid choices."""
+    known = models()
     try:
-        return MODELS[name]
+        return known[name]
     except KeyError:
-        raise UsageError(f"unknown model {name!r}; choose from: {', '.join(MODELS)}") from None
+        raise UsageError(f"unknown model {name!r}; choose from: {', '.join(known)}") from None

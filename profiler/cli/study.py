@@ -12,6 +12,7 @@ DEFAULT_REPEAT = 10
 DEFAULT_WARMUP = 2
 DEFAULT_STAGE_TIMEOUT_S = 600.0
 BACKENDS = ("cupti", "nsys", "none")
+_WIDTH = 160  # the staged table is wide; never wrap it into an unreadable column
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,9 +52,9 @@ def _add_timing_args(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from variants.registry import MODELS
+    from variants.registry import models
 
-    for spec in MODELS.values():
+    for spec in models().values():
         print(f"{spec.name}: {spec.title}")
         for i, cls in enumerate(spec.stages(), 1):
             print(f"  {i:2d}. {cls.key:<16} {cls.title}")
@@ -61,18 +62,27 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
     from profiler import pipeline
+    from profiler.render.terminal import staged_rich_table
 
     settings = pipeline.settings_from_args(args, stages=[args.stage], backend="none")
-    outcome = pipeline.run_one(settings)
-    print(pipeline.describe_outcome(outcome))
-    return 0 if outcome.passed else 2
+    stages = pipeline.run_one(settings)
+    Console(width=_WIDTH).print(staged_rich_table(stages, settings.images))
+    return 0 if (stages["status"] == "PASS").all() else 2
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
     from profiler import pipeline
+    from profiler.cli.display import LiveProgress
+    from profiler.render.terminal import staged_rich_table
 
     settings = pipeline.settings_from_args(args, stages=args.stages, backend=args.backend)
-    result = pipeline.run_pipeline(settings)
+    result = pipeline.run_pipeline(settings, LiveProgress())
+    title = result.run.meta.get("model_title", settings.model)
+    Console(width=_WIDTH).print(staged_rich_table(result.run.table("stages"), settings.images, title))
     print(result.path)
     return result.exit_code

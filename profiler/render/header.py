@@ -96,15 +96,15 @@ def header_rows(meta: Mapping[str, Any], path: Path | None = None) -> list[dict[
         ("CUDA", _joined(meta, "machine", ("cuda_runtime", "cuda_driver")).replace("cuda_", "")),
         ("CPU", _text(_get(meta, "machine", "cpu"))),
         ("CuPy", _text(_get(meta, "machine", "cupy"))),
-        ("Profilers", _joined(meta, "machine", ("cupti", "nvtx", "nsys", "ncu"))),
+        ("Profilers", _joined(meta, "machine", ("cupti_python", "nvtx", "nsys", "ncu"))),
         ("profgen", _text(meta.get("profgen_version"))),
         ("Backend", _backend(meta)),
         ("Date", _text(meta.get("created"))),
         ("Git commit", _commit(meta)),
         ("Command", _text(meta.get("command"))),
         ("Source", _text(meta.get("source"))),
-        ("Host", _joined(meta, "machine", ("hostname", "python"))),
-        ("Clocks", _text(_get(meta, "machine", "clocks"))),
+        ("Host", _joined(meta, "machine", ("host", "python"))),
+        ("Clocks (MHz)", _text(_get(meta, "machine", "clocks_mhz"))),
         ("Run directory", _text(str(path) if path else None)),
     ]
     return [{"label": label, "value": value} for label, value in rows]

@@ -1,0 +1,65 @@
+"""Per-stage tables -> the run's tables: GPU work attributed to ranges, nvprof-style summaries.
+
+Each stage's traces are attributed on their own (each stage ran in its own process, on its own
+clock); then the stages' tables are concatenated in study order. A stage with a GPU trace gets
+its summaries computed from it; a stage that only has summaries (an import) keeps them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from profiler import schema
+from profiler.analyze import activities
+from profiler.analyze.attribution import attribute
+
+TRACES = (schema.GPU_TRACE, schema.API_TRACE, schema.RANGE_TRACE)
+SUMMARIES = {  # summary table <- (trace it is computed from, function)
+    schema.GPU_ACTIVITIES.name: (schema.GPU_TRACE.name, activities.gpu_activities),
+    schema.API_CALLS.name: (schema.API_TRACE.name, activities.api_calls),
+    schema.RANGES.name: (schema.RANGE_TRACE.name, activities.ranges),
+}
+
+
+def assemble_tables(
+    parts: Sequence[Mapping[str, pd.DataFrame]], model: str
+) -> dict[str, pd.DataFrame]:
+    """Concatenate the stages' tables, attributing and summarising each stage's traces.
+
+    Returns: tables by schema name; only tables some stage has (plus `stages` and `samples`).
+    """
+    stages = [with_summaries(attributed(part, model)) for part in parts]
+    names = [t for t in schema.TABLES if any(t in part for part in stages)]
+    out = {}
+    for name in names:
+        frames = [part[name] for part in stages if name in part and not part[name].empty]
+        tbl = schema.table(name)
+        out[name] = (
+            schema.conform(pd.concat(frames, ignore_index=True), tbl) if frames else schema.empty(tbl)
+        )
+    return out
+
+
+def attributed(part: Mapping[str, pd.DataFrame], model: str) -> dict[str, pd.DataFrame]:
+    """One stage's tables with `range`/`repeat` and the ranges' GPU projection filled in."""
+    part = dict(part)
+    if not all(t.name in part for t in TRACES) or part[schema.GPU_TRACE.name].empty:
+        return part
+    stage = str(part[schema.GPU_TRACE.name]["stage"].iloc[0])
+    gpu, ranges = attribute(
+        part["gpu_trace"], part["api_trace"], part["range_trace"], stage_range=f"{model}:{stage}"
+    )
+    part.update(gpu_trace=gpu, range_trace=ranges)
+    return part
+
+
+def with_summaries(part: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """One stage's tables plus every summary its traces can give (traces win over a tool's
+    own summary, so all backends summarise the same way)."""
+    part = dict(part)
+    for summary, (trace, summarise) in SUMMARIES.items():
+        if trace in part and not part[trace].empty:
+            part[summary] = summarise(part[trace])
+    return part

@@ -1,0 +1,61 @@
+"""`profgen sweep` end to end on a machine without a GPU, with a CPU-only study (no profiler):
+each stage in its own worker, the run directory written whole, the report rendered, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from profiler import schema, store
+from profiler.cli import main
+
+TESTS = Path(__file__).parent
+
+
+@pytest.fixture
+def toy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROFGEN_MODELS", "toystudy:SPEC")
+    monkeypatch.setenv("PYTHONPATH", str(TESTS))
+    monkeypatch.syspath_prepend(str(TESTS))
+
+
+def sweep(tmp_path: Path, *extra: str) -> list[str]:
+    return ["sweep", "toy", "--backend", "none", "--images", "24", "--repeat", "3",
+            "--warmup", "1", "--out", str(tmp_path), *extra]
+
+
+def test_failed_stage_is_in_the_run_and_exits_2(toy, tmp_path, capsys):
+    assert main(sweep(tmp_path)) == 2
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    run = store.load_run(last)
+    stages = run.table("stages")
+    assert list(stages["stage"]) == ["ref", "wrong"]
+    assert list(stages["status"]) == [schema.PASS, schema.FAIL]
+    assert "top-1" in stages["reason"].iloc[1]
+    assert (run.path / "report.html").stat().st_size > 100_000
+    assert not list(tmp_path.glob(".*.partial"))
+
+
+def test_passing_sweep_exits_0_with_samples_and_meta(toy, tmp_path, capsys):
+    assert main(sweep(tmp_path, "--stages", "ref")) == 0
+    path = Path(capsys.readouterr().out.strip().splitlines()[-1])
+    meta = json.loads((path / "run.json").read_text())
+    assert meta["schema_version"] == schema.SCHEMA_VERSION
+    assert meta["settings"]["images"] == 24 and meta["stages"] == ["ref"]
+    samples = store.load_run(path).table("samples")
+    assert len(samples[samples["pass"] == "timed"]) == 3
+    assert (samples["wall_ns"] > 0).all()
+
+
+def test_compare_a_run_with_itself_finds_no_regression(toy, tmp_path, capsys):
+    assert main(sweep(tmp_path, "--stages", "ref")) == 0
+    path = capsys.readouterr().out.strip().splitlines()[-1]
+    assert main(["compare", path, path, "--fail-on", "stage:median:5%"]) == 0
+
+
+def test_fail_on_without_baseline_is_refused_before_running(toy, tmp_path, capsys):
+    assert main(sweep(tmp_path, "--fail-on", "stage:median:5%")) == 2
+    assert "--baseline" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())

@@ -1,0 +1,1 @@
+from collect_stages import RefStage as STAGE  # noqa: F401

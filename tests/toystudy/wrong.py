@@ -1,0 +1,1 @@
+from collect_stages import WrongStage as STAGE  # noqa: F401
