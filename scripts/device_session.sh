@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# One device call: the checks and measurements that need the GPU, logs and trimmed runs under $OUT.
+#   scripts/device_session.sh PHASE...   phases: doctor gpu-tests cupti nsys metrics fa regress
+# Run from the repository root after `source .device-kit/activate.sh`.
+set -u -o pipefail
+OUT=${OUT:-/tmp/out}; LOGS=/tmp/dev-logs; RUNS=reports/dev; KEEP=/tmp/dev-keep
+mkdir -p "$OUT" "$LOGS" "$RUNS" "$KEEP"
+SUMMARY="$OUT/summary.txt"
+say() { echo "$*" | tee -a "$SUMMARY"; }
+last_run() { ls -dt "$RUNS"/lenet-* 2>/dev/null | head -1; }
+sweep() {  # sweep NAME ARGS...: run a sweep, keep its log, print its table and wall time
+  local name=$1; shift
+  local t0=$(date +%s)
+  profgen sweep lenet --out "$RUNS" "$@" >"$LOGS/sweep-$name.log" 2>&1
+  local rc=$? t1=$(date +%s)
+  local dir=$(tail -1 "$LOGS/sweep-$name.log")
+  say "== sweep $name ($*): exit $rc, $((t1 - t0)) s wall, run $dir"
+  grep -v '^\(PASS\|FAIL\|SKIPPED\|ERROR\|TIMEOUT\)  \|^  ceilings\|^change' "$LOGS/sweep-$name.log" | tail -22 | tee -a "$SUMMARY"
+  [ -d "$dir" ] && echo "$dir" >"$LOGS/run-$name.path"
+}
+keep() {  # keep NAME: a trimmed copy of that sweep's run, its baseline file
+  local dir=$(cat "$LOGS/run-$1.path" 2>/dev/null) || return
+  python3 scripts/trim_run.py "$dir" "$KEEP/$1" >/dev/null 2>>"$LOGS/trim.log" || say "trim $1 failed"
+  profgen baseline "$dir" -o "$KEEP/$1.json" >/dev/null 2>>"$LOGS/trim.log" || say "baseline $1 failed"
+  cp "$dir/report.html" "$KEEP/$1-report.html" 2>/dev/null
+}
+for phase in "$@"; do
+  case $phase in
+    doctor) profgen doctor 2>&1 | tee "$LOGS/doctor.log" | tail -12 | tee -a "$SUMMARY" ;;
+    gpu-tests)
+      timeout 400 python3 -m pytest -m gpu -q -p no:cacheprovider tests >"$LOGS/gpu-tests.log" 2>&1
+      say "== gpu tests: $(tail -1 "$LOGS/gpu-tests.log")"
+      grep -E '^(FAILED|ERROR)' "$LOGS/gpu-tests.log" | head -20 | tee -a "$SUMMARY"
+      grep -A30 'nsys/cupti' "$LOGS/gpu-tests.log" | head -25 >>"$SUMMARY" ;;
+    cupti) sweep cupti; keep cupti ;;
+    nsys) sweep nsys --backend nsys; keep nsys ;;
+    metrics) sweep metrics --metrics; keep metrics ;;
+    fa) for i in 1 2 3 4; do sweep "fa$i"; keep "fa$i"; done ;;
+    regress) PROFGEN_TEST_UNCOALESCED_FC=1 sweep slow; keep slow ;;
+  esac
+done
+tar -C "$LOGS" -cJf "$OUT/logs.tar.xz" . 2>/dev/null
+tar -C "$KEEP" -cJf "$OUT/keep.tar.xz" . 2>/dev/null
+ls -la "$OUT" | tee -a "$SUMMARY"
