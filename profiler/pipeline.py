@@ -53,14 +53,15 @@ class SweepSettings:
 
     def job(
         self, stage: str, backend: str | None = None, batch: int | None = None,
-        cache_dir: Path | None = None,
+        cache_dir: Path | None = None, profiled_repeats: int | None = None,
     ) -> StageJob:
-        """The worker job of `stage`; `cache_dir` keeps the reference logits between stages."""
+        """The worker job of `stage`; `cache_dir` keeps the reference logits between stages;
+        `profiled_repeats` overrides PROFILED_REPEATS (a stage class may ask for fewer)."""
         return StageJob(
             model=self.model, stage=stage, images=self.images, repeat=self.repeat,
             warmup=self.warmup, backend=self.backend if backend is None else backend,
             metrics=self.metrics if batch is None else False, batch=batch, data=self.data,
-            timeout_s=self.stage_timeout_s, profiled_repeats=PROFILED_REPEATS,
+            timeout_s=self.stage_timeout_s, profiled_repeats=profiled_repeats or PROFILED_REPEATS,
             cache_dir=cache_dir,
         )
 

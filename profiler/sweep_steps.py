@@ -84,7 +84,8 @@ def collect_stages(
     progress.begin([(cls.key, cls.title) for _, cls in chosen])
     outcomes = []
     for order, cls in chosen:
-        job = settings.job(cls.key, cache_dir=raw / REFERENCE_CACHE)
+        job = settings.job(cls.key, cache_dir=raw / REFERENCE_CACHE,
+                           profiled_repeats=getattr(cls, "profiled_repeats", None))
         outcome = collect_stage(job, raw / cls.key, event_sink(progress, cls.key))
         progress.finish(cls.key, outcome.status, outcome_summary(outcome))
         outcomes.append((order, outcome))

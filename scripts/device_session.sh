@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call: the checks and measurements that need the GPU, logs and trimmed runs under $OUT.
-#   scripts/device_session.sh PHASE...   phases: doctor gpu-tests cupti nsys metrics fa regress pack
+#   scripts/device_session.sh PHASE...   phases: doctor gpu-tests cupti nsys metrics fa1..fa9 regress pack
 # Run from the repository root after `source .device-kit/activate.sh`.
 set -u -o pipefail
 OUT=${OUT:-/tmp/out}; LOGS=/tmp/dev-logs; RUNS=reports/dev; KEEP=/tmp/dev-keep
@@ -35,7 +35,7 @@ for phase in "$@"; do
     cupti) sweep cupti; keep cupti ;;
     nsys) sweep nsys --backend nsys; keep nsys ;;
     metrics) sweep metrics --metrics; keep metrics ;;
-    fa) for i in 1 2 3 4; do sweep "fa$i"; keep "fa$i"; done ;;
+    fa[0-9]) sweep "$phase"; keep "$phase" ;;
     regress) PROFGEN_TEST_UNCOALESCED_FC=1 sweep slow; keep slow ;;
     pack)  # last, outside any timeout: what the session produced, back under $OUT
       tar -C "$LOGS" -cJf "$OUT/logs.tar.xz" . 2>/dev/null

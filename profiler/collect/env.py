@@ -108,8 +108,14 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+GIT_COMMIT_ENV = "PROFGEN_GIT_COMMIT"  # for copies of a checkout without .git (CI, devices)
+
+
 def git_info(root: Path = PROJECT_ROOT) -> dict[str, Any]:
-    """{'commit': sha, 'dirty': bool} of the project checkout, or {} outside a git checkout."""
+    """{'commit': sha, 'dirty': bool} of the project checkout; outside a git checkout the
+    commit named by $PROFGEN_GIT_COMMIT (dirty unknown), else {}."""
+    if not (root / ".git").exists() and os.environ.get(GIT_COMMIT_ENV):
+        return {"commit": os.environ[GIT_COMMIT_ENV], "dirty": None}
     try:
         sha = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "HEAD"],

@@ -21,7 +21,7 @@ def seconds(ns: object) -> str:
 
 
 def speedup(x: float) -> str:
-    return "-" if pd.isna(x) else f"{x:.2f}x"
+    return "-" if pd.isna(x) else f"{x:.3g}x"
 
 
 def staged_rich_table(stages: pd.DataFrame, images: int, title: str = "") -> Group:
