@@ -35,6 +35,7 @@ for phase in "$@"; do
     cupti) sweep cupti; keep cupti ;;
     nsys) sweep nsys --backend nsys; keep nsys ;;
     metrics) sweep metrics --metrics; keep metrics ;;
+    mcheck) sweep mcheck --metrics --stages torch_cpu,overlap_fusion ;;
     fa[0-9]) sweep "$phase"; keep "$phase" ;;
     regress) PROFGEN_TEST_UNCOALESCED_FC=1 sweep slow; keep slow ;;
     pack)  # last, outside any timeout: what the session produced, back under $OUT

@@ -218,3 +218,31 @@ def test_metrics_pass_on_the_first_images(tmp_path):
     assert result["status"] == schema.PASS and result["checked_calls"] == 2  # warm-up + the call
     events = [ln for ln in done.stdout.splitlines() if ln.startswith("@@profgen ")]
     assert '@@profgen {"event": "metrics"}' in events
+
+
+def fake_ncu(tmp_path: Path, table: str) -> Path:
+    """An `ncu` that runs the program it wraps and writes `table` to its --log-file."""
+    ncu = tmp_path / "bin" / "ncu"
+    ncu.parent.mkdir()
+    ncu.write_text(
+        "#!/usr/bin/env python3\nimport subprocess, sys\n"
+        "args = sys.argv[1:]; log = args[args.index('--log-file') + 1]\n"
+        "prog = args[args.index('--launch-count') + 2:]\n"
+        f"open(log, 'w').write({table!r})\nsys.exit(subprocess.run(prog).returncode)\n"
+    )
+    ncu.chmod(0o755)
+    return ncu
+
+
+@pytest.mark.parametrize("kernels", [0, 1])
+def test_metrics_of_a_stage_without_kernels_is_a_note_not_a_file(tmp_path, monkeypatch, kernels):
+    """A CPU-only stage under ncu: ncu writes only its ==PROF== lines, no table; the outcome
+    says so in a note and offers no ncu file to parse. With a kernel row the file is offered."""
+    table = "==PROF== Disconnected from process 1\n"
+    if kernels:
+        table += '"ID","Process ID","Kernel Name"\n"0","1","k"\n'
+    monkeypatch.setattr(runner.ncu_mod, "find_ncu", lambda: fake_ncu(tmp_path, table))
+    outcome = collect_stage(job("RefStage", metrics=True), tmp_path / "raw")
+    assert outcome.status == schema.PASS, outcome.reason
+    assert ("ncu" in outcome.files) == bool(kernels)
+    assert ("ncu profiled no kernel in the stage range" in outcome.notes) == (not kernels)

@@ -267,9 +267,7 @@ def test_truncated_trace(tmp_path, cut):
     assert_parse_error(exc, folder / "cuda_gpu_trace.csv")
 
 
-@pytest.mark.parametrize(
-    "content", [b"", b"\n\n", b"\x00\x01binary\x00" * 50, b"\xff\xfe\xfa not utf-8"]
-)
+@pytest.mark.parametrize("content", [b"\n\n", b"\x00\x01binary\x00" * 50, b"\xff\xfe\xfa not utf-8"])
 def test_empty_or_binary_report(tmp_path, content):
     folder = corrupt_dir(tmp_path, content, "cuda_gpu_kern_sum.csv")
     with pytest.raises(ParseError) as exc:
@@ -397,3 +395,17 @@ def test_stdout_with_processing_to_lines(tmp_path):
     assert set(from_stdout) == set(from_files)
     for name, df in from_files.items():
         pd.testing.assert_frame_equal(from_stdout[name], df)
+
+
+def test_zero_byte_reports_are_reports_without_data(tmp_path):
+    """nsys stats writes a zero-byte file for a report with no rows ("PROCESSED (EMPTY
+    RESULTS)", see torch_cpu-nsys-stats.log: a CPU-only stage): no data, not an error."""
+    log = (NSYS / "torch_cpu-nsys-stats.log").read_text()
+    assert "nsys_cuda_gpu_trace.csv]... PROCESSED (EMPTY RESULTS)" in log
+    folder = tmp_path / "cpu_stage"
+    shutil.copytree(NSYS / "lenet-no_sync", folder)
+    for report in ("gpu_trace", "gpu_kern_sum", "gpu_mem_time_sum", "gpu_mem_size_sum"):
+        (folder / f"nsys_cuda_{report}.csv").write_bytes(b"")
+    tables = nsys_csv.read_stats_dir(folder, "cpu_stage")
+    assert "gpu_trace" not in tables and "gpu_activities" not in tables
+    assert len(tables["api_trace"]) == len(rows(folder / "nsys_cuda_api_trace.csv"))

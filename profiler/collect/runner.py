@@ -395,11 +395,12 @@ def _ncu_pass(
     _tool_failed(cmd, run, csv)
     _absorb(outcome, run, "metrics pass under ncu")
     if run.state == "ok":
-        outcome.files["ncu"] = csv
         rows = sum(1 for line in text.splitlines() if line.startswith('"') and line[1:2].isdigit())
-        if not rows:
+        if rows:  # a CPU-only stage launches no kernel: ncu then writes no CSV table at all
+            outcome.files["ncu"] = csv
+        else:
             outcome.notes.append("ncu profiled no kernel in the stage range")
-        elif rows >= ncu_mod.LAUNCH_LIMIT:
+        if rows >= ncu_mod.LAUNCH_LIMIT:
             outcome.notes.append(f"ncu profiled only the first {rows} kernels of the stage range")
         if outcome.result is not None and run.result is not None:
             outcome.result["metrics_images"] = run.result.get("images")

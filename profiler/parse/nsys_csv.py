@@ -98,6 +98,8 @@ def read_stats_dir(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
     frames: dict[str, tuple[pd.DataFrame, Path]] = {}
     for file in sorted(folder.glob("*.csv")):
         report = canonical_report(file.stem)
+        if file.stat().st_size == 0:  # nsys: "PROCESSED (EMPTY RESULTS)", e.g. no GPU work
+            continue
         if report is not None and report not in frames:
             head = csvtext.read_head(file, f"nsys {report} CSV")
             frames[report] = (read_report(file, head.split("\n", 1)[0], report, file), file)
