@@ -105,7 +105,7 @@ def test_format_comparison_csv_and_json_round_trip(slow):
     back = pd.read_csv(StringIO(format_comparison(table, "csv")))
     assert list(back.columns) == schema.REGRESSIONS.names and len(back) == len(table)
     rows = json.loads(format_comparison(table, "json"))
-    assert len(rows) == len(table) and rows[0]["check"] == "stage:median:5%"
+    assert len(rows) == len(table) and rows[0]["check"] == "stage:median:100%"
     text = format_comparison(table, "text")
     assert text.splitlines()[0].split() == [
         "check",

@@ -10,7 +10,14 @@ grammar, with the metric in front: `METRIC:STATISTIC:THRESHOLD`.
 
 A percent threshold is relative to the baseline's value; an absolute one is converted to the
 equivalent percent of each row's baseline value (column `threshold_pct`). With no `--fail-on`
-the default checks are `stage:median:5%` and `kernel:total:10%` (`DEFAULT_CHECKS`).
+the default checks are `stage:median:100%` and `kernel:total:10%` (`DEFAULT_CHECKS`).
+
+Why the stage default is so wide: on a shared cloud H100 host, five unchanged sweeps moved the
+end-to-end median of a stage that copies from pageable memory by up to +84% between processes
+(host memory bandwidth is shared), while every kernel's total moved by under 4%, and stages
+that copy from pinned memory by under 10%. Mann-Whitney over one run's repeats cannot see that
+between-run noise, so a tighter default stage check would cry wolf; the kernel check carries
+the sensitivity. On a quiet machine, gate stages tighter: `--fail-on stage:median:5%`.
 
 **Samples.** A stage's samples are its timed repeats (`schema.SAMPLES`, pass `timed`); when a
 run has none for it, its `schema.STAGES` median is one sample. A kernel's samples are its summed
@@ -59,7 +66,7 @@ STATISTICS: dict[str, tuple[str, ...]] = {
     "kernel": ("total",),
 }
 UNITS_NS: dict[str, float] = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
-DEFAULT_CHECKS = ("stage:median:5%", "kernel:total:10%")
+DEFAULT_CHECKS = ("stage:median:100%", "kernel:total:10%")  # see the module doc: measured noise
 FORMS = (
     "METRIC:STATISTIC:THRESHOLD with METRIC:STATISTIC one of "
     + ", ".join(f"{m}:{s}" for m, stats in STATISTICS.items() for s in stats)
@@ -138,7 +145,7 @@ def parse_check(text: str) -> Check:
 
 
 def default_checks() -> list[Check]:
-    """The checks used when none are given: `stage:median:5%` and `kernel:total:10%`."""
+    """The checks used when none are given: `stage:median:100%` and `kernel:total:10%`."""
     return [parse_check(t) for t in DEFAULT_CHECKS]
 
 

@@ -112,16 +112,19 @@ GIT_COMMIT_ENV = "PROFGEN_GIT_COMMIT"  # for copies of a checkout without .git (
 
 
 def git_info(root: Path = PROJECT_ROOT) -> dict[str, Any]:
-    """{'commit': sha, 'dirty': bool} of the project checkout; outside a git checkout the
-    commit named by $PROFGEN_GIT_COMMIT (dirty unknown), else {}."""
-    if not (root / ".git").exists() and os.environ.get(GIT_COMMIT_ENV):
+    """{'commit': sha, 'dirty': bool} of the project checkout; when git cannot tell (a copy of
+    the checkout, no git installed), the commit named by $PROFGEN_GIT_COMMIT (dirty unknown);
+    else {}."""
+    found = _git_checkout(root)
+    if not found and os.environ.get(GIT_COMMIT_ENV):
         return {"commit": os.environ[GIT_COMMIT_ENV], "dirty": None}
+    return found
+
+
+def _git_checkout(root: Path) -> dict[str, Any]:
     try:
         sha = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=20,
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=20
         )
         if sha.returncode != 0:
             return {}
