@@ -46,7 +46,10 @@ class ProfilerRunError(ProfgenError):
 
 
 class ParseError(ProfgenError):
-    """A file could not be read as the tool output it should be. Names the file and what was expected."""
+    """A file could not be read as the tool output it should be.
+
+    Names the file and what was expected.
+    """
 
     def __init__(self, path: str | Path, expected: str, detail: str = ""):
         self.path = str(path)

@@ -18,11 +18,11 @@ import pandas as pd
 
 from profiler import __version__, schema, store
 from profiler import sweep_steps as steps
+from profiler.analyze.assemble import assemble_tables
 from profiler.collect.runner import StageJob, collect_stage
 from profiler.errors import UsageError
-from profiler.progress import NullProgress, Progress, event_sink
-from profiler.analyze.assemble import assemble_tables
 from profiler.parse.outcome import parse_outcome
+from profiler.progress import NullProgress, Progress, event_sink
 from variants.registry import get_model
 
 # Profiled repeats per stage: 5 lets Mann-Whitney U (4 vs 4 at least) judge kernel changes.
@@ -52,16 +52,27 @@ class SweepSettings:
     command: str = field(default_factory=lambda: shlex.join(["profgen", *sys.argv[1:]]))
 
     def job(
-        self, stage: str, backend: str | None = None, batch: int | None = None,
-        cache_dir: Path | None = None, profiled_repeats: int | None = None,
+        self,
+        stage: str,
+        backend: str | None = None,
+        batch: int | None = None,
+        cache_dir: Path | None = None,
+        profiled_repeats: int | None = None,
     ) -> StageJob:
         """The worker job of `stage`; `cache_dir` keeps the reference logits between stages;
         `profiled_repeats` overrides PROFILED_REPEATS (a stage class may ask for fewer)."""
         return StageJob(
-            model=self.model, stage=stage, images=self.images, repeat=self.repeat,
-            warmup=self.warmup, backend=self.backend if backend is None else backend,
-            metrics=self.metrics if batch is None else False, batch=batch, data=self.data,
-            timeout_s=self.stage_timeout_s, profiled_repeats=profiled_repeats or PROFILED_REPEATS,
+            model=self.model,
+            stage=stage,
+            images=self.images,
+            repeat=self.repeat,
+            warmup=self.warmup,
+            backend=self.backend if backend is None else backend,
+            metrics=self.metrics if batch is None else False,
+            batch=batch,
+            data=self.data,
+            timeout_s=self.stage_timeout_s,
+            profiled_repeats=profiled_repeats or PROFILED_REPEATS,
             cache_dir=cache_dir,
         )
 
@@ -90,13 +101,22 @@ def settings_from_args(args: Any, stages: list[str] | None, backend: str) -> Swe
     if fail_on and baseline is None:
         raise UsageError("--fail-on needs --baseline (a run directory or a baseline file)")
     return SweepSettings(
-        model=spec.name, stages=keys, images=args.images, repeat=args.repeat,
-        warmup=args.warmup, backend=backend, metrics=getattr(args, "metrics", False),
-        batch_sizes=tuple(getattr(args, "batch_sizes", None) or ()), data=args.data,
+        model=spec.name,
+        stages=keys,
+        images=args.images,
+        repeat=args.repeat,
+        warmup=args.warmup,
+        backend=backend,
+        metrics=getattr(args, "metrics", False),
+        batch_sizes=tuple(getattr(args, "batch_sizes", None) or ()),
+        data=args.data,
         stage_timeout_s=getattr(args, "stage_timeout", 600.0),
-        out_root=getattr(args, "out", Path("reports")), baseline=baseline, fail_on=fail_on,
+        out_root=getattr(args, "out", Path("reports")),
+        baseline=baseline,
+        fail_on=fail_on,
         allow_mismatch=getattr(args, "allow_mismatch", False),
-        summary=getattr(args, "summary", None), junit=getattr(args, "junit", None),
+        summary=getattr(args, "summary", None),
+        junit=getattr(args, "junit", None),
     )
 
 
@@ -121,21 +141,21 @@ def run_pipeline(settings: SweepSettings, progress: Progress | None = None) -> S
     Raises: NoCudaDevice, ToolNotFound, BaselineMismatch, UsageError (all before any stage runs).
     """
     progress = progress or NullProgress()
-    reference = steps.load_reference(settings)                      # fail fast, before the GPU
+    reference = steps.load_reference(settings)  # fail fast, before the GPU
     steps.check_machine(settings)
     tmp = store.start_run(settings.out_root, settings.model)
     meta = steps.run_meta(settings, __version__)
-    outcomes = steps.collect_stages(settings, tmp / "raw", progress)    # collect
+    outcomes = steps.collect_stages(settings, tmp / "raw", progress)  # collect
     sweep_outcomes = steps.collect_batch_sweep(settings, tmp / "raw", progress)
     meta["ceilings"] = steps.measure_ceilings(settings, tmp / "raw", progress)
-    tables = [parse_outcome(o, order) for order, o in outcomes]         # parse
+    tables = [parse_outcome(o, order) for order, o in outcomes]  # parse
     tables.extend(parse_outcome(o, None) for o in sweep_outcomes)
     run = store.Run(meta=meta, tables=assemble_tables(tables, settings.model))  # analyze
     regressions = steps.compare(run, reference, settings)
     if regressions is not None:
         run.tables[schema.REGRESSIONS.name] = regressions
-    store.save_run(run, tmp)                                          # store
+    store.save_run(run, tmp)  # store
     path = store.finish_run(tmp)
     run.path = path
-    steps.render(run, path, settings)                                 # render
+    steps.render(run, path, settings)  # render
     return SweepResult(path=path, exit_code=steps.exit_code(run), run=run)

@@ -271,12 +271,20 @@ REGRESSIONS = Table(
         _c("new_ns", "float64", "ns", "this run's statistic"),
         _c("ratio", "float64", doc="new / base"),
         _c("threshold_pct", "float64", "%"),
-        _c("p_value", "float64", doc="Mann-Whitney U two-sided p; NaN when interval overlap decided"),
+        _c(
+            "p_value",
+            "float64",
+            doc="Mann-Whitney U two-sided p; NaN when interval overlap decided",
+        ),
         _c("significant", "bool"),
         _c("method", "string", doc="`mann-whitney` or `interval-overlap`"),
         _c("share_pct", "float64", "%", "the kernel's share of its stage's GPU time"),
-        _c("verdict", "string", doc="`regression`, `improvement` or `unchanged`; `failed`, "
-           "`skipped` or `missing` (in one run only) when the stage or kernel was not compared"),
+        _c(
+            "verdict",
+            "string",
+            doc="`regression`, `improvement` or `unchanged`; `failed`, "
+            "`skipped` or `missing` (in one run only) when the stage or kernel was not compared",
+        ),
     ),
 )
 
@@ -331,7 +339,9 @@ def conform(df: pd.DataFrame, tbl: Table, fill: Iterable[str] = ()) -> pd.DataFr
         try:
             out[col.name] = _cast(series, col.dtype)
         except (TypeError, ValueError) as exc:
-            raise SchemaError(f"table {tbl.name}: column {col.name!r} is not {col.dtype}: {exc}") from exc
+            raise SchemaError(
+                f"table {tbl.name}: column {col.name!r} is not {col.dtype}: {exc}"
+            ) from exc
     return pd.DataFrame(out, index=df.index).reset_index(drop=True)
 
 
@@ -344,7 +354,7 @@ def _cast(series: pd.Series, dtype: str) -> pd.Series:
             raise ValueError(f"non-integer value {series[nonint].iloc[0]!r}")
         if dtype == "Int64":
             return series.round().astype("Int64")
-    return series.astype(dtype)
+    return series.astype(pd.api.types.pandas_dtype(dtype))
 
 
 def validate(df: pd.DataFrame, tbl: Table) -> pd.DataFrame:
@@ -356,8 +366,7 @@ def validate(df: pd.DataFrame, tbl: Table) -> pd.DataFrame:
         missing = [n for n in tbl.names if n not in df.columns]
         extra = [n for n in df.columns if n not in tbl.names]
         raise SchemaError(
-            f"table {tbl.name}: columns differ (missing {missing}, extra {extra}, "
-            f"or out of order)"
+            f"table {tbl.name}: columns differ (missing {missing}, extra {extra}, or out of order)"
         )
     for col in tbl.columns:
         if str(df[col.name].dtype) != col.dtype:
@@ -369,7 +378,11 @@ def validate(df: pd.DataFrame, tbl: Table) -> pd.DataFrame:
 
 # Integers are read as nullable Int64 (never through float64: CUPTI timestamps exceed 2**53).
 _CSV_DTYPES = {
-    "string": "string", "int64": "Int64", "Int64": "Int64", "float64": "float64", "bool": "boolean"
+    "string": "string",
+    "int64": "Int64",
+    "Int64": "Int64",
+    "float64": "float64",
+    "bool": "boolean",
 }
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +49,7 @@ class Run:
 
 def utc_stamp(now: datetime | None = None) -> str:
     """`20261121T203600Z`: the timestamp part of a run directory's name."""
-    return (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
+    return (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
 
 
 def start_run(root: Path, model: str, now: datetime | None = None) -> Path:
@@ -96,14 +96,18 @@ def load_run(path: str | Path) -> Run:
     path = Path(path)
     meta_path = path / RUN_JSON
     if not meta_path.is_file():
-        raise RunNotFound(f"{path}: not a profgen run (no {RUN_JSON}; an unfinished run ends in {PARTIAL_SUFFIX})")
+        raise RunNotFound(
+            f"{path}: not a profgen run (no {RUN_JSON}; an unfinished run ends in {PARTIAL_SUFFIX})"
+        )
     try:
         meta = json.loads(meta_path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise RunNotFound(f"{meta_path}: unreadable ({exc})") from exc
     version = meta.get("schema_version")
     if version != schema.SCHEMA_VERSION:
-        raise RunNotFound(f"{path}: schema version {version}, this profgen reads {schema.SCHEMA_VERSION}")
+        raise RunNotFound(
+            f"{path}: schema version {version}, this profgen reads {schema.SCHEMA_VERSION}"
+        )
     tables = {}
     for name in meta.get("tables", []):
         try:

@@ -1,8 +1,8 @@
-"""The steps `profiler.pipeline.run_pipeline` wires together, each small and named for what it does."""
+"""The steps `profiler.pipeline.run_pipeline` wires together, each named for what it does."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +55,7 @@ def run_meta(settings: SweepSettings, version: str) -> dict[str, Any]:
         "profgen_version": version,
         "model": spec.name,
         "model_title": spec.title,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": settings.command,
         "source": "sweep",
         "settings": {
@@ -84,8 +84,11 @@ def collect_stages(
     progress.begin([(cls.key, cls.title) for _, cls in chosen])
     outcomes = []
     for order, cls in chosen:
-        job = settings.job(cls.key, cache_dir=raw / REFERENCE_CACHE,
-                           profiled_repeats=getattr(cls, "profiled_repeats", None))
+        job = settings.job(
+            cls.key,
+            cache_dir=raw / REFERENCE_CACHE,
+            profiled_repeats=getattr(cls, "profiled_repeats", None),
+        )
         outcome = collect_stage(job, raw / cls.key, event_sink(progress, cls.key))
         progress.finish(cls.key, outcome.status, outcome_summary(outcome))
         outcomes.append((order, outcome))
@@ -93,14 +96,18 @@ def collect_stages(
     return outcomes
 
 
-def collect_batch_sweep(settings: SweepSettings, raw: Path, progress: Progress) -> list[StageOutcome]:
+def collect_batch_sweep(
+    settings: SweepSettings, raw: Path, progress: Progress
+) -> list[StageOutcome]:
     """Time the chosen stages at each `--batch-sizes` size (no profiler)."""
     outcomes = []
     for key in settings.stages if settings.batch_sizes else ():
         for batch in settings.batch_sizes:
             progress.event(key, f"batch {batch}")
             job = settings.job(key, backend="none", batch=batch, cache_dir=raw / REFERENCE_CACHE)
-            outcomes.append(collect_stage(job, raw / key / f"batch-{batch}", event_sink(progress, key)))
+            outcomes.append(
+                collect_stage(job, raw / key / f"batch-{batch}", event_sink(progress, key))
+            )
     return outcomes
 
 
@@ -129,7 +136,9 @@ def outcome_summary(outcome: StageOutcome) -> str:
     return outcome.reason.splitlines()[0] if outcome.reason else outcome.status
 
 
-def compare(run: store.Run, reference: store.Run | None, settings: SweepSettings) -> pd.DataFrame | None:
+def compare(
+    run: store.Run, reference: store.Run | None, settings: SweepSettings
+) -> pd.DataFrame | None:
     """The regressions table against the baseline, or None without one.
 
     Raises: BaselineMismatch when the baseline comes from another GPU, driver or image count.

@@ -267,7 +267,9 @@ def test_truncated_trace(tmp_path, cut):
     assert_parse_error(exc, folder / "cuda_gpu_trace.csv")
 
 
-@pytest.mark.parametrize("content", [b"\n\n", b"\x00\x01binary\x00" * 50, b"\xff\xfe\xfa not utf-8"])
+@pytest.mark.parametrize(
+    "content", [b"\n\n", b"\x00\x01binary\x00" * 50, b"\xff\xfe\xfa not utf-8"]
+)
 def test_empty_or_binary_report(tmp_path, content):
     folder = corrupt_dir(tmp_path, content, "cuda_gpu_kern_sum.csv")
     with pytest.raises(ParseError) as exc:

@@ -92,7 +92,9 @@ def check_logits(out: np.ndarray, ref: np.ndarray) -> Verdict:
     NaN, infinities and a wrong shape fail.
     """
     if out.shape != ref.shape:
-        return Verdict(float("inf"), len(ref), False, f"logits shape {out.shape}, expected {ref.shape}")
+        return Verdict(
+            float("inf"), len(ref), False, f"logits shape {out.shape}, expected {ref.shape}"
+        )
     out64 = out.astype(np.float64)
     if not np.isfinite(out64).all():
         bad = int((~np.isfinite(out64)).any(axis=1).sum())

@@ -32,9 +32,8 @@ class ModelSpec:
 
     def stage_class(self, key: str) -> type[Stage]:
         if key not in self.stage_keys:
-            raise UsageError(
-                f"unknown stage {key!r} for model {self.name}; choose from: {', '.join(self.stage_keys)}"
-            )
+            choices = ", ".join(self.stage_keys)
+            raise UsageError(f"unknown stage {key!r} for model {self.name}; choose from: {choices}")
         cls: type[Stage] = importlib.import_module(f"{self.stage_package}.{key}").STAGE
         return cls
 

@@ -37,7 +37,9 @@ def assemble_tables(
         frames = [part[name] for part in stages if name in part and not part[name].empty]
         tbl = schema.table(name)
         out[name] = (
-            schema.conform(pd.concat(frames, ignore_index=True), tbl) if frames else schema.empty(tbl)
+            schema.conform(pd.concat(frames, ignore_index=True), tbl)
+            if frames
+            else schema.empty(tbl)
         )
     return out
 

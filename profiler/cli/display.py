@@ -9,8 +9,13 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-_STYLE = {"PASS": "green", "FAIL": "bold red", "TIMEOUT": "bold red", "ERROR": "bold red",
-          "SKIPPED": "yellow"}
+_STYLE = {
+    "PASS": "green",
+    "FAIL": "bold red",
+    "TIMEOUT": "bold red",
+    "ERROR": "bold red",
+    "SKIPPED": "yellow",
+}
 
 
 class LiveProgress:

@@ -13,7 +13,9 @@ SHOW_FORMATS = ("text", "csv", "json")
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("show", help="print one table of a run")
     p.add_argument("run_dir", type=Path)
-    p.add_argument("--table", required=True, help="stages, gpu_activities, api_calls, ranges, metrics, ...")
+    p.add_argument(
+        "--table", required=True, help="stages, gpu_activities, api_calls, ranges, metrics, ..."
+    )
     p.add_argument("--stage", help="only this stage's rows")
     p.add_argument("--format", choices=SHOW_FORMATS, default="text")
     p.set_defaults(handler=cmd_show)
@@ -25,10 +27,24 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("import", help="build a run from nsys, ncu or nvprof output made elsewhere")
     p.add_argument("--model", required=True, help="name of the study (free text)")
-    p.add_argument("--stage", dest="stages", action="append", type=key_value, required=True,
-                   metavar="KEY=PATH", help="a stage and its file or folder, in study order (repeatable)")
-    p.add_argument("--title", dest="titles", action="append", type=key_value, default=[],
-                   metavar="KEY=TEXT", help="a stage's title (default: its key)")
+    p.add_argument(
+        "--stage",
+        dest="stages",
+        action="append",
+        type=key_value,
+        required=True,
+        metavar="KEY=PATH",
+        help="a stage and its file or folder, in study order (repeatable)",
+    )
+    p.add_argument(
+        "--title",
+        dest="titles",
+        action="append",
+        type=key_value,
+        default=[],
+        metavar="KEY=TEXT",
+        help="a stage's title (default: its key)",
+    )
     p.add_argument("--out", type=Path, default=Path("reports"), help="folder that receives the run")
     p.set_defaults(handler=cmd_import)
 

@@ -124,7 +124,10 @@ def git_info(root: Path = PROJECT_ROOT) -> dict[str, Any]:
 def _git_checkout(root: Path) -> dict[str, Any]:
     try:
         sha = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=20
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=20,
         )
         if sha.returncode != 0:
             return {}

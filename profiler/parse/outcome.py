@@ -26,7 +26,6 @@ def parse_outcome(outcome: StageOutcome, order: int | None) -> dict[str, pd.Data
     """
     if order is None:
         return {schema.BATCH_SWEEP.name: batch_row(worker.read_result(outcome.files["result"]))}
-    stage = outcome.job.stage
     stages, samples = worker.read(outcome.files["result"], order)
     try:
         return {schema.STAGES.name: stages, schema.SAMPLES.name: samples, **profiles(outcome)}
@@ -65,8 +64,15 @@ def batch_row(result: dict) -> pd.DataFrame:
     median = int(np.median(timed))
     calls = -(-images // batch)
     row = {
-        "stage": [result["stage"]], "batch": [batch], "images": [images],
-        "repeats": [len(timed)], "median_ns": [median], "min_ns": [int(timed.min())],
-        "max_ns": [int(timed.max())], "batch_median_ns": [median // calls],
+        "stage": [result["stage"]],
+        "batch": [batch],
+        "images": [images],
+        "repeats": [len(timed)],
+        "median_ns": [median],
+        "min_ns": [int(timed.min())],
+        "max_ns": [int(timed.max())],
+        "batch_median_ns": [median // calls],
     }
-    return schema.validate(schema.conform(pd.DataFrame(row), schema.BATCH_SWEEP), schema.BATCH_SWEEP)
+    return schema.validate(
+        schema.conform(pd.DataFrame(row), schema.BATCH_SWEEP), schema.BATCH_SWEEP
+    )
