@@ -21,9 +21,10 @@ from typing import Any
 import pandas as pd
 
 from profiler import __version__, schema, store
-from profiler.analyze import activities
+from profiler.analyze.assemble import assemble_tables
 from profiler.errors import DataError, UsageError
 from profiler.parse import detect, ncu_csv, nsys_csv, nvprof
+from profiler.render import html
 
 REASON = "imported; not checked against a reference"
 _MODEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
@@ -70,12 +71,15 @@ def import_run(
         meta = _meta(
             model, [k for k, _, _ in inputs], listed, _command(model, stages, titles, out_root)
         )
-        run = store.Run(meta=meta, tables=_combine(parts))
+        run = store.Run(meta=meta, tables=assemble_tables(parts, model))
         store.save_run(run, tmp)
-        return store.finish_run(tmp)
+        path = store.finish_run(tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)  # the inputs are still where they were
         raise
+    run.path = path
+    html.write_report(run, path / "report.html")
+    return path
 
 
 def _check(
@@ -117,20 +121,7 @@ def _read_stage(kind: str, path: Path, stage: str, raw: Path) -> dict[str, pd.Da
         tables = {schema.METRICS.name: ncu_csv.read_metrics(path, stage)}
     else:
         tables = nvprof.read_log(path, stage)
-    return _derive(tables)
-
-
-def _derive(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    """nvprof-style summaries from the traces, where the tool gave no summary of its own."""
-    derived = {
-        "gpu_activities": ("gpu_trace", activities.gpu_activities),
-        "api_calls": ("api_trace", activities.api_calls),
-        "ranges": ("range_trace", activities.ranges),
-    }
-    for name, (source, summarise) in derived.items():
-        if name not in tables and source in tables:
-            tables[name] = summarise(tables[source])
-    return tables
+    return tables  # summaries of traces: analyze.assemble
 
 
 def _nsys_stats(report: Path, out_dir: Path) -> Path:
@@ -183,18 +174,6 @@ def _stage_row(key: str, order: int, title: str, kind: str) -> pd.DataFrame:
     }
     fill = [c.name for c in schema.STAGES.columns if c.name not in row]
     return schema.conform(pd.DataFrame([row]), schema.STAGES, fill=fill)
-
-
-def _combine(parts: list[dict[str, pd.DataFrame]]) -> dict[str, pd.DataFrame]:
-    """One table per name, the stages' rows in study order."""
-    tables: dict[str, pd.DataFrame] = {}
-    for name in schema.TABLES:
-        frames = [p[name] for p in parts if name in p]
-        if frames:
-            tbl = schema.table(name)
-            merged = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-            tables[name] = schema.validate(schema.conform(merged, tbl), tbl)
-    return tables
 
 
 def _command(

@@ -63,6 +63,8 @@ def test_two_nsys_folders(tmp_path, capsys):
     assert list(pd.unique(act["stage"])) == ["demo", "overlap"]
     assert set(run.tables) >= {"gpu_trace", "gpu_activities", "api_calls", "ranges", "stages"}
     assert len(run.table("gpu_trace")) == 5 + 32
+    report = (path / "report.html").read_text()
+    assert "One kernel" in report and "[CUDA memcpy HtoD]" in report
 
 
 def test_nvprof_ncu_and_stdout_inputs(tmp_path, capsys):

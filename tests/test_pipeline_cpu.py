@@ -59,3 +59,22 @@ def test_fail_on_without_baseline_is_refused_before_running(toy, tmp_path, capsy
     assert main(sweep(tmp_path, "--fail-on", "stage:median:5%")) == 2
     assert "--baseline" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+def test_run_prints_the_stage_and_its_verdict(toy, capsys):
+    assert main(["run", "toy", "--stage", "ref", "--images", "16", "--repeat", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "Reference on the CPU" in out and "PASS" in out
+    assert main(["run", "toy", "--stage", "wrong", "--images", "16", "--repeat", "2"]) == 2
+    assert "FAIL" in capsys.readouterr().out
+
+
+def test_batch_sizes_give_one_curve_point_per_stage_and_size(toy, tmp_path, capsys):
+    assert main(sweep(tmp_path, "--stages", "ref", "--batch-sizes", "5,24")) == 0
+    run = store.load_run(capsys.readouterr().out.strip().splitlines()[-1])
+    curve = run.table("batch_sweep")
+    assert list(curve["batch"]) == [5, 24] and set(curve["stage"]) == {"ref"}
+    assert (curve["images"] == 24).all() and (curve["repeats"] == 3).all()
+    five = curve.iloc[0]
+    assert five["batch_median_ns"] == five["median_ns"] // 5  # 24 images in 5 calls of <= 5
+    assert "batch" in (run.path / "report.html").read_text().lower()
