@@ -8,13 +8,11 @@ times at the clocks the card runs at, not comparable with trace times.
 
 from __future__ import annotations
 
-import glob
 import os
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from profiler.collect.tools import output_of
+from profiler.collect.tools import find_tool, output_of, tool_candidates
 from profiler.errors import ToolNotFound
 from profiler.ranges import DOMAIN
 
@@ -47,16 +45,7 @@ _SEARCH = (
 
 def candidates(env: Mapping[str, str] | None = None) -> list[str]:
     """Where ncu is looked for, in order: $NCU, PATH, the usual install folders."""
-    env = os.environ if env is None else env
-    found: list[str] = []
-    if env.get("NCU"):
-        found.append(env["NCU"])
-    on_path = shutil.which("ncu", path=env.get("PATH", ""))
-    if on_path:
-        found.append(on_path)
-    for pattern in _SEARCH:
-        found.extend(sorted(glob.glob(pattern), reverse=True))
-    return list(dict.fromkeys(found))
+    return tool_candidates("ncu", "NCU", _SEARCH, os.environ if env is None else env)
 
 
 def find_ncu(env: Mapping[str, str] | None = None) -> Path:
@@ -64,17 +53,7 @@ def find_ncu(env: Mapping[str, str] | None = None) -> Path:
 
     Raises: ToolNotFound naming the places looked at and how to point profgen at ncu.
     """
-    env = os.environ if env is None else env
-    for path in candidates(env):
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return Path(path)
-    if env.get("NCU"):
-        raise ToolNotFound(f"ncu: $NCU={env['NCU']} is not an executable file")
-    raise ToolNotFound(
-        "ncu (Nsight Compute) was not found on PATH nor in "
-        + ", ".join(_SEARCH)
-        + ": install Nsight Compute, or set NCU=/path/to/ncu"
-    )
+    return find_tool("ncu", "NCU", _SEARCH, "Nsight Compute", os.environ if env is None else env)
 
 
 def nvtx_filter(range_name: str) -> str:

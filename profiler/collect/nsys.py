@@ -8,13 +8,11 @@ as `<output>_<report>.csv`.
 
 from __future__ import annotations
 
-import glob
 import os
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from profiler.collect.tools import output_of
+from profiler.collect.tools import find_tool, output_of, tool_candidates
 from profiler.errors import ToolNotFound
 
 # Reports `nsys stats` writes for a profiled stage (all exist in Nsight Systems 2025.3).
@@ -41,34 +39,15 @@ _SEARCH = (
 
 def candidates(env: Mapping[str, str] | None = None) -> list[str]:
     """Where nsys is looked for, in order: $NSYS, PATH, the usual install folders."""
-    env = os.environ if env is None else env
-    found: list[str] = []
-    if env.get("NSYS"):
-        found.append(env["NSYS"])
-    on_path = shutil.which("nsys", path=env.get("PATH", ""))
-    if on_path:
-        found.append(on_path)
-    for pattern in _SEARCH:
-        found.extend(sorted(glob.glob(pattern), reverse=True))  # newest version first
-    return list(dict.fromkeys(found))
+    return tool_candidates("nsys", "NSYS", _SEARCH, os.environ if env is None else env)
 
 
 def find_nsys(env: Mapping[str, str] | None = None) -> Path:
     """The first executable nsys among `candidates(env)`.
 
-    Raises: ToolNotFound naming every place looked at and how to point profgen at nsys.
+    Raises: ToolNotFound naming the places looked at and how to point profgen at nsys.
     """
-    env = os.environ if env is None else env
-    for path in candidates(env):
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return Path(path)
-    if env.get("NSYS"):
-        raise ToolNotFound(f"nsys: $NSYS={env['NSYS']} is not an executable file")
-    raise ToolNotFound(
-        "nsys (Nsight Systems) was not found on PATH nor in "
-        + ", ".join(_SEARCH)
-        + ": install Nsight Systems, or set NSYS=/path/to/nsys"
-    )
+    return find_tool("nsys", "NSYS", _SEARCH, "Nsight Systems", os.environ if env is None else env)
 
 
 def profile_cmd(

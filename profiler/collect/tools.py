@@ -7,7 +7,9 @@ program as a child).
 
 from __future__ import annotations
 
+import glob
 import os
+import shutil
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -184,3 +186,37 @@ def output_of(cmd: Sequence[str], timeout: float, env: Mapping[str, str] | None 
     except subprocess.TimeoutExpired as exc:
         raise ToolNotFound(f"{' '.join(cmd)} did not answer within {timeout:g} s") from exc
     return done.stdout + done.stderr
+
+
+def tool_candidates(
+    exe: str, env_var: str, search: Sequence[str], env: Mapping[str, str]
+) -> list[str]:
+    """Where a tool is looked for, in order: $ENV_VAR, PATH, the glob patterns of `search`
+    (newest version first), without repeats."""
+    found: list[str] = []
+    if env.get(env_var):
+        found.append(env[env_var])
+    on_path = shutil.which(exe, path=env.get("PATH", ""))
+    if on_path:
+        found.append(on_path)
+    for pattern in search:
+        found.extend(sorted(glob.glob(pattern), reverse=True))
+    return list(dict.fromkeys(found))
+
+
+def find_tool(
+    exe: str, env_var: str, search: Sequence[str], product: str, env: Mapping[str, str]
+) -> Path:
+    """The first executable among `tool_candidates(...)`.
+
+    Raises: ToolNotFound naming the places looked at and how to point profgen at the tool.
+    """
+    for path in tool_candidates(exe, env_var, search, env):
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return Path(path)
+    if env.get(env_var):
+        raise ToolNotFound(f"{exe}: ${env_var}={env[env_var]} is not an executable file")
+    raise ToolNotFound(
+        f"{exe} ({product}) was not found on PATH nor in {', '.join(search)}: "
+        f"install {product}, or set {env_var}=/path/to/{exe}"
+    )
