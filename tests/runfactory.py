@@ -1,4 +1,12 @@
-"""A realistic `profiler.store.Run` for the report tests, built from real profiler output.
+"""The runs the report tests render.
+
+`sample_run()`: the committed sample run recorded on an H100 with the cupti backend
+(`reports/sample-lenet-h100-cupti/`, see reports/README.md): every table real, traces trimmed to
+the first profiled repeat (summaries whole). `METRICS_RUN` (cupti + Nsight Compute metrics, with
+the roofline and one ERROR stage) and `NSYS_RUN` (nsys backend) are its siblings.
+
+`build_run()`: a run with every section (roofline, batch sweep, regressions), for the tests that
+need what the sample lacks, built from real profiler output plus hand-written tables:
 
 What is real (captured on an H100 by NVIDIA's tools, copied unedited from the shared fixtures into
 tests/data/report/, see its README.md): the GPU traces of two stages (`cuda_baseline` is the
@@ -7,15 +15,11 @@ nsys summaries (GPU activities, API calls) and the Nsight Compute counters of `o
 
 What is written by hand (tests/data/report/*.csv and meta.json): the stage times, repeats and
 verdicts, the batch sweep, the regressions table and the run's metadata and ceilings. They are
-plausible numbers, not measurements; the golden tests check every value derived from them by a
-second computation.
+plausible numbers, not measurements.
 
 Derived here from the fixture program's structure (`fixture_prog.py`): which repeat and which
 NVTX range each GPU operation belongs to, and the range instances' GPU projections (their CPU
 push/pop times are not in the fixture; they are set to the projection).
-
-When the lead commits a real sample run under reports/sample-*, set SAMPLE_RUN to it: every
-report test then uses it (the golden files must then be regenerated and checked again).
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ from profiler import schema, store
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data" / "report"
-SAMPLE_RUN: Path | None = None  # e.g. ROOT / "reports" / "sample-lenet-cupti"
+SAMPLE_RUN = ROOT / "reports" / "sample-lenet-h100-cupti"
+METRICS_RUN = ROOT / "reports" / "sample-lenet-h100-metrics"
+NSYS_RUN = ROOT / "reports" / "sample-lenet-h100-nsys"
 
 NSYS_DEMO = DATA / "nsys-2025.3.1-h100"  # stage cuda_baseline
 NSYS_OVERLAP = DATA / "nsys-2025.3.1-h100-overlap"  # stage overlap_fusion
@@ -42,8 +48,8 @@ _DIRECTIONS = {"Host-to-Device": "HtoD", "Device-to-Host": "DtoH", "Device-to-De
 
 
 def sample_run() -> store.Run:
-    """The run every report test uses: the committed sample run, or the fixture-built one."""
-    return store.load_run(SAMPLE_RUN) if SAMPLE_RUN else build_run()
+    """The committed H100 sample run (cupti backend), read from disk."""
+    return store.load_run(SAMPLE_RUN)
 
 
 def build_run(tile: int | Mapping[str, int] = 1) -> store.Run:

@@ -1,38 +1,59 @@
-"""The rendered report in a real browser: headless Chromium, no network.
+"""Rendered reports in a real browser: headless Chromium, no network.
 
-Checks: no console errors, every chart container holds a drawn plot, every section is present.
-Saves a full-page screenshot to tests/artifacts/report.png. Skips (saying why) when Chromium,
-chromedriver or selenium is missing; CI installs Debian's `chromium` and `chromium-driver`.
+Three runs: the committed H100 sample (`reports/sample-lenet-h100-cupti`), its sibling with
+Nsight Compute metrics (`reports/sample-lenet-h100-metrics`: the roofline, an ERROR stage) and the
+fixture-built run (every section). For each: no console errors, every chart container holds a
+drawn plot, every section the run has data for is present (derived from the run's tables) and
+none other, the absolute breakdown's log button works, and a full-page screenshot is saved to
+tests/artifacts/report-<name>.png. Skips (saying why) when Chromium, chromedriver or selenium is
+missing; CI installs Debian's `chromium` and `chromium-driver`.
 """
 
 from __future__ import annotations
 
 import base64
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from runfactory import sample_run
+from runfactory import METRICS_RUN, SAMPLE_RUN, build_run
 
+from profiler import store
 from profiler.render import html
+from profiler.store import Run
 
 pytestmark = pytest.mark.browser
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
-SECTIONS = (
-    "run",
-    "staged-table",
-    "time-chart",
-    "breakdown",
-    "stage-tables",
-    "timeline",
-    "amdahl",
-    "advice",
-    "roofline",
-    "batch-sweep",
-    "regressions",
-)
 CHROMIUM = ("chromium", "chromium-browser", "google-chrome")
+RUNS = {
+    "sample-lenet-h100-cupti": lambda: store.load_run(SAMPLE_RUN),
+    "sample-lenet-h100-metrics": lambda: store.load_run(METRICS_RUN),
+    "fixture": build_run,
+}
+
+
+def expected_sections(run: Run) -> list[str]:
+    """The sections a run's tables call for, in page order."""
+    always = ["run", "staged-table", "time-chart", "breakdown", "stage-tables", "timeline"]
+    optional = [("metrics", "roofline"), ("batch_sweep", "batch-sweep")]
+    optional.append(("regressions", "regressions"))
+    return always + ["amdahl", "advice"] + [s for t, s in optional if run.has(t)]
+
+
+def expected_charts(run: Run) -> list[str]:
+    """The chart containers a run's tables call for, in page order."""
+    charts = []
+    if run.table("stages")["median_ns"].notna().any():
+        charts.append("container-stage-times")
+    if run.has("gpu_activities") or run.has("gpu_trace"):
+        charts += ["container-breakdown-share", "container-breakdown-abs"]
+    if run.has("gpu_trace"):
+        charts.append("container-timeline")
+    tables = (("metrics", "roofline"), ("batch_sweep", "batch-sweep"))
+    return charts + [f"container-{c}" for t, c in tables if run.has(t)]
 
 
 def _driver(profile: Path):  # type: ignore[no-untyped-def]
@@ -72,66 +93,89 @@ def _driver(profile: Path):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    tmp = tmp_path_factory.mktemp("browser")
-    report = html.write_report(sample_run(), tmp / "report.html")
-    figures = report.read_text().count('class="plotly-graph-div"')
-    driver = _driver(tmp / "profile")
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    d = _driver(tmp_path_factory.mktemp("chromium-profile"))
     try:
-        driver.get(report.as_uri())
-        from selenium.webdriver.support.ui import WebDriverWait
-
-        WebDriverWait(driver, 60).until(
-            lambda d: (
-                d.execute_script("return document.body.getAttribute('data-charts')") is not None
-            )
-        )
-        WebDriverWait(driver, 30).until(
-            lambda d: d.execute_script(
-                "return [...document.querySelectorAll('div.chart')].every("
-                "c => c.querySelector('.js-plotly-plot svg.main-svg'))"
-            )
-        )
-        driver.figures = figures  # how many charts the page must draw
-        yield driver
+        yield d
     finally:
-        driver.quit()
+        d.quit()
+
+
+@pytest.fixture(scope="module", params=list(RUNS))
+def page(request: pytest.FixtureRequest, driver: Any, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """The run's report, loaded and drawn; the page's console log taken once, as loaded."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    name = request.param
+    run = RUNS[name]()
+    report = html.write_report(run, tmp_path_factory.mktemp(name) / "report.html")
+    driver.get_log("browser")  # drop what an earlier page logged
+    driver.get(report.as_uri())
+    WebDriverWait(driver, 60).until(
+        lambda d: d.execute_script("return document.body.getAttribute('data-charts')") is not None
+    )
+    WebDriverWait(driver, 30).until(
+        lambda d: d.execute_script(
+            "return [...document.querySelectorAll('div.chart')].every("
+            "c => c.querySelector('.js-plotly-plot svg.main-svg'))"
+        )
+    )
+    return {"name": name, "run": run, "driver": driver, "log": driver.get_log("browser")}
 
 
 def test_charts_are_drawn(page) -> None:  # type: ignore[no-untyped-def]
-    assert page.execute_script("return document.body.getAttribute('data-charts')") == "ready"
-    containers = page.execute_script(
+    d = page["driver"]
+    assert d.execute_script("return document.body.getAttribute('data-charts')") == "ready"
+    containers = d.execute_script(
         "return [...document.querySelectorAll('div.chart')].map(c => c.id)"
     )
-    drawn = page.execute_script(
+    drawn = d.execute_script(
         "return [...document.querySelectorAll('div.chart')]"
-        ".filter(c => c.querySelector('.js-plotly-plot svg.main-svg')).map(c => c.id)"
+        ".filter(c => c.querySelector('.js-plotly-plot svg.main-svg')"
+        " && c.querySelectorAll('.js-plotly-plot svg.main-svg .trace').length > 0).map(c => c.id)"
     )
-    assert len(containers) == page.figures >= 6
+    assert containers == expected_charts(page["run"])
     assert drawn == containers
 
 
 def test_every_section_present(page) -> None:  # type: ignore[no-untyped-def]
-    missing = [
-        s for s in SECTIONS if not page.execute_script(f"return !!document.getElementById('{s}')")
-    ]
-    assert missing == []
+    ids = page["driver"].execute_script(
+        "return [...document.querySelectorAll('main section')].map(s => s.id)"
+    )
+    assert ids == expected_sections(page["run"])
 
 
 def test_no_console_errors_and_no_network(page) -> None:  # type: ignore[no-untyped-def]
-    severe = [e for e in page.get_log("browser") if e["level"] == "SEVERE"]
+    severe = [e for e in page["log"] if e["level"] == "SEVERE"]
     assert severe == []
-    requested = page.execute_script(
+    requested = page["driver"].execute_script(
         "return performance.getEntriesByType('resource').map(e => e.name)"
         ".filter(n => !n.startsWith('file:') && !n.startsWith('data:') && !n.startsWith('blob:'))"
     )
     assert requested == []
 
 
+def test_breakdown_switches_to_a_log_axis(page) -> None:  # type: ignore[no-untyped-def]
+    d = page["driver"]
+    axis = "return document.getElementById('chart-breakdown-abs').layout.yaxis.type"
+    assert d.execute_script(axis) in ("linear", "-")
+    d.execute_script(
+        "[...document.querySelectorAll('#chart-breakdown-abs .updatemenu-button')]"
+        ".find(b => b.textContent.trim() === 'log')"
+        ".dispatchEvent(new MouseEvent('click', {bubbles: true}))"
+    )
+    assert d.execute_script(axis) == "log"
+    assert [e for e in d.get_log("browser") if e["level"] == "SEVERE"] == []
+    d.execute_script("Plotly.relayout('chart-breakdown-abs', {'yaxis.type': 'linear'})")
+
+
 def test_screenshot(page) -> None:  # type: ignore[no-untyped-def]
+    d = page["driver"]
+    d.execute_script("window.scrollTo(0, 0)")
     ARTIFACTS.mkdir(exist_ok=True)
-    size = page.execute_cdp_cmd("Page.getLayoutMetrics", {})["cssContentSize"]
-    shot = page.execute_cdp_cmd(
+    size = d.execute_cdp_cmd("Page.getLayoutMetrics", {})["cssContentSize"]
+    assert size["width"] <= 1400  # nothing overflows the window sideways
+    shot = d.execute_cdp_cmd(
         "Page.captureScreenshot",
         {
             "format": "png",
@@ -139,6 +183,6 @@ def test_screenshot(page) -> None:  # type: ignore[no-untyped-def]
             "clip": {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1},
         },
     )
-    path = ARTIFACTS / "report.png"
+    path = ARTIFACTS / f"report-{page['name']}.png"
     path.write_bytes(base64.b64decode(shot["data"]))
     assert path.stat().st_size > 10_000

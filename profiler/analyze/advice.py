@@ -15,8 +15,14 @@ from profiler import schema
 from profiler.analyze.overlap import ceiling_value
 from profiler.schema import Column
 
-#: a stage whose synchronisation calls take at least this share of its API time
-SYNC_SHARE_PCT = 50.0
+#: a stage that synchronises at least this often per kernel launch: about once after every launch
+#: (a stage that synchronises once per call, at the end, has a few syncs for many launches; the
+#: host's wait for the GPU may then fill its API time, but no synchronisation is redundant) ...
+SYNCS_PER_LAUNCH = 0.5
+#: ... and whose synchronisation calls take at least this share of its runtime API time (under
+#: nsys a blocking pageable cudaMemcpy can take most of it: LeNet's fc_opt syncs after each of
+#: its 7 launches, 12% of its API time, behind the 31 MB input copy)
+SYNC_SHARE_PCT = 10.0
 #: many short kernels: at least this many per profiled repeat ...
 MANY_KERNELS = 100
 #: ... with a median duration under this ...
@@ -30,8 +36,11 @@ COPY_SHARE_PCT = 10.0
 HIDDEN_PCT = 5.0
 #: a kernel that matters (share of its stage's profiled kernel time) ...
 KERNEL_SHARE_PCT = 5.0
-#: ... reaching less than this share of the ceiling of the resource that bounds it
+#: ... reaching less than this share of the ceiling of the resource that bounds it; when its
+#: achieved occupancy (ncu) is also under this, too few warps are resident to hide latency and the
+#: answer is more parallel work per launch, not a different access pattern
 EFFICIENCY_PCT = 30.0
+LOW_OCCUPANCY_PCT = 20.0
 
 #: each rule's problem, in a few words (a finding may say more, e.g. name the kernel)
 RULE_TITLES = {
@@ -56,6 +65,7 @@ FINDINGS = schema.Table(
 )
 
 _SYNC_CALLS = ("Synchronize",)  # cudaDeviceSynchronize, cudaStreamSynchronize, cuCtxSynchronize...
+_LAUNCH_CALLS = ("LaunchKernel", "LaunchCooperativeKernel", "GraphLaunch")  # cuLaunchKernel, ...
 
 
 def _frame(rows: list[dict[str, object]]) -> pd.DataFrame:
@@ -85,7 +95,7 @@ def pageable_copies(
                 "rule": "pageable_copies",
                 "finding": "copies from pageable host memory",
                 "evidence": (
-                    f"{len(bad)} of {len(g)} copies "
+                    f"{len(bad)} of {len(g)} copies in the trace "
                     f"({bad['bytes'].fillna(0).sum() / 1e6:.1f} MB) use pageable host memory: "
                 )
                 + "; ".join(_rates(bad, ceilings)),
@@ -105,7 +115,7 @@ def _rates(copies: pd.DataFrame, ceilings: Mapping[str, object] | None) -> list[
     out = []
     for kind, g in copies.groupby("copy_kind", sort=True):
         rate = g["bytes"].fillna(0).sum() / g["duration_ns"].sum() * 1e9
-        text = f"{kind} at {rate / 1e9:.1f} GB/s"
+        text = f"{kind} at {_rate_text(rate)}"
         label = {"HtoD": "h2d", "DtoH": "d2h"}.get(str(kind))
         pinned = ceiling_value(ceilings, f"{label}_pinned_bytes_per_s") if label else float("nan")
         if pinned == pinned:
@@ -114,17 +124,29 @@ def _rates(copies: pd.DataFrame, ceilings: Mapping[str, object] | None) -> list[
     return out
 
 
-def sync_dominated(api_calls: pd.DataFrame) -> pd.DataFrame:
-    """Stages whose runtime API time is mostly spent waiting in synchronisation calls.
+def _rate_text(bytes_per_s: float) -> str:
+    """`3.0 GB/s`, `27.6 MB/s`: one decimal, in the largest unit that keeps it >= 1."""
+    for scale, unit in ((1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s")):
+        if bytes_per_s >= scale:
+            return f"{bytes_per_s / scale:.1f} {unit}"
+    return f"{bytes_per_s:.0f} B/s"
 
-    Returns: DataFrame with `FINDINGS` columns, one row per stage over `SYNC_SHARE_PCT`.
+
+def sync_dominated(api_calls: pd.DataFrame) -> pd.DataFrame:
+    """Stages whose runtime API time is mostly spent in synchronisation calls issued about as
+    often as kernels are launched: synchronisations a single one at the end would replace.
+
+    Returns: DataFrame with `FINDINGS` columns, one row per stage over `SYNC_SHARE_PCT` and
+    `SYNCS_PER_LAUNCH`.
     """
     rows: list[dict[str, object]] = []
     for stage, g in api_calls.groupby("stage", sort=False):
         total = g["total_ns"].sum()
         sync = g[g["name"].str.contains("|".join(_SYNC_CALLS), regex=True)]
+        launches = int(g.loc[g["name"].str.contains("|".join(_LAUNCH_CALLS)), "calls"].sum())
+        syncs = int(sync["calls"].sum())
         share = sync["total_ns"].sum() / total * 100.0 if total else 0.0
-        if share < SYNC_SHARE_PCT:
+        if share < SYNC_SHARE_PCT or syncs < SYNCS_PER_LAUNCH * launches:
             continue
         names = ", ".join(sorted(set(sync["name"])))
         rows.append(
@@ -133,8 +155,8 @@ def sync_dominated(api_calls: pd.DataFrame) -> pd.DataFrame:
                 "rule": "sync_dominated",
                 "finding": "API time dominated by synchronisation",
                 "evidence": (
-                    f"{int(sync['calls'].sum())} synchronisation calls ({names}) take "
-                    f"{share:.0f}% of the runtime API time"
+                    f"{syncs:,} synchronisation calls ({names}) for {launches:,} kernel "
+                    f"launches take {share:.0f}% of the runtime API time"
                 ),
                 "technique": (
                     "remove redundant synchronisations: one sync after the last copy back, "
@@ -146,17 +168,22 @@ def sync_dominated(api_calls: pd.DataFrame) -> pd.DataFrame:
     return _frame(rows)
 
 
-def short_kernels_with_gaps(overlap: pd.DataFrame) -> pd.DataFrame:
+def short_kernels_with_gaps(
+    overlap: pd.DataFrame, kernels_per_repeat: Mapping[str, float] | None = None
+) -> pd.DataFrame:
     """Many short kernels with the GPU idle between them: launch overhead dominates.
 
     Args:
         overlap: DataFrame with `profiler.analyze.overlap.OVERLAP` columns.
+        kernels_per_repeat: kernel launches per profiled repeat by stage, from the whole run's
+            summaries, for a trace that keeps only part of the repeats (a trimmed sample run);
+            default: counted in the trace (`overlap`).
 
     Returns: DataFrame with `FINDINGS` columns.
     """
     rows = []
     for r in overlap.to_dict("records"):
-        per_repeat = r["kernels"] / max(r["repeats"], 1)
+        per_repeat = (kernels_per_repeat or {}).get(r["stage"], r["kernels"] / max(r["repeats"], 1))
         idle_pct = 100.0 - r["busy_pct"] if r["busy_pct"] == r["busy_pct"] else 0.0
         if (
             per_repeat < MANY_KERNELS
@@ -170,9 +197,9 @@ def short_kernels_with_gaps(overlap: pd.DataFrame) -> pd.DataFrame:
                 "rule": "short_kernels_with_gaps",
                 "finding": "many short kernels with gaps between them",
                 "evidence": (
-                    f"{per_repeat:.0f} kernels per repeat, "
+                    f"{per_repeat:,.0f} kernels per repeat, "
                     f"median {r['kernel_median_ns'] / 1e3:.1f} us; "
-                    f"the GPU is idle {idle_pct:.0f}% of the span, in {r['gaps']} gaps"
+                    f"the GPU is idle {idle_pct:.0f}% of the traced span, in {r['gaps']:,} gaps"
                 ),
                 "technique": (
                     "batch the work (more images per launch), fuse consecutive kernels, "
@@ -233,24 +260,35 @@ def low_efficiency(roofline: pd.DataFrame) -> pd.DataFrame:
     for r in bad.to_dict("records"):
         memory = r["bound"] == "memory"
         what = (
-            f"{r['bandwidth_pct']:.0f}% of peak DRAM bandwidth"
+            f"{r['bandwidth_pct']:.2g}% of peak DRAM bandwidth"
             if memory
             else f"{r['flops_pct']:.1f}% of peak FP32 rate"
         )
+        evidence = (
+            f"{r['name']} ({r['share_pct']:.0f}% of profiled kernel time, "
+            f"{r['bound']}-bound at {r['intensity']:.2f} FLOP/byte) reaches {what}"
+        )
+        finding = f"{r['name']}: low achieved {'bandwidth' if memory else 'FLOP rate'}"
+        technique = (
+            "coalesce global memory accesses (consecutive threads, consecutive addresses)"
+            if memory
+            else "tile through shared memory and registers to reuse loaded data"
+        )
+        occupancy = r.get("occupancy_pct", float("nan"))
+        if occupancy == occupancy and occupancy < LOW_OCCUPANCY_PCT:
+            finding = f"{r['name']}: low occupancy"
+            evidence += f", with {occupancy:.0f}% achieved occupancy"
+            technique = (
+                "give each launch more parallel work (more images per launch, more threads "
+                "per output) so that enough warps are resident to hide latency"
+            )
         rows.append(
             {
                 "stage": r["stage"],
                 "rule": "low_efficiency",
-                "finding": f"{r['name']}: low achieved {'bandwidth' if memory else 'FLOP rate'}",
-                "evidence": (
-                    f"{r['name']} ({r['share_pct']:.0f}% of profiled kernel time, "
-                    f"{r['bound']}-bound at {r['intensity']:.2f} FLOP/byte) reaches {what}"
-                ),
-                "technique": (
-                    "coalesce global memory accesses (consecutive threads, consecutive addresses)"
-                )
-                if memory
-                else "tile through shared memory and registers to reuse loaded data",
+                "finding": finding,
+                "evidence": evidence,
+                "technique": technique,
                 "weight_pct": r["share_pct"],
             }
         )
@@ -264,6 +302,7 @@ def findings(
     roofline: pd.DataFrame,
     ceilings: Mapping[str, object] | None = None,
     order: list[str] | None = None,
+    kernels_per_repeat: Mapping[str, float] | None = None,
 ) -> pd.DataFrame:
     """Every rule's findings, by stage (in `order`, the study's) and decreasing weight.
 
@@ -274,13 +313,14 @@ def findings(
         roofline: DataFrame with `profiler.analyze.roofline.ROOFLINE` columns (may be empty).
         ceilings: the run's `meta["ceilings"]`.
         order: stage keys in study order; stages not in it come last.
+        kernels_per_repeat: see `short_kernels_with_gaps`.
 
     Returns: DataFrame with `FINDINGS` columns.
     """
     parts = [
         pageable_copies(gpu_trace, ceilings),
         sync_dominated(api_calls),
-        short_kernels_with_gaps(overlap),
+        short_kernels_with_gaps(overlap, kernels_per_repeat),
         serial_copies(overlap),
         low_efficiency(roofline),
     ]

@@ -210,3 +210,66 @@ def ceiling_value(ceilings: Mapping[str, object] | None, key: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return float("nan")
     return float(value) if value > 0 else float("nan")
+
+
+COPY_SUMMARY = schema.Table(
+    "copy_summary",
+    "Per stage, from the GPU-activities summary: memcpy share, bytes and bandwidth each way.",
+    (
+        Column("stage", "string"),
+        Column("activity_ns", "int64", "ns", "summed GPU activity time, all profiled repeats"),
+        Column("memcpy_ns", "int64", "ns", "summed copy time"),
+        Column("memcpy_pct", "float64", "%", "memcpy_ns / activity_ns"),
+        Column("h2d_bytes", "Int64", "bytes", "all profiled repeats; <NA> without sizes"),
+        Column("d2h_bytes", "Int64", "bytes", "all profiled repeats; <NA> without sizes"),
+        Column("h2d_ns", "int64", "ns"),
+        Column("d2h_ns", "int64", "ns"),
+        Column("h2d_bytes_per_s", "float64", "bytes/s", "h2d_bytes / h2d_ns"),
+        Column("d2h_bytes_per_s", "float64", "bytes/s", "d2h_bytes / d2h_ns"),
+        Column("h2d_pct_of_pinned", "float64", "%", "against the run's measured pinned HtoD copy"),
+        Column("d2h_pct_of_pinned", "float64", "%", "against the run's measured pinned DtoH copy"),
+    ),
+)
+
+
+def copy_summary(
+    gpu_activities: pd.DataFrame, ceilings: Mapping[str, object] | None = None
+) -> pd.DataFrame:
+    """Memcpy share and achieved bandwidth of every stage, from its GPU-activities summary.
+
+    The same quantities as `stage_overlap`'s, from the summary instead of the trace: a run whose
+    traces were trimmed (a committed sample) keeps its summaries whole.
+
+    Args:
+        gpu_activities: DataFrame with `schema.GPU_ACTIVITIES` columns.
+        ceilings: the run's `meta["ceilings"]`.
+
+    Returns: DataFrame with `COPY_SUMMARY` columns, one row per stage, in first-appearance order.
+    """
+    acts = schema.validate(gpu_activities, schema.GPU_ACTIVITIES)
+    rows = []
+    for stage, g in acts.groupby("stage", sort=False):
+        copies = g[g["kind"] == schema.MEMCPY]
+        row: dict[str, object] = {
+            "stage": stage,
+            "activity_ns": int(g["total_ns"].sum()),
+            "memcpy_ns": int(copies["total_ns"].sum()),
+        }
+        for direction, label in (("HtoD", "h2d"), ("DtoH", "d2h")):
+            sel = copies[(copies["copy_kind"] == direction).fillna(False)]
+            sizes = sel["bytes"]
+            row[f"{label}_bytes"] = int(sizes.sum()) if sizes.notna().any() else pd.NA
+            row[f"{label}_ns"] = int(sel["total_ns"].sum())
+        rows.append(row)
+    if not rows:
+        return schema.empty(COPY_SUMMARY)
+    out = pd.DataFrame(rows).astype({"h2d_bytes": "Int64", "d2h_bytes": "Int64"})
+    out["memcpy_pct"] = _pct(out["memcpy_ns"], out["activity_ns"])
+    for label in ("h2d", "d2h"):
+        rate = out[f"{label}_bytes"].astype("float64") / out[f"{label}_ns"].where(
+            out[f"{label}_ns"] > 0
+        )
+        out[f"{label}_bytes_per_s"] = (rate * 1e9).astype("float64")
+        ceiling = ceiling_value(ceilings, f"{label}_pinned_bytes_per_s")
+        out[f"{label}_pct_of_pinned"] = out[f"{label}_bytes_per_s"] / ceiling * 100.0
+    return schema.validate(schema.conform(out, COPY_SUMMARY), COPY_SUMMARY)

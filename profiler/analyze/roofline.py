@@ -4,8 +4,8 @@ Per stage and kernel name (launches summed): arithmetic intensity = FP32 FLOPs /
 (read + write), achieved FLOP/s and DRAM bytes/s over the replayed duration, and the roof at that
 intensity, min(peak FP32, intensity x peak DRAM bandwidth). A kernel left of the ridge point
 (peak FP32 / peak DRAM) is memory-bound and is judged by its bandwidth; right of it, by its FLOP
-rate. Ceilings come from the run's `meta["ceilings"]`; without them the percentages are NaN and
-the bound is `unknown`.
+rate. Ceilings come from the run's `meta["ceilings"]` (DRAM: a given peak, else the measured
+device-to-device copy bandwidth); without them the percentages are NaN and the bound is `unknown`.
 """
 
 from __future__ import annotations
@@ -38,13 +38,35 @@ ROOFLINE = schema.Table(
         Column("bandwidth_pct", "float64", "%", "bytes_per_s over peak DRAM bandwidth"),
         Column("flops_pct", "float64", "%", "flops_per_s over peak FP32 rate"),
         Column("efficiency_pct", "float64", "%", "bandwidth_pct when memory-bound, else flops_pct"),
+        Column(
+            "occupancy_pct", "float64", "%", "achieved occupancy, mean over launches (NaN: none)"
+        ),
     ),
 )
 
 
+#: where the DRAM ceiling comes from, in order of preference: a peak given with the run, else the
+#: bandwidth profgen measured with a large device-to-device copy (bytes read plus written: what a
+#: streaming kernel can reach on that machine)
+DRAM_CEILINGS = ("dram_bytes_per_s", "d2d_bytes_per_s")
+
+
+def dram_ceiling_key(ceilings: Mapping[str, object] | None) -> str | None:
+    """The key of `DRAM_CEILINGS` the run has (a positive number), or None."""
+    return next(
+        (k for k in DRAM_CEILINGS if not np.isnan(ceiling_value(ceilings, k))),
+        None,
+    )
+
+
 def ceiling_values(ceilings: Mapping[str, object] | None) -> tuple[float, float]:
-    """(peak DRAM bytes/s, peak FP32 FLOP/s) from a run's ceilings; NaN where missing."""
-    return ceiling_value(ceilings, "dram_bytes_per_s"), ceiling_value(ceilings, "fp32_flops_per_s")
+    """(peak DRAM bytes/s, peak FP32 FLOP/s) from a run's ceilings; NaN where missing.
+
+    The DRAM ceiling is the first of `DRAM_CEILINGS` the run has.
+    """
+    key = dram_ceiling_key(ceilings)
+    dram = ceiling_value(ceilings, key) if key else float("nan")
+    return dram, ceiling_value(ceilings, "fp32_flops_per_s")
 
 
 def roofline(metrics: pd.DataFrame, ceilings: Mapping[str, object] | None = None) -> pd.DataFrame:
@@ -70,6 +92,7 @@ def roofline(metrics: pd.DataFrame, ceilings: Mapping[str, object] | None = None
             duration_ns=("dur", "sum"),
             fp32_flops=("fp32", "sum"),
             dram_bytes=("dram_bytes", "sum"),
+            occupancy_pct=("achieved_occupancy_pct", "mean"),
         )
         .reset_index()
     )

@@ -88,19 +88,20 @@ def build_context(run: Run) -> dict[str, Any]:
     staged = stages.staged_table(run.table("stages"))
     order = _order(staged, run)
     titles = _titles(staged)
-    repeats = _profiled_repeats(run.table("gpu_trace"))
+    repeats = profiled_repeats(run.table("samples"), run.table("gpu_trace"))
     ov = overlap.stage_overlap(run.table("gpu_trace"), meta.get("ceilings"))
     roof = roofline.roofline(run.table("metrics"), meta.get("ceilings"))
     ctx: dict[str, Any] = {
         "title": report_title(meta),
         "header": header_rows(meta, run.path),
+        "trimmed": trimmed_note(meta),
         "deferred_type": DEFERRED_TYPE,
         "staged": _staged(staged, titles),
         "charts": _charts(staged, run.table("gpu_activities"), order, repeats, titles),
-        "stage_tables": _stage_tables(run, order, titles, ov),
-        "timeline": _timeline(run, order, titles, meta.get("ceilings")),
+        "stage_tables": _stage_tables(run, order, titles, ov, repeats),
+        "timeline": _timeline(run, order, titles, repeats),
         "amdahl": _amdahl(run.table("gpu_activities"), staged, repeats, order, titles),
-        "advice": _advice(run, ov, roof, order, titles),
+        "advice": _advice(run, ov, roof, order, titles, repeats),
         "roofline": _roofline(roof, meta.get("ceilings")) if run.has("metrics") else None,
         "batch_sweep": _batch_sweep(run.table("batch_sweep")) if run.has("batch_sweep") else None,
         "regressions": _regressions(run.table("regressions")) if run.has("regressions") else None,
@@ -124,8 +125,24 @@ def _titles(staged: pd.DataFrame) -> dict[str, str]:
     }
 
 
-def _profiled_repeats(gpu_trace: pd.DataFrame) -> dict[str, int]:
-    return {str(k): int(v) for k, v in gpu_trace.groupby("stage")["repeat"].nunique().items()}
+def profiled_repeats(samples: pd.DataFrame, gpu_trace: pd.DataFrame) -> dict[str, int]:
+    """Profiled repeats per stage: the `profiled` samples (the summaries cover them all, even
+    when the trace was trimmed to fewer), else the repeats seen in the GPU trace."""
+    seen = gpu_trace.groupby("stage")["repeat"].nunique()
+    out = {str(k): int(v) for k, v in seen.items()}
+    profiled = samples[samples["pass"] == "profiled"].groupby("stage").size()
+    out.update({str(k): int(v) for k, v in profiled.items()})
+    return out
+
+
+def trimmed_note(meta: Mapping[str, Any]) -> str | None:
+    """What was cut from the run's traces before it was committed (run.json's `trimmed`)."""
+    cut = meta.get("trimmed")
+    if not cut:
+        return None
+    if isinstance(cut, Mapping):
+        return "; ".join(f"{k}: {v}" for k, v in cut.items())
+    return str(cut)
 
 
 def _staged(staged: pd.DataFrame, titles: Mapping[str, str]) -> dict[str, Any]:
@@ -176,12 +193,18 @@ def _charts(
 
 
 def _stage_tables(
-    run: Run, order: list[str], titles: Mapping[str, str], ov: pd.DataFrame
+    run: Run,
+    order: list[str],
+    titles: Mapping[str, str],
+    ov: pd.DataFrame,
+    repeats: Mapping[str, int],
 ) -> list[dict[str, Any]]:
     acts, api, st = run.table("gpu_activities"), run.table("api_calls"), run.table("stages")
     status = dict(zip(st["stage"], st["status"], strict=True))
     reason = dict(zip(st["stage"], st["reason"], strict=True))
     ov_rows = {r["stage"]: r for r in records(ov)}
+    copies = {r["stage"]: r for r in records(overlap.copy_summary(acts, run.meta.get("ceilings")))}
+    calls = acts.groupby("stage")["calls"].sum()
     out = []
     for key in order:
         a = acts[acts["stage"] == key].sort_values("total_ns", ascending=False, kind="stable")
@@ -195,15 +218,45 @@ def _stage_tables(
                 "reason": _plain(reason.get(key)),
                 "activities": records(a),
                 "api_calls": records(c),
-                "overlap": ov_rows.get(key),
+                "stats": _stage_stats(
+                    copies.get(key), ov_rows.get(key), repeats.get(key, 1), calls.get(key)
+                ),
             }
         )
     return out
 
 
-def _timeline(
-    run: Run, order: list[str], titles: Mapping[str, str], ceilings: Any
+def _stage_stats(
+    copies: dict[str, Any] | None, ov: dict[str, Any] | None, repeats: int, calls: Any
 ) -> dict[str, Any] | None:
+    """The figures above a stage's tables: copies and bandwidth from the GPU-activities summary
+    (whole even when the trace was trimmed), busy time and overlap from the trace (None without
+    one), and, when the trace holds less than the summary, how much it holds."""
+    if copies is None:
+        return None
+    n = max(repeats, 1)
+    keys = ("memcpy_pct", "h2d_bytes_per_s", "d2h_bytes_per_s", "h2d_pct_of_pinned")
+    stats: dict[str, Any] = {k: copies[k] for k in (*keys, "d2h_pct_of_pinned")}
+    for k in ("h2d_bytes", "d2h_bytes"):  # per profiled repeat
+        stats[k] = None if copies[k] is None else copies[k] / n
+    ops = int(calls) / n
+    stats.update(repeats=n, ops_per_repeat=ops, trace_note=None)
+    for k in ("busy_ns", "span_ns", "busy_pct", "overlap_pct"):
+        stats[k] = ov[k] if ov is not None else None
+    if ov is not None:
+        whole = round(ops * ov["repeats"])
+        kept = f"{ov['repeats']} of the {n} profiled repeats"
+        if ov["ops"] < whole:
+            stats["trace_note"] = f"the first {ov['ops']:,} of the {whole:,} operations of {kept}"
+        elif ov["repeats"] < n:
+            stats["trace_note"] = f"{kept}, {ov['ops']:,} operations"
+    return stats
+
+
+def _timeline(
+    run: Run, order: list[str], titles: Mapping[str, str], repeats: Mapping[str, int]
+) -> dict[str, Any] | None:
+    ceilings = run.meta.get("ceilings")
     trace = run.table("gpu_trace")
     stage = timeline.default_stage(trace, order)
     if stage is None:
@@ -224,7 +277,8 @@ def _timeline(
         "span_ns": tl.span_ns,
         "overlap": measured,
         "shown_span_ns": int((tl.ops["start_ns"] + tl.ops["duration_ns"]).max()),
-        "repeats": int(trace.loc[trace["stage"] == stage, "repeat"].nunique()),
+        "trace_repeats": (seen := int(trace.loc[trace["stage"] == stage, "repeat"].nunique())),
+        "repeats": max(repeats.get(stage, seen), seen),
     }
 
 
@@ -255,11 +309,25 @@ def _amdahl(
 
 
 def _advice(
-    run: Run, ov: pd.DataFrame, roof: pd.DataFrame, order: list[str], titles: Mapping[str, str]
+    run: Run,
+    ov: pd.DataFrame,
+    roof: pd.DataFrame,
+    order: list[str],
+    titles: Mapping[str, str],
+    repeats: Mapping[str, int],
 ) -> list[dict[str, Any]]:
     """Findings grouped by rule and technique (one card each), stages in study order."""
+    acts = run.table("gpu_activities")
+    launches = acts[acts["kind"] == schema.KERNEL].groupby("stage")["calls"].sum()
+    per_repeat = {str(k): int(v) / max(repeats.get(str(k), 1), 1) for k, v in launches.items()}
     found = advice.findings(
-        run.table("gpu_trace"), run.table("api_calls"), ov, roof, run.meta.get("ceilings"), order
+        run.table("gpu_trace"),
+        run.table("api_calls"),
+        ov,
+        roof,
+        run.meta.get("ceilings"),
+        order,
+        kernels_per_repeat=per_repeat,
     )
     cards: dict[tuple[str, str], dict[str, Any]] = {}
     for r in records(found):
@@ -279,9 +347,15 @@ def _advice(
 
 def _roofline(roof: pd.DataFrame, ceilings: Any) -> dict[str, Any]:
     dram, fp32 = roofline.ceiling_values(ceilings)
+    source = {
+        "dram_bytes_per_s": "peak DRAM bandwidth",
+        "d2d_bytes_per_s": "DRAM bandwidth of a large device-to-device copy",
+    }.get(roofline.dram_ceiling_key(ceilings) or "", "DRAM bandwidth")
     return {
         "html": figure_html(figures.roofline(roof, dram, fp32), "chart-roofline"),
         "rows": records(roof),
+        "dram_source": source,
+        "label_share_pct": figures.LABEL_SHARE_PCT,
         "dram_bytes_per_s": _plain(dram),
         "fp32_flops_per_s": _plain(fp32),
         "ridge": _plain(fp32 / dram),

@@ -6,8 +6,10 @@ unit). Colours are fixed per category so that a copy is the same colour in every
 
 from __future__ import annotations
 
+import html
 import math
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -41,8 +43,46 @@ KERNEL_PALETTE = (
     "#439894",
     "#d67195",
     "#79706e",
+    "#e15759",
+    "#b6992d",
 )
 OTHER = "other kernels"
+SHORT_NAME = 40  # characters of a kernel name in a legend or a marker label
+LABEL_SHARE_PCT = 15.0  # the roofline names a kernel that has this share of its stage's time
+
+
+def short_name(name: str, width: int = SHORT_NAME) -> str:
+    """A kernel's name for a legend: a demangled C++ signature loses `void`, its template
+    arguments, its parameters and its namespaces (`at::native::<unnamed>::max_pool_forward_nchw<
+    float, int>(T2, ...)` -> `max_pool_forward_nchw`); then at most `width` characters."""
+    text = re.sub(r"^void\s+", "", name.strip())
+    kept, depth = [], 0
+    for ch in text:
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            kept.append(ch)
+    base = "".join(kept).strip().rsplit("::", 1)[-1].strip() or name
+    return base if len(base) <= width else base[: width - 1] + "…"
+
+
+def short_names(names: Iterable[str], width: int = SHORT_NAME) -> dict[str, str]:
+    """`short_name` of each, made unique (`name (2)`) where two shorten alike."""
+    out: dict[str, str] = {}
+    seen: dict[str, int] = {}
+    for name in dict.fromkeys(names):
+        short = short_name(name, width)
+        seen[short] = seen.get(short, 0) + 1
+        out[name] = short if seen[short] == 1 else f"{short} ({seen[short]})"
+    return out
+
+
+def _hover(name: str) -> str:
+    """A full kernel name for a hover label (plotly reads it as HTML), wrapped every 80 chars."""
+    text = html.escape(name)
+    return "<br>".join(text[i : i + 80] for i in range(0, len(text), 80))
 
 
 def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
@@ -112,7 +152,7 @@ def kernel_breakdown(
     order: Sequence[str],
     repeats: Mapping[str, int] | None = None,
     shares: bool = False,
-    top: int = 8,
+    top: int = 10,
     labels: Mapping[str, str] | None = None,
 ) -> go.Figure:
     """Stacked bars of where GPU time goes in each stage: kernels by name, copies, memsets.
@@ -122,32 +162,19 @@ def kernel_breakdown(
         order: stage keys in study order (stages without activities are skipped).
         repeats: profiled repeats per stage; absolute times are per repeat (default 1).
         shares: stack shares of each stage's GPU time (%) instead of milliseconds.
-        top: kernels named individually (the largest over the run); the rest are `other kernels`.
+        top: kernels named individually: those with the largest shares summed over the stages
+            (so each stage's main kernels show, however short the stage); the rest are `other
+            kernels`.
         labels: x-axis label per stage key.
     """
-    df = activities.copy()
-    ranked = list(
-        df[df["kind"] == schema.KERNEL]
-        .groupby("name")["total_ns"]
-        .sum()
-        .sort_values(ascending=False, kind="stable")
-        .index
-    )
-    keep = ranked[:top]
-    df["series"] = df["name"].where((df["kind"] != schema.KERNEL) | df["name"].isin(keep), OTHER)
-    df["value"] = (
-        df["total_ns"] / df["stage"].map(lambda k: max((repeats or {}).get(k, 1), 1)) / 1e6
-    )
-    table = df.pivot_table(
-        index="series", columns="stage", values="value", aggfunc="sum", fill_value=0.0
-    )
-    stages = [k for k in order if k in table.columns]
-    table = table[stages]
+    table, keep = _breakdown_table(activities, order, repeats, top)
+    stages = list(table.columns)
     if shares:
         table = table / table.sum(axis=0).replace(0, np.nan) * 100.0
     others = sorted(n for n in table.index if n not in keep and n != OTHER)
     series = keep + ([OTHER] if OTHER in table.index else []) + others
     colours = {n: KERNEL_PALETTE[i % len(KERNEL_PALETTE)] for i, n in enumerate(keep)}
+    legend = short_names(series)
     fig = go.Figure()
     unit = "%" if shares else " ms"
     for name in series:
@@ -155,17 +182,55 @@ def kernel_breakdown(
             go.Bar(
                 x=[(labels or {}).get(k, k) for k in stages],
                 y=table.loc[name].to_numpy(),
-                name=name,
+                name=legend[name],
                 marker_color=colours.get(name, COPY_COLOURS.get(name, "#bab0ac")),
-                hovertemplate=f"{name}<br>%{{y:.4g}}{unit}<extra></extra>",
+                hovertemplate=f"{_hover(name)}<br>%{{x}}: %{{y:.4g}}{unit}<extra></extra>",
             )
         )
     fig.update_layout(barmode="stack", legend={"traceorder": "reversed"})
     fig.update_yaxes(
         title="share of GPU time (%)" if shares else "GPU time per profiled repeat (ms)"
     )
+    if not shares:  # stages differ by orders of magnitude: let the reader switch to a log axis
+        fig.update_layout(updatemenus=[_axis_buttons()])
     title = "Kernel-time breakdown, shares" if shares else "Kernel-time breakdown, absolute"
-    return _layout(fig, title, 440)
+    return _layout(fig, title, 460)
+
+
+def _breakdown_table(
+    activities: pd.DataFrame, order: Sequence[str], repeats: Mapping[str, int] | None, top: int
+) -> tuple[pd.DataFrame, list[str]]:
+    """(ms per profiled repeat by series x stage in `order`, the kernels named individually)."""
+    df = activities.copy()
+    df["value"] = (
+        df["total_ns"] / df["stage"].map(lambda k: max((repeats or {}).get(k, 1), 1)) / 1e6
+    )
+    kernels = df[df["kind"] == schema.KERNEL]
+    share = kernels["total_ns"] / df.groupby("stage")["total_ns"].transform("sum")[kernels.index]
+    ranked = share.groupby(kernels["name"]).sum().sort_values(ascending=False, kind="stable")
+    keep = list(ranked.index[:top])
+    df["series"] = df["name"].where((df["kind"] != schema.KERNEL) | df["name"].isin(keep), OTHER)
+    table = df.pivot_table(
+        index="series", columns="stage", values="value", aggfunc="sum", fill_value=0.0
+    )
+    return table[[k for k in order if k in table.columns]], keep
+
+
+def _axis_buttons() -> dict[str, object]:
+    """Buttons above a chart that switch its y axis between linear and log."""
+    return {
+        "type": "buttons",
+        "direction": "right",
+        "x": 0.45,
+        "xanchor": "left",
+        "y": 1.14,
+        "yanchor": "top",
+        "showactive": True,
+        "buttons": [
+            {"label": "linear", "method": "relayout", "args": [{"yaxis.type": "linear"}]},
+            {"label": "log", "method": "relayout", "args": [{"yaxis.type": "log"}]},
+        ],
+    }
 
 
 def timeline(ops: pd.DataFrame, phases: pd.DataFrame, title: str) -> go.Figure:
@@ -194,7 +259,9 @@ def timeline(ops: pd.DataFrame, phases: pd.DataFrame, title: str) -> go.Figure:
     lanes = list(reversed(lanes_gpu)) + list(reversed(lanes_nvtx))
     fig.update_yaxes(categoryorder="array", categoryarray=lanes, type="category")
     fig.update_xaxes(title="time since the repeat's first GPU operation (µs)")
-    fig.update_layout(barmode="overlay", bargap=0.25)
+    fig.update_layout(  # a range name that does not fit its bar is hidden (hover shows it)
+        barmode="overlay", bargap=0.25, uniformtext={"minsize": 9, "mode": "hide"}
+    )
     return _layout(fig, title, 140 + 38 * max(len(lanes), 2))
 
 
@@ -227,6 +294,9 @@ def roofline(roof: pd.DataFrame, dram_bytes_per_s: float, fp32_flops_per_s: floa
             FLOPs or bytes cannot sit on log axes and are left out (the table lists them).
         dram_bytes_per_s: peak DRAM bandwidth (NaN: no ceiling drawn).
         fp32_flops_per_s: peak FP32 rate (NaN: no ceiling drawn).
+
+    A kernel with `LABEL_SHARE_PCT` of its stage's time is named next to its marker, once per
+    name and place (the same kernel in several stages sits at one place); hover names every one.
     """
     placed = roof[(roof["intensity"] > 0) & (roof["flops_per_s"] > 0)]
     fig = go.Figure()
@@ -246,24 +316,48 @@ def roofline(roof: pd.DataFrame, dram_bytes_per_s: float, fp32_flops_per_s: floa
                 hovertemplate="%{y:.4g} GFLOP/s at %{x:.3g} FLOP/byte<extra></extra>",
             )
         )
+    labelled: set[tuple[str, int, int]] = set()
     for stage, g in placed.groupby("stage", sort=False):
+        text = _roofline_labels(g, labelled)
         fig.add_trace(
             go.Scatter(
                 x=g["intensity"],
                 y=g["flops_per_s"] / 1e9,
                 mode="markers+text",
                 name=str(stage),
-                text=g["name"],
+                text=text,
                 textposition="top center",
-                marker={"size": 10},
-                hovertemplate="%{text}<br>%{x:.3g} FLOP/byte, %{y:.4g} GFLOP/s<extra></extra>",
+                textfont={"size": 10},
+                marker={"size": 9},
+                hovertext=[f"{stage}<br>{_hover(n)}" for n in g["name"]],
+                hovertemplate="%{hovertext}<br>%{x:.3g} FLOP/byte, %{y:.4g} GFLOP/s<extra></extra>",
             )
         )
     fig.update_xaxes(
         type="log", title="arithmetic intensity (FP32 FLOP / DRAM byte)", **log_ticks([lo, hi])
     )
     fig.update_yaxes(type="log", title="achieved GFLOP/s", dtick=1, exponentformat="power")
-    return _layout(fig, "Roofline (Nsight Compute, replayed launches)", 460)
+    return _layout(fig, "Roofline (Nsight Compute, replayed launches)", 540)
+
+
+def _roofline_labels(kernels: pd.DataFrame, labelled: set[tuple[str, int, int]]) -> list[str]:
+    """Marker labels of one stage's kernels: the short name of each that has `LABEL_SHARE_PCT`
+    of its stage's time, unless `labelled` has it at that place (a quarter decade); updates
+    `labelled`."""
+    text = []
+    points = zip(
+        kernels["name"],
+        kernels["intensity"],
+        kernels["flops_per_s"],
+        kernels["share_pct"],
+        strict=True,
+    )
+    for name, x, y, share in points:
+        spot = (short_name(name, 28), round(math.log10(x) * 4), round(math.log10(y) * 4))
+        named = share >= LABEL_SHARE_PCT and spot not in labelled
+        text.append(spot[0] if named else "")
+        labelled.update([spot] if named else [])
+    return text
 
 
 def batch_curves(curves: pd.DataFrame) -> go.Figure:

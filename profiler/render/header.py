@@ -58,7 +58,29 @@ def _model(meta: Mapping[str, Any]) -> str:
 def _gpu(meta: Mapping[str, Any]) -> str:
     gpu, count = _get(meta, "machine", "gpu"), _get(meta, "machine", "gpu_count")
     text = _text(gpu)
-    return f"{text} (x{count})" if gpu and isinstance(count, int) and count > 1 else text
+    if gpu and isinstance(count, int) and count > 1:
+        text += f" (x{count})"
+    memory = _get(meta, "machine", "gpu_memory_mib")
+    if gpu and isinstance(memory, int) and not isinstance(memory, bool):
+        text += f", {memory:,} MiB"
+    return text
+
+
+def _clocks(meta: Mapping[str, Any]) -> str:
+    """`SM 345 MHz (max 1,980), memory 2,619 MHz (max 2,619)`: clocks when the run started."""
+    clocks = _get(meta, "machine", "clocks_mhz")
+    if not isinstance(clocks, Mapping) or not clocks:
+        return _text(clocks)
+    parts = []
+    for unit, label in (("sm", "SM"), ("mem", "memory")):
+        now, top = clocks.get(f"clocks_{unit}"), clocks.get(f"clocks_max_{unit}")
+        if now is None and top is None:
+            continue
+        text = f"{label} {_text(now)} MHz"
+        parts.append(text + (f" (max {_text(top)})" if top is not None else ""))
+    known = {"clocks_sm", "clocks_max_sm", "clocks_mem", "clocks_max_mem"}
+    parts += [f"{k} {_text(v)}" for k, v in clocks.items() if k not in known]
+    return ", ".join(parts)
 
 
 def _backend(meta: Mapping[str, Any]) -> str:
@@ -104,7 +126,7 @@ def header_rows(meta: Mapping[str, Any], path: Path | None = None) -> list[dict[
         ("Command", _text(meta.get("command"))),
         ("Source", _text(meta.get("source"))),
         ("Host", _joined(meta, "machine", ("host", "python"))),
-        ("Clocks (MHz)", _text(_get(meta, "machine", "clocks_mhz"))),
+        ("Clocks", _clocks(meta)),
         ("Run directory", _text(str(path) if path else None)),
     ]
     return [{"label": label, "value": value} for label, value in rows]
