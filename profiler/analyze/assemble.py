@@ -13,7 +13,7 @@ import pandas as pd
 
 from profiler import schema
 from profiler.analyze import activities
-from profiler.analyze.attribution import attribute
+from profiler.analyze.attribution import api_repeats, attribute
 
 TRACES = (schema.GPU_TRACE, schema.API_TRACE, schema.RANGE_TRACE)
 SUMMARIES = {  # summary table <- (trace it is computed from, function)
@@ -50,18 +50,28 @@ def attributed(part: Mapping[str, pd.DataFrame], model: str) -> dict[str, pd.Dat
     if not all(t.name in part for t in TRACES) or part[schema.GPU_TRACE.name].empty:
         return part
     stage = str(part[schema.GPU_TRACE.name]["stage"].iloc[0])
+    stage_range = f"{model}:{stage}"
     gpu, ranges = attribute(
-        part["gpu_trace"], part["api_trace"], part["range_trace"], stage_range=f"{model}:{stage}"
+        part["gpu_trace"], part["api_trace"], part["range_trace"], stage_range=stage_range
     )
-    part.update(gpu_trace=gpu, range_trace=ranges)
+    api = api_repeats(part["api_trace"], part["range_trace"], stage_range)
+    part.update(gpu_trace=gpu, api_trace=api, range_trace=ranges)
     return part
 
 
 def with_summaries(part: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """One stage's tables plus every summary its traces can give (traces win over a tool's
-    own summary, so all backends summarise the same way)."""
+    own summary, so all backends summarise the same way). When a trace knows its repeats,
+    only what happened inside the stage's repeats is summarised: the harness's own calls
+    between repeats (a device synchronise, a tracer's flush) are not the stage's."""
     part = dict(part)
     for summary, (trace, summarise) in SUMMARIES.items():
         if trace in part and not part[trace].empty:
-            part[summary] = summarise(part[trace])
+            part[summary] = summarise(in_repeats(part[trace]))
     return part
+
+
+def in_repeats(trace: pd.DataFrame) -> pd.DataFrame:
+    """The rows inside a stage repeat, or every row when none is known to be (an import)."""
+    inside = trace["repeat"] >= 0
+    return trace[inside].reset_index(drop=True) if inside.any() else trace

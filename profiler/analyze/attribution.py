@@ -70,6 +70,20 @@ def attribute(
     return schema.validate(gpu, schema.GPU_TRACE), schema.validate(rng, schema.RANGE_TRACE)
 
 
+def api_repeats(
+    api_trace: pd.DataFrame, range_trace: pd.DataFrame, stage_range: str | None = None
+) -> pd.DataFrame:
+    """`api_trace` with `repeat` filled: the stage range instance the call started in, -1 for
+    calls outside every one (the harness's own synchronisations between repeats, a tracer's
+    flush), which then belong to no repeat of the stage.
+
+    Returns: a new DataFrame with `schema.API_TRACE` columns.
+    """
+    api = api_trace.copy()
+    api["repeat"] = Repeats(range_trace, stage_range).at(api["start_ns"].to_numpy(np.int64))
+    return schema.validate(api, schema.API_TRACE)
+
+
 def _names_and_none(names: pd.Series) -> np.ndarray:
     """The range names as objects (None for missing), plus a trailing None for index -1."""
     objs = names.astype(object).where(names.notna(), None).to_list()
