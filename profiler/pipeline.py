@@ -143,8 +143,9 @@ def run_pipeline(settings: SweepSettings, progress: Progress | None = None) -> S
     progress = progress or NullProgress()
     reference = steps.load_reference(settings)  # fail fast, before the GPU
     steps.check_machine(settings)
-    tmp = store.start_run(settings.out_root, settings.model)
     meta = steps.run_meta(settings, __version__)
+    steps.check_baseline(reference, meta, settings)
+    tmp = store.start_run(settings.out_root, settings.model)
     outcomes = steps.collect_stages(settings, tmp / "raw", progress)  # collect
     sweep_outcomes = steps.collect_batch_sweep(settings, tmp / "raw", progress)
     meta["ceilings"] = steps.measure_ceilings(settings, tmp / "raw", progress)

@@ -136,21 +136,31 @@ def outcome_summary(outcome: StageOutcome) -> str:
     return outcome.reason.splitlines()[0] if outcome.reason else outcome.status
 
 
+def check_baseline(
+    reference: store.Run | None, meta: dict[str, Any], settings: SweepSettings
+) -> None:
+    """Refuse a baseline from another GPU model, driver major version or image count before
+    any stage runs; with --allow-mismatch, record the mismatches in `meta["baseline"]`.
+
+    Raises: BaselineMismatch unless settings.allow_mismatch.
+    """
+    if reference is None:
+        return
+    from profiler.baseline import check_compatible
+
+    mismatches = check_compatible(reference, store.Run(meta=meta), settings.allow_mismatch)
+    meta["baseline"] = {"path": str(settings.baseline), "mismatches": mismatches}
+
+
 def compare(
     run: store.Run, reference: store.Run | None, settings: SweepSettings
 ) -> pd.DataFrame | None:
-    """The regressions table against the baseline, or None without one.
-
-    Raises: BaselineMismatch when the baseline comes from another GPU, driver or image count.
-    """
+    """The regressions table against the baseline (checked by `check_baseline`), or None."""
     if reference is None:
         return None
     from profiler.analyze import regress
-    from profiler.baseline import check_compatible
 
-    check_compatible(reference, run, settings.allow_mismatch)
-    checks = [regress.parse_check(t) for t in settings.fail_on] or regress.default_checks()
-    return regress.evaluate(reference, run, checks)
+    return regress.evaluate(reference, run, regress.resolve_checks(settings.fail_on))
 
 
 def render(run: store.Run, path: Path, settings: SweepSettings) -> None:
@@ -171,9 +181,10 @@ def render(run: store.Run, path: Path, settings: SweepSettings) -> None:
 
 
 def exit_code(run: store.Run) -> int:
-    """2 when a stage failed, 1 when a check found a regression, else 0."""
+    """2 when a stage failed (in this run, or in the baseline it was compared with), 1 when a
+    check found a regression, else 0."""
+    from profiler.analyze import regress
+
     stages = run.table(schema.STAGES.name)
-    if stages["status"].isin([schema.FAIL, schema.TIMEOUT, schema.ERROR]).any():
-        return 2
-    regressions = run.table(schema.REGRESSIONS.name)
-    return 1 if (regressions["verdict"] == "regression").any() else 0
+    failed = stages["status"].isin([schema.FAIL, schema.TIMEOUT, schema.ERROR]).any()
+    return max(2 if failed else 0, regress.exit_code(run.table(schema.REGRESSIONS.name)))

@@ -78,3 +78,31 @@ def test_batch_sizes_give_one_curve_point_per_stage_and_size(toy, tmp_path, caps
     five = curve.iloc[0]
     assert five["batch_median_ns"] == five["median_ns"] // 5  # 24 images in 5 calls of <= 5
     assert "batch" in (run.path / "report.html").read_text().lower()
+
+
+def test_sweep_against_a_baseline_writes_the_ci_outputs(toy, tmp_path, capsys):
+    assert main(sweep(tmp_path / "base", "--stages", "ref")) == 0
+    base = capsys.readouterr().out.strip().splitlines()[-1]
+    summary, junit = tmp_path / "summary.md", tmp_path / "junit.xml"
+    argv = sweep(tmp_path / "new", "--stages", "ref", "--baseline", base, "--fail-on",
+                 "stage:median:1000%", "--summary", str(summary), "--junit", str(junit))
+    assert main(argv) == 0
+    run = store.load_run(capsys.readouterr().out.strip().splitlines()[-1])
+    regressions = run.table("regressions")
+    assert list(regressions["check"]) == ["stage:median:1000%"]
+    assert list(regressions["verdict"]) == ["unchanged"]
+    assert "Reference on the CPU" in summary.read_text()
+    assert 'tests="1"' in junit.read_text() and 'failures="0"' in junit.read_text()
+    assert 'id="regressions"' in (run.path / "report.html").read_text()
+
+
+def test_a_baseline_of_another_image_count_is_refused_before_running(toy, tmp_path, capsys):
+    assert main(sweep(tmp_path / "base", "--stages", "ref")) == 0
+    base = capsys.readouterr().out.strip().splitlines()[-1]
+    argv = sweep(tmp_path / "new", "--stages", "ref", "--baseline", base)
+    argv[argv.index("--images") + 1] = "12"
+    assert main(argv) == 2
+    assert "image count" in capsys.readouterr().err and not (tmp_path / "new").exists()
+    assert main([*argv, "--allow-mismatch"]) == 0
+    captured = capsys.readouterr()
+    assert "warning: baseline compared anyway: image count" in captured.err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from profiler.cli.args import int_list, non_negative_int, positive_float, positive_int, str_list
@@ -101,6 +102,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     settings = pipeline.settings_from_args(args, stages=args.stages, backend=args.backend)
     result = pipeline.run_pipeline(settings, LiveProgress())
+    for mismatch in result.run.meta.get("baseline", {}).get("mismatches", []):
+        print(f"profgen: warning: baseline compared anyway: {mismatch}", file=sys.stderr)
     title = result.run.meta.get("model_title", settings.model)
     Console(width=_WIDTH).print(
         staged_rich_table(result.run.table("stages"), settings.images, title)
