@@ -196,6 +196,7 @@ def test_run_tool_success_logs_output(tmp_path):
 def test_failure_carries_command_status_and_log_tail(tmp_path):
     script = (
         'import sys\nfor i in range(40): print(f"line {i}")\n'
+        "sys.stdout.flush()\n"  # the tool's own buffering decides the order in the log
         'sys.stderr.write("fatal: it broke\\n")\nsys.exit(7)'
     )
     tool = fake_tool(tmp_path / "bad", script)
