@@ -35,14 +35,19 @@ def load_reference(settings: SweepSettings) -> store.Run | None:
     return load(settings.baseline)
 
 
+def uses_gpu(settings: SweepSettings) -> bool:
+    """Whether any chosen stage runs on the GPU (a CPU-only study needs no CUDA device)."""
+    spec = get_model(settings.model)
+    return any(spec.stage_class(key).uses_gpu for key in settings.stages)
+
+
 def check_machine(settings: SweepSettings, backend: str | None = None) -> None:
     """Fail before any stage runs when this machine cannot run the chosen stages or backend.
 
     Raises: NoCudaDevice when a chosen stage uses the GPU and there is none; ToolNotFound when
     the backend's profiler (cupti-python, nsys, ncu) is missing.
     """
-    spec = get_model(settings.model)
-    if any(spec.stage_class(key).uses_gpu for key in settings.stages):
+    if uses_gpu(settings):
         env.require_cuda()
     preflight(settings.job(settings.stages[0], backend=backend))
 
@@ -117,8 +122,7 @@ def measure_ceilings(settings: SweepSettings, raw: Path, progress: Progress) -> 
     from profiler.collect import ceilings
     from profiler.errors import ProfgenError
 
-    spec = get_model(settings.model)
-    if not any(spec.stage_class(key).uses_gpu for key in settings.stages):
+    if not uses_gpu(settings):
         return {}
     progress.event("ceilings", "measuring copy bandwidth and FP32 rate")
     try:
