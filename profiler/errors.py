@@ -1,7 +1,17 @@
-"""The one error hierarchy of profgen.
+"""The one error hierarchy of profgen, and its exit codes.
 
 Every error a user can cause or meet derives from ProfgenError and carries the context
-needed to act on it. `profiler.cli.main` is the only place that maps them to exit codes.
+needed to act on it. `profiler.cli.main` is the only place that maps them to exit codes:
+
+| code | meaning |
+| --- | --- |
+| 0 | fine |
+| 1 | a regression against the baseline, and nothing else |
+| 2 | bad usage or unreadable input (a flag, a file, a run, a baseline) |
+| 3 | a stage failed: FAIL, TIMEOUT or ERROR (in the run or in its baseline) |
+| 4 | the environment: no CUDA device, a missing or failing tool, an output that cannot be written |
+| 5 | an internal error (a bug): one line on stderr, the traceback in a log file |
+| 130 | interrupted (Ctrl-C) |
 """
 
 from __future__ import annotations
@@ -9,26 +19,50 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+EXIT_OK = 0
+EXIT_REGRESSION = 1
+EXIT_USAGE = 2
+EXIT_STAGE_FAILED = 3
+EXIT_ENVIRONMENT = 4
+EXIT_INTERNAL = 5
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES_HELP = (
+    "exit codes: 0 fine, 1 a regression, 2 bad usage or unreadable input, 3 a stage failed, "
+    "4 environment (no CUDA device, missing tool, unwritable output), 5 internal error "
+    "(traceback in a log file), 130 interrupted"
+)
+
 
 class ProfgenError(Exception):
     """Base of every error profgen raises on purpose. Exit status 2 unless said otherwise."""
 
-    exit_code = 2
+    exit_code = EXIT_USAGE
 
 
 class UsageError(ProfgenError):
     """A flag or argument that makes no sense (unknown model, `--images 0`, ...)."""
 
 
-class NoCudaDevice(ProfgenError):
+class EnvironmentProblem(ProfgenError):
+    """This machine cannot do what was asked: exit status 4."""
+
+    exit_code = EXIT_ENVIRONMENT
+
+
+class NoCudaDevice(EnvironmentProblem):
     """No CUDA device (or no CuPy) on this machine."""
 
 
-class ToolNotFound(ProfgenError):
+class ToolNotFound(EnvironmentProblem):
     """An external tool (nsys, ncu) is not installed or cannot run."""
 
 
-class ProfilerRunError(ProfgenError):
+class OutputError(EnvironmentProblem):
+    """An output file or directory could not be written (full or read-only disk, permissions)."""
+
+
+class ProfilerRunError(EnvironmentProblem):
     """An external command failed: carries the command, its exit code and its last log lines."""
 
     def __init__(self, cmd: Sequence[str], returncode: int | None, log_tail: str, hint: str = ""):
@@ -71,6 +105,8 @@ class DataError(ProfgenError):
 
 class VariantFailed(ProfgenError):
     """A stage crashed, timed out or computed wrong results."""
+
+    exit_code = EXIT_STAGE_FAILED
 
 
 class RunNotFound(ProfgenError):

@@ -185,10 +185,11 @@ def render(run: store.Run, path: Path, settings: SweepSettings) -> None:
 
 
 def exit_code(run: store.Run) -> int:
-    """2 when a stage failed (in this run, or in the baseline it was compared with), 1 when a
+    """3 when a stage failed (in this run, or in the baseline it was compared with), 1 when a
     check found a regression, else 0."""
     from profiler.analyze import regress
+    from profiler.errors import EXIT_OK, EXIT_STAGE_FAILED
 
     stages = run.table(schema.STAGES.name)
     failed = stages["status"].isin([schema.FAIL, schema.TIMEOUT, schema.ERROR]).any()
-    return max(2 if failed else 0, regress.exit_code(run.table(schema.REGRESSIONS.name)))
+    return max(EXIT_STAGE_FAILED if failed else EXIT_OK, regress.exit_code(run.table(schema.REGRESSIONS.name)))

@@ -88,7 +88,7 @@ def test_baseline_keeps_failed_stages(tmp_path):
     assert stages.loc["pinned", "status"] == "TIMEOUT" and pd.isna(
         stages.loc["pinned", "median_ns"]
     )
-    assert regress.exit_code(regress.evaluate(ref, make_run(2), regress.default_checks())) == 2
+    assert regress.exit_code(regress.evaluate(ref, make_run(2), regress.default_checks())) == 3
 
 
 def test_load_reference_reads_a_run_directory(tmp_path):

@@ -105,7 +105,7 @@ def test_doctor_here_says_what_is_missing():
 def test_doctor_exit_status(monkeypatch, capsys):
     from profiler.cli import main
 
-    assert main(["doctor", "--quick"]) == 2
+    assert main(["doctor", "--quick"]) == 4
     monkeypatch.setattr(
         env,
         "doctor",

@@ -26,8 +26,8 @@ def sweep(tmp_path: Path, *extra: str) -> list[str]:
             "--warmup", "1", "--out", str(tmp_path), *extra]
 
 
-def test_failed_stage_is_in_the_run_and_exits_2(toy, tmp_path, capsys):
-    assert main(sweep(tmp_path)) == 2
+def test_failed_stage_is_in_the_run_and_exits_3(toy, tmp_path, capsys):
+    assert main(sweep(tmp_path)) == 3
     last = capsys.readouterr().out.strip().splitlines()[-1]
     run = store.load_run(last)
     stages = run.table("stages")
@@ -65,7 +65,7 @@ def test_run_prints_the_stage_and_its_verdict(toy, capsys):
     assert main(["run", "toy", "--stage", "ref", "--images", "16", "--repeat", "2"]) == 0
     out = capsys.readouterr().out
     assert "Reference on the CPU" in out and "PASS" in out
-    assert main(["run", "toy", "--stage", "wrong", "--images", "16", "--repeat", "2"]) == 2
+    assert main(["run", "toy", "--stage", "wrong", "--images", "16", "--repeat", "2"]) == 3
     assert "FAIL" in capsys.readouterr().out
 
 

@@ -339,14 +339,14 @@ def test_failed_skipped_and_missing_stages():
         assert verdicts[(check, "c")] == "failed"
         assert verdicts[(check, "d")] == "missing" and verdicts[(check, "e")] == "missing"
     assert verdicts[("stage:median:100%", "a")] == "unchanged"
-    assert regress.exit_code(out) == 2
+    assert regress.exit_code(out) == 3
 
 
-def test_a_stage_failed_in_the_baseline_is_exit_2_even_with_a_regression():
+def test_a_stage_failed_in_the_baseline_is_exit_3_even_with_a_regression():
     base = tiny_run({"a": [1, 2, 3, 4], "b": [1, 2, 3, 4]}, status={"b": "FAIL"})
     new = tiny_run({"a": [10, 20, 30, 40], "b": [1, 2, 3, 4]})
     out = regress.evaluate(base, new, regress.default_checks())
-    assert "regression" in set(out["verdict"]) and regress.exit_code(out) == 2
+    assert "regression" in set(out["verdict"]) and regress.exit_code(out) == 3
 
 
 def test_a_kernel_in_one_run_only_is_missing():
@@ -436,7 +436,7 @@ def test_compare_exit_codes(tmp_path, capsys):
     assert main(["compare", str(base), str(slow)]) == 1
     out = capsys.readouterr().out
     assert "fc1_kernel" in out and "REGRESSION" in out
-    assert main(["compare", str(base), str(failed)]) == 2
+    assert main(["compare", str(base), str(failed)]) == 3
     assert "FAILED" in capsys.readouterr().out
 
 

@@ -38,7 +38,7 @@ decides). `p_value` is NaN when interval overlap decided.
 statistic grew past the threshold AND the change is significant, `improvement` when it shrank
 past the threshold and is significant, `unchanged` otherwise; `failed` when the stage did not
 PASS in either run (FAIL, TIMEOUT, ERROR), `skipped` when it was SKIPPED in either, `missing`
-when the stage or kernel is in one run only (or has no samples). `exit_code`: 2 when a stage
+when the stage or kernel is in one run only (or has no samples). `exit_code`: 3 when a stage
 failed, else 1 when a check found a regression, else 0.
 
 Pure: no I/O. `evaluate` takes anything with `table(name) -> DataFrame` (a `store.Run`).
@@ -58,7 +58,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from profiler import schema
-from profiler.errors import UsageError
+from profiler.errors import EXIT_OK, EXIT_REGRESSION, EXIT_STAGE_FAILED, UsageError
 
 ALPHA = 0.05
 STATISTICS: dict[str, tuple[str, ...]] = {
@@ -78,7 +78,6 @@ REGRESSION, IMPROVEMENT, UNCHANGED = "regression", "improvement", "unchanged"
 FAILED, SKIPPED, MISSING = "failed", "skipped", "missing"
 VERDICTS = (REGRESSION, IMPROVEMENT, UNCHANGED, FAILED, SKIPPED, MISSING)
 MANN_WHITNEY, INTERVAL_OVERLAP = "mann-whitney", "interval-overlap"
-EXIT_OK, EXIT_REGRESSION, EXIT_FAILED = 0, 1, 2
 
 _FAILED_STATUSES = (schema.FAIL, schema.TIMEOUT, schema.ERROR)
 _THRESHOLD = re.compile(r"^(?P<num>\d+(?:\.\d*)?|\.\d+)(?P<unit>%|ns|us|ms|s)$")
@@ -218,10 +217,10 @@ def statistic(samples: np.ndarray, stat: str) -> float:
 
 
 def exit_code(regressions: pd.DataFrame) -> int:
-    """2 when a stage failed in either run, else 1 when a check found a regression, else 0."""
+    """3 when a stage failed in either run, else 1 when a check found a regression, else 0."""
     verdicts = set(regressions["verdict"].dropna())
     if FAILED in verdicts:
-        return EXIT_FAILED
+        return EXIT_STAGE_FAILED
     return EXIT_REGRESSION if REGRESSION in verdicts else EXIT_OK
 
 

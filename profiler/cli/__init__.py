@@ -1,7 +1,8 @@
 """The `profgen` command: thin argparse subcommands over the library.
 
 Each module here registers its subcommands; `main` is the one place that maps errors to exit
-codes: 0 fine, 1 a regression, 2 a stage or the tool failed (or bad usage), 130 interrupted.
+codes (see `profiler.errors`): an unexpected exception prints one line and the path of a log
+file that holds its traceback.
 """
 
 from __future__ import annotations
@@ -11,20 +12,30 @@ import sys
 from collections.abc import Sequence
 
 from profiler import __version__
-from profiler.errors import ProfgenError
+from profiler.errors import (
+    EXIT_CODES_HELP,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    ProfgenError,
+)
 
 
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line, exit status 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     from profiler.cli import doctor, regress, runs, study
 
-    parser = _Parser(prog="profgen", description=__doc__.splitlines()[0])
+    parser = _Parser(
+        prog="profgen",
+        description="Run staged GPU optimisation studies under a profiler and write reports.",
+        epilog=EXIT_CODES_HELP,
+    )
     parser.add_argument("--version", action="version", version=f"profgen {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for module in (study, runs, doctor, regress):
@@ -42,7 +53,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         print("profgen: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - the one place a bug becomes a line and a log
+        from profiler.crashlog import write_crash_log
+
+        log = write_crash_log(exc, sys.argv if argv is None else ["profgen", *argv])
+        first = (str(exc).splitlines() or [""])[0][:200]
+        print(
+            f"profgen: internal error: {type(exc).__name__}: {first} (traceback in {log}; "
+            "please report it)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

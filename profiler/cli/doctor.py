@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from profiler.errors import EXIT_ENVIRONMENT
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("doctor", help="say which backends work on this machine and why not")
@@ -20,4 +22,4 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     checks = env.doctor(probe=not args.quick)
     print(env.format_checks(checks))
-    return 0 if env.cupti_works(checks) else 2
+    return 0 if env.cupti_works(checks) else EXIT_ENVIRONMENT

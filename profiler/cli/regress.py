@@ -1,8 +1,9 @@
 """`profgen compare` and `profgen baseline`.
 
-compare exits 0 when no check found a regression, 1 when one did, and 2 when a stage failed in
-either run, a run is broken or unreadable, or the runs do not match (another GPU model, driver
-major version or image count, unless --allow-mismatch); `profiler.cli.main` maps the errors.
+compare exits 0 when no check found a regression, 1 when one did, 3 when a stage failed in
+either run, and 2 when a run is broken or unreadable or the runs do not match (another GPU
+model, driver major version or image count, unless --allow-mismatch); `profiler.cli.main` maps
+the errors.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from profiler.errors import EXIT_STAGE_FAILED
 from profiler.cli.args import int_list, non_negative_int, positive_float, positive_int, str_list
 
 DEFAULT_IMAGES = 10_000
@@ -90,7 +91,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     settings = pipeline.settings_from_args(args, stages=[args.stage], backend="none")
     stages = pipeline.run_one(settings)
     Console(width=_WIDTH).print(staged_rich_table(stages, settings.images))
-    return 0 if (stages["status"] == "PASS").all() else 2
+    return 0 if (stages["status"] == "PASS").all() else EXIT_STAGE_FAILED
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

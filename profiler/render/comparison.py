@@ -67,7 +67,7 @@ def describe(row: Row) -> str:
     verdict = row["verdict"]
     if verdict in ("failed", "skipped", "missing"):
         why = {
-            "failed": "did not PASS in the baseline or in this run (a failed stage exits 2)",
+            "failed": "did not PASS in the baseline or in this run (a failed stage exits 3)",
             "skipped": "was SKIPPED in the baseline or in this run",
             "missing": "is in only one of the runs (or has no samples)",
         }[verdict]

@@ -3,7 +3,7 @@
 One test case per check per stage (stage checks) or per kernel of a stage (kernel checks):
 `classname` is `profgen.<check>` and `name` is the stage key, or `<stage>::<kernel>`. A
 regression is a `<failure>` whose message has the numbers; a stage that did not PASS in either
-run is an `<error>` (the comparison exits 2); a skipped stage or a stage or kernel found in one
+run is an `<error>` (the comparison exits 3); a skipped stage or a stage or kernel found in one
 run only is `<skipped>`; an unchanged or improved metric passes. Standard library XML only.
 """
 
