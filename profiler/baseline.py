@@ -5,7 +5,7 @@
     format, version, schema_version   "profgen-baseline", BASELINE_VERSION, schema.SCHEMA_VERSION
     model, created, source_run, git   where it came from
     machine                           {"gpu": ..., "driver": ..., "cuda": ...}
-    images                            the image count the stages were timed on
+    items                             the item count the stages were timed on
     stages[]                          each stage's `schema.STAGES` row, its timed and profiled
                                       samples (`timed_ns`, `profiled_ns`), the repeats of its
                                       trace (`trace_repeats`, null without a trace), and its
@@ -19,7 +19,7 @@ had a trace, a condensed `gpu_trace`: one row per activity per repeat holding th
 (start 0), which is all the comparison reads. Its `meta["baseline_file"]` names the file.
 
 `check_compatible(base, new, allow_mismatch)` refuses a baseline from another GPU model, driver
-major version or image count (`BaselineMismatch`, exit 2) unless mismatches are allowed.
+major version or item count (`BaselineMismatch`, exit 2) unless mismatches are allowed.
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ def baseline_dict(run: store.Run) -> dict[str, Any]:
         "source_run": run.path.name if run.path else meta.get("source_run"),
         "git": meta.get("git", {}),
         "machine": machine_summary(meta),
-        "images": image_count(run),
+        "items": item_count(run),
+        "unit": meta.get("unit"),
         "stages": [_stage_dict(run, row) for row in stages.to_dict("records")],
     }
 
@@ -155,9 +156,8 @@ def load_reference(path: str | Path) -> store.Run:
         raise RunNotFound(
             f"{path}: not a profgen baseline (write one with `profgen baseline RUN -o FILE`)"
         )
-    if (
-        data.get("version") != BASELINE_VERSION
-        or data.get("schema_version") != schema.SCHEMA_VERSION
+    if data.get("version") != BASELINE_VERSION or data.get("schema_version") not in (
+        store.READABLE_VERSIONS
     ):
         raise RunNotFound(
             f"{path}: baseline version {data.get('version')} "
@@ -179,8 +179,9 @@ def run_from_baseline(data: Mapping[str, Any], path: Path | None = None) -> stor
     samples: list[dict[str, Any]] = []
     acts: list[dict[str, Any]] = []
     trace: list[dict[str, Any]] = []
+    old = data.get("schema_version") == 1
     for st in data["stages"]:
-        stages.append({c: st.get(c) for c in schema.STAGES.names})
+        stages.append(st if old else {c: st.get(c) for c in schema.STAGES.names})
         for pass_ in ("timed", "profiled"):
             samples += [
                 {"stage": st["stage"], "pass": pass_, "repeat": i, "wall_ns": w}
@@ -188,8 +189,11 @@ def run_from_baseline(data: Mapping[str, Any], path: Path | None = None) -> stor
             ]
         acts += [dict(act, stage=st["stage"]) for act in st["activities"]]
         trace += _condensed_trace(st)
+    stages_df = pd.DataFrame(stages)
+    if old and not stages_df.empty:
+        stages_df = store.upgrade_v1_table(stages_df, schema.STAGES.name)
     tables = {
-        schema.STAGES.name: _frame(stages, schema.STAGES),
+        schema.STAGES.name: _frame(stages_df.to_dict("records"), schema.STAGES),
         schema.SAMPLES.name: _frame(samples, schema.SAMPLES),
         schema.GPU_ACTIVITIES.name: _frame(acts, schema.GPU_ACTIVITIES),
     }
@@ -199,7 +203,8 @@ def run_from_baseline(data: Mapping[str, Any], path: Path | None = None) -> stor
     meta = {k: data.get(k) for k in ("model", "created", "source_run", "git")}
     meta.update(
         machine=dict(data.get("machine") or {}),
-        settings={"images": data.get("images")},
+        settings={"items": data.get("items", data.get("images"))},
+        unit=data.get("unit") or ("images" if old else None),
         baseline_file=str(path) if path else None,
     )
     return store.Run(meta=meta, tables=tables, path=None)
@@ -252,13 +257,13 @@ def _first(machine: Mapping[str, Any], keys: Sequence[str]) -> str | None:
     return None
 
 
-def image_count(run: store.Run) -> int | None:
-    """The images each stage was timed on: the most common count of the stages table, else the
+def item_count(run: store.Run) -> int | None:
+    """The items each stage was timed on: the most common count of the stages table, else the
     run's settings; None when neither says."""
-    images = run.table(schema.STAGES.name)["images"].dropna()
-    if not images.empty:
-        return int(images.mode().iloc[0])
-    value = (run.meta.get("settings") or {}).get("images")
+    items = run.table(schema.STAGES.name)["items"].dropna()
+    if not items.empty:
+        return int(items.mode().iloc[0])
+    value = (run.meta.get("settings") or {}).get("items")
     return int(value) if value is not None else None
 
 
@@ -275,7 +280,7 @@ def require_stages(run: store.Run) -> None:
 
 
 def check_compatible(base: store.Run, new: store.Run, allow_mismatch: bool = False) -> list[str]:
-    """Whether `base` may be compared with `new`: same GPU model, driver major version and image
+    """Whether `base` may be compared with `new`: same GPU model, driver major version and item
     count (a field only one run records is not compared).
 
     Returns: the mismatches found, each one line (empty when none; not empty only when allowed).
@@ -285,7 +290,7 @@ def check_compatible(base: store.Run, new: store.Run, allow_mismatch: bool = Fal
     pairs = {
         "GPU model": (mb["gpu"], mn["gpu"]),
         "driver major version": (driver_major(mb["driver"]), driver_major(mn["driver"])),
-        "image count": (image_count(base), image_count(new)),
+        "item count": (item_count(base), item_count(new)),
     }
     found = [
         f"{what}: baseline {b!r}, this run {n!r}"
@@ -295,7 +300,7 @@ def check_compatible(base: store.Run, new: store.Run, allow_mismatch: bool = Fal
     if found and not allow_mismatch:
         raise BaselineMismatch(
             "the baseline does not match this run (" + "; ".join(found) + "); times from another "
-            "GPU, driver or image count are not comparable. Record a new baseline with "
+            "GPU, driver or item count are not comparable. Record a new baseline with "
             "`profgen baseline RUN -o FILE`, or pass --allow-mismatch to compare anyway"
         )
     return found

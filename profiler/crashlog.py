@@ -1,4 +1,5 @@
-"""Where an unexpected exception's traceback goes: a log file the one-line message names."""
+"""Log files for what does not fit on one line: an unexpected exception's traceback, or the
+output of a study that failed to load. The one-line message names the file."""
 
 from __future__ import annotations
 
@@ -13,25 +14,30 @@ from profiler import __version__
 from profiler.files import cache_dir
 
 
-def write_crash_log(exc: BaseException, argv: Sequence[str]) -> Path:
-    """Write `exc`'s traceback, the command and profgen's version to a new log file.
+def write_log(kind: str, text: str) -> Path:
+    """Write `text` to a new file `<cache>/logs/<kind>-<UTC time>-<pid>-<n>.log` (see
+    `profiler.files.cache_dir`), or the same name in the temporary directory when the cache
+    cannot be written. Returns: its path (os.devnull when nothing could be written)."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    for folder in (cache_dir() / "logs", Path(tempfile.gettempdir())):
+        for n in range(100):
+            path = folder / f"{kind}-{stamp}-{os.getpid()}-{n}.log"
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                with open(path, "x", encoding="utf-8") as fh:
+                    fh.write(text)
+                return path
+            except FileExistsError:
+                continue
+            except OSError:
+                break
+    return Path(os.devnull)
 
-    The file is `<cache>/crashes/crash-<UTC time>-<pid>.log` (see `profiler.files.cache_dir`),
-    or the same name in the temporary directory when the cache cannot be written.
-    Returns: the log's path.
-    """
-    name = f"crash-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}.log"
+
+def write_crash_log(exc: BaseException, argv: Sequence[str]) -> Path:
+    """Write `exc`'s traceback, the command and profgen's version to a new log file."""
     text = (
         f"profgen {__version__}\ncommand: {' '.join(map(str, argv))}\n\n"
         + "".join(traceback.format_exception(exc))
     )
-    for folder in (cache_dir() / "crashes", Path(tempfile.gettempdir())):
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / name
-            with open(path, "x", encoding="utf-8") as fh:
-                fh.write(text)
-            return path
-        except OSError:
-            continue
-    return Path(os.devnull)
+    return write_log("crash", text)

@@ -163,13 +163,17 @@ def _stage_row(key: str, order: int, title: str, kind: str) -> pd.DataFrame:
         "order": order,
         "title": title,
         "technique": _TECHNIQUE[kind],
+        "role": "step",
+        "runtime": "",
         "status": schema.PASS,
         "reason": REASON,
-        "images": 0,
+        "items": 0,
         "batch": 0,
         "warmup": 0,
         "repeats": 0,
         "max_rel_err": float("nan"),
+        "max_abs_err": float("nan"),
+        "comparison": "",
         "overhead_pct": float("nan"),
     }
     fill = [c.name for c in schema.STAGES.columns if c.name not in row]

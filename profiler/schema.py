@@ -15,7 +15,7 @@ them without loss.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +23,7 @@ import pandas as pd
 
 from profiler.errors import SchemaError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -196,17 +196,21 @@ STAGES = Table(
         _c("order", "int64", doc="position in the study, 0-based"),
         _c("title", "string"),
         _c("technique", "string"),
+        _c("role", "string", doc="`baseline`, `framework` or `step`, as the study states it"),
+        _c("runtime", "string", doc="cupy, torch, triton, numba, jax, cudart or cpu"),
         _c("status", "string", doc="PASS, FAIL, TIMEOUT, ERROR or SKIPPED"),
-        _c("reason", "string", doc="why a stage did not PASS"),
-        _c("images", "int64"),
-        _c("batch", "int64", doc="images per `infer` call"),
+        _c("reason", "string", doc="why a stage did not PASS (one line)"),
+        _c("items", "int64", doc="items (in the study's unit) per repeat"),
+        _c("batch", "int64", doc="items per `infer` call"),
         _c("warmup", "int64"),
         _c("repeats", "int64"),
-        _c("median_ns", "Int64", "ns", "host time for all images, median over repeats"),
+        _c("median_ns", "Int64", "ns", "host time for all items, median over repeats"),
         _c("min_ns", "Int64", "ns"),
         _c("max_ns", "Int64", "ns"),
-        _c("max_rel_err", "float64", doc="max |out-ref| / max |ref| over the logits"),
-        _c("top1_mismatches", "Int64", doc="images whose top-1 class differs (near ties excluded)"),
+        _c("max_rel_err", "float64", doc="largest relative error under the comparison rule"),
+        _c("max_abs_err", "float64", doc="largest |out - ref|"),
+        _c("topk_mismatches", "Int64", doc="rows whose top-k set differs (near ties excluded)"),
+        _c("comparison", "string", doc="the rule the outputs were held to"),
         _c("profiled_median_ns", "Int64", "ns", "host time of the profiled pass, median"),
         _c("overhead_pct", "float64", "%", "profiled over unprofiled time, minus 100"),
     ),
@@ -219,7 +223,7 @@ SAMPLES = Table(
         _STAGE,
         _c("pass", "string", doc="`timed` (unprofiled) or `profiled`"),
         _REPEAT,
-        _c("wall_ns", "int64", "ns", "host clock around `infer` for all images, after a sync"),
+        _c("wall_ns", "int64", "ns", "host clock around `infer` for all items, after a sync"),
     ),
 )
 
@@ -250,9 +254,9 @@ BATCH_SWEEP = Table(
     (
         _STAGE,
         _c("batch", "int64"),
-        _c("images", "int64"),
+        _c("items", "int64"),
         _c("repeats", "int64"),
-        _c("median_ns", "int64", "ns", "time for all images"),
+        _c("median_ns", "int64", "ns", "time for all items"),
         _c("min_ns", "int64", "ns"),
         _c("max_ns", "int64", "ns"),
         _c("batch_median_ns", "int64", "ns", "latency of one batch, median"),
@@ -333,7 +337,8 @@ def conform(df: pd.DataFrame, tbl: Table, fill: Iterable[str] = ()) -> pd.DataFr
         if col.name in df.columns:
             series = df[col.name]
         elif col.name in fill:
-            series = pd.Series(pd.NA, index=df.index)
+            missing = float("nan") if col.dtype == "float64" else pd.NA
+            series = pd.Series(missing, index=df.index, dtype="object")
         else:
             raise SchemaError(f"table {tbl.name}: column {col.name!r} is missing")
         try:
@@ -391,8 +396,13 @@ def write_csv(df: pd.DataFrame, tbl: Table, path: str | Path) -> None:
     validate(df, tbl).to_csv(path, index=False)
 
 
-def read_csv(path: str | Path, tbl: Table) -> pd.DataFrame:
-    """Read a CSV written by `write_csv` back into `tbl`'s dtypes.
+def read_csv(
+    path: str | Path,
+    tbl: Table,
+    upgrade: Callable[[pd.DataFrame, str], pd.DataFrame] | None = None,
+) -> pd.DataFrame:
+    """Read a CSV written by `write_csv` back into `tbl`'s dtypes. `upgrade(df, name)` renames
+    and adds the columns of an older schema version first.
 
     Raises: SchemaError when the file's columns are not `tbl`'s.
     """
@@ -402,5 +412,7 @@ def read_csv(path: str | Path, tbl: Table) -> pd.DataFrame:
         keep_default_na=False,
         na_values={c.name: [""] for c in tbl.columns},
     )
+    if upgrade is not None:
+        df = upgrade(df, tbl.name)
     df = conform(df, tbl)
     return validate(df, tbl)

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from profiler import schema, store
 from profiler.collect import env
-from profiler.collect.runner import StageOutcome, collect_stage, preflight
+from profiler.collect.runner import collect_stage, preflight
+from profiler.collect.stagejob import StageOutcome
+from profiler.errors import EXIT_OK, EXIT_STAGE_FAILED, NoCudaDevice
 from profiler.progress import Progress, event_sink
-from variants.registry import get_model
+from profiler.settings import SweepSettings
 
-REFERENCE_CACHE = "_reference"  # raw/_reference: the float64 logits, computed once per run
-
-if TYPE_CHECKING:
-    from profiler.pipeline import SweepSettings
+#: backends that trace the GPU: they need a CUDA device even for a CPU-only study
+GPU_BACKENDS = ("cupti", "nsys")
 
 
 def load_reference(settings: SweepSettings) -> store.Run | None:
@@ -35,36 +35,42 @@ def load_reference(settings: SweepSettings) -> store.Run | None:
     return load(settings.baseline)
 
 
-def uses_gpu(settings: SweepSettings) -> bool:
-    """Whether any chosen stage runs on the GPU (a CPU-only study needs no CUDA device)."""
-    spec = get_model(settings.model)
-    return any(spec.stage_class(key).uses_gpu for key in settings.stages)
-
-
 def check_machine(settings: SweepSettings, backend: str | None = None) -> None:
     """Fail before any stage runs when this machine cannot run the chosen stages or backend.
 
-    Raises: NoCudaDevice when a chosen stage uses the GPU and there is none; ToolNotFound when
-    the backend's profiler (cupti-python, nsys, ncu) is missing.
+    Raises: NoCudaDevice when a chosen stage uses the GPU, or the backend traces one, and there
+    is none (saying which backend works instead); ToolNotFound when the backend's profiler
+    (cupti-python, nsys, ncu) is missing.
     """
-    if uses_gpu(settings):
+    backend = settings.backend if backend is None else backend
+    if settings.uses_gpu:
         env.require_cuda()
-    preflight(settings.job(settings.stages[0], backend=backend))
+    elif backend in GPU_BACKENDS or settings.metrics:
+        try:
+            env.require_cuda()
+        except NoCudaDevice as exc:
+            flag = "--metrics" if settings.metrics else f"--backend {backend}"
+            raise NoCudaDevice(
+                f"{flag} traces a GPU, and {exc}; these stages run on the CPU: use --backend none"
+            ) from None
+    preflight(backend, settings.metrics)
 
 
 def run_meta(settings: SweepSettings, version: str) -> dict[str, Any]:
     """run.json's content, less the tables list and the ceilings measured later."""
-    spec = get_model(settings.model)
+    study = settings.study
     machine = env.machine_info()
     return {
         "profgen_version": version,
-        "model": spec.name,
-        "model_title": spec.title,
+        "model": study.name,
+        "model_title": study.title,
+        "unit": study.unit,
+        "study": {"ref": study.ref, "version": study.version, "compare": study.compare},
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": settings.command,
         "source": "sweep",
         "settings": {
-            "images": settings.images,
+            "items": settings.items,
             "repeat": settings.repeat,
             "warmup": settings.warmup,
             "backend": settings.backend,
@@ -84,19 +90,14 @@ def collect_stages(
     settings: SweepSettings, raw: Path, progress: Progress
 ) -> list[tuple[int, StageOutcome]]:
     """Run every chosen stage in its own worker, in study order. Returns (order, outcome) pairs."""
-    spec = get_model(settings.model)
-    chosen = [(spec.stage_keys.index(k), spec.stage_class(k)) for k in settings.stages]
-    progress.begin([(cls.key, cls.title) for _, cls in chosen])
+    study = settings.study
+    progress.begin([(key, study.stage(key).title) for key in settings.stages])
     outcomes = []
-    for order, cls in chosen:
-        job = settings.job(
-            cls.key,
-            cache_dir=raw / REFERENCE_CACHE,
-            profiled_repeats=getattr(cls, "profiled_repeats", None),
-        )
-        outcome = collect_stage(job, raw / cls.key, event_sink(progress, cls.key))
-        progress.finish(cls.key, outcome.status, outcome_summary(outcome))
-        outcomes.append((order, outcome))
+    for key in settings.stages:
+        job = settings.job(key)
+        outcome = collect_stage(job, raw / key, event_sink(progress, key))
+        progress.finish(key, outcome.status, outcome_summary(outcome))
+        outcomes.append((study.order(key), outcome))
     progress.end()
     return outcomes
 
@@ -109,7 +110,7 @@ def collect_batch_sweep(
     for key in settings.stages if settings.batch_sizes else ():
         for batch in settings.batch_sizes:
             progress.event(key, f"batch {batch}")
-            job = settings.job(key, backend="none", batch=batch, cache_dir=raw / REFERENCE_CACHE)
+            job = settings.job(key, backend="none", batch=batch)
             outcomes.append(
                 collect_stage(job, raw / key / f"batch-{batch}", event_sink(progress, key))
             )
@@ -122,13 +123,13 @@ def measure_ceilings(settings: SweepSettings, raw: Path, progress: Progress) -> 
     from profiler.collect import ceilings
     from profiler.errors import ProfgenError
 
-    if not uses_gpu(settings):
+    if not settings.uses_gpu:
         return {}
     progress.event("ceilings", "measuring copy bandwidth and FP32 rate")
     try:
         return dict(ceilings.measure(raw / "ceilings"))
     except ProfgenError as exc:
-        return {"error": str(exc)}
+        return {"error": str(exc).splitlines()[0]}
 
 
 def outcome_summary(outcome: StageOutcome) -> str:
@@ -143,7 +144,7 @@ def outcome_summary(outcome: StageOutcome) -> str:
 def check_baseline(
     reference: store.Run | None, meta: dict[str, Any], settings: SweepSettings
 ) -> None:
-    """Refuse a baseline from another GPU model, driver major version or image count before
+    """Refuse a baseline from another GPU model, driver major version or item count before
     any stage runs; with --allow-mismatch, record the mismatches in `meta["baseline"]`.
 
     Raises: BaselineMismatch unless settings.allow_mismatch.
@@ -168,28 +169,37 @@ def compare(
 
 
 def render(run: store.Run, path: Path, settings: SweepSettings) -> None:
-    """Write report.html, each stage's Chrome trace, and the CI outputs asked for."""
+    """Write report.html and each stage's Chrome trace into the run directory `path`."""
     from profiler.render import chrome_trace, html
 
     html.write_report(run, path / "report.html")
     chrome_trace.write_traces(run, path / "raw")
+
+
+def write_ci_outputs(run: store.Run, settings: SweepSettings) -> None:
+    """The Markdown summary and JUnit file asked for, next to nothing in the run directory."""
+    from profiler import files
+
     regressions = run.table(schema.REGRESSIONS.name)
+    inputs = [settings.baseline] if settings.baseline else []
     if settings.summary:
         from profiler.render.markdown import summary_markdown
 
-        settings.summary.write_text(summary_markdown(run, regressions))
+        files.write_text(settings.summary, summary_markdown(run, regressions), inputs, "--summary")
     if settings.junit:
         from profiler.render.junit import junit_xml
 
-        settings.junit.write_text(junit_xml(regressions))
+        files.write_text(settings.junit, junit_xml(regressions), inputs, "--junit")
 
 
 def exit_code(run: store.Run) -> int:
     """3 when a stage failed (in this run, or in the baseline it was compared with), 1 when a
     check found a regression, else 0."""
     from profiler.analyze import regress
-    from profiler.errors import EXIT_OK, EXIT_STAGE_FAILED
 
     stages = run.table(schema.STAGES.name)
     failed = stages["status"].isin([schema.FAIL, schema.TIMEOUT, schema.ERROR]).any()
-    return max(EXIT_STAGE_FAILED if failed else EXIT_OK, regress.exit_code(run.table(schema.REGRESSIONS.name)))
+    return max(
+        EXIT_STAGE_FAILED if failed else EXIT_OK,
+        regress.exit_code(run.table(schema.REGRESSIONS.name)),
+    )

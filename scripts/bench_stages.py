@@ -30,10 +30,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from variants.base import check_logits  # noqa: E402
+from variants.cuda import build, memory  # noqa: E402
 from variants.lenet import gpu  # noqa: E402
 from variants.lenet.model import MODEL_PATH, LeNet, load, random_weights  # noqa: E402
-from variants.registry import LENET  # noqa: E402
+from variants.lenet.study import LOGITS_RULE, STUDY  # noqa: E402
 
 SLOW = {"cuda_baseline", "torch_cpu"}  # fewer repeats: a second or so each
 
@@ -41,8 +41,7 @@ SLOW = {"cuda_baseline", "torch_cpu"}  # fewer repeats: a second or so each
 def load_inputs(n: int, seed: int) -> tuple[LeNet, np.ndarray, str]:
     """The shipped model and its benchmark images when the model file exists, else random ones."""
     if MODEL_PATH.is_file():
-        model = load()
-        return model, model.benchmark_images(n), "shipped model, benchmark images"
+        return load(), STUDY.make_inputs(n), "shipped model, benchmark images"
     rng = np.random.default_rng(seed)
     model = LeNet(weights=random_weights(seed))
     return model, rng.random((n, 1, 28, 28), dtype=np.float32), "random weights, random images"
@@ -60,16 +59,16 @@ def time_calls(stage, x: np.ndarray, repeat: int) -> tuple[list[float], np.ndarr
     return times, out
 
 
-def kernel_times(stage, n: int) -> dict[str, float]:
+def kernel_times(key: str, stage, n: int) -> dict[str, float]:
     """GPU ms of each kernel of a CUDA stage on the whole batch (best of 5, events around it,
     on the legacy default stream)."""
     import cupy
 
-    if hasattr(stage, "launches") and stage.key == "overlap_fusion":
+    if hasattr(stage, "launches") and key == "overlap_fusion":
         plan = stage.launches(0, n)
     elif hasattr(stage, "plan"):
         plan = stage.plan(n)
-    elif stage.key == "cuda_baseline":
+    elif key == "cuda_baseline":
         plan = stage._plan  # one image
     else:
         return {}
@@ -92,15 +91,14 @@ def floor(images: np.ndarray) -> dict[str, float]:
     import cupy
 
     dev = cupy.empty(images.shape, cupy.float32)
-    pinned = gpu.pinned_empty(images.shape)
-    pinned[...] = images
+    pinned = memory.pinned_copy(images)
     out = {}
     for label, src in (("h2d_pageable", images), ("h2d_pinned", pinned)):
         best = float("inf")
         for _ in range(10):
             cupy.cuda.Device().synchronize()
             t0 = time.perf_counter()
-            gpu.h2d(dev.data.ptr, src, 0, src.nbytes, cupy.cuda.Stream.null)
+            memory.h2d(dev.data.ptr, src, 0, src.nbytes, cupy.cuda.Stream.null)
             cupy.cuda.Stream.null.synchronize()
             best = min(best, (time.perf_counter() - t0) * 1e3)
         out[label] = best
@@ -115,9 +113,9 @@ def overheads(model: LeNet) -> dict[str, float]:
     from profiler.ranges import range as phase
     from variants.lenet.stages._layered import GENERIC_KERNELS, activation_buffers, generic_plan
 
-    k = gpu.kernels(gpu.compile_module("generic"), GENERIC_KERNELS)
+    k = build.kernels(gpu.compile_module("generic"), GENERIC_KERNELS)
     a = activation_buffers(1)
-    launch = generic_plan(k, gpu.upload(model.weights), a, 1)[2]  # conv2: 10 arguments
+    launch = generic_plan(k, memory.upload(model.weights), a, 1)[2]  # conv2: 10 arguments
     packed = launch.packed()
 
     def rawkernel() -> None:
@@ -137,8 +135,8 @@ def overheads(model: LeNet) -> dict[str, float]:
         "RawKernel + sync": lambda: (rawkernel(), sync()),
         "packed launch + sync": lambda: (packed(), sync()),
         "deviceSynchronize idle": sync,
-        "h2d 3136 B blocking": lambda: gpu.h2d(a["input"].data.ptr, host_in, 0, 3136),
-        "d2h 40 B blocking": lambda: gpu.d2h(host_out, 0, a["fc3"].data.ptr, 40),
+        "h2d 3136 B blocking": lambda: memory.h2d(a["input"].data.ptr, host_in, 0, 3136),
+        "d2h 40 B blocking": lambda: memory.d2h(host_out, 0, a["fc3"].data.ptr, 40),
     }
     out = {}
     for name, fn in cases.items():
@@ -154,20 +152,23 @@ def overheads(model: LeNet) -> dict[str, float]:
 
 
 def bench_stage(key: str, model: LeNet, images: np.ndarray, ref: np.ndarray, args) -> dict:
-    stage = LENET.stage_class(key)()
-    note = stage.unavailable()
+    from profiler.collect import runtimes
+
+    spec = STUDY.get(key)
+    note = runtimes.adapter(spec.runtime).missing() or runtimes.missing_needs(spec.needs)
     if note:
         return {"key": key, "skipped": note}
+    stage = spec.build()
     for attr, value in args.set.get(key, {}).items():
         setattr(stage, attr, value)
     stage.prepare(model, len(images))
     x = stage.host_input(images)
     time_calls(stage, x, args.warmup)
     times, out = time_calls(stage, x, 3 if key in SLOW else args.repeat)
-    verdict = check_logits(out, ref)
+    verdict = LOGITS_RULE.check(out, ref)
     row = {
         "key": key,
-        "title": stage.title,
+        "title": spec.title,
         "times_ms": times,
         "median_ms": statistics.median(times),
         "min_ms": min(times),
@@ -176,9 +177,9 @@ def bench_stage(key: str, model: LeNet, images: np.ndarray, ref: np.ndarray, arg
         "max_rel_err": verdict.max_rel_err,
         "reason": verdict.reason,
     }
-    if stage.uses_gpu and key != "torch_gpu":
-        row["kernels_ms"] = kernel_times(stage, len(images))
-    stage.close()
+    if spec.runtime == "cupy":
+        row["kernels_ms"] = kernel_times(key, stage, len(images))
+    stage.release()
     return row
 
 
@@ -189,7 +190,7 @@ def ab(keys: list[str], model: LeNet, images: np.ndarray, repeat: int) -> dict:
 
     stages = []
     for key in keys:
-        stage = LENET.stage_class(key)()
+        stage = STUDY.get(key).build()
         stage.prepare(model, len(images))
         x = stage.host_input(images)
         time_calls(stage, x, 3)
@@ -227,7 +228,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=10)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--stages", default=",".join(LENET.stage_keys), help="comma-separated keys")
+    p.add_argument(
+        "--stages", default=",".join(s.key for s in STUDY.stages), help="comma-separated keys"
+    )
     p.add_argument("--set", action="append", default=[], help="stage.attr=int (chunks=12, ...)")
     p.add_argument("--ab", action="append", default=[], help="a,b: alternate two stages' calls")
     p.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")))

@@ -28,17 +28,17 @@ def test_speedups_by_hand(table: pd.DataFrame) -> None:
     st = stages.staged_table(table)
     gpu = _row(st, "torch_gpu")
     assert gpu["speedup_prev"] == pytest.approx(187.3 / 2.731)
-    assert gpu["speedup_cuda"] == pytest.approx(43.12 / 2.731)
+    assert gpu["speedup_baseline"] == pytest.approx(43.12 / 2.731)
     assert gpu["speedup_framework"] == pytest.approx(1.0)
     cuda = _row(st, "cuda_baseline")
     assert cuda["speedup_prev"] == pytest.approx(2.731 / 43.12)
-    assert cuda["speedup_cuda"] == pytest.approx(1.0)
+    assert cuda["speedup_baseline"] == pytest.approx(1.0)
     last = _row(st, "overlap_fusion")
     assert (
         last["prev_stage"] == "cuda_baseline"
     )  # the failed, timed-out and skipped stages are skipped
     assert last["speedup_prev"] == pytest.approx(43.12 / 0.8812)
-    assert last["speedup_cuda"] == pytest.approx(43.12 / 0.8812)
+    assert last["speedup_baseline"] == pytest.approx(43.12 / 0.8812)
     assert last["speedup_framework"] == pytest.approx(2.731 / 0.8812)
     assert math.isnan(_row(st, "torch_cpu")["speedup_prev"])
 
@@ -51,7 +51,7 @@ def test_failed_stages_keep_row_and_reason_without_speedups(table: pd.DataFrame)
         assert row["status"] == status
         assert isinstance(row["reason"], str) and row["reason"]
         assert all(
-            math.isnan(row[c]) for c in ("speedup_prev", "speedup_cuda", "speedup_framework")
+            math.isnan(row[c]) for c in ("speedup_prev", "speedup_baseline", "speedup_framework")
         )
     assert _row(st, "batch_parallel")["median_ns"] == 12_150_000  # its time stays visible
 
@@ -65,20 +65,30 @@ def test_spread_and_overhead(table: pd.DataFrame) -> None:
     schema.validate(st, stages.STAGED)
 
 
-def test_cuda_baseline_falls_back_to_first_non_framework_stage(table: pd.DataFrame) -> None:
+def test_roles_come_from_the_role_column_not_from_keys(table: pd.DataFrame) -> None:
+    assert stages.baseline_key(table) == "cuda_baseline"
+    assert stages.framework_key(table) == "torch_gpu"  # the faster of the two frameworks
+    renamed = table.assign(stage=table["stage"].str.replace("torch_", "ort_"))
+    st = stages.staged_table(renamed)
+    assert stages.framework_key(renamed) == "ort_gpu"  # any key: the role decides
+    assert _row(st, "overlap_fusion")["speedup_framework"] == pytest.approx(2.731 / 0.8812)
     no_baseline = table[table["stage"] != "cuda_baseline"].reset_index(drop=True)
-    assert stages.cuda_baseline_key(no_baseline) == "batch_parallel"
-    st = stages.staged_table(no_baseline)
-    # batch_parallel FAILed: it is the first CUDA stage but no valid reference, so no speedups.
-    assert st["speedup_cuda"].isna().all()
-    only_framework = table[table["stage"].str.startswith("torch_")].reset_index(drop=True)
-    assert stages.cuda_baseline_key(only_framework) is None
+    assert stages.baseline_key(no_baseline) is None
+    assert stages.staged_table(no_baseline)["speedup_baseline"].isna().all()
+    moved = table.assign(role=table["role"].where(table["stage"] != "overlap_fusion", "baseline"))
+    moved.loc[moved["stage"] == "cuda_baseline", "role"] = "step"
+    assert stages.baseline_key(moved) == "overlap_fusion"
 
 
-def test_without_framework_gpu_baseline(table: pd.DataFrame) -> None:
-    st = stages.staged_table(table[table["stage"] != "torch_gpu"].reset_index(drop=True))
+def test_a_failed_framework_is_no_reference(table: pd.DataFrame) -> None:
+    failed = table.assign(status=table["status"].where(table["stage"] != "torch_gpu", "FAIL"))
+    assert stages.framework_key(failed) == "torch_cpu"
+
+
+def test_without_a_framework_stage(table: pd.DataFrame) -> None:
+    st = stages.staged_table(table[table["role"] != "framework"].reset_index(drop=True))
     assert st["speedup_framework"].isna().all()
-    assert _row(st, "cuda_baseline")["prev_stage"] == "torch_cpu"
+    assert pd.isna(_row(st, "cuda_baseline")["prev_stage"])  # the first stage left
 
 
 def test_rejects_a_table_of_the_wrong_schema(table: pd.DataFrame) -> None:

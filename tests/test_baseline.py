@@ -18,7 +18,7 @@ from profiler.errors import BaselineMismatch, RunNotFound
 FC = ("fc_coalesced", "fc1_kernel")
 
 
-def test_baseline_file_holds_machine_images_samples_and_per_repeat_kernel_totals(tmp_path):
+def test_baseline_file_holds_machine_items_samples_and_per_repeat_kernel_totals(tmp_path):
     run = make_run(1, profiled=3)
     path = baseline.write_baseline(run, tmp_path / "lenet-h100.json")
     data = json.loads(path.read_text())
@@ -32,7 +32,7 @@ def test_baseline_file_holds_machine_images_samples_and_per_repeat_kernel_totals
         "driver": MACHINE["driver"],
         "cuda": MACHINE["cuda"],
     }
-    assert data["images"] == 10_000
+    assert data["items"] == 10_000 and data["unit"] == "images"
     stages = {s["stage"]: s for s in data["stages"]}
     assert list(stages) == list(run.table("stages")["stage"])
     fc = stages["fc_coalesced"]
@@ -149,7 +149,7 @@ def test_same_gpu_and_driver_major_is_compatible():
             ("NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-40GB"),
         ),
         ({"machine": dict(MACHINE, driver="575.57.08")}, "driver major version", ("580", "575")),
-        ({"images": 1000}, "image count", ("10000", "1000")),
+        ({"items": 1000}, "item count", ("10000", "1000")),
     ],
 )
 def test_mismatch_is_refused_unless_allowed(change, what, values):

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from profiler.collect import env, probes
-from profiler.collect.env import Check
+from profiler.collect import doctor as probes
+from profiler.collect import env
+from profiler.collect.doctor import Check
 from profiler.errors import NoCudaDevice
 
 pytestmark = pytest.mark.skipif(env.cuda_state().get("devices"), reason="this machine has a GPU")
@@ -49,20 +50,31 @@ def test_require_cuda_names_the_cause(monkeypatch, state, cause):
         env.require_cuda()
 
 
-def test_cuda_state_when_the_driver_fails(monkeypatch):
-    class Runtime:
-        @staticmethod
-        def getDeviceCount():
-            raise RuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient")
+def test_cuda_state_without_a_driver_needs_no_framework(monkeypatch):
+    """The driver is asked through libcuda itself: CuPy is never imported for it."""
+    import ctypes
 
-    fake = type(sys)("cupy")
-    fake.cuda = type(sys)("cupy.cuda")
-    fake.cuda.runtime = Runtime
-    monkeypatch.setitem(sys.modules, "cupy", fake)
+    def no_driver(name, *a, **kw):
+        raise OSError(f"{name}: cannot open shared object file")
+
+    monkeypatch.setattr(ctypes, "CDLL", no_driver)
+    monkeypatch.setitem(sys.modules, "cupy", None)  # importing CuPy now fails
     state = env.cuda_state()
-    assert state["error"].startswith(
-        "the CUDA driver could not be used (cudaErrorInsufficientDriver"
-    )
+    assert state["error"] == "the CUDA driver (libcuda.so.1) is not installed"
+    assert "nvidia-smi" in state["fix"]
+
+
+def test_cuda_state_when_cuinit_fails(monkeypatch):
+    import ctypes
+
+    class Driver:
+        @staticmethod
+        def cuInit(flags):
+            return 35  # CUDA_ERROR_INSUFFICIENT_DRIVER
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name, *a, **kw: Driver())
+    state = env.cuda_state()
+    assert state["error"] == "the CUDA driver could not start (cuInit error 35)"
 
 
 def test_machine_info_without_gpu():
@@ -94,11 +106,11 @@ def test_git_info_outside_a_checkout(tmp_path):
 
 
 def test_doctor_here_says_what_is_missing():
-    checks = env.doctor(probe=False)
+    checks = probes.doctor(probe=False)
     names = [c.name for c in checks]
     assert names[:3] == ["CUDA device", "nvtx", "cupti"]
-    assert not env.cupti_works(checks)
-    text = env.format_checks(checks)
+    assert not probes.cupti_works(checks)
+    text = probes.format_checks(checks)
     assert "FAIL  CUDA device" in text and text.rstrip().endswith("backends that work here: none")
 
 
@@ -107,7 +119,7 @@ def test_doctor_exit_status(monkeypatch, capsys):
 
     assert main(["doctor", "--quick"]) == 4
     monkeypatch.setattr(
-        env,
+        probes,
         "doctor",
         lambda probe: [
             Check("CUDA device", True, "H100", required=True),
@@ -135,7 +147,7 @@ def test_nsys_importer_missing_libdw(monkeypatch, tmp_path):
         and "libdw1" in bad.fix
         and "LD_LIBRARY_PATH" in bad.fix
     )
-    text = env.format_checks(checks)
+    text = probes.format_checks(checks)
     assert "fix: install libdw1" in text and "nsys" not in text.splitlines()[-1].split(":", 1)[1]
 
 

@@ -119,7 +119,7 @@ def test_an_internal_error_is_one_line_and_a_log(tmp_path, monkeypatch, capsys):
     assert cli.main(["x"]) == 5
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "RuntimeError: kaboom" in err
-    log = next((tmp_path / "profgen" / "crashes").iterdir())
+    log = next((tmp_path / "profgen" / "logs").iterdir())
     assert str(log) in err and "Traceback" in log.read_text() and "second line" in log.read_text()
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from variants.registry import LENET
+from variants.lenet.study import STUDY
 
 KERNELS = Path(__file__).resolve().parents[1] / "variants" / "lenet" / "kernels"
 
@@ -76,8 +76,8 @@ def test_kernels_compile_for_sm90(
 def test_stage_modules_import_without_cupy_or_torch() -> None:
     code = (
         "import sys\n"
-        "from variants.registry import LENET\n"
-        "classes = LENET.stages()\n"
+        "from variants.lenet.study import STUDY\n"
+        "classes = STUDY.stages\n"
         "bad = [m for m in ('cupy', 'cupyx', 'torch') if m in sys.modules]\n"
         "assert not bad, bad\n"
         "print(len(classes))\n"
@@ -89,16 +89,24 @@ def test_stage_modules_import_without_cupy_or_torch() -> None:
 
 @pytest.mark.parametrize("key", list(TITLES))
 def test_stage_key_title_and_technique(key: str) -> None:
-    cls = LENET.stage_class(key)
-    assert cls.key == key
-    assert cls.title == TITLES[key]
-    technique = cls.technique
+    spec = STUDY.get(key)
+    assert spec.key == key
+    assert spec.title == TITLES[key]
+    technique = spec.technique
     assert technique.endswith(".") and len(technique) > 60
     assert not re.search(r"\.\s+[A-Z]", technique), "technique must be one sentence"
 
 
 def test_stage_order_is_the_study_order() -> None:
-    assert LENET.stage_keys == tuple(TITLES)
+    assert tuple(s.key for s in STUDY.stages) == tuple(TITLES)
+
+
+def test_roles_are_stated_not_guessed() -> None:
+    roles = {s.key: s.role for s in STUDY.stages}
+    assert roles.pop("cuda_baseline") == "baseline"
+    assert roles.pop("torch_cpu") == roles.pop("torch_gpu") == "framework"
+    assert set(roles.values()) == {"step"}
+    assert STUDY.get("torch_cpu").runtime == "cpu" and not STUDY.get("torch_cpu").uses_gpu
 
 
 @pytest.mark.parametrize("n", [1, 15, 16, 17, 1037, 10_000])

@@ -9,8 +9,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from profiler.errors import DataError
-from variants.base import check_logits
 from variants.lenet import data, model, reference
+from variants.lenet.study import LOGITS_RULE
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,7 @@ def test_weights_are_the_initializers_of_the_same_name(shipped):
 
 def test_reference_matches_onnxruntime(logits, images):
     """The float64 reference against onnxruntime running the shipped file on every shipped
-    image, with check_logits' per-image error: max_j |a - b| / max_j |ref|.
+    image, with the study's per-image error: max_j |a - b| / max_j |ref|.
 
     onnxruntime runs the graph in float32, as shipped: its CPU provider has no float64 Conv
     (a float64 copy of the graph fails with NOT_IMPLEMENTED), and float32 is enough: measured
@@ -60,9 +60,9 @@ def test_reference_matches_onnxruntime(logits, images):
     session = ort.InferenceSession(str(model.MODEL_PATH), providers=["CPUExecutionProvider"])
     out = session.run(None, {session.get_inputs()[0].name: images})[0]
     assert out.shape == (len(images), 10)
-    verdict = check_logits(out, logits)
+    verdict = LOGITS_RULE.check(out, logits)
     assert verdict.max_rel_err < 1e-6, verdict
-    assert verdict.top1_mismatches == 0
+    assert verdict.topk_mismatches == 0
 
 
 def test_onnx_batch_dimension_is_dynamic():
@@ -83,8 +83,10 @@ def test_heldout_accuracy_is_at_least_the_stated_one(logits):
     assert stated >= 0.95  # a trained network, not a lucky random one
 
 
-def test_model_benchmark_images_are_data_benchmark_images(shipped):
-    np.testing.assert_array_equal(shipped.benchmark_images(7), data.benchmark_images(7))
+def test_the_study_inputs_are_data_benchmark_images(tmp_path):
+    from variants.lenet.study import STUDY
+
+    np.testing.assert_array_equal(STUDY.make_inputs(7), data.benchmark_images(7))
 
 
 # --- bad model files ---------------------------------------------------------------------

@@ -25,12 +25,13 @@ def test_stage_row_from_a_cupti_run():
     assert row["title"] == "Redundant synchronisation removed" and row["technique"].startswith(
         "The cudaDevice"
     )
-    assert (row["images"], row["batch"], row["warmup"], row["repeats"]) == (10000, 10000, 1, 3)
+    assert (row["items"], row["batch"], row["warmup"], row["repeats"]) == (10000, 10000, 1, 3)
+    assert row["role"] == "step"  # a format-1 result: the role its key implied
     assert (row["median_ns"], row["min_ns"], row["max_ns"]) == (4047664, 3991438, 4277612)
     assert row["profiled_median_ns"] == 4056615
     assert row["overhead_pct"] == pytest.approx((4056615 / 4047664 - 1) * 100)
     assert (
-        row["max_rel_err"] == pytest.approx(8.967625046557704e-07) and row["top1_mismatches"] == 0
+        row["max_rel_err"] == pytest.approx(8.967625046557704e-07) and row["topk_mismatches"] == 0
     )
     assert samples["pass"].tolist() == ["timed"] * 3 + ["profiled"] * 3
     assert samples["repeat"].tolist() == [0, 1, 2, 0, 1, 2]
@@ -48,7 +49,7 @@ def test_nsys_run_has_its_profiled_pass_from_the_second_process():
 
 def test_even_count_median_rounds():
     result = json.loads(CUPTI_RESULT.read_text()) | {"timed_ns": [10, 11], "profiled_ns": []}
-    row = W.stage_row(result, 0).iloc[0]
+    row = W.stage_row(W._upgrade_format_1(result), 0).iloc[0]
     assert row["median_ns"] == 10 or row["median_ns"] == 11  # 10.5 rounds to an integer
     assert pd.isna(row["profiled_median_ns"]) and pd.isna(row["overhead_pct"])
 
@@ -59,7 +60,7 @@ def test_error_stage_without_timings():
         "title": "Convolution",
         "status": "ERROR",
         "reason": "worker was killed by signal SIGSEGV",
-        "images": 100,
+        "items": 100,
         "batch": 100,
         "warmup": 2,
         "repeat": 10,

@@ -14,15 +14,16 @@ from profiler.cli import main
 TESTS = Path(__file__).parent
 
 
+TOY = str(TESTS / "studies" / "toy_study.py")
+
+
 @pytest.fixture
-def toy(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PROFGEN_MODELS", "toystudy:SPEC")
-    monkeypatch.setenv("PYTHONPATH", str(TESTS))
-    monkeypatch.syspath_prepend(str(TESTS))
+def toy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
 
 
 def sweep(tmp_path: Path, *extra: str) -> list[str]:
-    return ["sweep", "toy", "--backend", "none", "--images", "24", "--repeat", "3",
+    return ["sweep", TOY, "--backend", "none", "--items", "24", "--repeat", "3",
             "--warmup", "1", "--out", str(tmp_path), *extra]
 
 
@@ -34,6 +35,7 @@ def test_failed_stage_is_in_the_run_and_exits_3(toy, tmp_path, capsys):
     assert list(stages["stage"]) == ["ref", "wrong"]
     assert list(stages["status"]) == [schema.PASS, schema.FAIL]
     assert "top-1" in stages["reason"].iloc[1]
+    assert list(stages["role"]) == ["baseline", "step"] and run.meta["unit"] == "rows"
     assert (run.path / "report.html").stat().st_size > 100_000
     assert not list(tmp_path.glob(".*.partial"))
 
@@ -43,7 +45,7 @@ def test_passing_sweep_exits_0_with_samples_and_meta(toy, tmp_path, capsys):
     path = Path(capsys.readouterr().out.strip().splitlines()[-1])
     meta = json.loads((path / "run.json").read_text())
     assert meta["schema_version"] == schema.SCHEMA_VERSION
-    assert meta["settings"]["images"] == 24 and meta["stages"] == ["ref"]
+    assert meta["settings"]["items"] == 24 and meta["stages"] == ["ref"]
     samples = store.load_run(path).table("samples")
     assert len(samples[samples["pass"] == "timed"]) == 3
     assert (samples["wall_ns"] > 0).all()
@@ -58,14 +60,14 @@ def test_compare_a_run_with_itself_finds_no_regression(toy, tmp_path, capsys):
 def test_fail_on_without_baseline_is_refused_before_running(toy, tmp_path, capsys):
     assert main(sweep(tmp_path, "--fail-on", "stage:median:5%")) == 2
     assert "--baseline" in capsys.readouterr().err
-    assert not list(tmp_path.iterdir())
+    assert not list(p for p in tmp_path.iterdir() if p.name != "xdg-cache")
 
 
 def test_run_prints_the_stage_and_its_verdict(toy, capsys):
-    assert main(["run", "toy", "--stage", "ref", "--images", "16", "--repeat", "2"]) == 0
+    assert main(["run", TOY, "--stage", "ref", "--items", "16", "--repeat", "2"]) == 0
     out = capsys.readouterr().out
     assert "Reference on the CPU" in out and "PASS" in out
-    assert main(["run", "toy", "--stage", "wrong", "--images", "16", "--repeat", "2"]) == 3
+    assert main(["run", TOY, "--stage", "wrong", "--items", "16", "--repeat", "2"]) == 3
     assert "FAIL" in capsys.readouterr().out
 
 
@@ -74,7 +76,7 @@ def test_batch_sizes_give_one_curve_point_per_stage_and_size(toy, tmp_path, caps
     run = store.load_run(capsys.readouterr().out.strip().splitlines()[-1])
     curve = run.table("batch_sweep")
     assert list(curve["batch"]) == [5, 24] and set(curve["stage"]) == {"ref"}
-    assert (curve["images"] == 24).all() and (curve["repeats"] == 3).all()
+    assert (curve["items"] == 24).all() and (curve["repeats"] == 3).all()
     five = curve.iloc[0]
     assert five["batch_median_ns"] == five["median_ns"] // 5  # 24 images in 5 calls of <= 5
     assert "batch" in (run.path / "report.html").read_text().lower()
@@ -100,9 +102,9 @@ def test_a_baseline_of_another_image_count_is_refused_before_running(toy, tmp_pa
     assert main(sweep(tmp_path / "base", "--stages", "ref")) == 0
     base = capsys.readouterr().out.strip().splitlines()[-1]
     argv = sweep(tmp_path / "new", "--stages", "ref", "--baseline", base)
-    argv[argv.index("--images") + 1] = "12"
+    argv[argv.index("--items") + 1] = "12"
     assert main(argv) == 2
-    assert "image count" in capsys.readouterr().err and not (tmp_path / "new").exists()
+    assert "item count" in capsys.readouterr().err and not (tmp_path / "new").exists()
     assert main([*argv, "--allow-mismatch"]) == 0
     captured = capsys.readouterr()
-    assert "warning: baseline compared anyway: image count" in captured.err
+    assert "warning: baseline compared anyway: item count" in captured.err

@@ -45,7 +45,7 @@ STAGED_COLUMNS = (
     "spread_pct",
     "prev_stage",
     "speedup_prev",
-    "speedup_cuda",
+    "speedup_baseline",
     "speedup_framework",
     "profiled_median_ns",
     "overhead_pct",
@@ -194,7 +194,7 @@ def test_golden_staged_table_from_the_workers_results() -> None:
             medians["cuda_baseline"] / medians[stage],
             medians["torch_gpu"] / medians[stage],
         )
-        got = (row["speedup_prev"], row["speedup_cuda"], row["speedup_framework"])
+        got = (row["speedup_prev"], row["speedup_baseline"], row["speedup_framework"])
         for g, e in zip(got, expected, strict=True):
             assert (g is None) if e is None else g == pytest.approx(e, rel=1e-12), stage
 
@@ -217,7 +217,7 @@ PRINTED = {  # stage: (time, vs previous, vs CUDA baseline, vs framework GPU)
 
 def test_staged_table_as_printed(ctx: dict[str, Any]) -> None:
     for r in ctx["staged"]["rows"]:
-        speedups = (r["speedup_prev"], r["speedup_cuda"], r["speedup_framework"])
+        speedups = (r["speedup_prev"], r["speedup_baseline"], r["speedup_framework"])
         assert (html.seconds(r["median_ns"]), *map(html.speedup, speedups)) == PRINTED[r["stage"]]
 
 
@@ -560,7 +560,7 @@ def test_metrics_run_has_the_roofline_and_a_failed_stage() -> None:
     rows = {r["stage"]: r for r in ctx["staged"]["rows"]}
     cpu = rows["torch_cpu"]
     assert cpu["status"] == "ERROR" and "torch_cpu/ncu.csv" in cpu["reason"]
-    assert cpu["speedup_prev"] is cpu["speedup_cuda"] is cpu["speedup_framework"] is None
+    assert cpu["speedup_prev"] is cpu["speedup_baseline"] is cpu["speedup_framework"] is None
     assert rows["torch_gpu"]["prev_stage"] is None  # the only earlier stage failed
     ceilings = json.loads((METRICS_RUN / "run.json").read_text())["ceilings"]
     roof = ctx["roofline"]

@@ -132,7 +132,7 @@ def test_text_reproduces_real_nvprof_output(tmp_path, capsys):
 def test_other_tables_as_aligned_columns(nsys_run, capsys):
     code, out, _ = show(capsys, str(nsys_run), "--table", "stages")
     lines = out.splitlines()
-    assert code == 0 and lines[0].split()[:5] == ["stage", "order", "title", "technique", "status"]
+    assert code == 0 and lines[0].split()[:5] == ["stage", "order", "title", "technique", "role"]
     assert "median" in lines[0].split() and len(lines) == 3
     assert "imported; not checked against a reference" in lines[1]
     code, out, _ = show(capsys, str(nsys_run), "--table", "gpu_trace", "--stage", "demo")

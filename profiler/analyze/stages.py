@@ -1,13 +1,13 @@
 """The staged table: one row per stage, its time, its spread and its speedups.
 
-The study this generalises printed one line per optimisation step: the time for all images and
-how much faster it is. Speedups are given against three references:
+The study this generalises printed one line per optimisation step: the time for all items and
+how much faster it is. Speedups are given against three references, each chosen by the roles the
+study states, never guessed from a stage's key:
 
 - the previous stage: the nearest earlier stage that PASSed with a time (a wrong or timed-out
   stage is never a reference),
-- the first CUDA stage: `cuda_baseline`, or when the study has none the first stage whose key
-  does not start with `torch_`,
-- the framework GPU baseline `torch_gpu`.
+- the baseline: the stage whose role is `baseline` (none: no such speedup),
+- the best framework: the fastest stage whose role is `framework` and that PASSed.
 
 A stage that did not PASS keeps its row, its status and its reason, and gets no speedups: a fast
 wrong kernel must never look like a win. A speedup is reference time / stage time (> 1 is faster).
@@ -20,9 +20,7 @@ import pandas as pd
 from profiler import schema
 from profiler.schema import Column
 
-CUDA_BASELINE = "cuda_baseline"
-FRAMEWORK_GPU = "torch_gpu"
-FRAMEWORK_PREFIX = "torch_"
+BASELINE, FRAMEWORK = "baseline", "framework"
 
 STAGED = schema.Table(
     "staged",
@@ -32,9 +30,10 @@ STAGED = schema.Table(
         Column("order", "int64"),
         Column("title", "string"),
         Column("technique", "string"),
+        Column("role", "string", doc="`baseline`, `framework` or `step`"),
         Column("status", "string", doc="PASS, FAIL, TIMEOUT, ERROR or SKIPPED"),
         Column("reason", "string", doc="why the stage did not PASS"),
-        Column("images", "int64"),
+        Column("items", "int64"),
         Column("batch", "int64"),
         Column("repeats", "int64"),
         Column("median_ns", "Int64", "ns", "time for all images, median over repeats"),
@@ -43,28 +42,37 @@ STAGED = schema.Table(
         Column("spread_pct", "float64", "%", "(max - min) / median over the timed repeats"),
         Column("prev_stage", "string", doc="the stage `speedup_prev` is measured against"),
         Column("speedup_prev", "float64", doc="previous PASS stage's time / this stage's time"),
-        Column("speedup_cuda", "float64", doc="first CUDA stage's time / this stage's time"),
-        Column("speedup_framework", "float64", doc="`torch_gpu`'s time / this stage's time"),
+        Column("speedup_baseline", "float64", doc="the baseline's time / this stage's time"),
+        Column("speedup_framework", "float64", doc="best framework's time / this stage's time"),
         Column("max_rel_err", "float64"),
-        Column("top1_mismatches", "Int64"),
+        Column("topk_mismatches", "Int64"),
         Column("profiled_median_ns", "Int64", "ns", "time of the profiled pass, median"),
         Column("overhead_pct", "float64", "%", "profiled over unprofiled time, minus 100"),
     ),
 )
 
 
-def cuda_baseline_key(stages: pd.DataFrame) -> str | None:
-    """The first CUDA stage: `cuda_baseline` if present, else the first non-`torch_` stage.
+def baseline_key(stages: pd.DataFrame) -> str | None:
+    """The stage whose role is `baseline`, or None.
 
     Args:
         stages: DataFrame with `schema.STAGES` columns.
-
-    Returns: the stage key, or None when every stage is a framework stage.
     """
-    keys = list(stages.sort_values("order")["stage"])
-    if CUDA_BASELINE in keys:
-        return CUDA_BASELINE
-    return next((k for k in keys if not k.startswith(FRAMEWORK_PREFIX)), None)
+    ordered = stages.sort_values("order")
+    keys = list(ordered.loc[ordered["role"].fillna("") == BASELINE, "stage"])
+    return str(keys[0]) if keys else None
+
+
+def framework_key(stages: pd.DataFrame) -> str | None:
+    """The fastest framework stage that PASSed with a time, or None.
+
+    Args:
+        stages: DataFrame with `schema.STAGES` columns.
+    """
+    timed = _valid_times(stages)
+    roles = stages["role"].fillna("")
+    frameworks = [str(k) for k in stages.loc[roles == FRAMEWORK, "stage"] if k in timed]
+    return min(frameworks, key=timed.__getitem__) if frameworks else None
 
 
 def staged_table(stages: pd.DataFrame) -> pd.DataFrame:
@@ -84,10 +92,10 @@ def staged_table(stages: pd.DataFrame) -> pd.DataFrame:
     df["prev_stage"] = _previous_valid(df, timed)
     prev_time = df["prev_stage"].map(lambda k: timed.get(k) if isinstance(k, str) else None)
     df["speedup_prev"] = _ratio(prev_time, df, timed)
-    cuda_time = timed.get(cuda_baseline_key(df) or "")
-    df["speedup_cuda"] = _ratio(pd.Series(cuda_time, index=df.index), df, timed)
-    gpu_time = timed.get(FRAMEWORK_GPU)
-    df["speedup_framework"] = _ratio(pd.Series(gpu_time, index=df.index), df, timed)
+    base_time = timed.get(baseline_key(df) or "")
+    df["speedup_baseline"] = _ratio(pd.Series(base_time, index=df.index), df, timed)
+    framework_time = timed.get(framework_key(df) or "")
+    df["speedup_framework"] = _ratio(pd.Series(framework_time, index=df.index), df, timed)
     return schema.validate(schema.conform(df, STAGED), STAGED)
 
 

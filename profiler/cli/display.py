@@ -4,6 +4,7 @@ path stays the last line of stdout), and a plain line per stage when stderr is n
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from rich.console import Console
 from rich.live import Live
@@ -65,3 +66,13 @@ class LiveProgress:
             style = _STYLE.get(status, "cyan" if status == "running" else "dim")
             table.add_row(str(i), title, f"[{style}]{status}[/]", detail)
         return table
+
+
+_WIDTH = 160  # the staged table is wide; never wrap it into an unreadable column
+
+
+def print_staged(stages: Any, items: int, unit: str, title: str = "") -> None:
+    """The staged table on stdout."""
+    from profiler.render.terminal import staged_rich_table
+
+    Console(width=_WIDTH).print(staged_rich_table(stages, items, unit, title))

@@ -8,7 +8,13 @@ from profiler.errors import EXIT_ENVIRONMENT
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("doctor", help="say which backends work on this machine and why not")
+    p = sub.add_parser(
+        "doctor",
+        help="say which backends work on this machine and why not",
+        description="Check the CUDA device, cupti-python (by tracing a tiny kernel), Nsight "
+        "Systems and Nsight Compute, and say for each what fixes it when it does not work. "
+        "Exits 0 when the default backend (cupti) works, else 4.",
+    )
     p.add_argument(
         "--quick",
         action="store_true",
@@ -18,8 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from profiler.collect import env
+    from profiler.collect import doctor
 
-    checks = env.doctor(probe=not args.quick)
-    print(env.format_checks(checks))
-    return 0 if env.cupti_works(checks) else EXIT_ENVIRONMENT
+    checks = doctor.doctor(probe=not args.quick)
+    print(doctor.format_checks(checks))
+    return 0 if doctor.cupti_works(checks) else EXIT_ENVIRONMENT

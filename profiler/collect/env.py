@@ -7,13 +7,13 @@ Absent tools are reported as such (None, or a failed check with the fix), not ra
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import platform
 import socket
 import subprocess
 import sys
-from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -43,35 +43,43 @@ def _version(package: str) -> str | None:
 
 
 def cuda_state() -> dict[str, Any]:
-    """CuPy's view of CUDA: {'cupy': version, 'devices': n, 'runtime': 13020, 'driver': 13000},
-    or, when no device can be used, {'error': why, 'fix': what to do}."""
+    """The driver's view of CUDA, through libcuda itself (no framework needed):
+    {'devices': n, 'driver': 13000, 'runtime': 13000 or None, 'cupy': version or None}, or,
+    when no device can be used, {'error': why, 'fix': what to do}."""
+    fix = "install the NVIDIA driver and check that nvidia-smi lists a GPU"
     try:
-        import cupy
-    except ImportError as exc:
-        return {
-            "error": f"CuPy is not installed ({exc})",
-            "fix": "install CuPy for this machine's CUDA (pip install cupy-cuda13x)",
-        }
-    try:
-        count = int(cupy.cuda.runtime.getDeviceCount())
-        state = {
-            "cupy": cupy.__version__,
-            "devices": count,
-            "runtime": int(cupy.cuda.runtime.runtimeGetVersion()),
-            "driver": int(cupy.cuda.runtime.driverGetVersion()),
-        }
-    except Exception as exc:  # noqa: BLE001 - CUDARuntimeError, missing libcuda: all "no device"
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return {
-            "error": f"the CUDA driver could not be used ({first})",
-            "fix": "install the NVIDIA driver and check that nvidia-smi lists a GPU",
-        }
-    if count == 0:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return {"error": "the CUDA driver (libcuda.so.1) is not installed", "fix": fix}
+    count, version = ctypes.c_int(0), ctypes.c_int(0)
+    status = lib.cuInit(0)
+    if status != 0:
+        return {"error": f"the CUDA driver could not start (cuInit error {status})", "fix": fix}
+    lib.cuDeviceGetCount(ctypes.byref(count))
+    lib.cuDriverGetVersion(ctypes.byref(version))
+    state: dict[str, Any] = {
+        "devices": count.value,
+        "driver": version.value,
+        "runtime": _runtime_version(),
+        "cupy": _version("cupy-cuda13x") or _version("cupy-cuda12x") or _version("cupy"),
+    }
+    if count.value == 0:
         state.update(
             error="the driver reports zero CUDA devices",
             fix="check nvidia-smi and CUDA_VISIBLE_DEVICES",
         )
     return state
+
+
+def _runtime_version() -> int | None:
+    from profiler.collect.runtimes import cudart
+
+    try:
+        lib = cudart()
+    except ProfgenError:
+        return None
+    version = ctypes.c_int(0)
+    return version.value if lib.cudaRuntimeGetVersion(ctypes.byref(version)) == 0 else None
 
 
 def require_cuda() -> None:
@@ -194,60 +202,6 @@ def _mhz(text: str | None) -> int | None:
 
 def _cuda_version(code: int | None) -> str | None:
     return f"{code // 1000}.{code % 1000 // 10}" if code else None
-
-
-@dataclass(frozen=True)
-class Check:
-    """One line of `profgen doctor`: what was checked, whether it works, what was seen, the fix."""
-
-    name: str
-    ok: bool
-    detail: str
-    fix: str = ""
-    required: bool = False  # True for what the default (cupti) backend needs
-
-
-def doctor(probe: bool = True) -> list[Check]:
-    """Check the CUDA device, CuPy, cupti-python (by tracing a tiny kernel in a child process),
-    nsys (its report importer's libraries; with `probe`, a tiny `nsys profile` + `nsys stats`)
-    and ncu (whether it may read the GPU's counters; with `probe`, one tiny profiled kernel)."""
-    from profiler.collect import probes
-
-    checks = [probes.check_cuda(), probes.check_package("nvtx", "nvtx", required=False)]
-    checks.append(probes.check_cupti(cuda_ok=checks[0].ok))
-    checks += probes.check_nsys(probe=probe and checks[0].ok)
-    checks += probes.check_ncu(probe=probe and checks[0].ok)
-    return checks
-
-
-def format_checks(checks: list[Check]) -> str:
-    """The doctor's report: one line per check, its fix indented below, and a verdict."""
-    lines = []
-    for c in checks:
-        lines.append(f"{'ok  ' if c.ok else 'FAIL'}  {c.name:<14} {c.detail}")
-        if c.fix and not c.ok:
-            lines.append(f"      {'':<14} fix: {c.fix}")
-    backends = [
-        "cupti" if cupti_works(checks) else None,
-        "nsys" if _ok(checks, "nsys") else None,
-        "ncu (--metrics)" if _ok(checks, "ncu") else None,
-    ]
-    usable = [b for b in backends if b]
-    lines.append("")
-    lines.append(f"backends that work here: {', '.join(usable) if usable else 'none'}")
-    return "\n".join(lines)
-
-
-def _ok(checks: list[Check], prefix: str) -> bool:
-    """True when there are checks named `prefix...` and all of them passed."""
-    mine = [c for c in checks if c.name.startswith(prefix)]
-    return bool(mine) and all(c.ok for c in mine)
-
-
-def cupti_works(checks: list[Check]) -> bool:
-    """True when the default backend (cupti) can run: every required check passed."""
-    required = [c for c in checks if c.required]
-    return bool(required) and all(c.ok for c in required)
 
 
 def run_json_probe(module: str, timeout: float = 120.0) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from profiler import schema
-from profiler.collect.runner import StageOutcome
+from profiler.collect.stagejob import StageOutcome
 from profiler.errors import ParseError
 from profiler.parse import cupti, ncu_csv, nsys_csv, worker
 
@@ -30,7 +30,9 @@ def parse_outcome(outcome: StageOutcome, order: int | None) -> dict[str, pd.Data
     try:
         return {schema.STAGES.name: stages, schema.SAMPLES.name: samples, **profiles(outcome)}
     except ParseError as exc:  # the stage ran, but its profile cannot be read: say so, go on
-        stages = stages.assign(status=schema.ERROR, reason=f"profiler output unreadable: {exc}")
+        stages = stages.assign(
+            status=schema.ERROR, reason=worker.one_line(f"profiler output unreadable: {exc}")
+        )
         return {schema.STAGES.name: stages, schema.SAMPLES.name: samples}
 
 
@@ -39,7 +41,7 @@ def profiles(outcome: StageOutcome) -> dict[str, pd.DataFrame]:
 
     Raises: ParseError naming the file that could not be read.
     """
-    stage = outcome.job.stage
+    stage = outcome.job.key
     tables: dict[str, pd.DataFrame] = {}
     if "cupti" in outcome.files:
         gpu, api, ranges = cupti.read_traces(outcome.files["cupti"], stage)
@@ -52,7 +54,7 @@ def profiles(outcome: StageOutcome) -> dict[str, pd.DataFrame]:
 
 
 def batch_row(result: dict) -> pd.DataFrame:
-    """One `batch_sweep` row: the time for all images at this batch size, and the mean latency
+    """One `batch_sweep` row: the time for all items at this batch size, and the mean latency
     of one `infer` call (the pass's time over its number of calls).
 
     Returns: DataFrame with `schema.BATCH_SWEEP` columns (empty when the pass did not run).
@@ -60,13 +62,13 @@ def batch_row(result: dict) -> pd.DataFrame:
     timed = np.asarray(result.get("timed_ns") or [], dtype=np.int64)
     if result.get("status") != schema.PASS or not len(timed):
         return schema.empty(schema.BATCH_SWEEP)
-    images, batch = int(result["images"]), int(result["batch"])
+    items, batch = int(result["items"]), int(result["batch"])
     median = int(np.median(timed))
-    calls = -(-images // batch)
+    calls = -(-items // batch)
     row = {
         "stage": [result["stage"]],
         "batch": [batch],
-        "images": [images],
+        "items": [items],
         "repeats": [len(timed)],
         "median_ns": [median],
         "min_ns": [int(timed.min())],

@@ -19,7 +19,7 @@ from profiler import schema
 from profiler.errors import ParseError, SchemaError
 
 EXPECTED = "a stage result (result.json) written by profgen's collection"
-_REQUIRED = ("stage", "status", "images", "batch", "warmup", "repeat", "timed_ns", "profiled_ns")
+_REQUIRED = ("stage", "status", "items", "batch", "warmup", "repeat", "timed_ns", "profiled_ns")
 
 
 def read_result(path: str | Path) -> dict[str, Any]:
@@ -36,12 +36,35 @@ def read_result(path: str | Path) -> dict[str, Any]:
         raise ParseError(path, EXPECTED, f"not JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise ParseError(path, EXPECTED, f"a JSON {type(data).__name__}, not an object")
+    data = _upgrade_format_1(data)
     missing = [k for k in _REQUIRED if k not in data]
     if missing:
         raise ParseError(path, EXPECTED, f"missing fields {missing}")
     if data["status"] not in schema.STATUSES:
         raise ParseError(path, EXPECTED, f"status {data['status']!r} is none of {schema.STATUSES}")
     return data
+
+
+def _upgrade_format_1(data: dict[str, Any]) -> dict[str, Any]:
+    """A result of the LeNet-only worker (format 1) in today's names: `images` is `items`,
+    `top1_mismatches` is `topk_mismatches`, roles as that worker's keys implied."""
+    if "images" not in data or "items" in data:
+        return data
+    out = dict(data, items=data["images"], topk_mismatches=data.get("top1_mismatches"))
+    key = str(data.get("stage", ""))
+    out.setdefault("role", "baseline" if key == "cuda_baseline" else
+                   "framework" if key.startswith("torch_") else "step")
+    return out
+
+
+def one_line(text: str) -> str:
+    """A reason as the tables hold it: its lines joined, at most 500 characters."""
+    joined = " | ".join(ln.strip() for ln in str(text).splitlines() if ln.strip())
+    return joined if len(joined) <= 500 else joined[:499] + "…"
+
+
+def _float(value: Any) -> float:
+    return float(value) if value is not None else np.nan
 
 
 def _median(values: Sequence[int]) -> int | None:
@@ -63,24 +86,26 @@ def stage_row(result: Mapping[str, Any], order: int) -> pd.DataFrame:
         "order": order,
         "title": result.get("title") or result["stage"],
         "technique": result.get("technique", ""),
+        "role": result.get("role", "step"),
+        "runtime": result.get("runtime", ""),
         "status": result["status"],
-        "reason": result.get("reason", ""),
-        "images": int(result["images"]),
+        "reason": one_line(result.get("reason", "")),
+        "items": int(result["items"]),
         "batch": int(result["batch"]),
         "warmup": int(result["warmup"]),
         "repeats": len(timed) if timed else int(result["repeat"]),
         "median_ns": median,
         "min_ns": min(timed) if timed else None,
         "max_ns": max(timed) if timed else None,
-        "max_rel_err": float(result["max_rel_err"])
-        if result.get("max_rel_err") is not None
-        else np.nan,
-        "top1_mismatches": result.get("top1_mismatches"),
+        "max_rel_err": _float(result.get("max_rel_err")),
+        "max_abs_err": _float(result.get("max_abs_err")),
+        "topk_mismatches": result.get("topk_mismatches"),
+        "comparison": result.get("comparison", ""),
         "profiled_median_ns": p_median,
         "overhead_pct": overhead,
     }
     df = pd.DataFrame({k: [v] for k, v in row.items()})
-    for col in ("median_ns", "min_ns", "max_ns", "top1_mismatches", "profiled_median_ns"):
+    for col in ("median_ns", "min_ns", "max_ns", "topk_mismatches", "profiled_median_ns"):
         df[col] = pd.array([row[col]], dtype="Int64")
     return schema.validate(schema.conform(df, schema.STAGES), schema.STAGES)
 

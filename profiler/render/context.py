@@ -93,6 +93,7 @@ def build_context(run: Run) -> dict[str, Any]:
     roof = roofline.roofline(run.table("metrics"), meta.get("ceilings"))
     ctx: dict[str, Any] = {
         "title": report_title(meta),
+        "unit": str(meta.get("unit") or "items"),
         "header": header_rows(meta, run.path),
         "trimmed": trimmed_note(meta),
         "deferred_type": DEFERRED_TYPE,
@@ -147,20 +148,20 @@ def trimmed_note(meta: Mapping[str, Any]) -> str | None:
 
 def _staged(staged: pd.DataFrame, titles: Mapping[str, str]) -> dict[str, Any]:
     rows = records(staged)
-    cuda = stages.cuda_baseline_key(staged)
+    base, framework = stages.baseline_key(staged), stages.framework_key(staged)
     for r in rows:
         r["position"] = r["order"] + 1
         r["verdict"] = r["status"]
         r["verdict_class"] = VERDICT_CLASSES.get(r["status"], "fail")
         r["prev_title"] = titles.get(r["prev_stage"], r["prev_stage"]) if r["prev_stage"] else None
-        r["is_cuda_baseline"] = r["stage"] == cuda
-        r["is_framework"] = r["stage"] == stages.FRAMEWORK_GPU
+        r["is_baseline"] = r["role"] == stages.BASELINE
+        r["is_framework"] = r["role"] == stages.FRAMEWORK
     return {
         "rows": rows,
-        "cuda_baseline": titles.get(cuda, cuda) if cuda else None,
-        "framework": titles.get(stages.FRAMEWORK_GPU) if stages.FRAMEWORK_GPU in titles else None,
+        "baseline": titles.get(base, base) if base else None,
+        "framework": titles.get(framework, framework) if framework else None,
         "failed": sum(r["verdict_class"] == "fail" for r in rows),
-        "images": int(staged["images"].iloc[0]) if staged["images"].nunique() == 1 else None,
+        "item_count": int(staged["items"].iloc[0]) if staged["items"].nunique() == 1 else None,
     }
 
 

@@ -367,21 +367,21 @@ def batch_curves(curves: pd.DataFrame) -> go.Figure:
         curves: DataFrame with `profiler.analyze.sweep.BATCH_CURVES` columns.
     """
     fig = make_subplots(
-        rows=1, cols=2, subplot_titles=("time per image (µs)", "latency of one batch (ms)")
+        rows=1, cols=2, subplot_titles=("time per item (µs)", "latency of one batch (ms)")
     )
     for i, (stage, g) in enumerate(curves.groupby("stage", sort=False)):
         colour = KERNEL_PALETTE[i % len(KERNEL_PALETTE)]
         fig.add_trace(
             go.Scatter(
                 x=g["batch"],
-                y=g["per_image_ns"] / 1e3,
+                y=g["per_item_ns"] / 1e3,
                 mode="lines+markers",
                 name=str(stage),
                 line={"color": colour},
                 legendgroup=str(stage),
-                customdata=g["images_per_s"],
-                hovertemplate="batch %{x}<br>%{y:.4g} µs per image<br>"
-                "%{customdata:.4g} images/s<extra></extra>",
+                customdata=g["items_per_s"],
+                hovertemplate="batch %{x}<br>%{y:.4g} µs per item<br>"
+                "%{customdata:.4g} items/s<extra></extra>",
             ),
             row=1,
             col=1,
@@ -404,6 +404,6 @@ def batch_curves(curves: pd.DataFrame) -> go.Figure:
     fig.update_xaxes(
         type="log", title="batch size", tickvals=batches, ticktext=[f"{b:,}" for b in batches]
     )
-    fig.update_yaxes(type="log", row=1, col=1, **log_ticks(curves["per_image_ns"]))
+    fig.update_yaxes(type="log", row=1, col=1, **log_ticks(curves["per_item_ns"]))
     fig.update_yaxes(type="log", row=1, col=2, **log_ticks(curves["batch_median_ns"]))
-    return _layout(fig, "Batch size: time per image and latency of one batch", 420)
+    return _layout(fig, "Batch size: time per item and latency of one batch", 420)

@@ -111,7 +111,7 @@ def header_rows(meta: Mapping[str, Any], path: Path | None = None) -> list[dict[
     """
     rows = [
         ("Model", _model(meta)),
-        ("Images", _text(_get(meta, "settings", "images"))),
+        (str(meta.get("unit") or "items").capitalize(), _text(_get(meta, "settings", "items"))),
         ("Timing", _timing(meta)),
         ("GPU", _gpu(meta)),
         ("Driver", _text(_get(meta, "machine", "driver"))),

@@ -40,7 +40,8 @@ def summary_markdown(run: RunLike, regressions: pd.DataFrame) -> str:
 
     Returns: Markdown text ending in a newline.
     """
-    parts = [_heading(run), _staged(run.table(schema.STAGES.name)), _regressions(regressions)]
+    stages = run.table(schema.STAGES.name)
+    parts = [_heading(run), _staged(stages, run.meta), _regressions(regressions)]
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
@@ -52,13 +53,13 @@ def _heading(run: RunLike) -> str:
     return title + (f"\n\n`{meta['command']}`" if meta.get("command") else "")
 
 
-def _staged(stages: pd.DataFrame) -> str:
+def _staged(stages: pd.DataFrame, meta: dict[str, Any]) -> str:
     if stages.empty:
         return "_No stages._"
     staged = staged_table(stages)
-    images = int(staged["images"].max())
+    items, unit = int(staged["items"].max()), str(meta.get("unit") or "items")
     lines = [
-        f"| # | Stage | Time for {images:,} images | Spread | Speedup vs previous | Verdict |",
+        f"| # | Stage | Time for {items:,} {unit} | Spread | Speedup vs previous | Verdict |",
         "| ---: | --- | ---: | ---: | ---: | --- |",
     ]
     for row in staged.to_dict("records"):

@@ -25,18 +25,18 @@ def speedup(x: Any) -> str:
     return "-" if pd.isna(x) else f"{x:.3g}x"
 
 
-def staged_rich_table(stages: pd.DataFrame, images: int, title: str = "") -> Group:
-    """The staged table for the terminal: title, time for N images (median, min-max), speedups
-    against the previous and the first CUDA stage, max relative error, verdict; then, one line
+def staged_rich_table(stages: pd.DataFrame, items: int, unit: str, title: str = "") -> Group:
+    """The staged table for the terminal: title, time for N items (median, min-max), speedups
+    against the previous stage and the baseline, max relative error, verdict; then, one line
     each, why the stages that did not PASS did not."""
     staged = staged_table(stages)
-    table = Table(title=f"{title}, {images:,} images" if title else None)
+    table = Table(title=f"{title}, {items:,} {unit}" if title else None)
     for name, justify in (
         ("Stage", "left"),
-        (f"Time ({images:,} images)", "right"),
+        (f"Time ({items:,} {unit})", "right"),
         ("min-max", "right"),
         ("vs previous", "right"),
-        ("vs first CUDA", "right"),
+        ("vs baseline", "right"),
         ("max rel err", "right"),
         ("Verdict", "left"),
     ):
@@ -51,7 +51,7 @@ def staged_rich_table(stages: pd.DataFrame, images: int, title: str = "") -> Gro
             seconds(row["median_ns"]),
             f"{seconds(row['min_ns'])}-{seconds(row['max_ns'])}",
             speedup(row["speedup_prev"]),
-            speedup(row["speedup_cuda"]),
+            speedup(row["speedup_baseline"]),
             err,
             f"[{style}]{status}[/]",
         )

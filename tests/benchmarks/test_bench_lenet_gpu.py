@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from variants.base import check_logits
-from variants.registry import LENET
+from profiler.collect import runtimes
+from variants.lenet.study import STUDY
 
 pytestmark = pytest.mark.gpu
 
@@ -37,47 +37,42 @@ WARMUP = int(os.environ.get("PROFGEN_BENCH_WARMUP", "2"))
 @pytest.fixture(scope="module")
 def lenet() -> tuple[Any, np.ndarray, np.ndarray]:
     """The shipped model, its 10,000 benchmark images and their float64 reference logits."""
-    model = LENET.load()
-    images = model.benchmark_images(IMAGES)
-    return model, images, np.asarray(model.reference(images))
+    model = STUDY.load_model()
+    images = STUDY.make_inputs(IMAGES)
+    return model, images, STUDY.run_reference(images, model)
 
 
-def _sync(stage: Any) -> None:
-    if getattr(stage, "uses_gpu", True):
-        import cupy
-
-        cupy.cuda.runtime.deviceSynchronize()
-
-
-@pytest.mark.parametrize("key", LENET.stage_keys)
+@pytest.mark.parametrize("key", [s.key for s in STUDY.stages])
 def test_bench_lenet_stage(
     benchmark: Any, lenet: tuple[Any, np.ndarray, np.ndarray], key: str
 ) -> None:
     model, images, ref = lenet
-    stage = LENET.stage_class(key)()
-    why = stage.unavailable()
+    spec = STUDY.get(key)
+    runtime = runtimes.adapter(spec.runtime)
+    why = runtime.missing() or runtimes.missing_needs(spec.needs)
     if why:
         pytest.skip(f"{key}: {why}")
+    stage = spec.build()
     stage.prepare(model, len(images))
     try:
         x = stage.host_input(images)
 
         def setup() -> None:
-            _sync(stage)
+            runtime.synchronize()
 
         def one_round() -> np.ndarray:
             out = np.asarray(stage.infer(x))
-            _sync(stage)
+            runtime.synchronize()
             return out
 
         benchmark.group = "lenet-stages"
         benchmark.extra_info.update(
-            stage=key, title=stage.title, images=len(images), batch=len(images)
+            stage=key, title=spec.title, images=len(images), batch=len(images)
         )
         out = benchmark.pedantic(
             one_round, setup=setup, rounds=ROUNDS, warmup_rounds=WARMUP, iterations=1
         )
     finally:
-        stage.close()
-    verdict = check_logits(out, ref)
+        stage.release()
+    verdict = STUDY.compare_for(spec).check(out, ref)
     assert verdict.passed, f"{key}: {verdict.reason}"

@@ -8,8 +8,10 @@ must write a metrics CSV. The comparison is printed (run with -s to see it).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
+from functools import cache
 from pathlib import Path
 
 import pandas as pd
@@ -17,8 +19,10 @@ import pytest
 
 from profiler import schema
 from profiler.analyze.attribution import attribute
+from profiler.collect import discovery, doctor
 from profiler.collect import nsys as nsys_mod
-from profiler.collect.runner import StageJob, collect_stage
+from profiler.collect.runner import collect_stage
+from profiler.collect.stagejob import StageJob
 from profiler.parse import cupti as parse_cupti
 
 pytestmark = pytest.mark.gpu
@@ -27,16 +31,24 @@ IMAGES = int(os.environ.get("PROFGEN_TEST_IMAGES", "10000"))
 STAGES = ("no_sync", "pinned", "overlap_fusion")
 
 
-def job(stage: str, backend: str, cache: Path, **kw) -> StageJob:
+@cache
+def lenet() -> discovery.StudyInfo:
+    return discovery.describe("lenet")
+
+
+def job(stage: str, backend: str, ncu_items: int | None = None, **kw) -> StageJob:
+    info = lenet().stage(stage)
+    if ncu_items is not None:
+        info = dataclasses.replace(info, ncu_items=ncu_items)
     return StageJob(
-        "lenet",
-        stage,
-        IMAGES,
+        study=lenet(),
+        stage=info,
+        items=IMAGES,
         repeat=3,
         warmup=1,
         backend=backend,
-        cache_dir=cache,
         timeout_s=300,
+        profiled_repeats=3,
         **kw,
     )
 
@@ -49,14 +61,14 @@ def collected(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str],
     for stage in STAGES:
         for backend in ("cupti", "nsys"):
             raw = root / backend / stage
-            out[(stage, backend)] = collect_stage(job(stage, backend, root / "cache"), raw)
+            out[(stage, backend)] = collect_stage(job(stage, backend), raw)
     if keep:
         shutil.copytree(root, keep, dirs_exist_ok=True)
     return out
 
 
 def cupti_tables(outcome) -> tuple[pd.DataFrame, pd.DataFrame]:
-    gpu, api, rng = parse_cupti.read_traces(outcome.files["cupti"], outcome.job.stage)
+    gpu, api, rng = parse_cupti.read_traces(outcome.files["cupti"], outcome.job.key)
     return attribute(gpu, api, rng, stage_range=outcome.job.range_name)
 
 
@@ -130,7 +142,7 @@ def test_nsys_files(collected, stage):
 
 def test_ncu_metrics_csv(tmp_path):
     outcome = collect_stage(
-        job("no_sync", "none", tmp_path / "cache", metrics=True), tmp_path / "raw"
+        job("no_sync", "none", metrics=True), tmp_path / "raw"
     )
     assert outcome.status == schema.PASS, outcome.reason
     text = outcome.files["ncu"].read_text()
@@ -139,7 +151,7 @@ def test_ncu_metrics_csv(tmp_path):
 
 def test_ncu_per_image_stage_limited(tmp_path):
     outcome = collect_stage(
-        job("cuda_baseline", "none", tmp_path / "cache", metrics=True, metrics_images=4),
+        job("cuda_baseline", "none", metrics=True, ncu_items=4),
         tmp_path / "raw",
     )
     assert outcome.status == schema.PASS, outcome.reason
@@ -154,7 +166,7 @@ def test_ncu_per_image_stage_limited(tmp_path):
 
 def test_cupti_on_the_per_image_baseline(tmp_path, capsys):
     """The heaviest trace of the study: one image at a time, a sync after every launch."""
-    outcome = collect_stage(job("cuda_baseline", "cupti", tmp_path / "cache"), tmp_path / "raw")
+    outcome = collect_stage(job("cuda_baseline", "cupti"), tmp_path / "raw")
     assert outcome.status == schema.PASS, outcome.reason
     gpu, rng = cupti_tables(outcome)
     assert sorted(gpu["repeat"].unique()) == [0, 1, 2] and gpu["range"].notna().all()
@@ -174,7 +186,5 @@ def test_ceilings_measured():
 
 
 def test_doctor_says_cupti_works():
-    from profiler.collect import env
-
-    checks = env.doctor(probe=False)
-    assert env.cupti_works(checks), env.format_checks(checks)
+    checks = doctor.doctor(probe=False)
+    assert doctor.cupti_works(checks), doctor.format_checks(checks)

@@ -8,23 +8,31 @@ model on the shipped images; and a deliberately wrong model that must fail the c
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
+from profiler.collect import runtimes
 from profiler.errors import UsageError
-from variants.base import Stage, check_logits
 from variants.lenet import data, reference
 from variants.lenet.model import MODEL_PATH, LeNet, load, random_weights
-from variants.registry import LENET
+from variants.lenet.study import LOGITS_RULE, STUDY
 
 pytestmark = pytest.mark.gpu
 
-KEYS = LENET.stage_keys
+KEYS = tuple(s.key for s in STUDY.stages)
+Stage = Any
+
+
+def check_logits(out: np.ndarray, ref: np.ndarray):
+    return LOGITS_RULE.check(out, ref)
 
 
 def prepared(key: str, model: LeNet, batch: int) -> Stage:
-    stage = LENET.stage_class(key)()
-    note = stage.unavailable()
+    spec = STUDY.get(key)
+    stage = spec.build()
+    note = runtimes.adapter(spec.runtime).missing() or runtimes.missing_needs(spec.needs)
     if note:
         pytest.skip(f"{key}: {note}")
     stage.prepare(model, batch)
@@ -63,12 +71,12 @@ def test_stage_matches_reference_on_fresh_inputs(key: str, n: int) -> None:
         for seed in (1, 2):  # a second call on new images catches state left by the first
             images = random_images(n, seed=100 * n + seed)
             poisoned = poison(stage)
-            if not key.startswith("torch"):
+            if STUDY.get(key).runtime == "cupy":
                 assert poisoned >= 4, f"{key} exposes too few buffers to poison"
             verdict = check_logits(run(stage, images), reference.forward(images, model.weights))
             assert verdict.passed, f"{key}, n={n}, call {seed}: {verdict.reason}"
     finally:
-        stage.close()
+        stage.release()
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -82,7 +90,7 @@ def test_stage_matches_reference_on_shipped_images(key: str) -> None:
         poison(stage)
         out = run(stage, images)
     finally:
-        stage.close()
+        stage.release()
     verdict = check_logits(out, model.reference(images))
     assert verdict.passed, f"{key}: {verdict.reason}"
 
@@ -97,18 +105,18 @@ def test_wrong_weights_fail_the_check(key: str) -> None:
     try:
         out = run(stage, images)
     finally:
-        stage.close()
+        stage.release()
     assert np.isfinite(out).all()
     verdict = check_logits(out, reference.forward(images, weights))
     assert not verdict.passed
     assert verdict.max_rel_err > 1e-3
 
 
-@pytest.mark.parametrize("key", [k for k in KEYS if not k.startswith("torch")])
+@pytest.mark.parametrize("key", [s.key for s in STUDY.stages if s.runtime == "cupy"])
 def test_more_images_than_prepared_for_is_refused(key: str) -> None:
     stage = prepared(key, LeNet(weights=random_weights(seed=3)), batch=4)
     try:
         with pytest.raises(UsageError, match="prepared for 4"):
             stage.infer(stage.host_input(random_images(5, seed=3)))
     finally:
-        stage.close()
+        stage.release()

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from profiler.errors import DataError
-from variants.lenet import data, reference
+from variants.lenet import reference
 
 MODEL_PATH = Path(__file__).with_name("model.onnx")
 
@@ -35,7 +35,7 @@ SHAPES: dict[str, tuple[int, ...]] = {
 
 @dataclass
 class LeNet:
-    """The Model of the LeNet study (see variants.base.Model)."""
+    """The LeNet study's model: its weights, and the file they were read from."""
 
     weights: Mapping[str, np.ndarray]
     name: str = "lenet"
@@ -44,10 +44,8 @@ class LeNet:
     source: str = field(default="", compare=False)
 
     def reference(self, images: np.ndarray) -> np.ndarray:
+        """float64 logits (n, 10) of `images`: the ground truth of every stage."""
         return reference.forward(images, self.weights)
-
-    def benchmark_images(self, count: int, data_path: Path | None = None) -> np.ndarray:
-        return data.benchmark_images(count, data_path)
 
 
 def random_weights(seed: int = 0) -> dict[str, np.ndarray]:

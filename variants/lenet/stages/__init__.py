@@ -1,7 +1,6 @@
-"""The LeNet study's stages, one module per stage (key = module name), each ending with
-`STAGE = <class>`; variants.registry lists their order. Importing a stage module imports only
-numpy, variants.base, profiler.ranges and the helpers beside it: CuPy and PyTorch are imported
-inside `prepare` and `infer`.
+"""The LeNet study's stages, one module per stage; variants/lenet/study.py registers them in
+study order. Importing a stage module imports only numpy, profiler.study, profiler.ranges and
+the helpers beside it: CuPy and PyTorch are imported inside `prepare` and `infer`.
 
 Private modules: `_cuda` (what every CUDA stage shares) and `_layered` (the layer-by-layer
 stages batch_parallel through fc_coalesced, configured by class attributes).

@@ -1,5 +1,5 @@
-"""What every hand-written CUDA stage of the LeNet study shares: the availability check, the
-buffers a test may poison, and releasing them."""
+"""What every hand-written CUDA stage of the LeNet study shares: the buffers a test may poison,
+and releasing them."""
 
 from __future__ import annotations
 
@@ -7,28 +7,15 @@ from typing import Any
 
 import numpy as np
 
-from variants.base import Stage
+from profiler.study import Stage
 
 
 class CudaStage(Stage):
     """A stage whose kernels are the CUDA C of variants/lenet/kernels, run through CuPy."""
 
-    uses_gpu = True
-
     def __init__(self) -> None:
         self._batch = 0
         self._buffers: dict[str, Any] = {}
-
-    def unavailable(self) -> str | None:
-        try:
-            import cupy
-        except ImportError:
-            return "CuPy is not installed (install profgen[cuda])"
-        try:
-            count = cupy.cuda.runtime.getDeviceCount()
-        except cupy.cuda.runtime.CUDARuntimeError as exc:
-            return f"no CUDA device found ({exc})"
-        return None if count else "no CUDA device found"
 
     def buffers(self) -> dict[str, Any]:
         """Every device array a call writes, and the host output buffer where there is one
@@ -36,7 +23,7 @@ class CudaStage(Stage):
         element no kernel writes shows up in the logits."""
         return dict(self._buffers)
 
-    def close(self) -> None:
+    def release(self) -> None:
         """Drop every reference `prepare` took (buffers, weights, modules, streams), so that
         CuPy's memory pools can reuse the memory."""
         vars(self).clear()

@@ -1,7 +1,7 @@
 """The layer-by-layer CUDA stages (batch_parallel through fc_coalesced) as one class whose
 class attributes say which kernels run, whether every launch is followed by a device
-synchronise, and whether host memory is page-locked. Each stage module subclasses the stage
-before it and changes one attribute, so the code reads like the study.
+synchronise, and whether host memory is page-locked. Each stage module sets all four, so a
+stage reads on its own; the study's order is stated once, in variants/lenet/study.py.
 
 Also the plan of the generic kernels, which cuda_baseline runs one image at a time.
 """
@@ -15,12 +15,12 @@ import numpy as np
 
 from profiler.errors import UsageError
 from profiler.ranges import range as phase
-from variants.base import Model
+from variants.cuda import build, launch, memory
 from variants.lenet import gpu
 from variants.lenet.stages._cuda import CudaStage
 
 BLOCK = 256  # threads per block of the generic kernels
-I32 = gpu.i32
+I32 = launch.i32
 
 #: (name, shape per image) of every activation buffer, in layer order
 ACTIVATIONS: tuple[tuple[str, tuple[int, ...]], ...] = (
@@ -44,14 +44,14 @@ class Launch(NamedTuple):
     block: int
     args: tuple[Any, ...]
 
-    def packed(self) -> gpu.PackedLaunch:
-        """This launch with its arguments packed once (see gpu.PackedLaunch)."""
-        return gpu.PackedLaunch(self.kernel, self.grid, self.block, self.args)
+    def packed(self) -> launch.PackedLaunch:
+        """This launch with its arguments packed once (see launch.PackedLaunch)."""
+        return launch.PackedLaunch(self.kernel, self.grid, self.block, self.args)
 
 
 def activation_buffers(batch: int) -> dict[str, Any]:
     """One uninitialised float32 device array per activation, for `batch` images."""
-    return {name: gpu.device_empty((batch, *shape)) for name, shape in ACTIVATIONS}
+    return {name: memory.device_empty((batch, *shape)) for name, shape in ACTIVATIONS}
 
 
 def generic_plan(
@@ -68,12 +68,12 @@ def generic_plan(
         items = n * o * (hw - 4) ** 2
         ints = map(I32, (n, c, hw, hw, o, 5))
         args = (a[src], w[f"{name}.weight"], w[f"{name}.bias"], a[name], *ints)
-        return Launch(name, k["Conv_ReLu"], gpu.grid_for(items, BLOCK), BLOCK, args)
+        return Launch(name, k["Conv_ReLu"], launch.grid_for(items, BLOCK), BLOCK, args)
 
     def pool(name: str, src: str, c: int, hw: int) -> Launch:
         items = n * c * (hw // 2) ** 2
         args = (a[src], a[name], I32(n), I32(c), I32(hw), I32(hw))
-        return Launch(name, k["MaxPool"], gpu.grid_for(items, BLOCK), BLOCK, args)
+        return Launch(name, k["MaxPool"], launch.grid_for(items, BLOCK), BLOCK, args)
 
     def linear(name: str, src: str, i: int, o: int, relu: bool) -> Launch:
         args = (
@@ -86,7 +86,7 @@ def generic_plan(
             I32(o),
             I32(relu),
         )
-        return Launch(name, k["Linear_ReLu"], gpu.grid_for(n * o, BLOCK), BLOCK, args)
+        return Launch(name, k["Linear_ReLu"], launch.grid_for(n * o, BLOCK), BLOCK, args)
 
     return [
         conv("conv1", "input", 1, 28, 6),
@@ -99,11 +99,7 @@ def generic_plan(
     ]
 
 
-def device_synchronize() -> None:
-    """cudaDeviceSynchronize, as the study's code called after every launch."""
-    import cupy
-
-    cupy.cuda.runtime.deviceSynchronize()
+device_synchronize = memory.device_synchronize  # as the study's code called after every launch
 
 
 GENERIC_KERNELS = ("Conv_ReLu", "MaxPool", "Linear_ReLu")
@@ -125,7 +121,7 @@ def device_weights(weights: Mapping[str, np.ndarray], fc_transposed: bool) -> di
     host = dict(weights)
     host["conv2.weight_t"] = np.transpose(weights["conv2.weight"], (1, 2, 3, 0))
     transpose = [f"fc{i}.weight" for i in (1, 2, 3)] if fc_transposed else []
-    return gpu.upload(host, transpose=transpose)
+    return memory.upload(host, transpose=transpose)
 
 
 class LayeredStage(CudaStage):
@@ -141,22 +137,22 @@ class LayeredStage(CudaStage):
     #: page-locked input and output, asynchronous copies on a stream of the stage's own
     pinned: ClassVar[bool] = False
 
-    def prepare(self, model: Model, batch: int) -> None:
+    def prepare(self, model: Any, batch: int) -> None:
         self._batch = batch
         self._k: dict[str, Any] = {}
         self._modules = self._compile(model.weights)
         for module, kernel_names in self._modules:
-            self._k.update(gpu.kernels(module, kernel_names))
+            self._k.update(build.kernels(module, kernel_names))
         self._w = device_weights(model.weights, fc_transposed=self.fc_kernels == "coalesced")
         self._a = activation_buffers(batch)
         self._buffers = dict(self._a)
-        self._plans: dict[int, list[tuple[str, gpu.PackedLaunch]]] = {}
+        self._plans: dict[int, list[tuple[str, launch.PackedLaunch]]] = {}
         self._stream: Any = None
         if self.pinned:
             import cupy
 
             self._stream = cupy.cuda.Stream(non_blocking=True)
-            self._out = gpu.pinned_empty((batch, 10))
+            self._out = memory.pinned_empty((batch, 10))
             self._buffers["host_logits"] = self._out
 
     def _compile(self, weights: Mapping[str, np.ndarray]) -> list[tuple[Any, tuple[str, ...]]]:
@@ -174,11 +170,9 @@ class LayeredStage(CudaStage):
     def host_input(self, images: np.ndarray) -> np.ndarray:
         if not self.pinned:
             return images
-        pinned = gpu.pinned_empty(images.shape, images.dtype)
-        pinned[...] = images
-        return pinned
+        return memory.pinned_copy(images)
 
-    def plan(self, n: int) -> list[tuple[str, gpu.PackedLaunch]]:
+    def plan(self, n: int) -> list[tuple[str, launch.PackedLaunch]]:
         """(phase, launch) of every kernel for `n` images, packed once per batch size."""
         if n not in self._plans:
             self._plans[n] = [(ln.phase, ln.packed()) for ln in self.launches(n)]
@@ -187,17 +181,17 @@ class LayeredStage(CudaStage):
     def launches(self, n: int) -> list[Launch]:
         """The launches for `n` images, generic ones replaced as the class attributes say."""
         k, w, a = self._k, self._w, self._a
-        layers = {launch.phase: launch for launch in generic_plan(k, w, a, n)}
+        layers = {ln.phase: ln for ln in generic_plan(k, w, a, n)}
         if self.conv_kernels == "specialised":
             args1 = (a["input"], a["conv1"], I32(n))
             args2 = (a["pool1"], w["conv2.weight_t"], w["conv2.bias"], a["conv2"], I32(n))
-            conv1 = Launch("conv1", k["Conv1_ReLu"], gpu.grid_for(n, CONV1_IMGS), 256, args1)
+            conv1 = Launch("conv1", k["Conv1_ReLu"], launch.grid_for(n, CONV1_IMGS), 256, args1)
             layers["conv1"] = conv1
             layers["conv2"] = Launch(
-                "conv2", k["Conv2_ReLu"], gpu.grid_for(n, CONV2_IMGS), 64 * CONV2_IMGS, args2
+                "conv2", k["Conv2_ReLu"], launch.grid_for(n, CONV2_IMGS), 64 * CONV2_IMGS, args2
             )
         if self.fc_kernels != "generic":
-            grid = gpu.grid_for(n, FC_IMGS)
+            grid = launch.grid_for(n, FC_IMGS)
             for name, kernel, src, block in (
                 ("fc1", "Linear1_ReLu", "pool2", 128),
                 ("fc2", "Linear2_ReLu", "fc1", 96),
@@ -217,14 +211,14 @@ class LayeredStage(CudaStage):
         stream = self._stream
         stream_ptr = stream.ptr if stream is not None else 0  # 0: the legacy default stream
         with phase("h2d"):
-            gpu.h2d(self._a["input"].data.ptr, images, 0, n * gpu.IMAGE_BYTES, stream)
-        for name, launch in plan:
+            memory.h2d(self._a["input"].data.ptr, images, 0, n * gpu.IMAGE_BYTES, stream)
+        for name, packed in plan:
             with phase(name):
-                launch(stream_ptr)
+                packed(stream_ptr)
                 if self.sync_each:
                     device_synchronize()
         with phase("d2h"):
-            gpu.d2h(out, 0, self._a["fc3"].data.ptr, n * gpu.LOGIT_BYTES, stream)
+            memory.d2h(out, 0, self._a["fc3"].data.ptr, n * gpu.LOGIT_BYTES, stream)
         with phase("sync"):
             (stream.synchronize if stream is not None else device_synchronize)()
         return out[:n].copy() if self.pinned else out

@@ -3,10 +3,12 @@ every launch."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from profiler.ranges import range as phase
-from variants.base import Model
+from variants.cuda import build, memory
 from variants.lenet import gpu
 from variants.lenet.stages._cuda import CudaStage
 from variants.lenet.stages._layered import (
@@ -18,26 +20,19 @@ from variants.lenet.stages._layered import (
 
 
 class CudaBaseline(CudaStage):
-    key = "cuda_baseline"
-    #: Nsight Compute replays every kernel launch; this stage launches 7 per image, so its
-    #: metrics pass profiles only the first 8 images (the report says so).
-    metrics_images = 8
-    #: One profiled repeat is ~90,000 GPU ops and ~200,000 API calls: trace one, not five.
-    profiled_repeats = 1
-    title = "CUDA baseline"
-    technique = (
-        "Hand-written generic kernels (Conv_ReLu, MaxPool, Linear_ReLu) run one image at a time "
-        "from cached device buffers: "
-        "a blocking cudaMemcpy of its 3 KB in, seven launches each followed by "
-        "cudaDeviceSynchronize, and a blocking copy of its 10 logits out, so the time is launch "
-        "and synchronisation latency, not arithmetic."
-    )
+    """CUDA baseline
 
-    def prepare(self, model: Model, batch: int) -> None:
+    Hand-written generic kernels (Conv_ReLu, MaxPool, Linear_ReLu) run one image at a time from
+    cached device buffers: a blocking cudaMemcpy of its 3 KB in, seven launches each followed by
+    cudaDeviceSynchronize, and a blocking copy of its 10 logits out, so the time is launch and
+    synchronisation latency, not arithmetic.
+    """
+
+    def prepare(self, model: Any, batch: int) -> None:
         self._batch = batch
         self._module = gpu.compile_module("generic")
-        kernels = gpu.kernels(self._module, GENERIC_KERNELS)
-        self._w = gpu.upload(model.weights)
+        kernels = build.kernels(self._module, GENERIC_KERNELS)
+        self._w = memory.upload(model.weights)
         self._a = activation_buffers(1)  # cached device buffers for one image
         self._buffers = dict(self._a)
         plan = generic_plan(kernels, self._w, self._a, 1)
@@ -50,14 +45,12 @@ class CudaBaseline(CudaStage):
         out = np.empty((len(images), 10), dtype=np.float32)
         for i in range(len(images)):
             with phase("h2d"):
-                gpu.h2d(self._in_ptr, images, i * gpu.IMAGE_BYTES, gpu.IMAGE_BYTES)
-            for name, launch in self._plan:
+                memory.h2d(self._in_ptr, images, i * gpu.IMAGE_BYTES, gpu.IMAGE_BYTES)
+            for name, packed in self._plan:
                 with phase(name):
-                    launch()
+                    packed()
                     device_synchronize()
             with phase("d2h"):
-                gpu.d2h(out, i * gpu.LOGIT_BYTES, self._out_ptr, gpu.LOGIT_BYTES)
+                memory.d2h(out, i * gpu.LOGIT_BYTES, self._out_ptr, gpu.LOGIT_BYTES)
         return out
 
-
-STAGE = CudaBaseline

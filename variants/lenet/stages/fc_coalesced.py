@@ -11,26 +11,26 @@ from __future__ import annotations
 
 import os
 
-from variants.lenet.stages.pinned import Pinned
+from variants.lenet.stages._layered import LayeredStage
 
 UNCOALESCED_SWITCH = "PROFGEN_TEST_UNCOALESCED_FC"
 
 
-class FcCoalesced(Pinned):
-    key = "fc_coalesced"
-    title = "Coalesced fully-connected access"
-    technique = (
-        "The fully-connected weights are uploaded transposed, (in, out), so the 32 threads of a "
-        "warp, one neuron each, read 32 consecutive floats (one 128-byte line) instead of 32 "
-        "floats a whole weight row apart: fc1's kernel drops from about 0.11 to 0.04 ms, a few "
-        "percent of a call that is now mostly the input copy."
-    )
+class FcCoalesced(LayeredStage):
+    """Coalesced fully-connected access
+
+    The fully-connected weights are uploaded transposed, (in, out), so the 32 threads of a warp,
+    one neuron each, read 32 consecutive floats (one 128-byte line) instead of 32 floats a whole
+    weight row apart: fc1's kernel drops from about 0.11 to 0.04 ms, a few percent of a call
+    that is now mostly the input copy.
+    """
+
+    conv_kernels = "specialised"
     fc_kernels = "coalesced"
+    sync_each = False
+    pinned = True
 
     def __init__(self) -> None:
         super().__init__()
         if os.environ.get(UNCOALESCED_SWITCH) == "1":
             self.fc_kernels = "specialised"
-
-
-STAGE = FcCoalesced

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from profiler.ranges import range as phase
-from variants.base import Model
+from variants.cuda import build, launch, memory
 from variants.lenet import gpu
 from variants.lenet.stages._cuda import CudaStage
 from variants.lenet.stages._layered import conv_constants, device_weights
@@ -18,6 +18,8 @@ STREAMS = 4
 ALIGN = 16  # a chunk's images are a multiple of this, the largest images-per-block below
 CP1_IMGS, CP2_IMGS, FC_IMGS = 8, 4, 16  # images per block of the kernels in fused.cu
 KERNELS = ("Conv1_ReLu_Pool1", "Conv2_ReLu_Pool2", "Linear_ReLu_Fused")
+#: (start, count, stream, [(phase, launch)]) of one chunk
+Chunk = tuple[int, int, Any, list[tuple[str, launch.PackedLaunch]]]
 
 
 def chunk_bounds(n: int, chunks: int = CHUNKS, align: int = ALIGN) -> list[tuple[int, int]]:
@@ -29,43 +31,40 @@ def chunk_bounds(n: int, chunks: int = CHUNKS, align: int = ALIGN) -> list[tuple
 
 
 class OverlapFusion(CudaStage):
-    key = "overlap_fusion"
-    title = "Copy/compute overlap and kernel fusion"
-    technique = (
-        "The batch is split into chunks issued round-robin over four streams, so while one "
-        "chunk's images are copied in the previous chunks compute and copy their logits out, and "
-        "each chunk runs three fused kernels (conv1+ReLU+pool, conv2+ReLU+pool, the three "
-        "fully-connected layers) instead of seven, so the pre-pool maps and the hidden vectors "
-        "never touch device memory: the copy-in is then nearly all that is left."
-    )
+    """Copy/compute overlap and kernel fusion
+
+    The batch is split into chunks issued round-robin over four streams, so while one chunk's
+    images are copied in the previous chunks compute and copy their logits out, and each chunk
+    runs three fused kernels (conv1+ReLU+pool, conv2+ReLU+pool, the three fully-connected
+    layers) instead of seven, so the pre-pool maps and the hidden vectors never touch device
+    memory: the copy-in is then nearly all that is left.
+    """
 
     #: chunks per call (fewer with fewer images) and streams they are dealt over
     chunks: int = CHUNKS
     streams: int = STREAMS
 
-    def prepare(self, model: Model, batch: int) -> None:
+    def prepare(self, model: Any, batch: int) -> None:
         import cupy
 
         self._batch = batch
         self._module = gpu.compile_module("fused")
         gpu.set_constants(self._module, "fused", conv_constants(model.weights))
-        self._k = gpu.kernels(self._module, KERNELS)
+        self._k = build.kernels(self._module, KERNELS)
         self._w = device_weights(model.weights, fc_transposed=True)
         self._a = {
-            "input": gpu.device_empty((batch, 784)),
-            "pool1": gpu.device_empty((batch, 6 * 12 * 12)),
-            "pool2": gpu.device_empty((batch, 256)),
-            "logits": gpu.device_empty((batch, 10)),
+            "input": memory.device_empty((batch, 784)),
+            "pool1": memory.device_empty((batch, 6 * 12 * 12)),
+            "pool2": memory.device_empty((batch, 256)),
+            "logits": memory.device_empty((batch, 10)),
         }
-        self._out = gpu.pinned_empty((batch, 10))
+        self._out = memory.pinned_empty((batch, 10))
         self._buffers = {**self._a, "host_logits": self._out}
         self._streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(self.streams)]
-        self._plans: dict[int, list[tuple[int, int, Any, list[tuple[str, gpu.PackedLaunch]]]]] = {}
+        self._plans: dict[int, list[Chunk]] = {}
 
     def host_input(self, images: np.ndarray) -> np.ndarray:
-        pinned = gpu.pinned_empty(images.shape, images.dtype)
-        pinned[...] = images
-        return pinned
+        return memory.pinned_copy(images)
 
     def infer(self, images: np.ndarray) -> np.ndarray:
         images = gpu.check_images(images, self._batch)
@@ -76,19 +75,19 @@ class OverlapFusion(CudaStage):
         for start, count, stream, launches in self.plan(n):
             with phase("h2d"):
                 offset, nbytes = start * gpu.IMAGE_BYTES, count * gpu.IMAGE_BYTES
-                gpu.h2d(in_ptr + offset, images, offset, nbytes, stream)
-            for name, launch in launches:
+                memory.h2d(in_ptr + offset, images, offset, nbytes, stream)
+            for name, packed in launches:
                 with phase(name):
-                    launch(stream.ptr)
+                    packed(stream.ptr)
             with phase("d2h"):
                 offset, nbytes = start * gpu.LOGIT_BYTES, count * gpu.LOGIT_BYTES
-                gpu.d2h(self._out, offset, logits_ptr + offset, nbytes, stream)
+                memory.d2h(self._out, offset, logits_ptr + offset, nbytes, stream)
         with phase("sync"):
             for stream in self._streams:
                 stream.synchronize()
         return self._out[:n].copy()
 
-    def plan(self, n: int) -> list[tuple[int, int, Any, list[tuple[str, gpu.PackedLaunch]]]]:
+    def plan(self, n: int) -> list[Chunk]:
         """(start, count, stream, [(phase, launch)]) of every chunk for `n` images, built once
         per batch size."""
         if n not in self._plans:
@@ -98,23 +97,21 @@ class OverlapFusion(CudaStage):
             ]
         return self._plans[n]
 
-    def launches(self, start: int, count: int) -> list[tuple[str, gpu.PackedLaunch]]:
+    def launches(self, start: int, count: int) -> list[tuple[str, launch.PackedLaunch]]:
         """The three fused kernels for images start..start+count."""
         ptr = {name: arr.data.ptr + start * arr.shape[1] * 4 for name, arr in self._a.items()}
-        w, k, m = self._w, self._k, gpu.i32(count)
+        w, k, m = self._w, self._k, launch.i32(count)
         fc_weights = [w[f"fc{i}.{kind}"] for i in (1, 2, 3) for kind in ("weight", "bias")]
         fc_args = (ptr["pool2"], *fc_weights, ptr["logits"], m)
         conv1_args = (ptr["input"], ptr["pool1"], m)
         conv2_args = (ptr["pool1"], w["conv2.weight_t"], w["conv2.bias"], ptr["pool2"], m)
 
-        def launch(kernel: str, per_block: int, threads: int, args: tuple) -> gpu.PackedLaunch:
-            return gpu.PackedLaunch(k[kernel], gpu.grid_for(count, per_block), threads, args)
+        def pack(kernel: str, per_block: int, threads: int, args: tuple) -> launch.PackedLaunch:
+            return launch.PackedLaunch(k[kernel], launch.grid_for(count, per_block), threads, args)
 
         return [
-            ("conv1_pool1", launch("Conv1_ReLu_Pool1", CP1_IMGS, 256, conv1_args)),
-            ("conv2_pool2", launch("Conv2_ReLu_Pool2", CP2_IMGS, 64 * CP2_IMGS, conv2_args)),
-            ("fc", launch("Linear_ReLu_Fused", FC_IMGS, 128, fc_args)),
+            ("conv1_pool1", pack("Conv1_ReLu_Pool1", CP1_IMGS, 256, conv1_args)),
+            ("conv2_pool2", pack("Conv2_ReLu_Pool2", CP2_IMGS, 64 * CP2_IMGS, conv2_args)),
+            ("fc", pack("Linear_ReLu_Fused", FC_IMGS, 128, fc_args)),
         ]
 
-
-STAGE = OverlapFusion

@@ -8,16 +8,7 @@ from typing import Any
 import numpy as np
 
 from profiler.ranges import range as phase
-from variants.base import Model, Stage
-
-
-def torch_missing() -> str | None:
-    """A note when PyTorch cannot be imported, else None."""
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        return "PyTorch is not installed (install profgen[torch])"
-    return None
+from profiler.study import Stage
 
 
 def forward(x: Any, w: Mapping[str, Any]) -> Any:
@@ -54,18 +45,13 @@ def torch_weights(weights: Mapping[str, np.ndarray], device: str) -> dict[str, A
 
 
 class TorchCpu(Stage):
-    key = "torch_cpu"
-    title = "Framework CPU baseline"
-    technique = (
-        "PyTorch's own CPU operators (conv2d, max_pool2d, linear) on all the machine's cores: "
-        "the reference point a user gets without writing any GPU code."
-    )
-    uses_gpu = False
+    """Framework CPU baseline
 
-    def unavailable(self) -> str | None:
-        return torch_missing()
+    PyTorch's own CPU operators (conv2d, max_pool2d, linear) on all the machine's cores: the
+    reference point a user gets without writing any GPU code.
+    """
 
-    def prepare(self, model: Model, batch: int) -> None:
+    def prepare(self, model: Any, batch: int) -> None:
         self._w = torch_weights(model.weights, "cpu")
 
     def infer(self, images: np.ndarray) -> np.ndarray:
@@ -74,6 +60,3 @@ class TorchCpu(Stage):
         x = torch.from_numpy(np.ascontiguousarray(images, dtype=np.float32))
         with torch.inference_mode():
             return forward(x, self._w).numpy()
-
-
-STAGE = TorchCpu

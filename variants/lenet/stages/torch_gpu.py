@@ -2,31 +2,24 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from profiler.ranges import range as phase
-from variants.base import Model, Stage
-from variants.lenet.stages.torch_cpu import forward, torch_missing, torch_weights
+from profiler.study import Stage
+from variants.lenet.stages.torch_cpu import forward, torch_weights
 
 
 class TorchGpu(Stage):
-    key = "torch_gpu"
-    title = "Framework GPU baseline"
-    technique = (
-        "The same PyTorch operators on the GPU (cuDNN convolutions, cuBLAS linear layers, TF32 "
-        "off), the input copied in from the pageable NumPy array the caller holds and the logits "
-        "copied back out on every call."
-    )
+    """Framework GPU baseline
 
-    def unavailable(self) -> str | None:
-        missing = torch_missing()
-        if missing:
-            return missing
-        import torch
+    The same PyTorch operators on the GPU (cuDNN convolutions, cuBLAS linear layers, TF32 off),
+    the input copied in from the pageable NumPy array the caller holds and the logits copied
+    back out on every call.
+    """
 
-        return None if torch.cuda.is_available() else "PyTorch sees no CUDA device"
-
-    def prepare(self, model: Model, batch: int) -> None:
+    def prepare(self, model: Any, batch: int) -> None:
         self._w = torch_weights(model.weights, "cuda")
 
     def infer(self, images: np.ndarray) -> np.ndarray:
@@ -39,5 +32,3 @@ class TorchGpu(Stage):
             with phase("d2h"):
                 return logits.cpu().numpy()  # a blocking copy: nothing is left in flight
 
-
-STAGE = TorchGpu

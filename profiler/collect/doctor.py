@@ -1,6 +1,6 @@
-"""The checks of `profgen doctor`, each returning `env.Check`s; and the tiny probe program.
+"""`profgen doctor`: its checks, each returning `Check`s, their report, and the tiny probe program.
 
-`python -m profiler.collect.probes` runs one small CuPy kernel and a copy inside a profgen range:
+`python -m profiler.collect.doctor` runs one small CuPy kernel and a copy inside a profgen range:
 the program `nsys profile` and `ncu` are tried on.
 """
 
@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from profiler.collect import env
 from profiler.collect import ncu as ncu_mod
 from profiler.collect import nsys as nsys_mod
-from profiler.collect.env import Check
 from profiler.collect.tools import hint_for, run_tool
 from profiler.errors import ProfgenError, ProfilerRunError, ToolNotFound
 
@@ -22,6 +22,58 @@ PROBE_TIMEOUT_S = 180.0
 _LIBDW_FIX = (
     "install libdw1 (apt-get install libdw1), or unpack it and put its folder on LD_LIBRARY_PATH"
 )
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of `profgen doctor`: what was checked, whether it works, what was seen, the fix."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    required: bool = False  # True for what the default (cupti) backend needs
+
+
+def doctor(probe: bool = True) -> list[Check]:
+    """Check the CUDA device, CuPy, cupti-python (by tracing a tiny kernel in a child process),
+    nsys (its report importer's libraries; with `probe`, a tiny `nsys profile` + `nsys stats`)
+    and ncu (whether it may read the GPU's counters; with `probe`, one tiny profiled kernel)."""
+    checks = [check_cuda(), check_package("nvtx", "nvtx", required=False)]
+    checks.append(check_cupti(cuda_ok=checks[0].ok))
+    checks += check_nsys(probe=probe and checks[0].ok)
+    checks += check_ncu(probe=probe and checks[0].ok)
+    return checks
+
+
+def format_checks(checks: list[Check]) -> str:
+    """The doctor's report: one line per check, its fix indented below, and a verdict."""
+    lines = []
+    for c in checks:
+        lines.append(f"{'ok  ' if c.ok else 'FAIL'}  {c.name:<14} {c.detail}")
+        if c.fix and not c.ok:
+            lines.append(f"      {'':<14} fix: {c.fix}")
+    backends = [
+        "cupti" if cupti_works(checks) else None,
+        "nsys" if _ok(checks, "nsys") else None,
+        "ncu (--metrics)" if _ok(checks, "ncu") else None,
+    ]
+    usable = [b for b in backends if b]
+    lines.append("")
+    lines.append(f"backends that work here: {', '.join(usable) if usable else 'none'}")
+    return "\n".join(lines)
+
+
+def _ok(checks: list[Check], prefix: str) -> bool:
+    """True when there are checks named `prefix...` and all of them passed."""
+    mine = [c for c in checks if c.name.startswith(prefix)]
+    return bool(mine) and all(c.ok for c in mine)
+
+
+def cupti_works(checks: list[Check]) -> bool:
+    """True when the default backend (cupti) can run: every required check passed."""
+    required = [c for c in checks if c.required]
+    return bool(required) and all(c.ok for c in required)
 
 
 def check_cuda() -> Check:
@@ -38,7 +90,7 @@ def check_cuda() -> Check:
     detail = (
         f"{smi.get('name', 'GPU')} x{state['devices']}, driver {smi.get('driver_version', '?')}, "
         f"CUDA runtime {env._cuda_version(state['runtime'])} / driver "
-        f"{env._cuda_version(state['driver'])}, CuPy {state['cupy']}"
+        f"{env._cuda_version(state['driver'])}, CuPy {state['cupy'] or 'not installed'}"
     )
     return Check("CUDA device", True, detail, required=True)
 
@@ -133,7 +185,7 @@ def check_nsys(probe: bool) -> list[Check]:
 def _probe_nsys(nsys: Path) -> Check:
     with tempfile.TemporaryDirectory(prefix="profgen-doctor-") as tmp:
         base = Path(tmp) / "probe"
-        program = [sys.executable, "-m", "profiler.collect.probes"]
+        program = [sys.executable, "-m", "profiler.collect.doctor"]
         try:
             run_tool(
                 nsys_mod.profile_cmd(nsys, base, program, capture_range=False),
@@ -205,7 +257,7 @@ def _probe_ncu(ncu: Path) -> Check:
             ncu,
             "doctor",
             csv,
-            [sys.executable, "-m", "profiler.collect.probes"],
+            [sys.executable, "-m", "profiler.collect.doctor"],
             metrics=("gpu__time_duration.sum", "dram__bytes_read.sum"),
         )
         try:

@@ -1,0 +1,167 @@
+"""What the worker does to a stage, pass by pass: warm-ups, timed calls, the profiled pass under
+a tracer, the metrics call, and the correctness check of every call.
+
+Every call runs in the stage range `<study>:<stage>` and is timed by the host clock between two
+synchronisations of the stage's runtime (`profiler.collect.runtimes`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from profiler import ranges
+from profiler.study import Compare
+
+EVENT_PREFIX = "@@profgen "
+
+
+def emit(event: str, **extra: Any) -> None:
+    """Tell the runner what the worker is doing (one machine-readable stdout line)."""
+    sys.stdout.write(EVENT_PREFIX + json.dumps({"event": event, **extra}) + "\n")
+    sys.stdout.flush()
+
+
+@dataclass
+class Call:
+    """How to call one stage: its instance, its input, items per `infer` call, the range name
+    and the runtime that synchronises it."""
+
+    stage: Any
+    x: np.ndarray
+    batch: int
+    name: str
+    runtime: Any
+
+
+def infer_all(stage: Any, x: np.ndarray, batch: int) -> np.ndarray:
+    """Outputs for every item, `batch` items per `infer` call."""
+    if batch >= len(x):
+        return np.asarray(stage.infer(x))
+    return np.concatenate(
+        [np.asarray(stage.infer(x[i : i + batch])) for i in range(0, len(x), batch)]
+    )
+
+
+class Checks:
+    """The worst correctness verdict over every checked call."""
+
+    def __init__(self, ref: np.ndarray, rule: Compare) -> None:
+        self.ref = ref
+        self.rule = rule
+        self.max_rel_err = 0.0
+        self.max_abs_err = 0.0
+        self.topk_mismatches: int | None = None
+        self.failures: list[str] = []
+        self.calls = 0
+
+    def add(self, out: np.ndarray, what: str) -> None:
+        verdict = self.rule.check(out, self.ref)
+        self.calls += 1
+        self.max_rel_err = max(self.max_rel_err, verdict.max_rel_err)
+        self.max_abs_err = max(self.max_abs_err, verdict.max_abs_err)
+        if verdict.topk_mismatches is not None:
+            self.topk_mismatches = max(self.topk_mismatches or 0, verdict.topk_mismatches)
+        if not verdict.passed:
+            self.failures.append(f"{what}: {verdict.reason}")
+
+    def reason(self) -> str:
+        """'' when every call passed, else the first failure and how many calls failed."""
+        if not self.failures:
+            return ""
+        more = len(self.failures) - 1
+        return self.failures[0] + (
+            f" (and {more} more of {self.calls} checked calls)" if more else ""
+        )
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "max_rel_err": self.max_rel_err,
+            "max_abs_err": self.max_abs_err,
+            "topk_mismatches": self.topk_mismatches,
+            "checked_calls": self.calls,
+            "comparison": self.rule.describe(),
+        }
+
+
+def timed_calls(
+    call: Call,
+    label: str,
+    count: int,
+    checks: Checks,
+    after_each: Callable[[], None] | None = None,
+) -> list[int]:
+    """`count` calls, each in the stage range, timed between two synchronisations (ns).
+
+    `after_each` runs after each call, outside its timing (the tracer's flush).
+    """
+    times = []
+    sync = call.runtime.synchronize
+    for i in range(count):
+        emit(f"{label} {i + 1}/{count}")
+        sync()
+        t0 = time.perf_counter_ns()
+        with ranges.range(call.name):
+            out = infer_all(call.stage, call.x, call.batch)
+        sync()
+        times.append(time.perf_counter_ns() - t0)
+        if after_each is not None:
+            after_each()
+        checks.add(out, f"{label} call {i + 1}")
+    return times
+
+
+def warm_up(call: Call, count: int, checks: Checks) -> None:
+    for i in range(count):
+        emit(f"warm-up {i + 1}/{count}")
+        checks.add(infer_all(call.stage, call.x, call.batch), f"warm-up {i + 1}")
+    call.runtime.synchronize()
+
+
+def profiled_pass(
+    call: Call, tracer: str, repeats: int, warmup: int, out_dir: Path, checks: Checks
+) -> dict[str, Any]:
+    """The profiled repeats under `tracer`; returns their host times and the trace's facts.
+
+    `cupti` traces in-process and writes `cupti.npz` into `out_dir`; `profiler-api` warms up,
+    then brackets the repeats with the runtime's profiler start/stop (nsys's capture range);
+    `none` only times them.
+    """
+    info: dict[str, Any] = {"tracer": tracer}
+    if tracer == "cupti":
+        from profiler.collect.cupti import CuptiTracer
+
+        cupti = CuptiTracer()
+        cupti.start()
+        # each repeat's records are handed over between repeats, so that cupti-python's slow
+        # per-record work (about 8 us a record) does not run on its thread during the next one
+        info["profiled_ns"] = timed_calls(call, "profiling", repeats, checks, cupti.flush)
+        emit("saving trace")
+        cupti.stop()
+        info["records"] = cupti.save(out_dir / "cupti.npz")
+        info["buffers"] = dict(cupti.paths)
+    elif tracer == "profiler-api":
+        warm_up(call, max(1, warmup), checks)
+        call.runtime.profiler_start()
+        info["profiled_ns"] = timed_calls(call, "profiling", repeats, checks)
+        call.runtime.profiler_stop()
+    else:
+        info["profiled_ns"] = timed_calls(call, "profiling", repeats, checks)
+    return info
+
+
+def metrics_pass(call: Call, checks: Checks) -> None:
+    """One warm-up outside the stage range, then the one call ncu's NVTX filter selects."""
+    warm_up(call, 1, checks)
+    emit("metrics")
+    with ranges.range(call.name):
+        out = infer_all(call.stage, call.x, call.batch)
+    call.runtime.synchronize()
+    checks.add(out, "metrics call")

@@ -1,1 +1,0 @@
-from collect_stages import RefStage as STAGE  # noqa: F401

@@ -1,1 +1,0 @@
-from collect_stages import WrongStage as STAGE  # noqa: F401

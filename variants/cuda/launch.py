@@ -1,0 +1,61 @@
+"""Kernel launches: grid sizes, `int` arguments, and launches packed once for many calls."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+
+def grid_for(items: int, per_block: int) -> int:
+    """Blocks needed for `items` work items at `per_block` each (at least 1)."""
+    return max(1, -(-items // per_block))
+
+
+def i32(value: int) -> np.int32:
+    """A kernel's `int` argument (CuPy would pass a Python int as 64 bits)."""
+    return np.int32(value)
+
+
+class PackedLaunch:
+    """A kernel launch whose arguments are packed once, in `__init__`, into the array of argument
+    pointers cuLaunchKernel takes, so a call is a single driver call. CuPy's RawKernel call
+    converts every argument again on each call, a cost a one-item-at-a-time stage would pay
+    tens of thousands of times a pass. Arguments: CuPy arrays (their device address),
+    numpy.int32 (an `int`) and Python ints (a device address).
+    Raises: cupy's CUDADriverError when the launch fails.
+    """
+
+    def __init__(self, kernel: Any, grid: int, block: int, args: Sequence[Any]):
+        import ctypes
+
+        import cupy
+
+        self._values = [_ctype(a) for a in args]  # kept alive: _params points into them
+        self._params = (ctypes.c_void_p * len(self._values))(
+            *(ctypes.addressof(v) for v in self._values)
+        )
+        self._params_ptr = ctypes.addressof(self._params)
+        self._function = kernel.kernel.ptr
+        self._launch = cupy.cuda.driver.launchKernel
+        self.grid, self.block = grid, block
+
+    def __call__(self, stream_ptr: int = 0) -> None:
+        self._launch(
+            self._function, self.grid, 1, 1, self.block, 1, 1, 0, stream_ptr, self._params_ptr, 0
+        )
+
+
+def _ctype(arg: Any) -> Any:
+    import ctypes
+
+    import cupy
+
+    if isinstance(arg, cupy.ndarray):
+        return ctypes.c_void_p(arg.data.ptr)
+    if isinstance(arg, np.int32):
+        return ctypes.c_int32(int(arg))
+    if isinstance(arg, int):
+        return ctypes.c_void_p(arg)
+    raise TypeError(f"cannot pack a kernel argument of type {type(arg).__name__}")

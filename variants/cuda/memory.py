@@ -1,0 +1,72 @@
+"""Device and page-locked host arrays, weight uploads and raw copies."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+
+def upload(weights: Mapping[str, np.ndarray], transpose: Iterable[str] = ()) -> dict[str, Any]:
+    """Every weight as a contiguous float32 device array; names in `transpose` are stored
+    transposed (e.g. (in, out) instead of PyTorch's (out, in))."""
+    import cupy
+
+    flip = set(transpose)
+    out = {}
+    for name, value in weights.items():
+        arr = np.asarray(value, dtype=np.float32)
+        out[name] = cupy.asarray(np.ascontiguousarray(arr.T if name in flip else arr))
+    return out
+
+
+def pinned_empty(shape: tuple[int, ...], dtype: Any = np.float32) -> np.ndarray:
+    """A NumPy array in page-locked host memory (CuPy's pinned memory pool)."""
+    import cupyx
+
+    return cupyx.empty_pinned(shape, dtype=dtype)
+
+
+def pinned_copy(x: np.ndarray) -> np.ndarray:
+    """`x` copied into page-locked host memory (what an application allocates once)."""
+    pinned = pinned_empty(x.shape, x.dtype)
+    pinned[...] = x
+    return pinned
+
+
+def device_empty(shape: tuple[int, ...], dtype: Any = np.float32) -> Any:
+    """An uninitialised device array."""
+    import cupy
+
+    return cupy.empty(shape, dtype=dtype)
+
+
+def h2d(dst_ptr: int, src: np.ndarray, offset: int, nbytes: int, stream: Any = None) -> None:
+    """Copy `nbytes` from `src` (starting `offset` bytes in) to device address `dst_ptr`.
+
+    With a stream the copy is cudaMemcpyAsync on it (asynchronous only when `src` is
+    page-locked); without, it is a blocking cudaMemcpy.
+    """
+    _copy(dst_ptr, src.ctypes.data + offset, nbytes, 1, stream)
+
+
+def d2h(dst: np.ndarray, offset: int, src_ptr: int, nbytes: int, stream: Any = None) -> None:
+    """Copy `nbytes` from device address `src_ptr` into `dst` (starting `offset` bytes in)."""
+    _copy(dst.ctypes.data + offset, src_ptr, nbytes, 2, stream)
+
+
+def _copy(dst: int, src: int, nbytes: int, kind: int, stream: Any) -> None:
+    from cupy.cuda import runtime
+
+    if stream is None:
+        runtime.memcpy(dst, src, nbytes, kind)
+    else:
+        runtime.memcpyAsync(dst, src, nbytes, kind, stream.ptr)
+
+
+def device_synchronize() -> None:
+    """cudaDeviceSynchronize."""
+    import cupy
+
+    cupy.cuda.runtime.deviceSynchronize()

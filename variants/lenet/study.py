@@ -1,0 +1,73 @@
+"""The LeNet-5 study: ten stages from PyTorch and a naive per-image CUDA baseline to fused,
+stream-overlapped inference on 10,000 handwritten digits. The registration order below is
+the study's order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from profiler.study import Compare, Study
+from variants.lenet import data, reference
+from variants.lenet.model import LeNet, load
+from variants.lenet.stages.batch_parallel import BatchParallel
+from variants.lenet.stages.conv_opt import ConvOpt
+from variants.lenet.stages.cuda_baseline import CudaBaseline
+from variants.lenet.stages.fc_coalesced import FcCoalesced
+from variants.lenet.stages.fc_opt import FcOpt
+from variants.lenet.stages.no_sync import NoSync
+from variants.lenet.stages.overlap_fusion import OverlapFusion
+from variants.lenet.stages.pinned import Pinned
+from variants.lenet.stages.torch_cpu import TorchCpu
+from variants.lenet.stages.torch_gpu import TorchGpu
+
+#: every stage's logits: within 1e-4 of the float64 reference relative to the image's largest
+#: logit, and the same top-1 class wherever the two largest logits are not a near tie
+LOGITS_RULE = Compare(rtol=1e-4, atol=0.0, scale="row", topk=1, tie_margin=1e-3)
+
+
+def _inputs(count: int) -> np.ndarray:
+    return data.benchmark_images(count)
+
+
+def _data(path: Path, count: int) -> np.ndarray:
+    return data.benchmark_images(count, path)
+
+
+def _reference(images: np.ndarray, model: LeNet) -> np.ndarray:
+    return reference.forward(images, model.weights)
+
+
+STUDY = Study(
+    "lenet",
+    title="LeNet-5 on 28x28 handwritten digits",
+    unit="images",
+    inputs=_inputs,
+    data=_data,
+    model=load,
+    reference=_reference,
+    compare=LOGITS_RULE,
+    version="1",
+    default_items=10_000,
+)
+
+STUDY.add(TorchCpu, key="torch_cpu", role="framework", runtime="cpu", needs=("torch",))
+STUDY.add(TorchGpu, key="torch_gpu", role="framework", runtime="torch")
+# One profiled repeat is ~90,000 GPU ops and ~200,000 API calls: trace one, not five. Nsight
+# Compute replays every launch (7 an image): its metrics pass profiles the first 8 images.
+STUDY.add(
+    CudaBaseline,
+    key="cuda_baseline",
+    role="baseline",
+    runtime="cupy",
+    profiled_repeats=1,
+    ncu_items=8,
+)
+STUDY.add(BatchParallel, key="batch_parallel", runtime="cupy")
+STUDY.add(ConvOpt, key="conv_opt", runtime="cupy")
+STUDY.add(FcOpt, key="fc_opt", runtime="cupy")
+STUDY.add(NoSync, key="no_sync", runtime="cupy")
+STUDY.add(Pinned, key="pinned", runtime="cupy")
+STUDY.add(FcCoalesced, key="fc_coalesced", runtime="cupy")
+STUDY.add(OverlapFusion, key="overlap_fusion", runtime="cupy")
