@@ -49,3 +49,24 @@ def test_without_stage_ranges_everything_is_summarised():
     part = traces()
     tables = assemble_tables([part], "elsewhere")
     assert tables["api_calls"]["calls"].sum() == len(part["api_trace"])
+
+
+def test_the_report_derives_the_same_summaries_as_the_sweep():
+    """A run saved without its summaries (e.g. assembled elsewhere) gets them in the report by
+    the same rule: the stage's repeats only, stage by stage; a stage whose trace knows no
+    repeats (an import) keeps every row."""
+    import pandas as pd
+
+    from profiler.render.context import with_summaries as report_summaries
+    from profiler.store import Run
+
+    part = attributed(traces(), "lenet")
+    sweep = with_summaries(part)["api_calls"]
+    imported = part["api_trace"].assign(stage="imported", repeat=-1)
+    both = pd.concat([part["api_trace"], imported], ignore_index=True)
+    run = report_summaries(Run(meta={}, tables={"api_trace": both}))
+    report = run.table("api_calls")
+    mine = report[report["stage"] == "no_sync"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(mine, sweep.reset_index(drop=True))
+    theirs = report[report["stage"] == "imported"]
+    assert theirs["calls"].sum() == len(imported)  # nothing known: nothing dropped

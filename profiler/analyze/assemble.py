@@ -71,7 +71,22 @@ def with_summaries(part: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     return part
 
 
+def missing_summaries(tables: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The summaries a run lacks but its traces can give, by the same rule as `with_summaries`
+    (stage by stage, only what happened inside the repeats). A summary the run has is kept:
+    a trimmed run's summaries came from its full traces."""
+    out = {}
+    for summary, (trace, summarise) in SUMMARIES.items():
+        have = summary in tables and not tables[summary].empty
+        if not have and trace in tables and not tables[trace].empty:
+            out[summary] = summarise(in_repeats(tables[trace]))
+    return out
+
+
 def in_repeats(trace: pd.DataFrame) -> pd.DataFrame:
-    """The rows inside a stage repeat, or every row when none is known to be (an import)."""
+    """The rows inside a stage repeat; a stage none of whose rows is known to be inside one (an
+    import) keeps them all."""
     inside = trace["repeat"] >= 0
-    return trace[inside].reset_index(drop=True) if inside.any() else trace
+    known = inside.groupby(trace["stage"]).transform("any")
+    keep = inside | ~known
+    return trace if keep.all() else trace[keep].reset_index(drop=True)

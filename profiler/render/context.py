@@ -18,7 +18,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from profiler import schema
-from profiler.analyze import activities, advice, amdahl, overlap, roofline, stages, sweep, timeline
+from profiler.analyze import advice, amdahl, overlap, roofline, stages, sweep, timeline
+from profiler.analyze.assemble import missing_summaries
 from profiler.render import figures
 from profiler.render.header import header_rows, report_title
 from profiler.store import Run
@@ -67,17 +68,9 @@ def figure_html(fig: go.Figure, div_id: str) -> str:
 
 
 def with_summaries(run: Run) -> Run:
-    """`run`, with the GPU-activities and API-calls tables derived from its traces when it has
-    the traces but not the summaries (a run imported or assembled without them)."""
-    derive = {
-        "gpu_activities": ("gpu_trace", activities.gpu_activities),
-        "api_calls": ("api_trace", activities.api_calls),
-    }
-    missing = {
-        name: summarise(run.table(trace))
-        for name, (trace, summarise) in derive.items()
-        if not run.has(name) and run.has(trace)
-    }
+    """`run`, with the summaries derived from its traces where it has the traces but not the
+    summaries (see `profiler.analyze.assemble.missing_summaries`)."""
+    missing = missing_summaries(run.tables)
     return Run(meta=run.meta, tables={**run.tables, **missing}, path=run.path) if missing else run
 
 
