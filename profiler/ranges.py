@@ -5,18 +5,36 @@ in-process tracer has installed a recorder with `set_recorder`, also records the
 pop on the tracer's clock, so GPU work can be attributed to the range that was open on its
 thread when the work was issued.
 
-Range names never contain `/` or `@`: Nsight Compute's `--nvtx-include` syntax uses them.
+Any non-empty string names a phase, ONNX node names such as `/layer1/layer1.0/conv1/Conv`
+included. Nsight Compute's `--nvtx-include` syntax gives `/` and `@` a meaning, so the name an
+NVTX range (and the in-process recorder) carries is `encode(name)`: `%`, `/` and `@` written as
+`%25`, `%2F` and `%40`. The mapping is deterministic and reversible; `decode` gives back the
+name as written, which is what the tables and the report show.
 Nothing is imported or probed until the first range is pushed.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from typing import Any, Protocol
 
 DOMAIN = "profgen"
-FORBIDDEN = ("/", "@")
+#: characters a range's NVTX text cannot carry as they are, and how they are written there
+_ESCAPES = {"%": "%25", "/": "%2F", "@": "%40"}
+_UNESCAPE = re.compile("|".join(re.escape(v) for v in _ESCAPES.values()))
+_BY_CODE = {v: k for k, v in _ESCAPES.items()}
+
+
+def encode(name: str) -> str:
+    """The NVTX text of a phase called `name` (`/` -> `%2F`, `@` -> `%40`, `%` -> `%25`)."""
+    return "".join(_ESCAPES.get(ch, ch) for ch in name)
+
+
+def decode(text: str) -> str:
+    """The phase name whose NVTX text is `text` (the inverse of `encode`)."""
+    return _UNESCAPE.sub(lambda m: _BY_CODE[m.group(0)], text) if "%" in text else text
 
 
 class Recorder(Protocol):
@@ -38,9 +56,9 @@ def set_recorder(recorder: Recorder | None) -> None:
 
 
 def check_name(name: str) -> str:
-    """Return `name`, or raise ValueError when Nsight Compute could not filter on it."""
-    if not name or any(ch in name for ch in FORBIDDEN):
-        raise ValueError(f"range name {name!r} must be non-empty and contain neither '/' nor '@'")
+    """Return `name`, or raise ValueError when it is not a non-empty string."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"a range name is a non-empty string, not {name!r}")
     return name
 
 
@@ -58,11 +76,12 @@ def _load_nvtx() -> Any:
 
 def push(name: str) -> None:
     """Open range `name` on this thread (prefer the `range` context manager)."""
+    text = encode(check_name(name))
     nvtx = _load_nvtx()
     if nvtx:
-        nvtx.push_range(message=name, domain=DOMAIN)
+        nvtx.push_range(message=text, domain=DOMAIN)
     if _recorder is not None:
-        _recorder.push(name)
+        _recorder.push(text)
 
 
 def pop() -> None:
@@ -77,7 +96,7 @@ def pop() -> None:
 @contextlib.contextmanager
 def range(name: str) -> Iterator[None]:  # noqa: A001 - the name the Stage contract uses
     """Name a phase of a stage: `with range("conv1"): launch(...)`."""
-    push(check_name(name))
+    push(name)
     try:
         yield
     finally:

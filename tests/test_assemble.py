@@ -70,3 +70,38 @@ def test_the_report_derives_the_same_summaries_as_the_sweep():
     pd.testing.assert_frame_equal(mine, sweep.reset_index(drop=True))
     theirs = report[report["stage"] == "imported"]
     assert theirs["calls"].sum() == len(imported)  # nothing known: nothing dropped
+
+
+def test_any_string_names_a_phase_and_comes_back_as_written(monkeypatch):
+    """ONNX node names hold `/`; NVTX carries them encoded (ncu's filter syntax uses `/` and
+    `@`), and the tables give them back as written."""
+    from profiler import ranges
+
+    name = "/layer1/layer1.0/conv1/Conv@100%"
+    text = ranges.encode(name)
+    assert "/" not in text and "@" not in text and ranges.decode(text) == name
+    assert ranges.encode("conv1") == "conv1"  # plain names are untouched
+    seen = []
+
+    class Recorder:
+        def push(self, n):
+            seen.append(n)
+
+        def pop(self):
+            pass
+
+    monkeypatch.setattr(ranges, "_nvtx", False)
+    ranges.set_recorder(Recorder())
+    try:
+        with ranges.range(name):
+            pass
+    finally:
+        ranges.set_recorder(None)
+    assert seen == [text]
+    part = traces()
+    rng = part["range_trace"]
+    renamed = rng["name"].where(rng["level"] == 0, text)
+    part["range_trace"] = rng.assign(name=renamed.astype("string"))
+    tables = assemble_tables([part], "lenet")
+    assert name in set(tables["ranges"]["name"]) and name in set(tables["gpu_trace"]["range"])
+    assert text not in set(tables["ranges"]["name"])

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from profiler import schema
+from profiler import ranges, schema
 from profiler.analyze import activities
 from profiler.analyze.attribution import api_repeats, attribute
 
@@ -30,7 +30,7 @@ def assemble_tables(
 
     Returns: tables by schema name; only tables some stage has (plus `stages` and `samples`).
     """
-    stages = [with_summaries(attributed(part, model)) for part in parts]
+    stages = [with_summaries(attributed(decoded(part), model)) for part in parts]
     names = [t for t in schema.TABLES if any(t in part for part in stages)]
     out = {}
     for name in names:
@@ -41,6 +41,20 @@ def assemble_tables(
             if frames
             else schema.empty(tbl)
         )
+    return out
+
+
+#: the columns that hold range names, as NVTX carried them (see `profiler.ranges.encode`)
+RANGE_NAMES = {"range_trace": "name", "gpu_trace": "range", "ranges": "name", "metrics": "range"}
+
+
+def decoded(part: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """One stage's tables with every range name as the stage wrote it (`ranges.decode`)."""
+    out = dict(part)
+    for name, column in RANGE_NAMES.items():
+        if name in out and not out[name].empty:
+            names = out[name][column].map(ranges.decode, na_action="ignore")
+            out[name] = out[name].assign(**{column: names.astype("string")})
     return out
 
 
