@@ -47,7 +47,9 @@ def module_name(path: Path) -> str:
 
 
 MODULES = {
-    module_name(p): p for top in ("profiler", "variants") for p in sorted((ROOT / top).rglob("*.py"))
+    module_name(p): p
+    for top in ("profiler", "variants")
+    for p in sorted((ROOT / top).rglob("*.py"))
 }
 
 
