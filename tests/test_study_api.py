@@ -7,12 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from clirun import assert_refused, profgen
 
 from profiler.collect import discovery, loading, refcache
 from profiler.errors import UsageError
 from profiler.study import Compare, Stage, Study
-
-from clirun import assert_refused, profgen
 
 
 def study(**kw) -> Study:
