@@ -15,6 +15,7 @@ import base64
 import functools
 import gzip
 import math
+import importlib.util
 import os
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,19 @@ import jinja2
 from profiler.render.context import build_context
 from profiler.store import Run
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+def templates_dir() -> Path:
+    """Where the report's templates are: the `profiler.templates` data package of an installed
+    profgen (wheel or editable), else the top-level templates/ of a source checkout."""
+    try:
+        spec = importlib.util.find_spec("profiler.templates")
+    except ModuleNotFoundError:
+        spec = None
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(location) / "report.html.j2").is_file():
+            return Path(location)
+    return Path(__file__).resolve().parents[2] / "templates"
+
+
 MISSING = "—"
 
 
@@ -112,7 +125,7 @@ FILTERS = {
 def environment() -> jinja2.Environment:
     """The templates' environment: StrictUndefined (a missing key fails), HTML autoescaping."""
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
+        loader=jinja2.FileSystemLoader(templates_dir()),
         undefined=jinja2.StrictUndefined,
         autoescape=jinja2.select_autoescape(["html", "j2"]),
         trim_blocks=True,
