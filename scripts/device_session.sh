@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # One device call: the checks and measurements that need the GPU, logs and trimmed runs under $OUT.
-#   scripts/device_session.sh PHASE...   phases: doctor gpu-tests cupti nsys metrics fa1..fa9 regress pack
+#   scripts/device_session.sh PHASE...   phases: doctor gpu-tests cupti nsys metrics fa1..fa9 regress
+#                                        softmax pack
 # Run from the repository root after `source .device-kit/activate.sh`.
 set -u -o pipefail
 OUT=${OUT:-/tmp/out}; LOGS=/tmp/dev-logs; RUNS=reports/dev; KEEP=/tmp/dev-keep
 mkdir -p "$OUT" "$LOGS" "$RUNS" "$KEEP"
 SUMMARY="$OUT/summary.txt"
 say() { echo "$*" | tee -a "$SUMMARY"; }
-last_run() { ls -dt "$RUNS"/lenet-* 2>/dev/null | head -1; }
-sweep() {  # sweep NAME ARGS...: run a sweep, keep its log, print its table and wall time
+sweep() {  # sweep NAME ARGS...: sweep $STUDY (default lenet), keep its log, print table and time
   local name=$1; shift
   local t0=$(date +%s)
-  profgen sweep lenet --out "$RUNS" "$@" >"$LOGS/sweep-$name.log" 2>&1
+  profgen sweep "${STUDY:-lenet}" --out "$RUNS" "$@" >"$LOGS/sweep-$name.log" 2>&1
   local rc=$? t1=$(date +%s)
   local dir=$(tail -1 "$LOGS/sweep-$name.log")
   say "== sweep $name ($*): exit $rc, $((t1 - t0)) s wall, run $dir"
@@ -38,6 +38,7 @@ for phase in "$@"; do
     mcheck) sweep mcheck --metrics --stages torch_cpu,overlap_fusion ;;
     fa[0-9]) sweep "$phase"; keep "$phase" ;;
     regress) PROFGEN_TEST_UNCOALESCED_FC=1 sweep slow; keep slow ;;
+    softmax) STUDY=examples/softmax.py sweep softmax; keep softmax ;;
     pack)  # last, outside any timeout: what the session produced, back under $OUT
       tar -C "$LOGS" -cJf "$OUT/logs.tar.xz" . 2>/dev/null
       tar -C "$KEEP" -cJf "$OUT/keep.tar.xz" . 2>/dev/null
