@@ -11,7 +11,7 @@ extern "C" __global__ void naive(const float* x, float* y, int rows, int cols) {
     int r = blockIdx.x * blockDim.x + threadIdx.x;       // one thread per row: a warp's loads
     if (r >= rows) return;                               // are `cols` floats apart
     const float* in = x + (size_t)r * cols; float* out = y + (size_t)r * cols;
-    float m = -INFINITY, s = 0.f;
+    float m = -__int_as_float(0x7f800000), s = 0.f;  // -inf: NVRTC has no math.h
     for (int j = 0; j < cols; ++j) m = fmaxf(m, in[j]);
     for (int j = 0; j < cols; ++j) s += expf(in[j] - m);
     for (int j = 0; j < cols; ++j) out[j] = expf(in[j] - m) / s;
@@ -20,7 +20,7 @@ extern "C" __global__ void warp(const float* x, float* y, int rows, int cols) {
     int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
     if (r >= rows) return;                               // one warp per row: coalesced loads
     const float* in = x + (size_t)r * cols; float* out = y + (size_t)r * cols;
-    float m = -INFINITY, s = 0.f;
+    float m = -__int_as_float(0x7f800000), s = 0.f;  // -inf: NVRTC has no math.h
     for (int j = lane; j < cols; j += 32) m = fmaxf(m, in[j]);
     for (int o = 16; o; o /= 2) m = fmaxf(m, __shfl_xor_sync(~0u, m, o));
     for (int j = lane; j < cols; j += 32) s += expf(in[j] - m);
