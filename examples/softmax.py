@@ -1,4 +1,4 @@
-"""Row-wise softmax three ways, profiled: `profgen sweep examples/softmax.py`."""
+"""Row-wise softmax, step by step, profiled: `profgen sweep examples/softmax.py`."""
 
 import numpy as np
 
@@ -7,11 +7,12 @@ from profiler.study import Compare, Study
 
 COLS = 1000
 KERNELS = r"""
+#define NEG_INF (-__int_as_float(0x7f800000))  // NVRTC has no math.h
 extern "C" __global__ void naive(const float* x, float* y, int rows, int cols) {
     int r = blockIdx.x * blockDim.x + threadIdx.x;       // one thread per row: a warp's loads
     if (r >= rows) return;                               // are `cols` floats apart
     const float* in = x + (size_t)r * cols; float* out = y + (size_t)r * cols;
-    float m = -__int_as_float(0x7f800000), s = 0.f;  // -inf: NVRTC has no math.h
+    float m = NEG_INF, s = 0.f;
     for (int j = 0; j < cols; ++j) m = fmaxf(m, in[j]);
     for (int j = 0; j < cols; ++j) s += expf(in[j] - m);
     for (int j = 0; j < cols; ++j) out[j] = expf(in[j] - m) / s;
@@ -20,7 +21,7 @@ extern "C" __global__ void warp(const float* x, float* y, int rows, int cols) {
     int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
     if (r >= rows) return;                               // one warp per row: coalesced loads
     const float* in = x + (size_t)r * cols; float* out = y + (size_t)r * cols;
-    float m = -__int_as_float(0x7f800000), s = 0.f;  // -inf: NVRTC has no math.h
+    float m = NEG_INF, s = 0.f;
     for (int j = lane; j < cols; j += 32) m = fmaxf(m, in[j]);
     for (int o = 16; o; o /= 2) m = fmaxf(m, __shfl_xor_sync(~0u, m, o));
     for (int j = lane; j < cols; j += 32) s += expf(in[j] - m);
@@ -47,27 +48,40 @@ study = Study(
 
 
 class CupyKernel:
-    """A RawKernel stage: compiled in `prepare`, copies and the kernel timed in `infer`."""
+    """A RawKernel stage: compile and allocate in `prepare` (not timed); `infer` copies the
+    rows in, runs the kernel and copies the result out (all timed)."""
 
-    name, rows_per_block, threads = "naive", 128, 128
+    kernel, rows_per_block, threads, pinned = "naive", 128, 128, False
 
     def prepare(self, model, batch):
         import cupy as cp
+        import cupyx
 
-        self.kernel = cp.RawModule(code=KERNELS).get_function(self.name)
+        self.fn = cp.RawModule(code=KERNELS).get_function(self.kernel)
+        self.d_x = cp.empty((batch, COLS), cp.float32)
+        self.d_y = cp.empty((batch, COLS), cp.float32)
+        self.out = cupyx.empty_pinned((batch, COLS), np.float32) if self.pinned else None
+
+    def host_input(self, x):  # where the application keeps its rows (not timed)
+        return _pinned(x) if self.pinned else x
 
     def infer(self, x):
-        import cupy as cp
-
+        n = len(x)
         with phase("h2d"):
-            d_x = cp.asarray(x)
-        d_y = cp.empty_like(d_x)
-        rows = len(x)
+            self.d_x[:n].set(x)
         with phase("softmax"):
-            grid = (rows + self.rows_per_block - 1) // self.rows_per_block
-            self.kernel((grid,), (self.threads,), (d_x, d_y, np.int32(rows), np.int32(COLS)))
-        with phase("d2h"):
-            return d_y.get()
+            grid = (n + self.rows_per_block - 1) // self.rows_per_block
+            self.fn((grid,), (self.threads,), (self.d_x, self.d_y, np.int32(n), np.int32(COLS)))
+        with phase("d2h"):  # into page-locked memory, or a fresh pageable array
+            return self.d_y[:n].get(out=self.out[:n]) if self.pinned else self.d_y[:n].get()
+
+
+def _pinned(x):
+    import cupyx
+
+    out = cupyx.empty_pinned(x.shape, x.dtype)
+    out[...] = x
+    return out
 
 
 @study.stage(role="baseline", runtime="cupy")
@@ -85,14 +99,25 @@ class Warp(CupyKernel):
     The 32 lanes of a warp stride over one row (coalesced loads) and combine their maximum and
     sum with shuffles."""
 
-    name, rows_per_block, threads = "warp", 8, 256
+    kernel, rows_per_block, threads = "warp", 8, 256
+
+
+@study.stage(runtime="cupy")
+class WarpPinned(Warp):
+    """Pinned host memory
+
+    The same kernel; the rows come from, and the result goes to, page-locked buffers, so both
+    copies run at full PCIe speed (a fresh pageable result is written page fault by page
+    fault)."""
+
+    pinned = True
 
 
 @study.stage(role="framework", runtime="torch")
 def torch_softmax(x):
     """PyTorch
 
-    torch.softmax on the GPU, the input copied in and the result out on every call."""
+    torch.softmax on the GPU, the rows copied in and the result out on every call."""
     import torch
 
     with phase("h2d"):

@@ -14,8 +14,8 @@ from __future__ import annotations
 import base64
 import functools
 import gzip
-import math
 import importlib.util
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ import jinja2
 
 from profiler.render.context import build_context
 from profiler.store import Run
+
 
 def templates_dir() -> Path:
     """Where the report's templates are: the `profiler.templates` data package of an installed

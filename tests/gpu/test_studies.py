@@ -29,7 +29,7 @@ def sweep(study: Path, tmp_path: Path, *args: str, env: dict[str, str] | None = 
 def test_the_softmax_tutorial_sweeps_and_profiles(tmp_path):
     run = sweep(ROOT / "examples" / "softmax.py", tmp_path, "--items", "8192")
     stages = run.table("stages").set_index("stage")
-    assert list(stages.index) == ["Naive", "Warp", "torch_softmax"]
+    assert list(stages.index) == ["Naive", "Warp", "WarpPinned", "torch_softmax"]
     assert (stages["status"] == "PASS").all(), stages["reason"]
     kernels = run.table("gpu_activities")
     names = set(kernels.loc[kernels["kind"] == "kernel", "name"])
