@@ -48,14 +48,17 @@ def text(value: Any) -> str:
     return "" if is_missing(value) else str(value)
 
 
-def clip(value: Any, limit: int = NAME_LIMIT) -> str:
-    """`value` as text of at most `limit` characters: its head and tail around `…`."""
+def clip(value: Any, limit: int = NAME_LIMIT, tail: bool = True) -> str:
+    """`value` as text of at most `limit` characters: its head and tail around `…` (C++ names
+    differ in their template arguments), or only its head and `…` when not `tail` (titles)."""
     s = text(value)
     if len(s) <= limit:
         return s
+    if not tail:
+        return s[: max(limit - 1, 0)] + ELLIPSIS
     head = (limit - 1) * 2 // 3
-    tail = limit - 1 - head
-    return s[:head] + ELLIPSIS + (s[-tail:] if tail else "")
+    rest = limit - 1 - head
+    return s[:head] + ELLIPSIS + (s[-rest:] if rest else "")
 
 
 def one_line(value: Any) -> str:
