@@ -6,15 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from profiler.errors import EXIT_STAGE_FAILED
 from profiler.cli.args import int_list, non_negative_int, positive_float, positive_int, str_list
+from profiler.errors import EXIT_STAGE_FAILED
 
 DEFAULT_IMAGES = 10_000
 DEFAULT_REPEAT = 10
 DEFAULT_WARMUP = 2
 DEFAULT_STAGE_TIMEOUT_S = 600.0
 BACKENDS = ("cupti", "nsys", "none")
-_WIDTH = 160  # the staged table is wide; never wrap it into an unreadable column
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -83,31 +82,26 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from profiler import pipeline
-    from profiler.render.terminal import staged_rich_table
+    from profiler.cli.display import print_staged
 
     settings = pipeline.settings_from_args(args, stages=[args.stage], backend="none")
     stages = pipeline.run_one(settings)
-    Console(width=_WIDTH).print(staged_rich_table(stages, settings.images))
+    print_staged(stages, settings.images)
     return 0 if (stages["status"] == "PASS").all() else EXIT_STAGE_FAILED
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from profiler import pipeline
-    from profiler.cli.display import LiveProgress
-    from profiler.render.terminal import staged_rich_table
+    from profiler.cli.display import LiveProgress, print_staged
+    from profiler.render.escape import TEXT_LIMIT, terminal
 
     settings = pipeline.settings_from_args(args, stages=args.stages, backend=args.backend)
     result = pipeline.run_pipeline(settings, LiveProgress())
     for mismatch in result.run.meta.get("baseline", {}).get("mismatches", []):
-        print(f"profgen: warning: baseline compared anyway: {mismatch}", file=sys.stderr)
+        warning = terminal(mismatch, TEXT_LIMIT)
+        print(f"profgen: warning: baseline compared anyway: {warning}", file=sys.stderr)
     title = result.run.meta.get("model_title", settings.model)
-    Console(width=_WIDTH).print(
-        staged_rich_table(result.run.table("stages"), settings.images, title)
-    )
+    print_staged(result.run.table("stages"), settings.images, title)
     print(result.path)
     return result.exit_code
