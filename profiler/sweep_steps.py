@@ -168,20 +168,15 @@ def compare(
 
 
 def render(run: store.Run, path: Path, settings: SweepSettings) -> None:
-    """Write report.html, each stage's Chrome trace, and the CI outputs asked for."""
-    from profiler.render import chrome_trace, html
+    """Write report.html, each stage's Chrome trace, and the CI outputs asked for, all through
+    `profiler.files` (none may overwrite the baseline)."""
+    from profiler.render import chrome_trace, html, outputs
 
     html.write_report(run, path / "report.html")
     chrome_trace.write_traces(run, path / "raw")
     regressions = run.table(schema.REGRESSIONS.name)
-    if settings.summary:
-        from profiler.render.markdown import summary_markdown
-
-        settings.summary.write_text(summary_markdown(run, regressions))
-    if settings.junit:
-        from profiler.render.junit import junit_xml
-
-        settings.junit.write_text(junit_xml(regressions))
+    baseline = outputs.run_files(settings.baseline) if settings.baseline else []
+    outputs.write_ci_outputs(run, regressions, settings.summary, settings.junit, baseline)
 
 
 def exit_code(run: store.Run) -> int:
@@ -192,4 +187,5 @@ def exit_code(run: store.Run) -> int:
 
     stages = run.table(schema.STAGES.name)
     failed = stages["status"].isin([schema.FAIL, schema.TIMEOUT, schema.ERROR]).any()
-    return max(EXIT_STAGE_FAILED if failed else EXIT_OK, regress.exit_code(run.table(schema.REGRESSIONS.name)))
+    regressed = regress.exit_code(run.table(schema.REGRESSIONS.name))
+    return max(EXIT_STAGE_FAILED if failed else EXIT_OK, regressed)

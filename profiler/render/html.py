@@ -15,12 +15,14 @@ import base64
 import functools
 import gzip
 import math
-import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
+from profiler import files
+from profiler.render import outputs
 from profiler.render.context import build_context
 from profiler.store import Run
 
@@ -145,15 +147,22 @@ def render_report(run: Run) -> str:
     )
 
 
-def write_report(run: Run, path: str | Path) -> Path:
-    """Render `run` and write it to `path` (atomically: a partial file never looks whole).
+def write_report(
+    run: Run, path: str | Path, inputs: Iterable[str | Path] | None = None, what: str = "report"
+) -> Path:
+    """Render `run` and write it to `path` through `profiler.files` (atomically, never through a
+    planted link, only as a regular file). The target is checked before the work of rendering.
+
+    Args:
+        run: the run.
+        path: the HTML file to write.
+        inputs: files the report must not overwrite (default: the files `run` was read from).
+        what: how the target is named in an error (`--output`).
 
     Returns: the path written.
+    Raises: UsageError when `path` is a directory, a device or another non-regular file, or one
+        of the inputs; OutputError when the disk refuses.
     """
-    path = Path(path)
-    text = render_report(run)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    inputs = outputs.run_inputs(run) if inputs is None else list(inputs)
+    files.check_output_file(path, inputs, what)
+    return files.write_text(path, render_report(run), inputs, what)
