@@ -19,18 +19,35 @@ import re
 import shutil
 import stat
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from clirun import assert_refused, profgen
+from hostile import (
+    ANSI,
+    CONTROL,
+    HTML,
+    LONG,
+    MARKDOWN,
+    MARKUP,
+    MEGA,
+    PLOTLY,
+    Edit,
+    rekey,
+    rename_kernel,
+    rename_range,
+    retitle,
+    set_meta,
+    set_stage_field,
+    write_edited_copy,
+)
 from markdown_it import MarkdownIt
 from runfactory import SAMPLE_RUN
 
-from profiler import schema, store
+from profiler import store
 from profiler.errors import EXIT_USAGE, UsageError
-from profiler.render import chrome_trace
+from profiler.render import chrome_trace, html
 
 BASELINE = SAMPLE_RUN.parents[1] / "reports" / "baselines" / "lenet-h100.json"
 MB = 1_000_000
@@ -42,14 +59,6 @@ def copy_run(tmp_path: Path, name: str = "run") -> Path:
     dest = tmp_path / name
     shutil.copytree(SAMPLE_RUN, dest, ignore=shutil.ignore_patterns("raw", "report.html"))
     return dest
-
-
-def edit_table(run: Path, name: str, change: Callable[[pd.DataFrame], None]) -> None:
-    """Apply `change` to one table of the run on disk, in place."""
-    tbl = schema.table(name)
-    df = schema.read_csv(run / f"{name}.csv", tbl)
-    change(df)
-    schema.write_csv(df, tbl, run / f"{name}.csv")
 
 
 # --- bad output paths ------------------------------------------------------------------------
@@ -206,4 +215,121 @@ def gfm(text: str) -> str:
     return MarkdownIt("commonmark", {"html": True}).enable("table").render(text)
 
 
-CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e]")
+CONTROL_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]")
+
+
+# --- hostile content -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    """A hostile run: the sample with `edits` applied."""
+
+    id: str
+    edits: tuple[Edit, ...]
+
+
+CASES = [
+    Case("title-html", (retitle("conv_opt", HTML),)),
+    Case("title-rich-markup", (retitle("conv_opt", MARKUP),)),
+    Case("title-escape-codes", (retitle("conv_opt", ANSI),)),
+    Case("title-markdown", (retitle("conv_opt", MARKDOWN),)),
+    Case("title-control-chars", (retitle("conv_opt", CONTROL),)),
+    Case("title-plotly-markup", (retitle("overlap_fusion", PLOTLY),)),
+    Case("title-1mb", (retitle("overlap_fusion", MEGA),)),
+    Case("technique-html-1mb", (set_stage_field("conv_opt", technique=HTML + MEGA),)),
+    Case(
+        "reason-everything",
+        (set_stage_field("pinned", status="FAIL", reason=f"{ANSI}\n{HTML}\n{MARKDOWN}\n{MARKUP}"),),
+    ),
+    Case("kernel-html", (rename_kernel("Conv1_ReLu_Pool1", HTML),)),  # in the timeline too
+    Case("kernel-control-chars", (rename_kernel("Conv1_ReLu", CONTROL + "k"),)),
+    Case("kernel-escapes-markup", (rename_kernel("Linear_ReLu_Fused", ANSI + MARKUP + PLOTLY),)),
+    Case("kernel-1mb", (rename_kernel("Linear_ReLu_Fused", MEGA),)),
+    Case("copy-100kb", (rename_kernel("[CUDA memcpy DtoH]", LONG),)),
+    Case("range-html-100kb", (rename_range("h2d", HTML), rename_range("d2h", LONG))),
+    Case("stage-key-path", (rekey("pinned", "../../<b>pinned</b>\x1b[31m|`x`"),)),
+    Case(
+        "run-json",
+        (
+            set_meta(
+                model=HTML,
+                model_title=MEGA,
+                command=MARKDOWN + ANSI,
+                machine_gpu=ANSI + MARKUP,
+                trimmed=HTML,
+            ),
+        ),
+    ),
+]
+
+# what must never appear in an HTML page, whatever the run holds: tags in the page, and tags in
+# the charts' data (plotly's JSON writes `<` as `\u003c`; plotly draws `<a href>`, `<b>`...)
+TAGS = ("<img src=x", '<a href="javascript', "<script>alert", "<b>bold", "<b>pinned")
+RAW = (*TAGS, *(t.replace("<", "\\u003c").replace(">", "\\u003e") for t in TAGS))
+BOUND = 2 * MB  # no output of a hostile run grows by more than this
+GROWTH = 500_000  # what the report of a hostile run may weigh more than the sample's
+
+
+@pytest.fixture(scope="module")
+def sample_report_size(tmp_path_factory: pytest.TempPathFactory) -> int:
+    run = write_edited_copy(tmp_path_factory.mktemp("sample") / "run", [])
+    return len(html.render_report(store.load_run(run)))
+
+
+@pytest.fixture(scope="module", params=CASES, ids=[c.id for c in CASES])
+def hostile_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    case: Case = request.param
+    return write_edited_copy(tmp_path_factory.mktemp(case.id) / "run", case.edits)
+
+
+def assert_nothing_raw(text: str, where: str) -> None:
+    """No tag, link or image in HTML or Markdown, no control character anywhere."""
+    for raw in RAW:
+        assert raw not in text, (where, raw)
+    assert_no_controls(text, where)
+
+
+def assert_no_controls(text: str, where: str) -> None:
+    """Nothing a terminal would obey (a terminal shows HTML and rich markup as text)."""
+    control = CONTROL_CHARS.search(text)
+    assert control is None, (where, repr(text[max(control.start() - 40, 0) : control.end() + 40]))
+
+
+def test_report_of_a_hostile_run(hostile_run: Path, sample_report_size: int, capsys) -> None:  # type: ignore[no-untyped-def]
+    result = profgen(["report", hostile_run], capsys)
+    assert result.code == 0, result.err
+    page = (hostile_run / "report.html").read_text()
+    assert len(page) < sample_report_size + GROWTH < REPORT_LIMIT
+    assert_nothing_raw(page, "report.html")
+
+
+@pytest.mark.parametrize("table", ["stages", "gpu_activities", "api_calls", "ranges"])
+def test_show_of_a_hostile_run(hostile_run: Path, table: str, capsys) -> None:  # type: ignore[no-untyped-def]
+    result = profgen(["show", hostile_run, "--table", table], capsys)
+    assert result.code == 0, result.err
+    assert len(result.out) < 100_000 and result.err == ""
+    assert_no_controls(result.out.replace("\n", " "), f"show {table}")
+    if table == "stages":
+        assert max(len(line) for line in result.out.splitlines()) <= 120
+
+
+def test_compare_of_a_hostile_run(hostile_run: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    summary, junit = tmp_path / "summary.md", tmp_path / "junit.xml"
+    argv = ["compare", BASELINE, hostile_run, "--summary", summary, "--junit", junit]
+    result = profgen([*argv, "--allow-mismatch"], capsys)
+    assert result.code in (0, 1, 3), result.err
+    assert "Traceback" not in result.err and len(result.out) < BOUND
+    assert_no_controls(result.out.replace("\n", " "), "compare")
+    assert_no_controls(result.err.replace("\n", " "), "compare's warnings")
+    markdown = summary.read_text()
+    assert len(markdown) < BOUND
+    page = gfm(markdown)
+    for tag in ("<img", "<a ", "<script", "<b>"):
+        assert tag not in page, tag
+    assert_nothing_raw(page.replace("\n", " "), "summary as GitHub renders it")
+    assert_no_controls(markdown.replace("\n", " "), "summary")
+    xml = junit.read_text()
+    assert len(xml) < BOUND
+    ET.fromstring(xml)  # well-formed
+    assert_nothing_raw(xml.replace("\n", " "), "junit")

@@ -95,8 +95,9 @@ def hover_name(name: object) -> str:
 
 
 def stage_x(keys: Iterable[object]) -> list[str]:
-    """Stage keys as category values: clipped, so that a huge key costs little in each trace."""
-    return [clip(k) for k in keys]
+    """Stage keys as category values: clipped (a huge key costs little in each trace) and
+    escaped like any text plotly might draw."""
+    return [plotly_text(k) for k in keys]
 
 
 def stage_axis(keys: Sequence[str], labels: Mapping[str, str] | None) -> dict[str, object]:
