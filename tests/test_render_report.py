@@ -35,7 +35,7 @@ def test_staged_table_has_one_line_per_stage(sample_page: str) -> None:
     assert len(rows) == 10
     for row in rows:
         assert "<br" not in row  # nothing is stacked inside a cell
-        summary = row.split("<summary>")[1].split("</summary>")[0]
+        summary = row.split("<summary class=\"stage-line\">")[1].split("</summary>")[0]
         assert "technique" not in summary and len(summary) < 400
     technique = sample_run().table("stages").set_index("stage").loc["conv_opt", "technique"]
     conv = next(r for r in rows if "conv_opt" in r)

@@ -56,6 +56,7 @@ KERNEL_PALETTE = (
 )
 SHORT_NAME = 40  # characters of a kernel name in a legend or a marker label
 HOVER_WRAP = 80  # characters per line of a name in a hover label
+TICK_LABEL = 48  # characters of a stage title under a bar
 
 
 def short_name(name: str, width: int = SHORT_NAME) -> str:
@@ -101,9 +102,10 @@ def stage_x(keys: Iterable[object]) -> list[str]:
 
 
 def stage_axis(keys: Sequence[str], labels: Mapping[str, str] | None) -> dict[str, object]:
-    """A category axis of stage keys, in order, labelled by their (escaped) titles."""
+    """A category axis of stage keys, in order, labelled by their titles (escaped, at most
+    `TICK_LABEL` characters: hover shows the whole title)."""
     keys = list(keys)
-    text = [plotly_text((labels or {}).get(k, k)) for k in keys]
+    text = [plotly_text(clip((labels or {}).get(k, k), TICK_LABEL, tail=False)) for k in keys]
     return {
         "type": "category",
         "categoryorder": "array",
