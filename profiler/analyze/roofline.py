@@ -145,13 +145,13 @@ def roofline_points(roof: pd.DataFrame) -> pd.DataFrame:
     Returns: DataFrame with `ROOFLINE_POINTS` columns, rows in `roof`'s order.
     """
     placed = (roof["intensity"] > 0) & (roof["flops_per_s"] > 0)
-    points: list[object] = []
+    points: list[int | None] = []
     labelled: list[bool] = []
     seen: dict[tuple[str, int, int], int] = {}
     rows = zip(placed, roof["name"], roof["intensity"], roof["flops_per_s"], strict=True)
     for ok, name, x, y in rows:
         if not ok:
-            points.append(pd.NA)
+            points.append(None)
             labelled.append(False)
             continue
         place = (str(name), _bucket(x), _bucket(y))

@@ -126,7 +126,8 @@ def roofline(
     order = list(placed["share_pct"].fillna(0).sort_values(ascending=False, kind="stable").index)
     where = place_labels(px, py, texts, order)
     for i, (stage, g) in enumerate(placed.groupby("stage", sort=False)):
-        fig.add_trace(_stage_trace(g, texts, where, (labels or {}).get(str(stage), stage), i))
+        title = (labels or {}).get(str(stage), str(stage))
+        fig.add_trace(_stage_trace(g, texts, where, title, i))
     fig.update_xaxes(
         type="log",
         title="arithmetic intensity (FP32 FLOP / DRAM byte)",

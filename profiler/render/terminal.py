@@ -54,7 +54,8 @@ def staged_rows(stages: pd.DataFrame, images: int) -> StagedRows:
         "max rel err",
         "Verdict",
     )
-    rows, notes = [], []
+    rows: list[tuple[str, ...]] = []
+    notes: list[tuple[str, str]] = []
     for row in staged.to_dict("records"):
         status = terminal(row["status"], 16)
         rows.append(
