@@ -140,3 +140,15 @@ def test_a_megabyte_name_costs_little(monkeypatch: pytest.MonkeyPatch) -> None:
     assert longest <= TEXT_LIMIT + len("&gt;") - 1  # clipped, then its `>` escaped
     for fig in figures_of(run, monkeypatch):
         assert max(len(t) for _, t in strings(fig.to_plotly_json())) < 4 * NAME_LIMIT
+
+
+def test_templates_escape_everything_but_chart_fragments() -> None:
+    env = html.environment()
+    names = env.list_templates()
+    assert names and all(env.autoescape(n) is True for n in names)  # type: ignore[operator]
+    charts_only = re.compile(r"\{\{\s*(charts\.\w+|\w+\.html|t\.html)\s*\|\s*safe\s*\}\}")
+    for name in names:
+        source = (html.TEMPLATES / name).read_text()
+        unsafe = re.findall(r"\{\{[^}]*\|\s*safe[^}]*\}\}", source)
+        assert all(charts_only.fullmatch(u) for u in unsafe), (name, unsafe)
+        assert "Markup(" not in source and "autoescape false" not in source, name
