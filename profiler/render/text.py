@@ -77,11 +77,6 @@ def select(run: Run, name: str, stage: str | None) -> pd.DataFrame:
     return df[(df["stage"] == stage).fillna(False).to_numpy()] if "stage" in df else df
 
 
-def records(df: pd.DataFrame) -> list[dict[str, object]]:
-    """Rows as dicts of plain Python values, missing values as None (see `data.records`)."""
-    return data.records(df)
-
-
 def nvprof_text(df: pd.DataFrame, kind: str, titles: dict[str, str]) -> str:
     """gpu_activities or api_calls rows as nvprof printed them, one block per stage."""
     blocks = []
