@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from profiler import defaults, files
+from profiler import defaults
 from profiler.collect.discovery import StudyInfo
 from profiler.collect.stagejob import StageJob
 from profiler.errors import UsageError
@@ -80,10 +80,10 @@ def check_settings(settings: SweepSettings) -> SweepSettings:
         _check_data(settings.data)
     if settings.fail_on and settings.baseline is None:
         raise UsageError("--fail-on needs --baseline (a run directory or a baseline file)")
-    inputs = [settings.baseline] if settings.baseline else []
-    for flag, path in (("--summary", settings.summary), ("--junit", settings.junit)):
-        if path is not None:
-            files.check_output_file(path, inputs, flag)
+    from profiler.render.outputs import check_ci_outputs, run_files
+
+    baseline = run_files(settings.baseline) if settings.baseline else []
+    check_ci_outputs(settings.summary, settings.junit, baseline)
     if settings.out_root.exists() and not settings.out_root.is_dir():
         raise UsageError(f"--out {settings.out_root}: exists and is not a directory")
     return settings

@@ -177,19 +177,12 @@ def render(run: store.Run, path: Path, settings: SweepSettings) -> None:
 
 
 def write_ci_outputs(run: store.Run, settings: SweepSettings) -> None:
-    """The Markdown summary and JUnit file asked for, next to nothing in the run directory."""
-    from profiler import files
+    """The Markdown summary and JUnit file asked for (never over the baseline's files)."""
+    from profiler.render import outputs
 
     regressions = run.table(schema.REGRESSIONS.name)
-    inputs = [settings.baseline] if settings.baseline else []
-    if settings.summary:
-        from profiler.render.markdown import summary_markdown
-
-        files.write_text(settings.summary, summary_markdown(run, regressions), inputs, "--summary")
-    if settings.junit:
-        from profiler.render.junit import junit_xml
-
-        files.write_text(settings.junit, junit_xml(regressions), inputs, "--junit")
+    baseline = outputs.run_files(settings.baseline) if settings.baseline else []
+    outputs.write_ci_outputs(run, regressions, settings.summary, settings.junit, baseline)
 
 
 def exit_code(run: store.Run) -> int:
@@ -199,7 +192,5 @@ def exit_code(run: store.Run) -> int:
 
     stages = run.table(schema.STAGES.name)
     failed = stages["status"].isin([schema.FAIL, schema.TIMEOUT, schema.ERROR]).any()
-    return max(
-        EXIT_STAGE_FAILED if failed else EXIT_OK,
-        regress.exit_code(run.table(schema.REGRESSIONS.name)),
-    )
+    regressed = regress.exit_code(run.table(schema.REGRESSIONS.name))
+    return max(EXIT_STAGE_FAILED if failed else EXIT_OK, regressed)

@@ -1,5 +1,7 @@
-"""CI outputs: the JUnit XML parses and counts what it should; the Markdown summary has the
-staged table and the regressions; the compare table's formats."""
+"""CI outputs: the JUnit XML parses and counts what it should, whatever the kernel names hold;
+the Markdown summary has the staged table and the regressions, and no run text can turn into
+HTML, a link or an image in it (rendered by a real CommonMark parser); the compare table's
+formats, integer nanoseconds written as integers."""
 
 from __future__ import annotations
 
@@ -10,13 +12,18 @@ from io import StringIO
 
 import pandas as pd
 import pytest
+from markdown_it import MarkdownIt
 from regress_factory import make_run
+from runfactory import sample_run
 
 from profiler import schema
 from profiler.analyze import regress
-from profiler.render.comparison import format_change, format_comparison, format_ns
+from profiler.render import units
+from profiler.render.comparison import format_comparison
 from profiler.render.junit import junit_xml
 from profiler.render.markdown import summary_markdown
+
+format_ns = units.duration
 
 FC = ("fc_coalesced", "fc1_kernel")
 
@@ -96,7 +103,7 @@ def test_markdown_escapes_pipes_in_cells():
     table["name"] = table["name"].str.replace("fc1_kernel", "fc1|odd`name")
     text = summary_markdown(run, table)
     row = next(line for line in text.splitlines() if "fc1" in line)
-    assert "fc1\\|odd'name" in row
+    assert "``fc1\\|odd`name``" in row  # a code span no backtick closes, the pipe escaped
     assert row.count(" | ") == 7  # eight cells
 
 
@@ -128,22 +135,90 @@ def test_format_comparison_csv_and_json_round_trip(slow):
         format_comparison(table, "xml")
 
 
-@pytest.mark.parametrize(
-    ("ns", "text"),
-    [
-        (1_234_567_890, "1.235 s"),
-        (1.5e6, "1.5 ms"),
-        (13_700_000, "13.7 ms"),
-        (2500, "2.5 us"),
-        (999, "999 ns"),
-        (math.nan, "-"),
-        (pd.NA, "-"),
-    ],
-)
-def test_format_ns(ns, text):
-    assert format_ns(ns) == text
+def test_format_ns_is_the_reports_duration():
+    assert format_ns(1_234_567_890) == "1.235s" and format_ns(2500) == "2.5us"
+    assert format_ns(math.nan) == format_ns(pd.NA) == "-"
 
 
-def test_format_change():
-    assert format_change(1.5) == "+50.0%" and format_change(0.96) == "-4.0%"
-    assert format_change(math.nan) == "-"
+HOSTILE_TITLE = "Evil `</code><img src=x onerror=alert(1)>` [click](javascript:alert(1)) | cell"
+HOSTILE_REASON = "<img src=x>\n| forged | row |\n<javascript:alert(2)> **bold**"
+HOSTILE_KERNEL = "fc1|odd`name\nnext <a href='javascript:x'>a</a>"
+
+
+@pytest.fixture(scope="module")
+def hostile() -> tuple:
+    run = make_run(1, kernel_scale={FC: 1.5}, status={"pinned": "FAIL"})
+    stages = run.tables["stages"]
+    stages["title"] = stages["title"].where(stages["stage"] != "conv_opt", HOSTILE_TITLE)
+    stages["reason"] = stages["reason"].where(stages["stage"] != "pinned", HOSTILE_REASON)
+    run.meta["command"] = "profgen sweep `x` <img src=x>"
+    run.meta["model"] = "<script>alert(1)</script>"
+    table = regress.evaluate(make_run(2), run, regress.default_checks())
+    table["name"] = table["name"].str.replace("fc1_kernel", HOSTILE_KERNEL)
+    return run, table
+
+
+def gfm(text: str) -> str:
+    """Markdown as GitHub renders a job summary: GFM tables, raw HTML allowed."""
+    return MarkdownIt("commonmark", {"html": True}).enable("table").render(text)
+
+
+def test_markdown_lets_no_run_text_become_html(hostile):
+    run, table = hostile
+    page = gfm(summary_markdown(run, table))
+    for tag in ("<img", "<a ", "<a>", "<script", "<strong>bold"):
+        assert tag not in page, tag
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page  # shown, as text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page  # the model, in the heading
+
+
+def test_markdown_rows_keep_their_cells(hostile):
+    run, table = hostile
+    page = gfm(summary_markdown(run, table))
+    tables = page.split("<table>")[1:]
+    staged_rows = tables[0].split("<tbody>")[1].split("<tr>")[1:]
+    assert len(staged_rows) == len(run.table("stages"))
+    assert all(r.count("<td") == 6 for r in staged_rows)
+    conv = next(r for r in staged_rows if "conv_opt" in r)
+    assert "[click](javascript:alert(1)) | cell" in conv  # the title, as text, in its cell
+    pinned = next(r for r in staged_rows if "pinned" in r)
+    assert "| forged | row |" in pinned  # the reason's newlines did not start a row
+    regressions = tables[1].split("<tbody>")[1].split("<tr>")[1:]
+    assert all(r.count("<td") == 8 for r in regressions)
+    assert any("<code>fc1|odd`name next &lt;a href='javascript:x'&gt;a&lt;/a&gt;</code>" in r
+               for r in regressions)
+
+
+def test_markdown_speedups_read_as_in_the_report():
+    text = summary_markdown(sample_run(), schema.empty(schema.REGRESSIONS))
+    row = next(line for line in text.splitlines() if "`cuda_baseline`" in line)
+    assert "| 0.003737x |" in row  # the report's 0.003737x, not 0.00x
+    assert "| 1.561s |" in row
+
+
+def test_junit_is_well_formed_whatever_the_names_hold():
+    table = regress.evaluate(make_run(1), make_run(2), [regress.parse_check("kernel:total:10%")])
+    nasty = "fc1\x00\x1b[31m\x0c\ufffe\ud800<&>\"'" + "x" * 1_000_000
+    table["name"] = table["name"].str.replace("fc1_kernel", nasty, regex=False)
+    table["stage"] = table["stage"].str.replace("fc_coalesced", "fc\x07coalesced", regex=False)
+    text = junit_xml(table)
+    root = ET.fromstring(text)  # well-formed XML 1.0
+    names = [c.get("name") for c in root.iter("testcase")]
+    odd = next(n for n in names if n.startswith("fc\\x07coalesced::fc1"))
+    assert "\\x00\\x1b[31m\\x0c\\ufffe\\ud800<&>\"'" in odd
+    assert len(text) < 1_000_000 and len(odd) < 1000
+
+
+def test_compare_csv_writes_whole_nanoseconds_as_integers(slow):
+    _, table = slow
+    csv_text = format_comparison(table, "csv")
+    back = pd.read_csv(StringIO(csv_text), dtype=str, keep_default_na=False)
+    for col in ("base_ns", "new_ns"):
+        written = back[col][back[col] != ""]
+        assert len(written) and not written.str.endswith(".0").any(), col
+        assert written.str.fullmatch(r"\d+").sum() >= len(written) // 2  # most medians are whole
+    first = table["base_ns"].first_valid_index()
+    assert float(table.loc[first, "base_ns"]).is_integer()
+    assert back.loc[first, "base_ns"] == str(int(table.loc[first, "base_ns"]))
+    rows = json.loads(format_comparison(table, "json"))
+    assert any(isinstance(r["base_ns"], int) for r in rows)

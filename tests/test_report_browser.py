@@ -1,10 +1,13 @@
 """Rendered reports in a real browser: headless Chromium, no network.
 
-Three runs: the committed H100 sample (`reports/sample-lenet-h100-cupti`), its sibling with
-Nsight Compute metrics (`reports/sample-lenet-h100-metrics`: the roofline, an ERROR stage) and the
-fixture-built run (every section). For each: no console errors, every chart container holds a
-drawn plot, every section the run has data for is present (derived from the run's tables) and
-none other, the absolute breakdown's log button works, and a full-page screenshot is saved to
+Four runs: the committed H100 sample (`reports/sample-lenet-h100-cupti`), its sibling with
+Nsight Compute metrics (`reports/sample-lenet-h100-metrics`: the roofline, an ERROR stage), the
+fixture-built run (every section) and that run made hostile (titles, kernel, range and stage names
+holding HTML links, plotly markup and escape codes). For each: no console errors, every chart
+container holds a drawn plot, every section the run has data for is present (derived from the
+run's tables) and none other, the absolute breakdown's log button works, no run text became a
+link or a tag in a chart, the staged table is one line a stage with the technique a click away,
+the roofline's numbers do not overlap, and a full-page screenshot is saved to
 tests/artifacts/report-<name>.png. Skips (saying why) when Chromium, chromedriver or selenium is
 missing; CI installs Debian's `chromium` and `chromium-driver`.
 """
@@ -18,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hostile import ANSI, HTML, PLOTLY, edited, rekey, rename_kernel, rename_range, retitle
 from runfactory import METRICS_RUN, SAMPLE_RUN, build_run
 
 from profiler import store
@@ -28,10 +32,28 @@ pytestmark = pytest.mark.browser
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 CHROMIUM = ("chromium", "chromium-browser", "google-chrome")
+
+
+def hostile_run() -> Run:
+    """The fixture-built run with run text a chart must not read as HTML."""
+    return edited(
+        build_run(),
+        [
+            retitle("overlap_fusion", HTML),
+            retitle("cuda_baseline", PLOTLY + ANSI),
+            rename_kernel("scale", HTML),
+            rename_kernel("relu", PLOTLY),
+            rename_range("compute", HTML),
+            rekey("pinned", '<a href="javascript:alert(5)">pinned</a>'),
+        ],
+    )
+
+
 RUNS = {
     "sample-lenet-h100-cupti": lambda: store.load_run(SAMPLE_RUN),
     "sample-lenet-h100-metrics": lambda: store.load_run(METRICS_RUN),
     "fixture": build_run,
+    "hostile": hostile_run,
 }
 
 
@@ -186,3 +208,69 @@ def test_screenshot(page) -> None:  # type: ignore[no-untyped-def]
     path = ARTIFACTS / f"report-{page['name']}.png"
     path.write_bytes(base64.b64decode(shot["data"]))
     assert path.stat().st_size > 10_000
+
+
+def test_run_text_is_no_link_or_tag_in_a_chart(page) -> None:  # type: ignore[no-untyped-def]
+    d = page["driver"]
+    links = d.execute_script(
+        "return [...document.querySelectorAll('.js-plotly-plot a')]"
+        ".map(a => a.getAttribute('href') || a.getAttribute('xlink:href') || '')"
+    )
+    assert links == []
+    bold = d.execute_script(
+        "return [...document.querySelectorAll('.js-plotly-plot text')]"
+        ".filter(t => t.querySelector('tspan[style*=\"bold\"]')).map(t => t.textContent)"
+    )
+    assert not [b for b in bold if "bold" in b]
+    if page["name"] == "hostile":  # shown as the text it is
+        shown = d.execute_script(
+            "return [...document.querySelectorAll('.js-plotly-plot text')].map(t => t.textContent)"
+        )
+        assert any('<a href="javascript:alert(1)">click</a>' in t for t in shown)
+        assert any("<b>bold</b>" in t for t in shown)
+
+
+def test_staged_table_is_one_line_a_stage(page) -> None:  # type: ignore[no-untyped-def]
+    d = page["driver"]
+    heights = d.execute_script(
+        "return [...document.querySelectorAll('table.staged tbody tr')]"
+        ".map(r => r.getBoundingClientRect().height)"
+    )
+    line = d.execute_script(
+        "return parseFloat(getComputedStyle(document.querySelector('table.staged td')).lineHeight)"
+    )
+    assert len(heights) == len(page["run"].table("stages")) and max(heights) < 2 * line + 12
+    rows = d.execute_script("return document.querySelectorAll('table.staged details').length")
+    if not rows:
+        return
+    opened = d.execute_script(
+        "const det = document.querySelector('table.staged details');"
+        "const row = det.closest('tr'); const before = row.getBoundingClientRect().height;"
+        "det.querySelector('summary').click();"
+        "const text = det.querySelector('.technique').getBoundingClientRect();"
+        "const after = row.getBoundingClientRect().height; det.open = false;"
+        "return [before, after, text.height, text.width];"
+    )
+    before, after, text_height, text_width = opened
+    assert det_open_grows(before, after, text_height) and text_width > 200
+
+
+def det_open_grows(before: float, after: float, text_height: float) -> bool:
+    """Opening a stage shows its technique below its title: the row grows by about the text."""
+    return text_height > 10 and after >= before + text_height - 2
+
+
+def test_roofline_numbers_do_not_overlap(page) -> None:  # type: ignore[no-untyped-def]
+    if not page["run"].has("metrics"):
+        return
+    boxes = page["driver"].execute_script(
+        "return [...document.querySelectorAll('#chart-roofline .textpoint text')]"
+        ".filter(t => t.textContent).map(t => {const b = t.getBoundingClientRect();"
+        " return [t.textContent, b.left, b.top, b.right, b.bottom];})"
+    )
+    assert boxes
+    for i, (a, *ra) in enumerate(boxes):
+        for b, *rb in boxes[i + 1 :]:
+            w = min(ra[2], rb[2]) - max(ra[0], rb[0])
+            h = min(ra[3], rb[3]) - max(ra[1], rb[1])
+            assert w <= 1 or h <= 1, (a, b)

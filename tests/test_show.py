@@ -11,7 +11,7 @@ import pytest
 
 from profiler import schema, store
 from profiler.cli import main
-from profiler.render import text
+from profiler.render import text, units
 
 DATA = Path(__file__).parent / "data"
 DEMO, OVERLAP = DATA / "nsys" / "2025.3.1" / "demo", DATA / "nsys" / "2025.3.1" / "overlap"
@@ -132,9 +132,10 @@ def test_text_reproduces_real_nvprof_output(tmp_path, capsys):
 def test_other_tables_as_aligned_columns(nsys_run, capsys):
     code, out, _ = show(capsys, str(nsys_run), "--table", "stages")
     lines = out.splitlines()
-    assert code == 0 and lines[0].split()[:5] == ["stage", "order", "title", "technique", "role"]
-    assert "median" in lines[0].split() and len(lines) == 3
-    assert "imported; not checked against a reference" in lines[1]
+    assert code == 0 and lines[0].startswith("role step, items ")  # what every stage shares
+    assert lines[1].split()[:3] == ["stage", "title", "status"]
+    assert "median" in lines[1].split() and "technique" not in lines[1]
+    assert len(lines) == 4 and lines[2].startswith("demo ") and "Two streams" in lines[3]
     code, out, _ = show(capsys, str(nsys_run), "--table", "gpu_trace", "--stage", "demo")
     assert code == 0 and len(out.splitlines()) == 1 + 5 and "319.69us" in out
 
@@ -186,4 +187,51 @@ def test_format_table_library_call(nsys_run):
     ],
 )
 def test_nvprof_time(ns, shown):
-    assert text.nvprof_time(ns) == shown
+    assert units.nvprof_duration(ns) == shown
+
+
+METRICS_RUN = Path(__file__).resolve().parents[1] / "reports" / "sample-lenet-h100-metrics"
+
+
+def test_stages_text_fits_120_columns(capsys):
+    code, out, _ = show(capsys, str(METRICS_RUN), "--table", "stages")
+    lines = out.splitlines()
+    assert code == 0 and max(len(line) for line in lines) <= text.WIDTH == 120
+    shared = "items 10000, batch 10000, warmup 2, repeats 10, runtime -, topk_mismatches 0"
+    assert lines[0] == shared
+    header = lines[1].split()
+    assert header[:4] == ["stage", "title", "role", "status"] and "technique" not in header
+    assert {"median", "min", "max", "max_rel_err", "profiled_median"} <= set(header)
+    rows = {line.split()[0]: line for line in lines[2:12]}
+    assert list(rows) == [
+        "torch_cpu", "torch_gpu", "cuda_baseline", "batch_parallel", "conv_opt", "fc_opt",
+        "no_sync", "pinned", "fc_coalesced", "overlap_fusion",
+    ]  # fmt: skip
+    assert "Framework CPU baseline     framework  ERROR" in rows["torch_cpu"]
+    assert "127.58ms" in rows["torch_cpu"] and "Image-parallel inference" in rows["batch_parallel"]
+    assert "Copy/compute overlap and…" in rows["overlap_fusion"]  # clipped to fit, never wrapped
+    assert lines[12].startswith("ERROR torch_cpu: profiler output unreadable: ")
+    assert len(lines) == 13
+
+
+def test_csv_writes_whole_nanoseconds_as_integers(nsys_run, capsys):
+    code, out, _ = show(capsys, str(nsys_run), "--table", "ranges", "--format", "csv")
+    assert code == 0
+    demo = next(line for line in out.splitlines() if line.startswith("demo,stage:demo,"))
+    assert demo == "demo,stage:demo,1,494882583,494882583,494882583,494882583,43036074,5"
+    code, out, _ = show(capsys, str(nsys_run), "--table", "ranges", "--format", "json")
+    assert all(type(r["avg_ns"]) is int for r in json.loads(out) if r["calls"] == 1)
+
+
+def test_text_escapes_what_a_terminal_would_obey(nsys_run, capsys):
+    run = store.load_run(nsys_run)
+    stages, acts = run.tables["stages"], run.tables["gpu_activities"]
+    stages.loc[stages["stage"] == "overlap", "title"] = "\x1b]0;owned\x07[bold]Two[/] \u202eevil"
+    acts.loc[acts["name"] == "scale", "name"] = "scale\x1b[2J\rmasked\n" + "x" * 1_000_000
+    store.save_run(run, nsys_run)
+    for table in ("stages", "gpu_activities"):
+        code, out, _ = show(capsys, str(nsys_run), "--table", table)
+        assert code == 0
+        assert not any(ch in out for ch in "\x1b\x07\r\u202e"), table
+        assert len(out) < 20_000
+    assert "scale\\x1b[2J masked" in out and "\\x1b]0;owned\\x07[bold]Two[/] \\u202eevil" in out

@@ -45,6 +45,19 @@ ROOFLINE = schema.Table(
 )
 
 
+ROOFLINE_POINTS = schema.Table(
+    "roofline_points",
+    "The roofline's rows, each kernel the chart can place numbered for its marker and the table.",
+    (
+        *ROOFLINE.columns,
+        Column("point", "Int64", doc="the number on the chart; <NA>: not placed (no FLOPs/bytes)"),
+        Column("labelled", "bool", doc="this row's marker carries the number (one per number)"),
+    ),
+)
+#: two kernels of one name closer than this on both log axes (decades) share a number
+SAME_PLACE_DECADES = 0.25
+
+
 #: where the DRAM ceiling comes from, in order of preference: a peak given with the run, else the
 #: bandwidth profgen measured with a large device-to-device copy (bytes read plus written: what a
 #: streaming kernel can reach on that machine)
@@ -117,3 +130,36 @@ def roofline(metrics: pd.DataFrame, ceilings: Mapping[str, object] | None = None
     df["_pos"] = df["stage"].map({k: i for i, k in enumerate(dict.fromkeys(df["stage"]))})
     df = df.sort_values(["_pos", "share_pct"], ascending=[True, False], kind="stable")
     return schema.validate(schema.conform(df, ROOFLINE), ROOFLINE)
+
+
+def roofline_points(roof: pd.DataFrame) -> pd.DataFrame:
+    """Number the kernels the roofline can place (positive intensity and FLOP rate), in the
+    table's order (study order, then by decreasing share): the chart shows numbers, which do not
+    pile up as names do, and the table says which kernel each is. The same kernel name at the
+    same place (within `SAME_PLACE_DECADES` on both axes) as an earlier row, as one kernel in
+    several stages, shares that row's number and marker label.
+
+    Args:
+        roof: DataFrame with `ROOFLINE` columns (as `roofline` returns it).
+
+    Returns: DataFrame with `ROOFLINE_POINTS` columns, rows in `roof`'s order.
+    """
+    placed = (roof["intensity"] > 0) & (roof["flops_per_s"] > 0)
+    points: list[int | None] = []
+    labelled: list[bool] = []
+    seen: dict[tuple[str, int, int], int] = {}
+    rows = zip(placed, roof["name"], roof["intensity"], roof["flops_per_s"], strict=True)
+    for ok, name, x, y in rows:
+        if not ok:
+            points.append(None)
+            labelled.append(False)
+            continue
+        place = (str(name), _bucket(x), _bucket(y))
+        labelled.append(place not in seen)
+        points.append(seen.setdefault(place, len(seen) + 1))
+    out = roof.assign(point=pd.array(points, dtype="Int64"), labelled=labelled)
+    return schema.validate(schema.conform(out, ROOFLINE_POINTS), ROOFLINE_POINTS)
+
+
+def _bucket(value: float) -> int:
+    return round(float(np.log10(value)) / SAME_PLACE_DECADES)

@@ -36,7 +36,7 @@ STAGED = schema.Table(
         Column("items", "int64"),
         Column("batch", "int64"),
         Column("repeats", "int64"),
-        Column("median_ns", "Int64", "ns", "time for all images, median over repeats"),
+        Column("median_ns", "Int64", "ns", "time for all items, median over repeats"),
         Column("min_ns", "Int64", "ns"),
         Column("max_ns", "Int64", "ns"),
         Column("spread_pct", "float64", "%", "(max - min) / median over the timed repeats"),

@@ -11,12 +11,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from profiler.store import Run
 
 DEFAULTS_HELP = "default: stage:median:5%% and kernel:total:10%%"
 
@@ -68,14 +62,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from profiler.analyze import regress
     from profiler.baseline import compare_runs, load_reference
     from profiler.render.comparison import format_comparison
+    from profiler.render.escape import TEXT_LIMIT, terminal
+    from profiler.render.outputs import check_ci_outputs, run_files, write_ci_outputs
 
     checks = regress.validate_regression_args(args.base, args.fail_on)
+    inputs = [*run_files(args.base), *run_files(args.new)]
+    check_ci_outputs(args.summary, args.junit, inputs)
     base, new = load_reference(args.base), load_reference(args.new)
     regressions, mismatches = compare_runs(base, new, checks, args.allow_mismatch)
     for line in mismatches:
-        print(f"profgen: warning: compared despite a mismatch ({line})", file=sys.stderr)
+        warning = terminal(line, TEXT_LIMIT)
+        print(f"profgen: warning: compared despite a mismatch ({warning})", file=sys.stderr)
     print(format_comparison(regressions, args.format), end="")
-    write_ci_outputs(new, regressions, args.summary, args.junit)
+    write_ci_outputs(new, regressions, args.summary, args.junit, inputs)
     return regress.exit_code(regressions)
 
 
@@ -85,16 +84,3 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
     print(write_baseline(store.load_run(args.run_dir), args.output))
     return 0
-
-
-def write_ci_outputs(
-    run: Run, regressions: pd.DataFrame, summary: Path | None, junit: Path | None
-) -> None:
-    """Write the Markdown summary and the JUnit file when asked for (each overwritten)."""
-    from profiler.render.junit import junit_xml
-    from profiler.render.markdown import summary_markdown
-
-    if summary is not None:
-        summary.write_text(summary_markdown(run, regressions))
-    if junit is not None:
-        junit.write_text(junit_xml(regressions))

@@ -63,7 +63,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     from profiler.render import html
 
     run = store.load_run(args.run_dir)
-    out = html.write_report(run, args.output or args.run_dir / "report.html")
+    if args.output is None:
+        out = html.write_report(run, args.run_dir / "report.html")
+    else:
+        out = html.write_report(run, args.output, what="--output")
     print(out)
     return 0
 

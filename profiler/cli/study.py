@@ -201,11 +201,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from profiler import pipeline
     from profiler.cli.display import LiveProgress, print_staged
+    from profiler.render.escape import TEXT_LIMIT, terminal
 
     settings = build_settings(args, stages=args.stages, backend=args.backend)
     result = pipeline.run_pipeline(settings, LiveProgress())
     for mismatch in result.run.meta.get("baseline", {}).get("mismatches", []):
-        print(f"profgen: warning: baseline compared anyway: {mismatch}", file=sys.stderr)
+        warning = terminal(mismatch, TEXT_LIMIT)
+        print(f"profgen: warning: baseline compared anyway: {warning}", file=sys.stderr)
     title = settings.study.title
     print_staged(result.run.table("stages"), settings.items, settings.study.unit, title)
     print(result.path)

@@ -13,18 +13,22 @@ the NVTX ranges as pushed and popped.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from profiler import files
+from profiler.render.escape import clip
 from profiler.store import Run
 
 CPU_PID = 0
 GPU_PID_BASE = 1  # GPU device d is process GPU_PID_BASE + d
 NVTX_GPU_TID = 1_000_000_000  # the lane of projected ranges inside a GPU process
 _GPU_ARGS = ("repeat", "range", "bytes", "correlation_id", "grid", "block")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 def _meta(kind: str, pid: int, name: str, tid: int | None = None) -> dict[str, Any]:
@@ -60,9 +64,16 @@ def _complete(
             "args": a,
         }
         for n, c, s, d, p, t, a in zip(
-            names.astype(str), cat_list, start, dur, pids, tids, args, strict=True
+            _clipped(names), cat_list, start, dur, pids, tids, args, strict=True
         )
     ]
+
+
+def _clipped(names: pd.Series) -> list[str]:
+    """Names as strings of at most `escape.NAME_LIMIT` characters (each distinct name once)."""
+    text = names.astype(str)
+    short = {n: clip(n) for n in text.unique()}
+    return [short[n] for n in text]
 
 
 def _gpu_events(ops: pd.DataFrame, origin: int) -> list[dict[str, Any]]:
@@ -72,7 +83,10 @@ def _gpu_events(ops: pd.DataFrame, origin: int) -> list[dict[str, Any]]:
         {k: v for k, v in zip(_GPU_ARGS, row, strict=True) if v is not None}
         for row in zip(  # noqa: B905 - columns of one frame
             ops["repeat"].astype(int).tolist(),
-            ops["range"].astype(object).where(ops["range"].notna(), None).tolist(),
+            [
+                None if r is None else clip(r)
+                for r in ops["range"].astype(object).where(ops["range"].notna(), None).tolist()
+            ],
             ops["bytes"].astype(object).where(ops["bytes"].notna(), None).tolist(),
             ops["correlation_id"]
             .astype(object)
@@ -190,18 +204,27 @@ def chrome_trace(
     return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": other}
 
 
+def stage_dir(stage: str) -> str:
+    """A stage key as one safe path component: characters other than letters, digits, `_`, `-`
+    and `.` become `_`, and so does a leading dot (no `..`, no hidden name, no `/`)."""
+    name = _UNSAFE.sub("_", clip(stage, 128))
+    return "_" + name[1:] if name.startswith(".") or not name else name
+
+
 def write_traces(run: Run, raw: str | Path) -> list[Path]:
-    """Write `<raw>/<stage>/trace.json` for every stage of `run` that has a GPU trace.
+    """Write `<raw>/<stage>/trace.json` for every stage of `run` that has a GPU trace (the
+    stage's directory named by `stage_dir`), through `profiler.files`.
 
     Returns: the paths written, in stage order.
+    Raises: UsageError when a target exists as anything but a regular file; OutputError when
+        the disk refuses.
     """
     gpu, api, ranges = run.table("gpu_trace"), run.table("api_trace"), run.table("range_trace")
     info = {k: run.meta.get(k) for k in ("model", "created") if run.meta.get(k) is not None}
     written = []
     for stage in gpu["stage"].dropna().unique():
-        path = Path(raw) / str(stage) / "trace.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = Path(raw) / stage_dir(str(stage)) / "trace.json"
         doc = chrome_trace(gpu, api, ranges, str(stage), info)
-        path.write_text(json.dumps(doc, separators=(",", ":")))
+        files.write_text(path, json.dumps(doc, separators=(",", ":")), what="Chrome trace")
         written.append(path)
     return written

@@ -1,7 +1,10 @@
 """The comparison of two runs as text: `profgen compare`'s table, and the phrases the Markdown
-summary and the JUnit file share (times with units, changes, how sure, one line per verdict).
+summary and the JUnit file share (how sure, one line per verdict). Numbers are formatted by
+`profiler.render.units`.
 
-Input is always a DataFrame with `schema.REGRESSIONS` columns; nothing is decided here.
+Input is always a DataFrame with `schema.REGRESSIONS` columns; nothing is decided here. The
+phrases hold run text (stage keys, kernel names clipped to `escape.NAME_LIMIT`) unescaped: each
+target escapes them its own way. The text table is for a terminal and escapes them for one.
 """
 
 from __future__ import annotations
@@ -12,29 +15,15 @@ from typing import Any
 
 import pandas as pd
 
+from profiler.render import data, units
+from profiler.render.escape import clip, terminal
+
 Row = Mapping[Hashable, Any]  # one record of a `schema.REGRESSIONS` frame
 FORMATS = ("text", "csv", "json")
 _NAME_WIDTH = 48
+_STAGE_WIDTH = 32
 _PLURAL = {"regression": "regressions", "improvement": "improvements"}
 _ORDER = ("regression", "failed", "improvement", "unchanged", "skipped", "missing")
-
-
-def format_ns(ns: Any) -> str:
-    """A duration with a unit and four significant digits: `1.234 ms`; `-` when missing."""
-    if ns is None or ns is pd.NA or (isinstance(ns, float) and math.isnan(ns)):
-        return "-"
-    value = float(ns)
-    for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "us")):
-        if abs(value) >= scale:
-            return f"{value / scale:.4g} {unit}"
-    return f"{value:.4g} ns"
-
-
-def format_change(ratio: Any) -> str:
-    """`+12.3%` / `-4.0%` from a new/base ratio; `-` when missing."""
-    if ratio is None or ratio is pd.NA or not math.isfinite(float(ratio)):
-        return "-"
-    return f"{(float(ratio) - 1.0) * 100.0:+.1f}%"
 
 
 def format_significance(row: Row) -> str:
@@ -49,17 +38,17 @@ def format_significance(row: Row) -> str:
 
 def format_share(share: Any) -> str:
     """A kernel's share of its stage's GPU time, `12.3%`; `-` for stages or when unknown."""
-    if share is None or share is pd.NA or not math.isfinite(float(share)):
-        return "-"
-    return f"{float(share):.1f}%"
+    if units.is_missing(share) or not math.isfinite(float(share)):
+        return units.MISSING
+    return units.pct(share, 1)
 
 
 def subject(row: Row) -> str:
-    """What a row is about: `stage conv_opt` or `kernel fc1 in fc_opt`."""
+    """What a row is about: `stage conv_opt` or `kernel fc1 in fc_opt` (names clipped)."""
     name = row.get("name")
     if isinstance(name, str):
-        return f"kernel {name} in {row['stage']}"
-    return f"stage {row['stage']}"
+        return f"kernel {clip(name)} in {clip(row['stage'])}"
+    return f"stage {clip(row['stage'])}"
 
 
 def describe(row: Row) -> str:
@@ -73,8 +62,8 @@ def describe(row: Row) -> str:
         }[verdict]
         return f"{subject(row)} {why} [{row['check']}]"
     text = (
-        f"{subject(row)}: {format_ns(row['base_ns'])} -> {format_ns(row['new_ns'])} "
-        f"({format_change(row['ratio'])}, threshold {float(row['threshold_pct']):.3g}%), "
+        f"{subject(row)}: {units.duration(row['base_ns'])} -> {units.duration(row['new_ns'])} "
+        f"({units.gain(row['ratio'])}, threshold {float(row['threshold_pct']):.3g}%), "
         f"{'significant' if bool(row['significant']) else 'not significant'} "
         f"({format_significance(row)}) [{row['check']}]"
     )
@@ -103,9 +92,9 @@ def format_comparison(regressions: pd.DataFrame, fmt: str = "text") -> str:
     Raises: ValueError for an unknown format.
     """
     if fmt == "csv":
-        return str(regressions.to_csv(index=False))
+        return data.to_csv(regressions)
     if fmt == "json":
-        return str(regressions.to_json(orient="records", indent=1)) + "\n"
+        return data.to_json(regressions)
     if fmt != "text":
         raise ValueError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
     return _text_table(regressions) + counts_line(regressions) + "\n"
@@ -125,22 +114,20 @@ def _text_table(regressions: pd.DataFrame) -> str:
     )
     rows = [header]
     for row in regressions.to_dict("records"):
-        name = row["name"] if isinstance(row["name"], str) else ""
-        if len(name) > _NAME_WIDTH:
-            name = name[: _NAME_WIDTH - 3] + "..."
+        name = terminal(row["name"], _NAME_WIDTH) if isinstance(row["name"], str) else ""
         rows.append(
             (
-                str(row["check"]),
-                str(row["stage"]),
+                terminal(row["check"], _STAGE_WIDTH),
+                terminal(row["stage"], _STAGE_WIDTH),
                 name,
-                format_ns(row["base_ns"]),
-                format_ns(row["new_ns"]),
-                format_change(row["ratio"]),
+                units.duration(row["base_ns"]),
+                units.duration(row["new_ns"]),
+                units.gain(row["ratio"]),
                 format_significance(row),
                 format_share(row["share_pct"]),
-                str(row["verdict"]).upper()
+                terminal(row["verdict"]).upper()
                 if row["verdict"] in ("regression", "failed")
-                else str(row["verdict"]),
+                else terminal(row["verdict"]),
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]

@@ -6,7 +6,10 @@ the default LeNet report must stay under 5 MB). The page inflates it with the br
 scripts; a browser without it shows the tables and a note instead of the charts. Nothing is
 fetched from the network.
 
-Units are formatted here, in template filters, from the context's raw numbers.
+Units are formatted in template filters, from the context's raw numbers, by the formatters every
+renderer shares (`profiler.render.units`). Autoescaping is on for every template: run text is
+always escaped; only chart fragments (`| safe`), whose run text plotly's JSON encoder escapes,
+are not.
 """
 
 from __future__ import annotations
@@ -15,13 +18,13 @@ import base64
 import functools
 import gzip
 import importlib.util
-import math
-import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import jinja2
 
+from profiler import files
+from profiler.render import outputs, units
 from profiler.render.context import build_context
 from profiler.store import Run
 
@@ -41,73 +44,18 @@ def templates_dir() -> Path:
 
 MISSING = "—"
 
-
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def seconds(ns: Any) -> str:
-    """`0.0137s`: seconds to four significant digits, as the study wrote them."""
-    return MISSING if _missing(ns) else f"{ns / 1e9:.4g}s"
-
-
-def duration(ns: Any) -> str:
-    """nvprof's style: `78.79us`, `2.701ms`, `353ns`, four significant digits."""
-    if _missing(ns):
-        return MISSING
-    for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "us")):
-        if abs(ns) >= scale:
-            return f"{ns / scale:.4g}{unit}"
-    return f"{ns:.4g}ns"
-
-
-def pct(value: Any, digits: int = 2) -> str:
-    return MISSING if _missing(value) else f"{value:.{digits}f}%"
-
-
-def speedup(value: Any) -> str:
-    """`48.93x`; `∞` for infinite."""
-    if _missing(value):
-        return MISSING
-    return "∞" if math.isinf(value) else f"{value:.4g}x"
-
-
-def gain(ratio: Any) -> str:
-    """A speedup ratio as a percentage gain: 1.013 -> `+1.3%`."""
-    if _missing(ratio):
-        return MISSING
-    return "+∞" if math.isinf(ratio) else f"{(ratio - 1.0) * 100.0:+.1f}%"
-
-
-def _si(value: float, unit: str, digits: int = 4) -> str:
-    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= scale:
-            return f"{value / scale:.{digits}g} {prefix}{unit}"
-    return f"{value:.{digits}g} {unit}"
-
-
-def nbytes(value: Any) -> str:
-    """Decimal units, as nsys prints them: `16.78 MB`."""
-    return MISSING if _missing(value) else _si(float(value), "B")
-
-
-def rate(value: Any, unit: str = "B/s") -> str:
-    """`53.22 GB/s`, `184.2 GFLOP/s`."""
-    return MISSING if _missing(value) else _si(float(value), unit)
-
-
-def count(value: Any) -> str:
-    """An integer with thousands separators."""
-    return MISSING if _missing(value) else f"{int(value):,}"
-
-
-def sci(value: Any) -> str:
-    return MISSING if _missing(value) else f"{value:.2g}"
-
-
-def number(value: Any, digits: int = 4) -> str:
-    return MISSING if _missing(value) else f"{value:.{digits}g}"
-
+# The template filters: `profiler.render.units`, the formatters every renderer shares, with the
+# page's em dash for a missing value.
+seconds = functools.partial(units.seconds, missing=MISSING)
+duration = functools.partial(units.duration, missing=MISSING)
+pct = functools.partial(units.pct, missing=MISSING)
+speedup = functools.partial(units.speedup, missing=MISSING)
+gain = functools.partial(units.gain, missing=MISSING)
+nbytes = functools.partial(units.nbytes, missing=MISSING)
+rate = functools.partial(units.rate, missing=MISSING)
+count = functools.partial(units.count, missing=MISSING)
+sci = functools.partial(units.sci, missing=MISSING)
+number = functools.partial(units.number, missing=MISSING)
 
 FILTERS = {
     "seconds": seconds,
@@ -159,15 +107,22 @@ def render_report(run: Run) -> str:
     )
 
 
-def write_report(run: Run, path: str | Path) -> Path:
-    """Render `run` and write it to `path` (atomically: a partial file never looks whole).
+def write_report(
+    run: Run, path: str | Path, inputs: Iterable[str | Path] | None = None, what: str = "report"
+) -> Path:
+    """Render `run` and write it to `path` through `profiler.files` (atomically, never through a
+    planted link, only as a regular file). The target is checked before the work of rendering.
+
+    Args:
+        run: the run.
+        path: the HTML file to write.
+        inputs: files the report must not overwrite (default: the files `run` was read from).
+        what: how the target is named in an error (`--output`).
 
     Returns: the path written.
+    Raises: UsageError when `path` is a directory, a device or another non-regular file, or one
+        of the inputs; OutputError when the disk refuses.
     """
-    path = Path(path)
-    text = render_report(run)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    inputs = outputs.run_inputs(run) if inputs is None else list(inputs)
+    files.check_output_file(path, inputs, what)
+    return files.write_text(path, render_report(run), inputs, what)

@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 import pandas as pd
 
 from profiler.render.comparison import Row, describe
+from profiler.render.escape import TEXT_LIMIT, xml_text
 
 SUITE = "profgen.regressions"
 _OUTCOME = {"regression": "failure", "failed": "error", "skipped": "skipped", "missing": "skipped"}
@@ -34,7 +35,7 @@ def junit_xml(regressions: pd.DataFrame, suite: str = SUITE) -> str:
         for kind in ("failure", "error", "skipped")
     }
     attrs = {
-        "name": suite,
+        "name": xml_text(suite),
         "tests": str(len(cases)),
         "failures": str(counts["failure"]),
         "errors": str(counts["error"]),
@@ -49,13 +50,13 @@ def junit_xml(regressions: pd.DataFrame, suite: str = SUITE) -> str:
 
 
 def _case(row: Row) -> ET.Element:
-    name = f"{row['stage']}::{row['name']}" if isinstance(row["name"], str) else str(row["stage"])
-    case = ET.Element(
-        "testcase", {"classname": f"profgen.{row['check']}", "name": name, "time": "0"}
-    )
+    stage = xml_text(row["stage"])
+    name = f"{stage}::{xml_text(row['name'])}" if isinstance(row["name"], str) else stage
+    classname = f"profgen.{xml_text(row['check'])}"
+    case = ET.Element("testcase", {"classname": classname, "name": name, "time": "0"})
     outcome = _OUTCOME.get(str(row["verdict"]))
     if outcome is not None:
-        message = describe(row)
+        message = xml_text(describe(row), TEXT_LIMIT)
         child = ET.SubElement(case, outcome, {"message": message})
         if outcome != "skipped":
             child.set("type", str(row["verdict"]))

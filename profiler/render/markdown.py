@@ -1,8 +1,12 @@
 """A short Markdown summary of a run, fit for a CI job's summary page (`$GITHUB_STEP_SUMMARY`).
 
-It holds the staged table (time for all images, spread, speedup against the previous stage,
+It holds the staged table (time for all items, spread, speedup against the previous stage,
 verdict) and, when the run was compared with a baseline, the counts of verdicts, every
 regression and failed stage, and the improvements. Inputs are tables; nothing is decided here.
+
+Every piece of run text goes through `profiler.render.escape`: code spans (`markdown_code`) no
+backtick can close, prose (`markdown_text`) in which no HTML, link or image can form, one line
+each, bounded in length. GitHub renders job summaries with raw HTML allowed, so this matters.
 """
 
 from __future__ import annotations
@@ -13,14 +17,9 @@ import pandas as pd
 
 from profiler import schema
 from profiler.analyze.stages import staged_table
-from profiler.render.comparison import (
-    counts_line,
-    describe,
-    format_change,
-    format_ns,
-    format_share,
-    format_significance,
-)
+from profiler.render import units
+from profiler.render.comparison import counts_line, describe, format_share, format_significance
+from profiler.render.escape import TEXT_LIMIT, markdown_code, markdown_text
 
 
 class RunLike(Protocol):
@@ -48,9 +47,13 @@ def summary_markdown(run: RunLike, regressions: pd.DataFrame) -> str:
 def _heading(run: RunLike) -> str:
     meta = run.meta
     machine = meta.get("machine") or {}
-    gpu = next((str(machine[k]) for k in ("gpu", "gpu_name", "name") if machine.get(k)), "")
-    title = f"## profgen: {meta.get('model', 'run')}" + (f" on {gpu}" if gpu else "")
-    return title + (f"\n\n`{meta['command']}`" if meta.get("command") else "")
+    if not isinstance(machine, dict):
+        machine = {}
+    gpu = next((machine[k] for k in ("gpu", "gpu_name", "name") if machine.get(k)), "")
+    title = f"## profgen: {markdown_text(meta.get('model') or 'run')}"
+    title += f" on {markdown_text(gpu)}" if gpu else ""
+    command = markdown_code(meta.get("command"), TEXT_LIMIT, in_table=False)
+    return title + (f"\n\n{command}" if command else "")
 
 
 def _staged(stages: pd.DataFrame, meta: dict[str, Any]) -> str:
@@ -64,13 +67,13 @@ def _staged(stages: pd.DataFrame, meta: dict[str, Any]) -> str:
     ]
     for row in staged.to_dict("records"):
         ok = row["status"] == schema.PASS
-        time = f"{row['median_ns'] / 1e9:.4g}s" if ok and not pd.isna(row["median_ns"]) else "-"
-        spread = "-" if pd.isna(row["spread_pct"]) else f"{row['spread_pct']:.1f}%"
-        speedup = "-" if pd.isna(row["speedup_prev"]) else f"{row['speedup_prev']:.2f}x"
-        verdict = row["status"] if ok else f"**{row['status']}**: {_cell(row['reason'])}"
+        time = units.seconds(row["median_ns"]) if ok else units.MISSING
+        status = markdown_text(row["status"])
+        verdict = status if ok else f"**{status}**: {markdown_text(row['reason'], TEXT_LIMIT)}"
         lines.append(
-            f"| {row['order'] + 1} | `{_cell(row['stage'])}` {_cell(row['title'])} | {time} "
-            f"| {spread} | {speedup} | {verdict} |"
+            f"| {row['order'] + 1} | {markdown_code(row['stage'])} {markdown_text(row['title'])} "
+            f"| {time} | {units.pct(row['spread_pct'], 1)} | {units.speedup(row['speedup_prev'])} "
+            f"| {verdict} |"
         )
     return "\n".join(lines)
 
@@ -78,7 +81,9 @@ def _staged(stages: pd.DataFrame, meta: dict[str, Any]) -> str:
 def _regressions(regressions: pd.DataFrame) -> str:
     if regressions.empty:
         return "_Not compared with a baseline._"
-    checks = ", ".join(f"`{c}`" for c in dict.fromkeys(regressions["check"]))
+    checks = ", ".join(
+        markdown_code(c, in_table=False) for c in dict.fromkeys(regressions["check"])
+    )
     out = [f"### Against the baseline\n\n{counts_line(regressions)} (checks: {checks})"]
     bad = regressions[regressions["verdict"] == "regression"]
     if not bad.empty:
@@ -86,7 +91,8 @@ def _regressions(regressions: pd.DataFrame) -> str:
     failed = regressions[regressions["verdict"] == "failed"]
     if not failed.empty:
         lines = [
-            f"- {_cell(describe(r))}" for r in failed.drop_duplicates("stage").to_dict("records")
+            f"- {markdown_text(describe(r), TEXT_LIMIT)}"
+            for r in failed.drop_duplicates("stage").to_dict("records")
         ]
         out.append("#### Failed stages\n\n" + "\n".join(lines))
     good = regressions[regressions["verdict"] == "improvement"]
@@ -102,17 +108,11 @@ def _rows_table(rows: pd.DataFrame) -> str:
         "| --- | --- | --- | ---: | ---: | ---: | --- | ---: |",
     ]
     for r in rows.to_dict("records"):
-        name = f"`{_cell(r['name'])}`" if isinstance(r["name"], str) else "(end to end)"
+        name = markdown_code(r["name"]) if isinstance(r["name"], str) else "(end to end)"
         lines.append(
-            f"| `{r['check']}` | `{_cell(r['stage'])}` | {name} | {format_ns(r['base_ns'])} "
-            f"| {format_ns(r['new_ns'])} | {format_change(r['ratio'])} "
-            f"| {format_significance(r)} | {format_share(r['share_pct'])} |"
+            f"| {markdown_code(r['check'])} | {markdown_code(r['stage'])} | {name} "
+            f"| {units.duration(r['base_ns'])} | {units.duration(r['new_ns'])} "
+            f"| {units.gain(r['ratio'])} | {format_significance(r)} "
+            f"| {format_share(r['share_pct'])} |"
         )
     return "\n".join(lines)
-
-
-def _cell(value: Any) -> str:
-    """Text safe inside a Markdown table cell (and a code span): no pipes, backticks, newlines."""
-    if value is None or value is pd.NA:
-        return ""
-    return " ".join(str(value).split()).replace("|", "\\|").replace("`", "'")

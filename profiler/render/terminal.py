@@ -1,9 +1,14 @@
-"""The staged table as the terminal shows it at the end of `profgen sweep` and `profgen run`."""
+"""The staged table as the terminal shows it at the end of `profgen sweep` and `profgen run`: a
+rich box table for a person at a terminal, plain aligned text for a pipe or a log file.
+
+Both come from the same rows (`staged_rows`). Run text (titles, reasons) is escaped for a
+terminal (`escape.terminal`: no escape code reaches it) and handed to rich as `Text`, which rich
+never parses as markup, so a title such as `[bold]x[/]` shows as written.
+"""
 
 from __future__ import annotations
 
-import math
-from typing import Any
+from dataclasses import dataclass
 
 import pandas as pd
 from rich.console import Group
@@ -12,49 +17,90 @@ from rich.text import Text
 
 from profiler import schema
 from profiler.analyze.stages import staged_table
+from profiler.render import units
+from profiler.render.escape import TEXT_LIMIT, terminal
+
+STYLES = {schema.PASS: "green", schema.SKIPPED: "yellow"}
+FAILED_STYLE = "bold red"
+TITLE_WIDTH = 48  # characters of a stage title in the table
 
 
-def seconds(ns: Any) -> str:
-    """`0.0137s`: seconds to four significant digits, as the study wrote them."""
-    if ns is None or ns is pd.NA or (isinstance(ns, float) and math.isnan(ns)):
-        return "-"
-    return f"{float(ns) / 1e9:.4g}s"
+@dataclass(frozen=True)
+class StagedRows:
+    """The staged table as text: headers, right-alignment per column, rows (the last cell is
+    the verdict), and one note per stage that did not PASS, with its status."""
+
+    headers: tuple[str, ...]
+    right: tuple[bool, ...]
+    rows: list[tuple[str, ...]]
+    notes: list[tuple[str, str]]  # (status, text)
 
 
-def speedup(x: Any) -> str:
-    return "-" if pd.isna(x) else f"{x:.3g}x"
+def staged_rows(stages: pd.DataFrame, items: int, unit: str) -> StagedRows:
+    """Title, time for all items (median, min-max), speedups against the previous stage and the
+    baseline, max relative error and verdict of every stage, formatted by `units`.
+
+    Args:
+        stages: DataFrame with `schema.STAGES` columns.
+        items: the number of items each stage inferred, and `unit` what one is (for the header).
+    """
+    staged = staged_table(stages)
+    headers = (
+        "Stage",
+        f"Time ({items:,} {terminal(unit, 40)})",
+        "min-max",
+        "vs previous",
+        "vs baseline",
+        "max rel err",
+        "Verdict",
+    )
+    rows: list[tuple[str, ...]] = []
+    notes: list[tuple[str, str]] = []
+    for row in staged.to_dict("records"):
+        status = terminal(row["status"], 16)
+        rows.append(
+            (
+                terminal(row["title"], TITLE_WIDTH),
+                units.seconds(row["median_ns"]),
+                f"{units.seconds(row['min_ns'])}-{units.seconds(row['max_ns'])}",
+                units.speedup(row["speedup_prev"]),
+                units.speedup(row["speedup_baseline"]),
+                units.sci(row["max_rel_err"]),
+                status,
+            )
+        )
+        if status != schema.PASS and not units.is_missing(row["reason"]):
+            text = f"{status} {terminal(row['title'])}: {terminal(row['reason'], TEXT_LIMIT)}"
+            notes.append((status, text))
+    right = (False, True, True, True, True, True, False)
+    return StagedRows(headers, right, rows, notes)
 
 
 def staged_rich_table(stages: pd.DataFrame, items: int, unit: str, title: str = "") -> Group:
-    """The staged table for the terminal: title, time for N items (median, min-max), speedups
-    against the previous stage and the baseline, max relative error, verdict; then, one line
-    each, why the stages that did not PASS did not."""
-    staged = staged_table(stages)
-    table = Table(title=f"{title}, {items:,} {unit}" if title else None)
-    for name, justify in (
-        ("Stage", "left"),
-        (f"Time ({items:,} {unit})", "right"),
-        ("min-max", "right"),
-        ("vs previous", "right"),
-        ("vs baseline", "right"),
-        ("max rel err", "right"),
-        ("Verdict", "left"),
-    ):
-        table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
-    notes = []
-    for row in staged.to_dict("records"):
-        err = "-" if pd.isna(row["max_rel_err"]) else f"{row['max_rel_err']:.1e}"
-        status = str(row["status"])
-        style = {"PASS": "green", "SKIPPED": "yellow"}.get(status, "bold red")
-        table.add_row(
-            str(row["title"]),
-            seconds(row["median_ns"]),
-            f"{seconds(row['min_ns'])}-{seconds(row['max_ns'])}",
-            speedup(row["speedup_prev"]),
-            speedup(row["speedup_baseline"]),
-            err,
-            f"[{style}]{status}[/]",
-        )
-        if status != schema.PASS and not pd.isna(row["reason"]):
-            notes.append(Text(f"{status} {row['title']}: {row['reason']}", style=style))
+    """The staged table as a rich box table, then one line per stage that did not PASS."""
+    staged = staged_rows(stages, items, unit)
+    table = Table(title=Text(_heading(title, items, unit)) if title else None)
+    for name, right in zip(staged.headers, staged.right, strict=True):
+        table.add_column(name, justify="right" if right else "left", no_wrap=True)
+    for row in staged.rows:
+        style = STYLES.get(row[-1], FAILED_STYLE)
+        table.add_row(*(Text(cell) for cell in row[:-1]), Text(row[-1], style=style))
+    notes = [Text(text, style=STYLES.get(status, FAILED_STYLE)) for status, text in staged.notes]
     return Group(table, *notes)
+
+
+def staged_plain_text(stages: pd.DataFrame, items: int, unit: str, title: str = "") -> str:
+    """The staged table as aligned plain text (no box, no colour), for a pipe or a log."""
+    staged = staged_rows(stages, items, unit)
+    table = [staged.headers, *staged.rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(staged.headers))]
+    lines = [_heading(title, items, unit)] if title else []
+    for r in table:
+        cells = zip(r, widths, staged.right, strict=True)
+        lines.append("  ".join(c.rjust(w) if right else c.ljust(w) for c, w, right in cells))
+    lines = [line.rstrip() for line in lines] + [text for _, text in staged.notes]
+    return "\n".join(lines) + "\n"
+
+
+def _heading(title: str, items: int, unit: str) -> str:
+    return f"{terminal(title)}, {items:,} {terminal(unit, 40)}"

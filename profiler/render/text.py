@@ -1,22 +1,21 @@
 """`profgen show`: one table of a run as text, CSV or JSON.
 
 CSV and JSON use the schema's column names and raw values (durations in integer ns; JSON as
-records with missing values as null), for scripts. Text is for people: `gpu_activities` and
-`api_calls` look like nvprof's summary (`Type  Time(%)  Time  Calls  Avg  Min  Max  Name`, times
-with units such as `1.2345ms`, a `==PROF== stage ...` line per stage); other tables are aligned
-columns, durations with units.
+records with missing values as null), for scripts: see `profiler.render.data`. Text is for
+people: `gpu_activities` and `api_calls` look like nvprof's summary (`Type  Time(%)  Time  Calls
+Avg  Min  Max  Name`, times with units such as `1.2345ms`, a `==PROF== stage ...` line per
+stage); `stages` is a table that fits `WIDTH` columns (see `stages_text`); other tables are
+aligned columns, durations with units. Run text in it is escaped for a terminal and clipped.
 """
 
 from __future__ import annotations
-
-import json
-import math
-from typing import Any
 
 import pandas as pd
 
 from profiler import schema
 from profiler.errors import UsageError
+from profiler.render import data, units
+from profiler.render.escape import NAME_LIMIT, clip, terminal
 from profiler.store import Run
 
 FORMATS = ("text", "csv", "json")
@@ -28,6 +27,13 @@ _WHERE = {
     "batch_sweep": "batch-size timings are written by `profgen sweep --batch-sizes`",
 }
 _TIMESTAMPS = {"start_ns", "end_ns", "gpu_start_ns", "gpu_end_ns"}
+WIDTH = 120  # what `show --table stages` fits in
+MIN_TEXT = 16  # the narrowest a text column is clipped to
+_PROSE = ("technique", "reason", "comparison")  # paragraphs: reasons are shown below the table
+# left to csv and json: the order (the rows are in it), the overhead (profiled over median) and
+# the absolute error (the relative one is shown)
+_IMPLIED = ("order", "overhead_pct", "max_abs_err")
+_SHARED = ("role", "items", "batch", "warmup", "repeats", "runtime", "topk_mismatches")
 # nvprof's column widths, Type to Max; Name follows after two spaces.
 _NVPROF_HEADER = ("Type", "Time(%)", "Time", "Calls", "Avg", "Min", "Max")
 _NVPROF_WIDTHS = (16, 9, 10, 10, 10, 10, 10)
@@ -41,13 +47,15 @@ def format_table(run: Run, name: str, stage: str | None = None, fmt: str = "text
     """
     df = select(run, name, stage)
     if fmt == "csv":
-        return df.to_csv(index=False)
+        return data.to_csv(df)
     if fmt == "json":
-        return json.dumps(records(df), indent=1, default=_plain) + "\n"
+        return data.to_json(df)
     if fmt != "text":
         raise UsageError(f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     if name in NVPROF_TABLES:
         return nvprof_text(df, NVPROF_TABLES[name], _titles(run))
+    if name == schema.STAGES.name:
+        return stages_text(df)
     return aligned_text(df)
 
 
@@ -71,46 +79,22 @@ def select(run: Run, name: str, stage: str | None) -> pd.DataFrame:
     return df[(df["stage"] == stage).fillna(False).to_numpy()] if "stage" in df else df
 
 
-def records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    """Rows as dicts of plain Python values, missing values as None."""
-    columns = {
-        c: [None if _missing(v) else v for v in df[c].astype(object).tolist()] for c in df.columns
-    }
-    return [dict(zip(columns, row, strict=True)) for row in zip(*columns.values(), strict=True)]
-
-
-def nvprof_time(ns: object) -> str:
-    """Nanoseconds the way nvprof prints them: `928ns`, `1.8260ms`, `62.822us`, `8.56944s`
-    (five significant digits, six for seconds)."""
-    if _missing(ns):
-        return "-"
-    value = float(ns)  # type: ignore[arg-type]
-    if abs(value) < 999.5:
-        return f"{value:.0f}ns"
-    value = max(value, 1000.0)
-    for unit, factor in (("us", 1e3), ("ms", 1e6)):
-        shown = f"{value / factor:#.5g}"
-        if float(shown) < 1000:
-            return shown + unit
-    seconds = value / 1e9
-    return (f"{seconds:#.6g}" if seconds < 1e5 else f"{seconds:.0f}") + "s"
-
-
 def nvprof_text(df: pd.DataFrame, kind: str, titles: dict[str, str]) -> str:
     """gpu_activities or api_calls rows as nvprof printed them, one block per stage."""
     blocks = []
     for stage, rows in df.groupby("stage", sort=False):
         title = titles.get(str(stage), "")
-        lines = [f"==PROF== stage {stage}" + (f": {title}" if title and title != stage else "")]
+        shown = f": {terminal(title)}" if title and title != stage else ""
+        lines = [f"==PROF== stage {terminal(stage)}{shown}"]
         cells = [
             [
                 f"{kind}:" if i == 0 else "",
                 f"{r.time_pct:.2f}%",
-                nvprof_time(r.total_ns),
+                units.nvprof_duration(r.total_ns),
                 str(r.calls),
-                nvprof_time(r.avg_ns),
-                nvprof_time(r.min_ns),
-                nvprof_time(r.max_ns),
+                units.nvprof_duration(r.avg_ns),
+                units.nvprof_duration(r.min_ns),
+                units.nvprof_duration(r.max_ns),
             ]
             for i, r in enumerate(rows.itertuples(index=False))
         ]
@@ -120,38 +104,78 @@ def nvprof_text(df: pd.DataFrame, kind: str, titles: dict[str, str]) -> str:
         ]
         lines.append(_row(_NVPROF_HEADER, widths) + "  Name")
         lines += [
-            _row(c, widths) + f"  {r.name}"
+            _row(c, widths) + f"  {terminal(r.name)}"
             for c, r in zip(cells, rows.itertuples(index=False), strict=True)
         ]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n" if blocks else f"(no {kind} rows)\n"
 
 
-def aligned_text(df: pd.DataFrame) -> str:
-    """Any table as aligned columns: durations with units, numbers right-aligned, NA as `-`."""
+def aligned_text(df: pd.DataFrame, width: int | None = None) -> str:
+    """Any table as aligned columns: durations with units, numbers right-aligned, NA as `-`.
+
+    Args:
+        df: the table.
+        width: when given, the widest text columns are clipped (down to `MIN_TEXT` characters)
+            until a line fits; numbers are never clipped.
+    """
     if df.empty:
-        return "  ".join(df.columns) + "\n(no rows)\n"
+        return "  ".join(terminal(c) for c in df.columns) + "\n(no rows)\n"
     headers, columns, right = [], [], []
     for col in df.columns:
-        is_duration = col.endswith("_ns") and col not in _TIMESTAMPS
-        headers.append(col[:-3] if is_duration else col)
+        is_duration = str(col).endswith("_ns") and col not in _TIMESTAMPS
+        headers.append(str(col)[:-3] if is_duration else str(col))
         values = df[col].tolist()
         if is_duration:
-            columns.append([nvprof_time(v) for v in values])
+            columns.append([units.nvprof_duration(v) for v in values])
         else:
-            columns.append([_cell(v, col) for v in values])
+            columns.append([_cell(v, str(col)) for v in values])
         right.append(df[col].dtype.kind in "iufb" or str(df[col].dtype) in ("Int64", "boolean"))
-    widths = [
-        max(len(h), *(len(v) for v in vals)) for h, vals in zip(headers, columns, strict=True)
-    ]
+    widths = [max(len(h), *(len(v) for v in vals)) for h, vals in zip(headers, columns)]  # noqa: B905
+    if width is not None:
+        widths = _fit(widths, right, width)
 
     def line(cells: list[str]) -> str:
         return "  ".join(
-            c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right, strict=True)
+            c.rjust(w) if r else clip(c, w, tail=False).ljust(w)
+            for c, w, r in zip(cells, widths, right, strict=True)
         ).rstrip()
 
     out = [line(headers)] + [line(list(row)) for row in zip(*columns, strict=True)]
     return "\n".join(out) + "\n"
+
+
+def _fit(widths: list[int], right: list[bool], width: int) -> list[int]:
+    """Column widths whose line fits `width`, narrowing the widest text column first."""
+    widths = list(widths)
+    while sum(widths) + 2 * (len(widths) - 1) > width:
+        text_cols = [i for i, r in enumerate(right) if not r and widths[i] > MIN_TEXT]
+        if not text_cols:
+            break
+        widest = max(text_cols, key=lambda i: widths[i])
+        excess = sum(widths) + 2 * (len(widths) - 1) - width
+        widths[widest] = max(MIN_TEXT, widths[widest] - excess)
+    return widths
+
+
+def stages_text(stages: pd.DataFrame, width: int = WIDTH) -> str:
+    """The stages table for people, in `width` columns: a line of the settings every stage
+    shares (items, batch, warm-ups, repeats...), a table of what differs (in study order,
+    titles clipped to fit, without the techniques, which are paragraphs, the overhead, which is
+    the profiled time over the median, and the absolute error: `--format csv` or `json` has
+    them), then one line per stage that did not PASS saying why."""
+    df = stages.drop(columns=[c for c in (*_PROSE, *_IMPLIED) if c in stages.columns])
+    shared = [
+        c for c in _SHARED if c in df.columns and len(df) > 1 and df[c].nunique(dropna=False) == 1
+    ]
+    head = ", ".join(f"{c} {_cell(df[c].iloc[0], c)}" for c in shared)
+    body = aligned_text(df.drop(columns=shared), width)
+    notes = [
+        clip(f"{terminal(r['status'], 16)} {terminal(r['stage'])}: {terminal(r['reason'])}", width)
+        for r in stages.to_dict("records")
+        if r["status"] != schema.PASS and not _missing(r["reason"])
+    ]
+    return (f"{head}\n" if head else "") + body + "".join(f"{n}\n" for n in notes)
 
 
 def _row(cells: tuple[str, ...] | list[str], widths: list[int]) -> str:
@@ -162,19 +186,14 @@ def _cell(value: object, column: str) -> str:
     if _missing(value):
         return "-"
     if isinstance(value, float):
-        return f"{value:.2f}" if column.endswith("_pct") else f"{value:.6g}"
-    return str(value)
+        if column.endswith("_pct"):
+            return f"{value:.2f}"
+        return f"{value:.3g}" if column.endswith("_err") else f"{value:.6g}"
+    return terminal(value, NAME_LIMIT)
 
 
 def _missing(value: object) -> bool:
-    if value is None or value is pd.NA:
-        return True
-    return isinstance(value, float) and math.isnan(value)
-
-
-def _plain(value: object) -> object:
-    item = getattr(value, "item", None)
-    return item() if callable(item) else str(value)
+    return units.is_missing(value)
 
 
 def _stage_keys(run: Run) -> list[str]:
