@@ -13,12 +13,17 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from profiler.analyze.checks import defaults_text
+
 if TYPE_CHECKING:
     import pandas as pd
 
     from profiler.store import Run
 
-DEFAULTS_HELP = "default: stage:median:5%% and kernel:total:10%%"
+
+def _escaped(text: str) -> str:
+    """`text` for an argparse help string, where `%` starts a format."""
+    return text.replace("%", "%%")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -31,8 +36,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="append",
         default=[],
         metavar="CHECK",
-        help=f"e.g. stage:median:5%%, kernel:total:10%%, stage:median:0.2ms "
-        f"(repeatable; {DEFAULTS_HELP})",
+        help=_escaped(
+            "a check, e.g. stage:median:5%, kernel:total:10%, stage:median:0.2ms "
+            f"(repeatable; default: {defaults_text()})"
+        ),
     )
     p.add_argument(
         "--allow-mismatch",
