@@ -1,9 +1,10 @@
 """`profgen compare` and `profgen baseline`.
 
 compare exits 0 when no check found a regression, 1 when one did, 3 when a stage failed in
-either run, and 2 when a run is broken or unreadable or the runs do not match (another GPU
-model, driver major version or image count, unless --allow-mismatch); `profiler.cli.main` maps
-the errors.
+either run, and 2 when a run or baseline is broken or unreadable or the runs do not match
+(another GPU model, driver major version, item count or, for CPU stages, CPU model, or one of
+them recorded by one run only; unless --allow-mismatch); `profiler.cli.main` maps the errors.
+baseline exits 2 when the run is broken or `-o` names one of its own files.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--allow-mismatch",
         action="store_true",
-        help="compare even when the GPU model, driver major version or image count differ",
+        help="compare even when the GPU model, driver major version, item count or (with a "
+        "stage that runs on the CPU) CPU model differ, or only one run records them",
     )
     p.add_argument(
         "--summary",
@@ -66,7 +68,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=Path,
         required=True,
         metavar="FILE",
-        help="the baseline file to write",
+        help="the baseline file to write (never one of the run's own files)",
     )
     p.set_defaults(handler=cmd_baseline)
 
