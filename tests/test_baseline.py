@@ -389,6 +389,16 @@ SAMPLE = ROOT / "reports" / "sample-lenet-h100-cupti"  # trimmed: 3,109 of 90,54
 COMMITTED = ROOT / "reports" / "baselines" / "lenet-h100.json"  # written from the same sweep
 
 
+def trim_run():  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("trim_run", ROOT / "scripts" / "trim_run.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def kernel_rows(base: store.Run, new: store.Run) -> pd.DataFrame:
     table = regress.evaluate(base, new, regress.default_checks())
     return table[table["metric"] == "kernel"]
@@ -406,6 +416,61 @@ def test_the_committed_baseline_agrees_with_the_trimmed_sample_it_came_from():
     assert (rows["ratio"] == 1.0).all(), rows[rows["ratio"] != 1.0]
     cuda = rows[rows["stage"] == "cuda_baseline"].set_index("name")["base_ns"]
     assert cuda["Linear_ReLu"] == 261_401_889  # the summary's total over the one profiled repeat
+
+
+def test_a_trimmed_copy_of_the_sample_keeps_its_summaries_and_says_it_is_trimmed(tmp_path, capsys):
+    out = tmp_path / "trimmed"
+    assert trim_run().main([str(SAMPLE), str(out), "--rows", "50"]) == 0
+    whole, cut = store.load_run(SAMPLE), store.load_run(out)
+    for name in ("samples", "gpu_activities", "api_calls", "ranges"):
+        pd.testing.assert_frame_equal(cut.table(name), whole.table(name))
+    # the sample is schema 1, read upgraded (runtime ""); the copy is written as schema 2, where
+    # an empty cell reads back as <NA>: the same "not recorded"
+    unsaid = {"runtime": whole.table("stages")["runtime"].replace("", pd.NA)}
+    pd.testing.assert_frame_equal(cut.table("stages"), whole.table("stages").assign(**unsaid))
+    assert cut.table("gpu_trace").groupby("stage").size().max() == 50
+    assert cut.meta["trimmed"]["gpu_trace"] == {
+        "kept": len(cut.table("gpu_trace")),
+        "of": 90_545,  # the untrimmed sweep's rows, carried over from the sample's run.json
+        "rule": "first profiled repeat, at most 50 rows per stage",
+    }
+    result = profgen(["compare", SAMPLE, out, "--fail-on", "kernel:total:1%"], capsys)
+    assert result.code == 0 and "0 regressions, 45 unchanged" in result.out
+
+
+def test_a_full_run_trimmed_compares_as_the_full_run(tmp_path, capsys):
+    """A synthetic sweep with 400 launches per kernel per repeat, trimmed to 100 rows a stage
+    (under a tenth of each repeat) and, to be sure the summaries are computed before the cut,
+    saved without its gpu_activities table."""
+    full = make_run(1, profiled=3, launches=400)
+    del full.tables["gpu_activities"]
+    full_dir = saved(full, tmp_path / "full")
+    out = tmp_path / "trimmed"
+    assert trim_run().main([str(full_dir), str(out), "--rows", "100"]) == 0
+    trimmed = store.load_run(out)
+    assert store.trimmed_tables(trimmed.meta)["gpu_trace"] == store.Trim(
+        900, len(full.table("gpu_trace"))
+    )
+    reference = baseline.load_reference(full_dir)
+    rows = kernel_rows(reference, baseline.load_reference(out))
+    assert set(rows["verdict"]) == {"unchanged"} and (rows["ratio"] - 1).abs().max() < 1e-9
+    written = json.loads(baseline.write_baseline(trimmed, tmp_path / "b.json").read_text())
+    for st in written["stages"]:
+        assert st["trace_repeats"] is None and all(
+            "repeat_totals_ns" not in a for a in st["activities"]
+        )
+    fc1 = next(
+        a
+        for st in written["stages"]
+        if st["stage"] == FC[0]
+        for a in st["activities"]
+        if a["name"] == FC[1]
+    )
+    trace = full.table("gpu_trace")
+    assert (
+        fc1["total_ns"]
+        == trace[(trace["stage"] == FC[0]) & (trace["name"] == FC[1])]["duration_ns"].sum()
+    )
 
 
 def test_a_trimmed_trace_without_a_summary_of_its_stage_is_refused(tmp_path):
