@@ -125,20 +125,19 @@ def _where(run: store.Run) -> str:
 
 def require_stages(run: store.Run) -> None:
     """Raises: RunNotFound when `run` has no stages table (a broken or unfinished run), or one
-    that names a stage twice."""
+    with a stage twice, without a key, or with an unknown status (names the table's file)."""
     if not run.has(schema.STAGES.name):
         raise RunNotFound(f"{_where(run)}: has no stages table; it is not a complete profgen run")
-    keys = run.table(schema.STAGES.name)["stage"]
-    if keys.isna().any() or keys.duplicated().any():
-        twice = sorted(set(keys[keys.duplicated()].dropna()))
+    stages = run.table(schema.STAGES.name)
+    where = run.path / f"{schema.STAGES.name}.csv" if run.path else _where(run)
+    twice = sorted(set(stages.loc[stages["stage"].duplicated(), "stage"].dropna()))
+    if stages["stage"].isna().any() or twice:
+        what = f"stage(s) {', '.join(map(repr, twice))} more than once" if twice else "an empty key"
+        raise RunNotFound(f"{where}: the stages table has {what}; one row per stage")
+    unknown = sorted(set(stages["status"].dropna()) - set(schema.STATUSES))
+    if unknown or stages["status"].isna().any():
         raise RunNotFound(
-            f"{_where(run)}: its stages table has a stage without a key or twice "
-            f"({', '.join(map(repr, twice)) or 'an empty key'})"
-        )
-    bad = set(run.table(schema.STAGES.name)["status"].dropna()) - set(schema.STATUSES)
-    if bad:
-        raise RunNotFound(
-            f"{_where(run)}: unknown stage status {sorted(bad)!r}; "
+            f"{where}: stage status {', '.join(map(repr, unknown)) or 'missing'}; "
             f"expected one of {', '.join(schema.STATUSES)}"
         )
 

@@ -8,7 +8,9 @@ run has none for it, its `schema.STAGES` median is one sample. A kernel's sample
 duration in each profiled repeat of its stage, from `schema.GPU_TRACE` (column `repeat`) when
 both runs have a trace of that stage (a repeat where the kernel did not run counts 0); else from
 `schema.GPU_ACTIVITIES`: one sample, the total divided by the stage's profiled repeats.
-Kernels are matched by stage key and kernel name.
+Kernels are matched by stage key and kernel name. A trace that was trimmed for committing holds
+only part of the repeats: `profiler.baseline.comparable` leaves it out before it gets here, so
+such a run's kernel totals come from its whole `GPU_ACTIVITIES`.
 
 **Significance** (`significance`). Mann-Whitney U, two-sided, alpha = 0.05
 (`scipy.stats.mannwhitneyu`, its default method), decides when the exact test could reach that
