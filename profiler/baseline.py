@@ -1,270 +1,145 @@
-"""Baselines: a small JSON file, fit to commit, that a later run is compared with.
+"""Baselines and comparisons: what `profgen baseline`, `profgen compare` and `sweep --baseline`
+read, check and write.
 
-`write_baseline(run, path)` keeps what `profiler.analyze.regress.evaluate` needs and no more:
+`write_baseline(run, path)` writes a baseline file (format: `profiler.baseline_file`) through
+`profiler.files.write_text`: atomically, never over a file of the run it was made from.
 
-    format, version, schema_version   "profgen-baseline", BASELINE_VERSION, schema.SCHEMA_VERSION
-    model, created, source_run, git   where it came from
-    machine                           {"gpu": ..., "driver": ..., "cuda": ...}
-    items                             the item count the stages were timed on
-    stages[]                          each stage's `schema.STAGES` row, its timed and profiled
-                                      samples (`timed_ns`, `profiled_ns`), the repeats of its
-                                      trace (`trace_repeats`, null without a trace), and its
-                                      `activities[]`: the `schema.GPU_ACTIVITIES` row of each
-                                      kernel and copy plus `repeat_totals_ns`, its summed
-                                      duration in each traced repeat
+`load_reference(path)` reads a run directory or a baseline file as a `store.Run` fit to compare
+(`comparable`): a GPU trace that run.json says was trimmed (`scripts/trim_run.py`) is left
+out, so kernel totals come from the whole `gpu_activities` summary and never from a trace that
+keeps, say, 3,000 of a stage's 90,000 operations.
 
-`load_reference(path)` reads either a run directory or such a file back as a `store.Run`. A run
-read from a baseline has the tables `stages`, `samples`, `gpu_activities` and, when the source
-had a trace, a condensed `gpu_trace`: one row per activity per repeat holding that repeat's total
-(start 0), which is all the comparison reads. Its `meta["baseline_file"]` names the file.
-
-`check_compatible(base, new, allow_mismatch)` refuses a baseline from another GPU model, driver
-major version or item count (`BaselineMismatch`, exit 2) unless mismatches are allowed.
+`check_compatible(base, new, allow_mismatch)` refuses a baseline from another machine unless
+mismatches are allowed (`BaselineMismatch`, exit 2): another GPU model, driver major version or
+item count, and, when a stage that runs on the CPU alone (`cpu_stages`) is compared, another
+CPU model. A field one run records and the other does not is a mismatch too: a CPU-only machine
+(no GPU recorded) is not compared with an H100 baseline.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import os
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
-from profiler import schema, store
+from profiler import files, schema, store
 from profiler.analyze import regress
-from profiler.errors import BaselineMismatch, RunNotFound, SchemaError
+from profiler.baseline_file import (
+    BASELINE_VERSION,
+    FORMAT,
+    baseline_dict,
+    item_count,
+    machine_summary,
+    read_baseline,
+    run_from_baseline,
+)
+from profiler.errors import BaselineMismatch, RunNotFound
 
-FORMAT = "profgen-baseline"
-BASELINE_VERSION = 1
-# Spellings of the machine fields in run.json's "machine" object, first found wins.
-GPU_KEYS = ("gpu", "gpu_name", "gpu_model", "device_name", "name")
-DRIVER_KEYS = ("driver", "driver_version")
-CUDA_KEYS = ("cuda", "cuda_version", "cuda_runtime", "cuda_runtime_version")
-_ACTIVITY_FIELDS = [c.name for c in schema.GPU_ACTIVITIES.columns if c.name != "stage"]
+__all__ = [
+    "BASELINE_VERSION",
+    "FORMAT",
+    "baseline_dict",
+    "check_compatible",
+    "comparable",
+    "compare_runs",
+    "cpu_stages",
+    "driver_major",
+    "item_count",
+    "load_reference",
+    "machine_summary",
+    "require_stages",
+    "run_from_baseline",
+    "write_baseline",
+]
 
 
 def write_baseline(run: store.Run, path: str | Path) -> Path:
-    """Write `run` as a baseline file at `path` (atomically) and return the path.
+    """Write a baseline of `run` (read as `comparable` reads it) to the file `path`.
 
-    Raises: RunNotFound when the run has no stages table.
+    Returns: the path written.
+    Raises: RunNotFound when the run has no stages table or its trimmed trace cannot stand in
+    for whole totals; DataError for a value strict JSON cannot hold (inf); UsageError when
+    `path` is one of the run's own files, a directory or a link; OutputError when the disk
+    refuses.
     """
     require_stages(run)
-    path = Path(path)
-    text = json.dumps(baseline_dict(run), indent=1, sort_keys=False, allow_nan=False) + "\n"
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-    return path
+    content = baseline_dict(comparable(run))
+    text = json.dumps(content, indent=1, sort_keys=False, allow_nan=False) + "\n"
+    return files.write_text(path, text, inputs=run_files(run), what="baseline file")
 
 
-def baseline_dict(run: store.Run) -> dict[str, Any]:
-    """The JSON-ready content of a baseline of `run` (see the module docstring)."""
-    meta = run.meta
-    stages = run.table(schema.STAGES.name).sort_values("order")
-    return {
-        "format": FORMAT,
-        "version": BASELINE_VERSION,
-        "schema_version": schema.SCHEMA_VERSION,
-        "model": meta.get("model"),
-        "created": meta.get("created"),
-        "source_run": run.path.name if run.path else meta.get("source_run"),
-        "git": meta.get("git", {}),
-        "machine": machine_summary(meta),
-        "items": item_count(run),
-        "unit": meta.get("unit"),
-        "stages": [_stage_dict(run, row) for row in stages.to_dict("records")],
-    }
-
-
-def _stage_dict(run: store.Run, row: Mapping[Hashable, Any]) -> dict[str, Any]:
-    stage = str(row["stage"])
-    samples = run.table(schema.SAMPLES.name)
-    samples = samples[samples["stage"] == stage].sort_values("repeat")
-    trace = run.table(schema.GPU_TRACE.name)
-    trace = trace[trace["stage"] == stage]
-    repeats = sorted(int(r) for r in trace["repeat"].unique()) if not trace.empty else None
-    out: dict[str, Any] = {str(k): _plain(v) for k, v in row.items()}
-    for pass_ in ("timed", "profiled"):
-        walls = samples.loc[samples["pass"] == pass_, "wall_ns"]
-        out[f"{pass_}_ns"] = [int(w) for w in walls]
-    out["trace_repeats"] = repeats
-    out["activities"] = _activities(run, stage, trace, repeats)
-    return out
-
-
-def _activities(
-    run: store.Run, stage: str, trace: pd.DataFrame, repeats: list[int] | None
-) -> list[dict[str, Any]]:
-    acts = run.table(schema.GPU_ACTIVITIES.name)
-    acts = acts[acts["stage"] == stage]
-    if acts.empty and not trace.empty:
-        acts = _activities_from_trace(trace)
-    per_repeat = trace.groupby(["kind", "name", "repeat"])["duration_ns"].sum()
-    lookup = {key: int(v) for key, v in per_repeat.items()}  # (kind, name, repeat) -> ns
-    out = []
-    for row in acts.to_dict("records"):
-        item = {k: _plain(row[k]) for k in _ACTIVITY_FIELDS}
-        if repeats is not None:
-            item["repeat_totals_ns"] = [
-                lookup.get((row["kind"], row["name"], r), 0) for r in repeats
-            ]
-        out.append(item)
-    return out
-
-
-def _activities_from_trace(trace: pd.DataFrame) -> pd.DataFrame:
-    g = trace.groupby(["stage", "kind", "name"], as_index=False).agg(
-        total_ns=("duration_ns", "sum"),
-        calls=("duration_ns", "size"),
-        min_ns=("duration_ns", "min"),
-        max_ns=("duration_ns", "max"),
-        bytes=("bytes", "sum"),
-        copy_kind=("copy_kind", "first"),
-    )
-    g["avg_ns"] = g["total_ns"] / g["calls"]
-    g["time_pct"] = 100.0 * g["total_ns"] / g["total_ns"].sum()
-    return schema.conform(g, schema.GPU_ACTIVITIES)
-
-
-def _plain(value: Any) -> Any:
-    """A JSON-ready scalar: <NA> and NaN as None, numpy scalars as Python ones."""
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return None
-    if hasattr(value, "item"):
-        return _plain(value.item())
-    return value
+def run_files(run: store.Run) -> list[Path]:
+    """The files of a run directory that were read to build `run`: run.json and its tables."""
+    if run.path is None:
+        return []
+    names = [store.RUN_JSON, *(f"{name}.csv" for name in run.meta.get("tables") or [])]
+    return [run.path / name for name in names]
 
 
 def load_reference(path: str | Path) -> store.Run:
-    """A run directory or a baseline file, as a `store.Run`.
+    """A run directory or a baseline file, as a `store.Run` fit to compare (`comparable`).
 
-    Raises: RunNotFound when `path` is neither, or is unreadable, malformed or of another version.
+    Raises: RunNotFound when `path` is neither, or is malformed or of another version;
+    DataError when it cannot be read; SchemaError for a table that does not match its schema.
     """
     path = Path(path)
     if path.is_dir():
-        return store.load_run(path)
-    if not path.is_file():
+        return comparable(store.load_run(path))
+    if not path.exists():
         raise RunNotFound(f"{path}: no such run directory or baseline file")
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RunNotFound(f"{path}: unreadable baseline file ({exc})") from exc
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise RunNotFound(
-            f"{path}: not a profgen baseline (write one with `profgen baseline RUN -o FILE`)"
-        )
-    if data.get("version") != BASELINE_VERSION or data.get("schema_version") not in (
-        store.READABLE_VERSIONS
-    ):
-        raise RunNotFound(
-            f"{path}: baseline version {data.get('version')} "
-            f"(schema {data.get('schema_version')}); this profgen reads {BASELINE_VERSION} "
-            f"(schema {schema.SCHEMA_VERSION}): write it again"
-        )
-    try:
-        return run_from_baseline(data, path)
-    except (KeyError, TypeError, ValueError, SchemaError) as exc:
-        raise RunNotFound(f"{path}: malformed baseline file ({type(exc).__name__}: {exc})") from exc
+    return read_baseline(path)
 
 
-def run_from_baseline(data: Mapping[str, Any], path: Path | None = None) -> store.Run:
-    """The `store.Run` a baseline's content describes (see the module docstring).
+def comparable(run: store.Run) -> store.Run:
+    """`run` as a comparison may read it: without a GPU trace that run.json says was trimmed.
 
-    Raises: KeyError, TypeError, ValueError or SchemaError when the content is malformed.
+    A trimmed trace holds part of the profiled repeats (a committed sample keeps the first
+    repeat, and at most 3,000 rows of it), so kernel totals summed from it would be wrong
+    (cuda_baseline's would read 3% of the truth). Without it, the comparison takes kernel totals
+    from `gpu_activities`, which a trimmed run keeps whole.
+
+    Raises: RunNotFound when a stage of the trimmed trace has no `gpu_activities` rows: its
+    totals cannot be taken from anywhere whole.
     """
-    stages: list[dict[str, Any]] = []
-    samples: list[dict[str, Any]] = []
-    acts: list[dict[str, Any]] = []
-    trace: list[dict[str, Any]] = []
-    old = data.get("schema_version") == 1
-    for st in data["stages"]:
-        stages.append(st if old else {c: st.get(c) for c in schema.STAGES.names})
-        for pass_ in ("timed", "profiled"):
-            samples += [
-                {"stage": st["stage"], "pass": pass_, "repeat": i, "wall_ns": w}
-                for i, w in enumerate(st[f"{pass_}_ns"])
-            ]
-        acts += [dict(act, stage=st["stage"]) for act in st["activities"]]
-        trace += _condensed_trace(st)
-    stages_df = pd.DataFrame(stages)
-    if old and not stages_df.empty:
-        stages_df = store.upgrade_v1_table(stages_df, schema.STAGES.name)
-    tables = {
-        schema.STAGES.name: _frame(stages_df.to_dict("records"), schema.STAGES),
-        schema.SAMPLES.name: _frame(samples, schema.SAMPLES),
-        schema.GPU_ACTIVITIES.name: _frame(acts, schema.GPU_ACTIVITIES),
-    }
-    if trace:
-        fill = [c for c in schema.GPU_TRACE.names if c not in trace[0]]
-        tables[schema.GPU_TRACE.name] = _frame(trace, schema.GPU_TRACE, fill)
-    meta = {k: data.get(k) for k in ("model", "created", "source_run", "git")}
-    meta.update(
-        machine=dict(data.get("machine") or {}),
-        settings={"items": data.get("items", data.get("images"))},
-        unit=data.get("unit") or ("images" if old else None),
-        baseline_file=str(path) if path else None,
-    )
-    return store.Run(meta=meta, tables=tables, path=None)
+    trim = store.trimmed_tables(run.meta).get(schema.GPU_TRACE.name)
+    if trim is None or schema.GPU_TRACE.name not in run.tables:
+        return run
+    traced = set(run.table(schema.GPU_TRACE.name)["stage"].dropna())
+    lacking = sorted(traced - set(run.table(schema.GPU_ACTIVITIES.name)["stage"].dropna()))
+    if lacking:
+        kept = f"{trim.kept} of {trim.of} rows" if trim.of is not None else "partly"
+        raise RunNotFound(
+            f"{_where(run)}: its gpu_trace was trimmed ({kept} kept) and gpu_activities has no "
+            f"rows of stage(s) {', '.join(lacking)}, so their kernel totals are not known whole; "
+            "compare the untrimmed run"
+        )
+    tables = {k: v for k, v in run.tables.items() if k != schema.GPU_TRACE.name}
+    return store.Run(meta=run.meta, tables=tables, path=run.path)
 
 
-def _condensed_trace(st: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One trace row per activity per traced repeat of a baseline's stage, holding its total."""
-    rows = []
-    for act in st["activities"]:
-        totals = act.get("repeat_totals_ns") or []
-        for rep, total in zip(st["trace_repeats"] or [], totals, strict=True):
-            rows.append(
-                {
-                    "stage": st["stage"],
-                    "repeat": rep,
-                    "kind": act["kind"],
-                    "name": act["name"],
-                    "start_ns": 0,
-                    "end_ns": total,
-                    "duration_ns": total,
-                    "copy_kind": act.get("copy_kind"),
-                }
-            )
-    return rows
+def _where(run: store.Run) -> str:
+    return str(run.path or run.meta.get("baseline_file") or "run")
 
 
-def _frame(rows: list[dict[str, Any]], tbl: schema.Table, fill: Sequence[str] = ()) -> pd.DataFrame:
-    if not rows:
-        return schema.empty(tbl)
-    return schema.validate(schema.conform(pd.DataFrame(rows), tbl, fill=fill), tbl)
-
-
-def machine_summary(meta: Mapping[str, Any]) -> dict[str, str | None]:
-    """`{"gpu", "driver", "cuda"}` from run.json's machine object (None where not recorded)."""
-    machine = meta.get("machine") or {}
-    return {
-        "gpu": _first(machine, GPU_KEYS),
-        "driver": _first(machine, DRIVER_KEYS),
-        "cuda": _first(machine, CUDA_KEYS),
-    }
-
-
-def _first(machine: Mapping[str, Any], keys: Sequence[str]) -> str | None:
-    for key in keys:
-        value = machine.get(key)
-        if isinstance(value, Mapping):
-            value = value.get("name") or value.get("version")
-        if value not in (None, ""):
-            return str(value).strip()
-    return None
-
-
-def item_count(run: store.Run) -> int | None:
-    """The items each stage was timed on: the most common count of the stages table, else the
-    run's settings; None when neither says."""
-    items = run.table(schema.STAGES.name)["items"].dropna()
-    if not items.empty:
-        return int(items.mode().iloc[0])
-    value = (run.meta.get("settings") or {}).get("items")
-    return int(value) if value is not None else None
+def require_stages(run: store.Run) -> None:
+    """Raises: RunNotFound when `run` has no stages table (a broken or unfinished run), or one
+    with a stage twice, without a key, or with an unknown status (names the table's file)."""
+    if not run.has(schema.STAGES.name):
+        raise RunNotFound(f"{_where(run)}: has no stages table; it is not a complete profgen run")
+    stages = run.table(schema.STAGES.name)
+    where = run.path / f"{schema.STAGES.name}.csv" if run.path else _where(run)
+    twice = sorted(set(stages.loc[stages["stage"].duplicated(), "stage"].dropna()))
+    if stages["stage"].isna().any() or twice:
+        what = f"stage(s) {', '.join(map(repr, twice))} more than once" if twice else "an empty key"
+        raise RunNotFound(f"{where}: the stages table has {what}; one row per stage")
+    unknown = sorted(set(stages["status"].dropna()) - set(schema.STATUSES))
+    if unknown or stages["status"].isna().any():
+        raise RunNotFound(
+            f"{where}: stage status {', '.join(map(repr, unknown)) or 'missing'}; "
+            f"expected one of {', '.join(schema.STATUSES)}"
+        )
 
 
 def driver_major(version: str | None) -> str | None:
@@ -272,38 +147,73 @@ def driver_major(version: str | None) -> str | None:
     return version.split(".")[0].strip() if version else None
 
 
-def require_stages(run: store.Run) -> None:
-    """Raises: RunNotFound when `run` has no stages table (a broken or unfinished run)."""
-    if not run.has(schema.STAGES.name):
-        where = run.path or run.meta.get("baseline_file") or "run"
-        raise RunNotFound(f"{where}: has no stages table; it is not a complete profgen run")
+def stage_keys(run: store.Run) -> set[str] | None:
+    """The stages `run` has (its stages table, else the stages its run.json says it will run),
+    or None when neither says."""
+    if schema.STAGES.name in run.tables:
+        return {str(s) for s in run.table(schema.STAGES.name)["stage"].dropna()}
+    listed = (run.meta.get("settings") or {}).get("stages") or run.meta.get("stages")
+    return {str(s) for s in listed} if listed else None
 
 
-def check_compatible(base: store.Run, new: store.Run, allow_mismatch: bool = False) -> list[str]:
-    """Whether `base` may be compared with `new`: same GPU model, driver major version and item
-    count (a field only one run records is not compared).
+def cpu_stages(run: store.Run) -> set[str]:
+    """The stages of `run` that run on the CPU alone: runtime `cpu` in its stages table, as the
+    study declares it; where the table does not say (schema version 1 recorded no runtime), a
+    stage with no GPU activity in `gpu_activities` or `gpu_trace`. A run without a stages table
+    (a sweep about to run) names none."""
+    if schema.STAGES.name not in run.tables:
+        return set()
+    stages = run.table(schema.STAGES.name)
+    runtime = stages["runtime"].fillna("")
+    busy = set(run.table(schema.GPU_ACTIVITIES.name)["stage"].dropna())
+    busy |= set(run.table(schema.GPU_TRACE.name)["stage"].dropna())
+    unknown = stages.loc[(runtime == "") & ~stages["stage"].isin(busy), "stage"]
+    return {str(s) for s in stages.loc[runtime == "cpu", "stage"]} | {str(s) for s in unknown}
 
-    Returns: the mismatches found, each one line (empty when none; not empty only when allowed).
-    Raises: BaselineMismatch naming both values and `--allow-mismatch`, unless `allow_mismatch`.
-    """
+
+def _compared_cpu_stages(base: store.Run, new: store.Run) -> list[str]:
+    """The CPU stages (in either run) that the comparison will judge (in both runs)."""
+    kb, kn = stage_keys(base), stage_keys(new)
+    compared = kb & kn if kb is not None and kn is not None else kb or kn or set()
+    return sorted(compared & (cpu_stages(base) | cpu_stages(new)))
+
+
+def machine_pairs(base: store.Run, new: store.Run) -> dict[str, tuple[object, object]]:
+    """What must be equal for `base` to be compared with `new`: (baseline, this run) per field."""
     mb, mn = machine_summary(base.meta), machine_summary(new.meta)
-    pairs = {
+    pairs: dict[str, tuple[object, object]] = {
         "GPU model": (mb["gpu"], mn["gpu"]),
         "driver major version": (driver_major(mb["driver"]), driver_major(mn["driver"])),
         "item count": (item_count(base), item_count(new)),
     }
+    cpu = _compared_cpu_stages(base, new)
+    if cpu:
+        pairs[f"CPU model (stages on the CPU: {', '.join(cpu)})"] = (mb["cpu"], mn["cpu"])
+    return pairs
+
+
+def check_compatible(base: store.Run, new: store.Run, allow_mismatch: bool = False) -> list[str]:
+    """Whether `base` may be compared with `new` (see the module docstring and `machine_pairs`).
+
+    Returns: the mismatches found, each one line (empty when none; not empty only when allowed).
+    Raises: BaselineMismatch naming both values and `--allow-mismatch`, unless `allow_mismatch`.
+    """
     found = [
-        f"{what}: baseline {b!r}, this run {n!r}"
-        for what, (b, n) in pairs.items()
-        if b is not None and n is not None and b != n
+        f"{what}: baseline {_shown(b)}, this run {_shown(n)}"
+        for what, (b, n) in machine_pairs(base, new).items()
+        if b != n
     ]
     if found and not allow_mismatch:
         raise BaselineMismatch(
             "the baseline does not match this run (" + "; ".join(found) + "); times from another "
-            "GPU, driver or item count are not comparable. Record a new baseline with "
+            "machine or item count are not comparable. Record a new baseline with "
             "`profgen baseline RUN -o FILE`, or pass --allow-mismatch to compare anyway"
         )
     return found
+
+
+def _shown(value: object) -> str:
+    return "not recorded" if value is None else repr(value)
 
 
 def compare_runs(
@@ -317,4 +227,4 @@ def compare_runs(
     require_stages(base)
     require_stages(new)
     mismatches = check_compatible(base, new, allow_mismatch)
-    return regress.evaluate(base, new, checks), mismatches
+    return regress.evaluate(comparable(base), comparable(new), checks), mismatches

@@ -31,7 +31,9 @@ MARKUP = "[bold red]loud[/] [link=https://example.com]link[/link]"
 # (no carriage return: store's CSV writer does not quote it, and the run would not read back)
 ANSI = "\x1b[2J\x1b]0;owned\x07\x1b[31mred\x1b[0m\b\u202egnp.exe"
 MARKDOWN = "`</code><img src=x>` [c](javascript:alert(1)) | cell |\n| forged | row |"
-CONTROL = "".join(chr(c) for c in range(32)) + "\x7f\x85\ufffe"
+# every control character but NUL: a table with a NUL byte is refused as damaged, not rendered
+# (tests/test_broken_runs.py)
+CONTROL = "".join(chr(c) for c in range(1, 32)) + "\x7f\x85\ufffe"
 PLOTLY = "<b>bold</b><br><i>it</i>%{y}%{customdata}<sup>up</sup>$x^2$"
 MEGA = "void huge_kernel<" + "int, " * 200_000 + "float>(float*)"  # 1 MB
 LONG = MEGA[:50_000] + MEGA[-50_000:]  # 100 kB: for names on thousands of trace rows

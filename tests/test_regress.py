@@ -85,6 +85,47 @@ def test_default_checks_are_documented_ones():
     assert [c.text for c in regress.resolve_checks(["kernel:total:3%"])] == ["kernel:total:3%"]
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_compare_help_states_the_default_checks_the_code_uses(capsys, monkeypatch):
+    """`compare --help` once said `stage:median:5%` while the code used 100%: the help is now
+    written from `DEFAULT_CHECKS`, so changing the constant changes the help."""
+    from clirun import profgen
+
+    from profiler.analyze import checks
+
+    def help_text() -> str:
+        out = profgen(["compare", "--help"], capsys).out
+        return " ".join(out.split())  # argparse wraps lines
+
+    text = help_text()
+    assert f"default: {' and '.join(regress.DEFAULT_CHECKS)})" in text
+    assert "default: stage:median:5%" not in text
+    monkeypatch.setattr(checks, "DEFAULT_CHECKS", ("stage:median:42%",))
+    assert "default: stage:median:42%)" in help_text()
+
+
+def test_the_docs_state_the_default_checks_of_the_code():
+    """README, the example CI job and the check grammar's docstrings say what `DEFAULT_CHECKS`
+    says: any check named in a sentence about the defaults is one of them."""
+    import re
+
+    from profiler.analyze import checks
+
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    stated = re.search(r"The default checks are (.+?)\. ", readme)
+    assert stated is not None
+    assert re.findall(r"`([^`]+)`", stated[1]) == list(regress.DEFAULT_CHECKS)
+    job = " ".join((ROOT / ".github" / "workflows" / "gpu-sweep.yml").read_text().split())
+    assert f"the default checks, {' and '.join(regress.DEFAULT_CHECKS)}," in job
+    check = r"\b(?:stage|kernel):\w+:[\d.]+(?:%|ns|us|ms|s)"
+    docs = [checks.__doc__, regress.__doc__, checks.default_checks.__doc__]
+    for doc in docs:
+        for sentence in re.findall(r"[^.]*\bdefault[^.]*", " ".join(str(doc).split())):
+            assert set(re.findall(check, sentence)) <= set(regress.DEFAULT_CHECKS), sentence
+
+
 def test_fail_on_without_a_baseline_is_an_error():
     with pytest.raises(UsageError, match="--fail-on needs --baseline"):
         regress.validate_regression_args(None, ["stage:median:5%"])

@@ -1,30 +1,16 @@
-"""Noise-aware comparison of two runs: checks, significance and verdicts.
+"""Noise-aware comparison of two runs: significance and verdicts under checks.
 
-**Checks** are small values parsed from strings in pytest-benchmark's `--benchmark-compare-fail`
-grammar, with the metric in front: `METRIC:STATISTIC:THRESHOLD`.
-
-    stage:median:5%      a stage's end-to-end time (the timed, unprofiled repeats)
-    stage:min:5%         ... statistics: median, mean, min, max
-    kernel:total:10%     a kernel's total GPU time in its stage, per profiled repeat (median)
-    stage:median:0.2ms   an absolute threshold: ns, us, ms or s
-
-A percent threshold is relative to the baseline's value; an absolute one is converted to the
-equivalent percent of each row's baseline value (column `threshold_pct`). With no `--fail-on`
-the default checks are `stage:median:100%` and `kernel:total:10%` (`DEFAULT_CHECKS`).
-
-Why the stage default is so wide: on a shared cloud H100 host, five unchanged sweeps moved the
-end-to-end median of a stage that copies from pageable memory by up to +84% between processes
-(host memory bandwidth is shared), while every kernel's total moved by under 4%, and stages
-that copy from pinned memory by under 10%. Mann-Whitney over one run's repeats cannot see that
-between-run noise, so a tighter default stage check would cry wolf; the kernel check carries
-the sensitivity. On a quiet machine, gate stages tighter: `--fail-on stage:median:5%`.
+**Checks** (`stage:median:5%`, `kernel:total:10%`, ...; the default ones are `DEFAULT_CHECKS`)
+are parsed by `profiler.analyze.checks`, whose names this module re-exports.
 
 **Samples.** A stage's samples are its timed repeats (`schema.SAMPLES`, pass `timed`); when a
 run has none for it, its `schema.STAGES` median is one sample. A kernel's samples are its summed
 duration in each profiled repeat of its stage, from `schema.GPU_TRACE` (column `repeat`) when
 both runs have a trace of that stage (a repeat where the kernel did not run counts 0); else from
 `schema.GPU_ACTIVITIES`: one sample, the total divided by the stage's profiled repeats.
-Kernels are matched by stage key and kernel name.
+Kernels are matched by stage key and kernel name. A trace that was trimmed for committing holds
+only part of the repeats: `profiler.baseline.comparable` leaves it out before it gets here, so
+such a run's kernel totals come from its whole `GPU_ACTIVITIES`.
 
 **Significance** (`significance`). Mann-Whitney U, two-sided, alpha = 0.05
 (`scipy.stats.mannwhitneyu`, its default method), decides when the exact test could reach that
@@ -47,10 +33,8 @@ Pure: no I/O. `evaluate` takes anything with `table(name) -> DataFrame` (a `stor
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -58,115 +42,64 @@ import numpy.typing as npt
 import pandas as pd
 
 from profiler import schema
-from profiler.errors import EXIT_OK, EXIT_REGRESSION, EXIT_STAGE_FAILED, UsageError
+from profiler.analyze.checks import (
+    DEFAULT_CHECKS,
+    FORMS,
+    STATISTICS,
+    UNITS_NS,
+    Check,
+    default_checks,
+    defaults_text,
+    parse_check,
+    resolve_checks,
+    validate_regression_args,
+)
+from profiler.errors import EXIT_OK, EXIT_REGRESSION, EXIT_STAGE_FAILED
+
+__all__ = [  # the check grammar is re-exported: callers need one import for a comparison
+    "DEFAULT_CHECKS",
+    "FORMS",
+    "STATISTICS",
+    "UNITS_NS",
+    "Check",
+    "default_checks",
+    "defaults_text",
+    "parse_check",
+    "resolve_checks",
+    "validate_regression_args",
+    "ALPHA",
+    "REGRESSION",
+    "IMPROVEMENT",
+    "UNCHANGED",
+    "FAILED",
+    "SKIPPED",
+    "MISSING",
+    "VERDICTS",
+    "MANN_WHITNEY",
+    "INTERVAL_OVERLAP",
+    "RunSamples",
+    "Significance",
+    "Tables",
+    "evaluate",
+    "exit_code",
+    "mann_whitney_can_decide",
+    "significance",
+    "statistic",
+]
 
 ALPHA = 0.05
-STATISTICS: dict[str, tuple[str, ...]] = {
-    "stage": ("median", "mean", "min", "max"),
-    "kernel": ("total",),
-}
-UNITS_NS: dict[str, float] = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
-DEFAULT_CHECKS = ("stage:median:100%", "kernel:total:10%")  # see the module doc: measured noise
-FORMS = (
-    "METRIC:STATISTIC:THRESHOLD with METRIC:STATISTIC one of "
-    + ", ".join(f"{m}:{s}" for m, stats in STATISTICS.items() for s in stats)
-    + " and THRESHOLD a percent (5%) or a time with a unit (0.2ms; ns, us, ms, s), "
-    + "e.g. stage:median:5% or kernel:total:10%"
-)
-
 REGRESSION, IMPROVEMENT, UNCHANGED = "regression", "improvement", "unchanged"
 FAILED, SKIPPED, MISSING = "failed", "skipped", "missing"
 VERDICTS = (REGRESSION, IMPROVEMENT, UNCHANGED, FAILED, SKIPPED, MISSING)
 MANN_WHITNEY, INTERVAL_OVERLAP = "mann-whitney", "interval-overlap"
 
 _FAILED_STATUSES = (schema.FAIL, schema.TIMEOUT, schema.ERROR)
-_THRESHOLD = re.compile(r"^(?P<num>\d+(?:\.\d*)?|\.\d+)(?P<unit>%|ns|us|ms|s)$")
 
 
 class Tables(Protocol):
     """What `evaluate` reads from a run: its tables by name (`store.Run` is one)."""
 
     def table(self, name: str) -> pd.DataFrame: ...
-
-
-@dataclass(frozen=True)
-class Check:
-    """One regression rule: a metric, a statistic and a threshold (percent or absolute ns)."""
-
-    metric: str
-    stat: str
-    percent: float | None = None
-    absolute_ns: float | None = None
-    text: str = ""
-
-    def limit_ns(self, base: float) -> float:
-        """The change, in ns, past which this check counts a value compared with `base`."""
-        if self.percent is not None:
-            return abs(base) * self.percent / 100.0
-        return float(self.absolute_ns or 0.0)
-
-    def threshold_pct(self, base: float) -> float:
-        """The threshold as a percent of `base` (NaN for an absolute check on a zero base)."""
-        if self.percent is not None:
-            return self.percent
-        return 100.0 * float(self.absolute_ns or 0.0) / base if base else math.nan
-
-    def direction(self, base: float, new: float) -> int:
-        """+1 when `new` grew past the threshold, -1 when it shrank past it, else 0."""
-        delta, limit = new - base, self.limit_ns(base)
-        return 1 if delta > limit else -1 if -delta > limit else 0
-
-
-def parse_check(text: str) -> Check:
-    """Parse `stage:median:5%`, `kernel:total:10%`, `stage:median:0.2ms`, ...
-
-    Raises: UsageError naming the valid forms for an unknown metric or statistic, a missing or
-    non-positive threshold, or a number without `%` or a unit.
-    """
-    parts = text.strip().split(":")
-    if len(parts) != 3:
-        raise UsageError(f"bad check {text!r}: expected {FORMS}")
-    metric, stat, threshold = (p.strip() for p in parts)
-    if metric not in STATISTICS:
-        raise UsageError(f"bad check {text!r}: unknown metric {metric!r}; expected {FORMS}")
-    if stat not in STATISTICS[metric]:
-        raise UsageError(
-            f"bad check {text!r}: unknown statistic {stat!r} for {metric}; expected {FORMS}"
-        )
-    match = _THRESHOLD.match(threshold)
-    if match is None or float(match["num"]) <= 0:
-        raise UsageError(f"bad check {text!r}: bad threshold {threshold!r}; expected {FORMS}")
-    value, unit = float(match["num"]), match["unit"]
-    canonical = f"{metric}:{stat}:{threshold}"
-    if unit == "%":
-        return Check(metric, stat, percent=value, text=canonical)
-    return Check(metric, stat, absolute_ns=value * UNITS_NS[unit], text=canonical)
-
-
-def default_checks() -> list[Check]:
-    """The checks used when none are given: `stage:median:100%` and `kernel:total:10%`."""
-    return [parse_check(t) for t in DEFAULT_CHECKS]
-
-
-def resolve_checks(fail_on: Sequence[str]) -> list[Check]:
-    """The checks of `--fail-on` strings, or the default checks when there are none.
-
-    Raises: UsageError for a bad check.
-    """
-    return [parse_check(t) for t in fail_on] or default_checks()
-
-
-def validate_regression_args(baseline: str | Path | None, fail_on: Sequence[str]) -> list[Check]:
-    """Check the regression flags of a sweep before any GPU time is spent.
-
-    Returns: the checks to apply (the default checks when `fail_on` is empty).
-    Raises: UsageError when `fail_on` is given without a baseline, or a check is malformed.
-    """
-    if fail_on and baseline is None:
-        raise UsageError(
-            "--fail-on needs --baseline (a run directory or a file written by `profgen baseline`)"
-        )
-    return resolve_checks(fail_on)
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,10 @@
 """`profgen compare` and `profgen baseline`.
 
 compare exits 0 when no check found a regression, 1 when one did, 3 when a stage failed in
-either run, and 2 when a run is broken or unreadable or the runs do not match (another GPU
-model, driver major version or image count, unless --allow-mismatch); `profiler.cli.main` maps
-the errors.
+either run, and 2 when a run or baseline is broken or unreadable or the runs do not match
+(another GPU model, driver major version, item count or, for CPU stages, CPU model, or one of
+them recorded by one run only; unless --allow-mismatch); `profiler.cli.main` maps the errors.
+baseline exits 2 when the run is broken or `-o` names one of its own files.
 """
 
 from __future__ import annotations
@@ -12,7 +13,12 @@ import argparse
 import sys
 from pathlib import Path
 
-DEFAULTS_HELP = "default: stage:median:5%% and kernel:total:10%%"
+from profiler.analyze.checks import defaults_text
+
+
+def _escaped(text: str) -> str:
+    """`text` for an argparse help string, where `%` starts a format."""
+    return text.replace("%", "%%")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -25,13 +31,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="append",
         default=[],
         metavar="CHECK",
-        help=f"e.g. stage:median:5%%, kernel:total:10%%, stage:median:0.2ms "
-        f"(repeatable; {DEFAULTS_HELP})",
+        help=_escaped(
+            "a check, e.g. stage:median:5%, kernel:total:10%, stage:median:0.2ms "
+            f"(repeatable; default: {defaults_text()})"
+        ),
     )
     p.add_argument(
         "--allow-mismatch",
         action="store_true",
-        help="compare even when the GPU model, driver major version or image count differ",
+        help="compare even when the GPU model, driver major version, item count or (with a "
+        "stage that runs on the CPU) CPU model differ, or only one run records them",
     )
     p.add_argument(
         "--summary",
@@ -53,7 +62,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=Path,
         required=True,
         metavar="FILE",
-        help="the baseline file to write",
+        help="the baseline file to write (never one of the run's own files)",
     )
     p.set_defaults(handler=cmd_baseline)
 
