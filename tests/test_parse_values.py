@@ -175,3 +175,20 @@ def test_deadline_stops_a_runaway_pattern():
 
     with pytest.raises(DeadlineExceeded), deadline(0.2):
         re.match(r"^\s*(?:a:)?\s*b", " " * 200_000 + "x")  # quadratic: about a minute
+
+
+def test_thousands_separators_only_where_the_tools_put_them():
+    got = values.numbers(pd.Series(["6,144", "2,601,092,896.17"]), ORIGIN, "c", values.VALUE)
+    assert got.tolist() == [6144, 2_601_092_896.17]
+    for cell in ("1,2,3", "1,0000", ",5"):
+        with pytest.raises(ParseError, match="is not a number"):
+            values.numbers(pd.Series([cell]), ORIGIN, "c", values.VALUE)
+        with pytest.raises(ValueError, match="is not a number"):
+            values.scalar(cell, values.VALUE)
+
+
+def test_messages_quote_huge_cells_briefly():
+    huge = "9" * 100_000
+    with pytest.raises(ParseError) as exc:
+        values.numbers(pd.Series([huge]), ORIGIN, "c" * 10_000, values.COUNT)
+    assert len(str(exc.value)) < 400 and "(100,000 characters)" in str(exc.value)

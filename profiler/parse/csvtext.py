@@ -22,7 +22,7 @@ import pandas as pd
 
 from profiler import files
 from profiler.errors import DataError, ParseError
-from profiler.parse.values import Origin
+from profiler.parse.values import Origin, shown_cell
 
 # Time units as the tools spell them -> nanoseconds.
 NS_PER_UNIT: dict[str, float] = {
@@ -92,10 +92,19 @@ def read_head(path: str | Path, expected: str, size: int = HEAD_BYTES) -> str:
 
 
 def _decode(data: bytes, path: Path, expected: str, final: bool) -> str:
+    """Text of `data`: not empty, no NUL byte anywhere (no tool writes one into its text),
+    UTF-8 (a byte-order mark dropped).
+
+    Raises: ParseError saying which of these it is not.
+    """
     if not data.strip():
         raise ParseError(path, expected, "the file is empty")
-    if b"\x00" in data[:_SNIFF_BYTES]:
-        raise ParseError(path, expected, "it is a binary file")
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise ParseError(path, expected, "it is UTF-16 text; convert it to UTF-8 (iconv -f UTF-16)")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        where = "it is a binary file" if nul < _SNIFF_BYTES else "it holds a NUL byte"
+        raise ParseError(path, expected, f"{where} (byte {nul})")
     try:
         return codecs.getincrementaldecoder("utf-8-sig")().decode(data, final=final)
     except UnicodeDecodeError as exc:
@@ -128,7 +137,9 @@ def time_factor(unit: str, path: str | Path, column: str) -> float:
         return NS_PER_UNIT[unit.strip().lower()]
     except KeyError:
         raise ParseError(
-            path, "a time unit (ns, us, ms, s)", f"column {column!r} is in {unit!r}"
+            path,
+            "a time unit (ns, us, ms, s)",
+            f"column {shown_cell(column, 80)} is in {shown_cell(unit)}",
         ) from None
 
 
@@ -144,7 +155,9 @@ def byte_factor(unit: str, path: str | Path, column: str, binary: bool = False) 
         return table[unit.strip().lower()]
     except KeyError:
         raise ParseError(
-            path, "a size unit (B, KB, MB, GB)", f"column {column!r} is in {unit!r}"
+            path,
+            "a size unit (B, KB, MB, GB)",
+            f"column {shown_cell(column, 80)} is in {shown_cell(unit)}",
         ) from None
 
 
@@ -202,7 +215,9 @@ def check_header(cells: list[str], path: str | Path, expected: str) -> None:
     for cell in cells:
         name = cell.strip()
         if name in seen:
-            raise ParseError(path, expected, f"column {name[:80]!r} appears twice in the header")
+            raise ParseError(
+                path, expected, f"column {shown_cell(name, 80)} appears twice in the header"
+            )
         seen.add(name)
 
 

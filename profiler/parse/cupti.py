@@ -109,7 +109,7 @@ def read_raw(path: str | Path) -> Raw:
         raise ParseError(path, EXPECTED, f"`meta` is not JSON: {exc}") from exc
     if not isinstance(info, dict) or info.get("format") != FORMAT:
         got = info.get("format") if isinstance(info, dict) else info
-        raise ParseError(path, EXPECTED, f"format {got!r}, this profgen reads {FORMAT}")
+        raise ParseError(path, EXPECTED, f"format {repr(got)[:40]}, this profgen reads {FORMAT}")
     missing = [k for k in _REQUIRED if k not in raw]
     if missing:
         raise ParseError(path, EXPECTED, f"missing arrays {missing[:5]}")

@@ -161,7 +161,8 @@ def _columns(header_line: str, report: str, origin: Origin) -> dict[str, tuple[s
             continue
         twin = next((c for c, (f, _) in columns.items() if f == fields[name]), None)
         if twin is not None:
-            raise origin.error(f"columns {twin!r} and {h!r} both give the {fields[name]} field")
+            pair = f"{values.shown_cell(twin, 80)} and {values.shown_cell(h, 80)}"
+            raise origin.error(f"columns {pair} both give the {fields[name]} field")
         columns[h] = (fields[name], unit)
     required = REQUIRED.get(report, ("total", "calls", "name"))
     missing = [f for f in required if f not in {v[0] for v in columns.values()}]

@@ -19,6 +19,7 @@ nvprof's sizes use binary prefixes (a 40000-byte copy is `39.0625` KB).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -93,7 +94,7 @@ def read_log(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
     if not (_PID_LINE.search(head) or _HEADER.search(head)):
         raise ParseError(path, EXPECTED, "no nvprof table header nor ==PID== line at its start")
     text = csvtext.read_text(path, EXPECTED)
-    first = _HEADER.search(text)
+    first = next(_headers(text), None)
     if first is None:
         raise ParseError(path, EXPECTED, "no nvprof table header found")
     if first["text_trace"]:
@@ -121,7 +122,26 @@ def parse_time(text: str, path: Path) -> float:
         unit = next(u for u in _TIME_UNITS if text.endswith(u))
         return values.scalar(text[: -len(unit)], values.TIME, csvtext.NS_PER_UNIT[unit])
     except (StopIteration, ValueError):
-        raise ParseError(path, EXPECTED, f"{text!r} is not a time such as 1.8260ms") from None
+        raise ParseError(
+            path, EXPECTED, f"{values.shown_cell(text)} is not a time such as 1.8260ms"
+        ) from None
+
+
+def _headers(text: str) -> Iterator[re.Match[str]]:
+    """Every table header in the text, in order. Lines are picked by the words every header
+    holds (`Time(%)`, `Duration`) with str.find, then matched whole: a `^` pattern tried at
+    every position of a 100 MB text would take seconds."""
+    starts = set()
+    for word in ("Time(%)", "Duration"):
+        at = text.find(word)
+        while at >= 0:
+            starts.add(text.rfind("\n", 0, at) + 1)
+            line_end = text.find("\n", at)
+            at = -1 if line_end < 0 else text.find(word, line_end)
+    for start in sorted(starts):
+        match = _HEADER.match(text, start)
+        if match is not None:
+            yield match
 
 
 def _tables(text: str, path: Path, kind: str) -> list[tuple[Origin, str]]:
@@ -129,7 +149,7 @@ def _tables(text: str, path: Path, kind: str) -> list[tuple[Origin, str]]:
     `==` line that ends it) and its section (GPU, or API under an `==PID== API calls:` line)."""
     lines = LineCounter(text)
     found = []
-    for match in _HEADER.finditer(text):
+    for match in _headers(text):
         if not match[kind]:
             continue
         start = match.start()

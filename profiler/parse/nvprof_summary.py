@@ -22,7 +22,7 @@ from profiler.parse.values import Origin
 COLUMNS = ["type", "name", "time_pct", "calls", "total", "avg", "min", "max"]
 _TIMES = {"total": "Time", "avg": "Avg", "min": "Min", "max": "Max"}
 _CELLS = ["type", "Time(%)", "Time", "Calls", "Avg", "Min", "Max", "Name"]
-_TIME_UNITS = ("ns", "us", "ms", "s")  # two-letter units first: `ms` also ends with `s`
+_TWO_LETTER_UNITS = {unit: csvtext.NS_PER_UNIT[unit] for unit in ("ns", "us", "ms")}
 
 
 def text_rows(origin: Origin, section: str) -> pd.DataFrame:
@@ -37,31 +37,33 @@ def text_rows(origin: Origin, section: str) -> pd.DataFrame:
 
     Raises: ParseError naming the line (and column) of the first bad row or cell.
     """
-    cells = []
+    types, rows = [], []
     for offset, line in enumerate(str(origin.text).split("\n")[1:], start=1):
-        if line.strip():
-            kind, fields = _split_row(line, section, origin, origin.first_line + offset)
-            cells.append([kind, *fields])
-            section = kind
-    raw = pd.DataFrame(cells, columns=_CELLS, dtype="string")
-    pct = raw["Time(%)"]
-    not_pct = np.flatnonzero(~pct.str.endswith("%").fillna(False).to_numpy(dtype=bool))
-    if len(not_pct):
-        row = int(not_pct[0])
-        raise origin.cell_error(row, "Time(%)", f"{pct.iloc[row]!r} is not a percentage")
+        body = line.strip()  # one split per row: this loop is the parser's hot path
+        if not body:
+            continue
+        if body[0].isalpha():  # `GPU activities:` or `API calls:` before the first field
+            section, body = _row_type(body, origin, origin.first_line + offset)
+        fields = body.split(None, 6)
+        if len(fields) < 7:
+            raise origin.error(
+                f"line {origin.first_line + offset}: a summary row has 7 fields (Time(%), Time, "
+                f"Calls, Avg, Min, Max, Name), this one {len(fields)} (truncated file?)"
+            )
+        types.append(section)
+        rows.append(fields)
+    pct, total, calls, avg, least, most, names = np.array(rows, dtype=object).reshape(-1, 7).T
     out = {
-        "type": raw["type"],
-        "name": raw["Name"],
-        "time_pct": values.numbers(
-            pct.str.slice(0, -1), origin, "Time(%)", values.SHARE, shown=pct
-        ),
-        "calls": values.numbers(raw["Calls"], origin, "Calls", values.COUNT),
+        "type": pd.Series(types, dtype="string"),
+        "name": pd.Series(names, dtype="string"),
+        "time_pct": _shares(pct, origin),
+        "calls": values.numbers(pd.Series(calls, dtype=object), origin, "Calls", values.COUNT),
     }
-    for field, column in _TIMES.items():
-        out[field] = _times(raw[column], origin, column)
-    rows = pd.DataFrame(out, columns=COLUMNS)
-    _check_shares(rows, origin, resolution=0.01)
-    return rows
+    for field, cells in zip(_TIMES, (total, avg, least, most), strict=True):
+        out[field] = _times(cells, origin, _TIMES[field])
+    frame = pd.DataFrame(out, columns=COLUMNS)
+    _check_shares(frame, origin, resolution=0.01)
+    return frame
 
 
 def csv_rows(origin: Origin, section: str) -> pd.DataFrame:
@@ -94,41 +96,43 @@ def csv_rows(origin: Origin, section: str) -> pd.DataFrame:
     return rows
 
 
-def _split_row(line: str, section: str, origin: Origin, number: int) -> tuple[str, list[str]]:
-    """(row type, its seven fields) of one text row.
+def _row_type(body: str, origin: Origin, line: int) -> tuple[str, str]:
+    """(`GPU activities`, the rest) of a row that starts with its type.
 
-    Raises: ParseError naming line `number` when it is no summary row.
+    Raises: ParseError naming the line when what precedes the first `:` is no row type.
     """
-    body, kind = line.strip(), section
-    if body[:1].isalpha():  # `GPU activities:` or `API calls:` before the first field
-        kind, sep, body = body.partition(":")
-        if not sep or "%" in kind:
-            raise origin.error(f"line {number}: not a summary row")
-        kind, body = kind.strip(), body.strip()
-    fields = body.split(None, 6)
-    if len(fields) < 7:
-        raise origin.error(
-            f"line {number}: a summary row has 7 fields (Time(%), Time, Calls, Avg, Min, Max, "
-            f"Name), this one {len(fields)} (truncated file?)"
-        )
-    return kind, fields
+    kind, sep, rest = body.partition(":")
+    if not sep or "%" in kind:
+        raise origin.error(f"line {line}: not a summary row")
+    return kind.strip(), rest
 
 
-def _times(cells: pd.Series, origin: Origin, column: str) -> pd.Series:
-    """`1.8260ms`, `928ns`, ... -> float ns, each checked."""
-    unit = pd.Series("", index=cells.index, dtype="string")
-    for suffix in _TIME_UNITS:
-        hit = (unit == "").to_numpy(dtype=bool) & cells.str.endswith(suffix).fillna(False)
-        unit = unit.mask(hit, suffix)
-    missing = np.flatnonzero((unit == "").to_numpy(dtype=bool))
-    if len(missing):
-        row = int(missing[0])
-        raise origin.cell_error(row, column, f"{cells.iloc[row]!r} is not a time such as 1.8260ms")
-    number = pd.Series(
-        [c[: -len(u)] for c, u in zip(cells, unit, strict=True)], index=cells.index, dtype="string"
+def _shares(cells: np.ndarray, origin: Origin) -> pd.Series:
+    """`20.21%` -> 20.21, each checked."""
+    bad = [row for row, cell in enumerate(cells) if not cell.endswith("%")]
+    if bad:
+        cell = values.shown_cell(cells[bad[0]])
+        raise origin.cell_error(bad[0], "Time(%)", f"{cell} is not a percentage")
+    numbers = pd.Series([cell[:-1] for cell in cells], dtype=object)
+    shown = pd.Series(cells, dtype=object)
+    return values.numbers(numbers, origin, "Time(%)", values.SHARE, 1.0, shown)
+
+
+def _times(cells: np.ndarray, origin: Origin, column: str) -> pd.Series:
+    """`1.8260ms`, `928ns`, `8.5s` -> float ns, each checked."""
+    units = [cell[-2:] for cell in cells]
+    factor = np.array([_TWO_LETTER_UNITS.get(unit, 0.0) for unit in units], dtype="float64")
+    seconds = factor == 0
+    for row in np.flatnonzero(seconds):  # `8.56944s`, rare; or no unit at all
+        if not cells[row].endswith("s") or cells[row].endswith(tuple(_TWO_LETTER_UNITS)):
+            cell = values.shown_cell(cells[row])
+            raise origin.cell_error(int(row), column, f"{cell} is not a time such as 1.8260ms")
+    factor[seconds] = csvtext.NS_PER_UNIT["s"]
+    numbers = [cell[:-1] if one else cell[:-2] for cell, one in zip(cells, seconds, strict=True)]
+    shown = pd.Series(cells, dtype=object)
+    return values.numbers(
+        pd.Series(numbers, dtype=object), origin, column, values.TIME, factor, shown
     )
-    factor = unit.map(csvtext.NS_PER_UNIT).to_numpy(dtype="float64")
-    return values.numbers(number, origin, column, values.TIME, factor, shown=cells)
 
 
 def _check_shares(rows: pd.DataFrame, origin: Origin, resolution: float) -> None:

@@ -32,6 +32,8 @@ MAX_NAME = 1024
 # Cells that mean "no value" (`n/a` is ncu's spelling, `-` nvprof's); `nan` is not one of them.
 MISSING = ("", "n/a", "N/A", "-")
 # A plain decimal number (no inf, nan, hex or `1_000`); unambiguous, so it matches in linear time.
+# Thousands separators as the tools write them: `6,144`, `2,601,092,896.17` (not `1,2,3`).
+_THOUSANDS = r"[+-]?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]*)?"
 _DECIMAL = re.compile(r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 
 
@@ -79,7 +81,8 @@ class Origin:
 
     def cell_error(self, row: int | None, column: str, detail: str) -> ParseError:
         """A ParseError naming the line of data row `row` (0-based, as read) and the column."""
-        where = f"column {column!r}" if row is None else f"line {self.line(row)}, column {column!r}"
+        name = shown_cell(column, 80)
+        where = f"column {name}" if row is None else f"line {self.line(row)}, column {name}"
         return self.error(f"{where}: {detail}")
 
     def line(self, row: int) -> int:
@@ -131,14 +134,14 @@ def numbers(
     if values.dtype.kind in "iuf":
         number = values.to_numpy(dtype="float64", na_value=np.nan)
     else:
-        text = values.astype("string").str.strip().str.replace(",", "", regex=False)
-        text = text.mask(text.isin(MISSING))
-        parsed = pd.to_numeric(text, errors="coerce")
-        number = parsed.to_numpy(dtype="float64", na_value=np.nan)
-        bad = np.flatnonzero(np.isnan(number) & text.notna().to_numpy())
+        number = _parse(values)
+        present = (values.notna() & ~values.isin(MISSING)).to_numpy(dtype=bool)
+        bad = np.flatnonzero(np.isnan(number) & present)
         if len(bad):
             cell = (values if shown is None else shown).iloc[bad[0]]
-            raise origin.cell_error(_row(values, bad[0]), column, f"{cell!r} is not a number")
+            raise origin.cell_error(
+                _row(values, bad[0]), column, f"{shown_cell(cell)} is not a number"
+            )
     with np.errstate(over="ignore", invalid="ignore"):  # 1e300 s in ns: inf, refused below
         scaled = number * factor
     reason = _reasons(number, scaled, rule)
@@ -154,9 +157,11 @@ def scalar(text: str, rule: Rule, factor: float = 1.0) -> float:
 
     Raises: ValueError saying what is wrong with it (the caller adds file, line and column).
     """
-    clean = text.strip().replace(",", "")
+    clean = text.strip()
+    if "," in clean and re.fullmatch(_THOUSANDS, clean):
+        clean = clean.replace(",", "")
     if not _DECIMAL.match(clean):
-        raise ValueError(f"{text!r} is not a number")
+        raise ValueError(f"{shown_cell(text)} is not a number")
     number = float(clean)
     reason = _reasons(np.array([number]), np.array([number * factor]), rule)[0]
     if reason:
@@ -247,6 +252,30 @@ def cap_names(names: pd.Series) -> pd.Series:
     return out
 
 
+def _parse(cells: pd.Series) -> np.ndarray:
+    """Text cells as float64 (NaN where they are no number): pandas' parser on the cells as they
+    are, and only the few it cannot take again without blanks and thousands separators."""
+    plain = pd.Series(cells.to_numpy(dtype=object, na_value=None), dtype=object)
+    number = pd.to_numeric(plain, errors="coerce").to_numpy(dtype="float64", na_value=np.nan).copy()
+    retry = np.flatnonzero(np.isnan(number) & plain.notna().to_numpy(dtype=bool))
+    if len(retry):
+        text = plain.iloc[retry].astype(str).str.strip()
+        grouped = text.str.contains(",", regex=False)
+        text = text.mask(grouped & ~text.str.fullmatch(_THOUSANDS)).str.replace(",", "")
+        again = pd.to_numeric(text.mask(text.isin(MISSING)), errors="coerce")
+        number[retry] = again.to_numpy(dtype="float64", na_value=np.nan)
+    return number
+
+
+def shown_cell(cell: object, width: int = 40) -> str:
+    """A cell as messages quote it: its repr, cut to `width` characters with its length said
+    (a 100 MB cell must not make a 100 MB message)."""
+    text = cell if isinstance(cell, str) else format(float(cell), "g")  # type: ignore[arg-type]
+    if len(text) <= width:
+        return repr(text)
+    return f"{text[:width]!r}... ({len(text):,} characters)"
+
+
 def _row(values: pd.Series, position: int) -> int:
     """The data row (as read from the file) of `values`' element at `position`: its index label
     when the frame kept the reader's index, else the position."""
@@ -268,10 +297,10 @@ def _reasons(number: np.ndarray, scaled: np.ndarray, rule: Rule) -> np.ndarray:
 
 
 def _say(value: object, rule: Rule, reason: int) -> str:
-    cell = value if isinstance(value, str) else format(float(value), "g")  # type: ignore[arg-type]
+    cell = shown_cell(value)
     return {
-        1: f"{cell!r} is not a finite number",
-        2: f"{cell!r} is negative; {rule.what} cannot be",
-        3: f"{cell!r} is out of range for {rule.what}",
-        4: f"{cell!r} is not a whole number; {rule.what} must be",
+        1: f"{cell} is not a finite number",
+        2: f"{cell} is negative; {rule.what} cannot be",
+        3: f"{cell} is out of range for {rule.what}",
+        4: f"{cell} is not a whole number; {rule.what} must be",
     }[reason]
