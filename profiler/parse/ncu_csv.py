@@ -102,7 +102,7 @@ def read_metrics(path: str | Path, stage: str) -> pd.DataFrame:
     else:
         units: dict[str, str] = {}
         if len(table) and "ID" in table and pd.isna(table["ID"].iloc[0]):  # the units row
-            units = {c: ("" if pd.isna(u) else str(u)) for c, u in table.iloc[0].items()}
+            units = {str(c): ("" if pd.isna(u) else str(u)) for c, u in table.iloc[0].items()}
             table = table.iloc[1:].reset_index(drop=True)
             origin = dataclasses.replace(origin, skip=1)
         launches, found = _raw(table, units, origin)

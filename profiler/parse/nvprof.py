@@ -110,7 +110,7 @@ def read_log(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
 def is_table_header(line: str) -> bool:
     """True for the header line of a table nvprof writes (summary, CSV summary, CSV trace)."""
     found = _HEADER.match(line)
-    return bool(found) and not found["text_trace"]
+    return found is not None and not found["text_trace"]
 
 
 def parse_time(text: str, path: Path) -> float:
@@ -168,8 +168,8 @@ def _summaries(rows: pd.DataFrame, stage: str, path: Path) -> dict[str, pd.DataF
         raise ParseError(path, EXPECTED, "no GPU activities rows")
     if rows["name"].isna().any():
         raise ParseError(path, EXPECTED, "a summary row has no name (truncated file?)")
-    for kind, group in rows.groupby("type", sort=False):
-        values.check_total(group["total"], Origin(path, EXPECTED), f"Time of {kind}")
+    for row_type, group in rows.groupby("type", sort=False):
+        values.check_total(group["total"], Origin(path, EXPECTED), f"Time of {row_type}")
     df = rows.assign(
         stage=stage,
         name=values.cap_names(rows["name"].astype("string")),

@@ -255,7 +255,7 @@ def cap_names(names: pd.Series) -> pd.Series:
 def _parse(cells: pd.Series) -> np.ndarray:
     """Text cells as float64 (NaN where they are no number): pandas' parser on the cells as they
     are, and only the few it cannot take again without blanks and thousands separators."""
-    plain = pd.Series(cells.to_numpy(dtype=object, na_value=None), dtype=object)
+    plain = pd.Series(np.asarray(cells, dtype=object))  # object: the cells as they are
     number = pd.to_numeric(plain, errors="coerce").to_numpy(dtype="float64", na_value=np.nan).copy()
     retry = np.flatnonzero(np.isnan(number) & plain.notna().to_numpy(dtype=bool))
     if len(retry):
