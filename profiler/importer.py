@@ -4,31 +4,46 @@ Each stage is one file or folder, in study order: a folder of `nsys stats --form
 a capture of `nsys stats` output, an `.nsys-rep` (turned into CSV with `nsys stats` when nsys is
 installed), an `ncu --csv` file, or an nvprof log (text summary, `--csv` summary or `--csv
 --print-gpu-trace`). The stage's tables come out as if profgen had profiled it: the same parsers
-and the same nvprof-style summaries. The inputs are copied into `raw/<stage>/`; run.json says
-`"source": "import"` and lists them. Nothing is checked against a reference, so every stage is
+and the same nvprof-style summaries. Nothing is checked against a reference, so every stage is
 PASS with that said in its `reason`, and timings the inputs lack stay missing.
+
+What is kept: only the files that were read are copied into `raw/<stage>/` (for a folder, the
+regular files named like an nsys report; a symbolic link, a FIFO or any other file in it is
+neither read nor copied), each opened without following links; run.json says `"source":
+"import"` and lists them. A path given on the command line is the user's choice and is resolved
+once, links included.
+
+Stage keys and the model name name folders: a key is `KEY_PATTERN` (letters, digits, `_.-`, at
+most 64 characters, not starting with a dot or a dash). The run is complete, report.html
+included, before its directory gets its final name: an interrupt or a full disk leaves no
+run that looks whole.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import shlex
 import shutil
+import stat
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from profiler import __version__, schema, store
+from profiler import __version__, files, schema, store
 from profiler.analyze.assemble import assemble_tables
-from profiler.errors import DataError, UsageError
+from profiler.errors import DataError, OutputError, ParseError, UsageError
 from profiler.parse import detect, ncu_csv, nsys_csv, nvprof
 from profiler.render import html
 
 REASON = "imported; not checked against a reference"
-_MODEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
-_STAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+KEY_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
+_STAGE = re.compile(KEY_PATTERN)
+_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}")
 _TECHNIQUE = {
     detect.NSYS_DIR: "imported from nsys stats CSV files",
     detect.NSYS_TEXT: "imported from nsys stats output",
@@ -44,74 +59,118 @@ def import_run(
     """Build a run directory from existing profiler output, one file or folder per stage.
 
     Args:
-        model: the study's name (letters, digits, `_.+-`), used in the run directory's name.
-        stages: (stage key, path) pairs in study order.
+        model: the study's name (letters, digits, `_.+-`, at most 64), in the run folder's name.
+        stages: (stage key, path) pairs in study order; keys match `KEY_PATTERN`.
         titles: stage titles by key (a stage without one is titled by its key).
         out_root: the folder that receives the run directory.
 
     Returns: the complete run directory (`<out_root>/<model>-<UTC timestamp>`).
 
     Raises:
-        UsageError: a bad model name or stage key, a repeated key, a title for no stage.
+        UsageError: a bad model name or stage key, a repeated key, a title for no stage, an
+            `out_root` that is no folder.
         DataError: a path that does not exist.
-        ParseError: a file or folder that is not profiler output profgen reads, or is corrupt.
+        ParseError: a file or folder that is not profiler output profgen reads, is corrupt, or
+            has no rows.
         ToolNotFound: an .nsys-rep was given and nsys is not installed.
         ProfilerRunError: `nsys stats` failed on an .nsys-rep.
+        OutputError: the run cannot be written (a full or read-only disk).
     """
     inputs = _check(model, stages, titles)
-    tmp = store.start_run(Path(out_root), model)
+    files.check_output_dir(out_root)
+    with _disk(out_root):
+        tmp = store.start_run(Path(out_root), model)
     try:
         parts, listed = [], []
         for order, (key, path, kind) in enumerate(inputs):
             raw = tmp / "raw" / key
-            listed.append(_copy_raw(key, path, kind, raw, tmp))
-            tables = _read_stage(kind, path, key, raw)
+            tables, read = _read_stage(kind, path, key, raw)
+            with _disk(out_root):
+                listed.append(_copy_raw(key, path, kind, read, raw, tmp))
             tables[schema.STAGES.name] = _stage_row(key, order, titles.get(key, key), kind)
             parts.append(tables)
-        meta = _meta(
-            model, [k for k, _, _ in inputs], listed, _command(model, stages, titles, out_root)
-        )
-        run = store.Run(meta=meta, tables=assemble_tables(parts, model))
-        store.save_run(run, tmp)
-        path = store.finish_run(tmp)
+        command = _command(model, stages, titles, out_root)
+        meta = _meta(model, [k for k, _, _ in inputs], listed, command)
+        run = store.Run(meta, assemble_tables(parts, model), path=store.final_path(tmp))
+        with _disk(out_root):
+            store.save_run(run, tmp)
+            html.write_report(run, tmp / "report.html")  # before the run gets its final name
+            path = store.finish_run(tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)  # the inputs are still where they were
         raise
     run.path = path
-    html.write_report(run, path / "report.html")
     return path
+
+
+@contextlib.contextmanager
+def _disk(out_root: Path) -> Iterator[None]:
+    """A failing disk (full, read-only, permissions) inside the block, as OutputError."""
+    try:
+        yield
+    except OSError as exc:
+        raise OutputError(
+            f"--out {out_root}: cannot write the run ({exc.strerror or exc})"
+        ) from None
 
 
 def _check(
     model: str, stages: list[tuple[str, str]], titles: dict[str, str]
 ) -> list[tuple[str, Path, str]]:
     """Validate the arguments and detect every input's kind before anything is written."""
-    if not _MODEL.match(model):
+    if not _MODEL.fullmatch(model):
         raise UsageError(
-            f"--model {model!r}: use letters, digits and _.+- only (it names the run folder)"
+            f"--model {model[:80]!r}: use letters, digits and _.+- only, at most 64 characters "
+            "(it names the run folder)"
         )
     if not stages:
         raise UsageError("give at least one --stage KEY=PATH")
     keys = [k for k, _ in stages]
     for key in keys:
-        if not _STAGE.match(key):
-            raise UsageError(f"--stage {key!r}: a stage key uses letters, digits and _.+- only")
+        if not _STAGE.fullmatch(key):
+            raise UsageError(
+                f"--stage {key[:80]!r}: a stage key is letters, digits and _.- (not first), "
+                "at most 64 characters (it names a folder)"
+            )
         if keys.count(key) > 1:
             raise UsageError(f"--stage {key!r} is given twice")
     unknown = sorted(set(titles) - set(keys))
     if unknown:
-        raise UsageError(f"--title for unknown stage {unknown[0]!r}; stages: {', '.join(keys)}")
-    inputs = []
+        raise UsageError(
+            f"--title for unknown stage {unknown[0][:80]!r}; stages: {', '.join(keys)}"
+        )
+    return [(key, path, detect.detect(path)) for key, path in _resolved(stages)]
+
+
+def _resolved(stages: list[tuple[str, str]]) -> list[tuple[str, Path]]:
+    """Each stage's path, resolved once (a link the user names is followed here, and only here).
+
+    Raises: DataError for a path that does not exist or cannot be looked up.
+    """
+    out = []
     for key, text in stages:
-        path = Path(text).expanduser()
-        if not path.exists():
-            raise DataError(f"{path}: no such file or folder (stage {key})")
-        inputs.append((key, path, detect.detect(path)))
-    return inputs
+        try:
+            path = Path(text).expanduser().resolve(strict=True)
+        except FileNotFoundError:
+            raise DataError(f"{text}: no such file or folder (stage {key})") from None
+        except (OSError, ValueError, RuntimeError) as exc:
+            why = getattr(exc, "strerror", None) or str(exc)
+            raise DataError(f"{text[:200]!r}: cannot be used (stage {key}: {why})") from None
+        out.append((key, path))
+    return out
 
 
-def _read_stage(kind: str, path: Path, stage: str, raw: Path) -> dict[str, pd.DataFrame]:
+def _read_stage(
+    kind: str, path: Path, stage: str, raw: Path
+) -> tuple[dict[str, pd.DataFrame], list[Path]]:
+    """The stage's tables (summaries of traces come later: analyze.assemble) and the input
+    files that were read.
+
+    Raises: ParseError when the input gives no rows at all.
+    """
+    read = [path]
     if kind == detect.NSYS_DIR:
+        read = list(nsys_csv.report_files(path).values())
         tables = nsys_csv.read_stats_dir(path, stage)
     elif kind == detect.NSYS_TEXT:
         tables = nsys_csv.read_stats_stdout(path, stage)
@@ -121,7 +180,9 @@ def _read_stage(kind: str, path: Path, stage: str, raw: Path) -> dict[str, pd.Da
         tables = {schema.METRICS.name: ncu_csv.read_metrics(path, stage)}
     else:
         tables = nvprof.read_log(path, stage)
-    return tables  # summaries of traces: analyze.assemble
+    if not any(len(t) for t in tables.values()):
+        raise ParseError(path, detect.EXPECTED, "it has tables but no rows to import")
+    return tables, read
 
 
 def _nsys_stats(report: Path, out_dir: Path) -> Path:
@@ -139,21 +200,41 @@ def _nsys_stats(report: Path, out_dir: Path) -> Path:
     return out_dir
 
 
-def _copy_raw(key: str, path: Path, kind: str, raw: Path, run_dir: Path) -> dict[str, Any]:
-    """Copy one stage's input into `raw/<stage>/`; returns its entry in run.json's `inputs`."""
+def _copy_raw(
+    key: str, path: Path, kind: str, read: list[Path], raw: Path, run_dir: Path
+) -> dict[str, Any]:
+    """Copy the files a stage's parser read into `raw/<stage>/`; returns its entry in
+    run.json's `inputs`."""
     raw.mkdir(parents=True, exist_ok=True)
-    if path.is_dir():
-        files = [f for f in sorted(path.iterdir()) if f.is_file()]
-    else:
-        files = [path]
-    for file in files:
-        shutil.copy2(file, raw / file.name)
+    for file in read:
+        _copy_regular(file, raw / file.name)
     return {
         "stage": key,
-        "path": str(path.resolve()),
+        "path": str(path),
         "kind": kind,
-        "raw": [str((raw / f.name).relative_to(run_dir)) for f in files],
+        "raw": [str((raw / f.name).relative_to(run_dir)) for f in read],
     }
+
+
+def _copy_regular(src: Path, dst: Path) -> None:
+    """Copy the regular file `src` to the new file `dst`: `src` is opened without following a
+    link and without blocking, and refused unless it is a regular file; `dst` is created
+    exclusively. Modification time kept, as `shutil.copy2` does.
+
+    Raises: ParseError when `src` is not (or no longer) a regular file.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(src, flags)
+    except OSError as exc:
+        raise ParseError(src, "a regular file", f"cannot copy it: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as fin:
+        st = os.fstat(fin.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ParseError(src, "a regular file", "it changed into something else while read")
+        with open(dst, "xb") as fout:
+            shutil.copyfileobj(fin, fout, 1 << 20)
+    os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 def _stage_row(key: str, order: int, title: str, kind: str) -> pd.DataFrame:

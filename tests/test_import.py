@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from clirun import assert_refused, profgen
 
 from profiler import schema, store
 from profiler.analyze import activities
@@ -212,3 +213,183 @@ def test_single_nsys_report_file(tmp_path, capsys):
     act = run.table("gpu_activities")
     assert list(act["name"]) == ["addone"] and act["total_ns"].iloc[0] == 33153
     assert run.meta["inputs"][0]["kind"] == "nsys-text"
+
+
+# --- what an import keeps, and how it fails -----------------------------------------------------
+
+
+def test_only_the_files_read_are_copied(tmp_path, capsys):
+    """A folder's regular report CSVs are read and copied; a symbolic link (here to a secret
+    outside the folder) is neither read nor copied, and neither are non-CSV files."""
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$SECRET-HASH:19000:0:99999:7:::\n")
+    folder = tmp_path / "stage"
+    shutil.copytree(DEMO, folder)
+    (folder / "evil_cuda_api_trace.csv").symlink_to(secret)
+    (folder / "cuda_gpu_trace_copy.csv.lnk").symlink_to(secret)
+    (folder / "notes.txt").write_text("not a report\n")
+    (folder / "unrelated.csv").write_text("a,b\n1,2\n")
+    path = run_import(capsys, tmp_path / "out", f"s={folder}")
+    copied = sorted(p.name for p in (path / "raw" / "s").iterdir())
+    assert copied == sorted(
+        nsys_csv.report_files(folder)[r].name
+        for r in nsys_csv.REPORTS
+        if r in nsys_csv.report_files(folder)
+    )
+    assert "evil_cuda_api_trace.csv" not in copied and "notes.txt" not in copied
+    assert all(not (path / "raw" / "s" / n).is_symlink() for n in copied)
+    for file in path.rglob("*"):
+        if file.is_file():
+            assert b"SECRET-HASH" not in file.read_bytes(), file
+    listed = json.loads((path / "run.json").read_text())["inputs"][0]["raw"]
+    assert sorted(Path(p).name for p in listed) == copied
+
+
+def test_a_named_link_is_followed_once(tmp_path, capsys):
+    """A link given on the command line is the user's choice: resolved, read and copied as the
+    regular file it points to."""
+    link = tmp_path / "kern.csv"
+    link.symlink_to(DEMO / "cuda_gpu_kern_sum.csv")
+    path = run_import(capsys, tmp_path / "out", f"k={link}")
+    copy = path / "raw" / "k" / "cuda_gpu_kern_sum.csv"
+    assert copy.is_file() and not copy.is_symlink()
+    assert copy.read_bytes() == (DEMO / "cuda_gpu_kern_sum.csv").read_bytes()
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "k" * 256,
+        "k" * 65,
+        "a/b",
+        "../up",
+        "..",
+        ".hidden",
+        "-x",
+        "_x",
+        "a\x00b",
+        "a\nb",
+        "a b",
+        "caf\u00e9",
+        "a+b",
+    ],
+)
+def test_bad_stage_keys_are_refused(tmp_path, capsys, key):
+    argv = ["import", "--model", "m", f"--stage={key}={DEMO}", "--out", tmp_path]
+    assert_refused(profgen(argv, capsys), 2, "--stage", "a stage key is letters, digits and _.-")
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("key", ["k" * 64, "a.b-c_d", "0", "Stage_2.v1"])
+def test_good_stage_keys(tmp_path, capsys, key):
+    path = run_import(capsys, tmp_path, f"{key}={DEMO / 'cuda_gpu_kern_sum.csv'}")
+    assert (path / "raw" / key / "cuda_gpu_kern_sum.csv").is_file()
+
+
+@pytest.mark.parametrize("model", ["m" * 65, "m\n", "a/b", ""])
+def test_bad_model_names_are_refused(tmp_path, capsys, model):
+    result = profgen(
+        ["import", "--model", model, "--stage", f"a={DEMO}", "--out", tmp_path], capsys
+    )
+    assert_refused(result, 2, "--model")
+
+
+def test_report_exists_before_the_run_gets_its_name(tmp_path, capsys, monkeypatch):
+    seen = []
+    finish = store.finish_run
+
+    def checking_finish(tmp):
+        seen.append((tmp / "report.html").is_file() and (tmp / "run.json").is_file())
+        return finish(tmp)
+
+    monkeypatch.setattr(store, "finish_run", checking_finish)
+    path = run_import(capsys, tmp_path, f"demo={DEMO}")
+    assert seen == [True] and (path / "report.html").is_file()
+    assert str(path) in (path / "report.html").read_text()  # it names the final directory
+
+
+def test_interrupt_while_rendering_leaves_no_run(tmp_path, capsys, monkeypatch):
+    from profiler.render import html
+
+    def interrupted(run, path):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(html, "write_report", interrupted)
+    out = tmp_path / "out"
+    result = profgen(["import", "--model", "m", "--stage", f"a={DEMO}", "--out", out], capsys)
+    assert result.code == 130
+    assert list(out.iterdir()) == []  # neither a final-named run nor a .partial one
+
+
+def test_full_disk_leaves_no_run_and_exits_4(tmp_path, capsys, monkeypatch):
+    import errno
+
+    from profiler.render import html
+
+    def full(run, path):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(html, "write_report", full)
+    out = tmp_path / "out"
+    result = profgen(["import", "--model", "m", "--stage", f"a={DEMO}", "--out", out], capsys)
+    assert_refused(result, 4, f"--out {out}", "No space left on device")
+    assert list(out.iterdir()) == []
+
+
+def test_out_that_is_a_file_is_refused(tmp_path, capsys):
+    out = tmp_path / "file"
+    out.write_text("x")
+    result = profgen(["import", "--model", "m", "--stage", f"a={DEMO}", "--out", out], capsys)
+    assert_refused(result, 2, str(out), "not a directory")
+
+
+def test_report_named_like_an_option_reaches_nsys_as_a_file(tmp_path, capsys, monkeypatch):
+    from profiler.collect import nsys as nsys_tool
+    from profiler.collect import tools
+
+    calls = []
+
+    def fake_run_tool(cmd, log_path, timeout, **kwargs):
+        calls.append(cmd)
+        prefix = Path(cmd[cmd.index("--output") + 1])
+        for f in OVERLAP.glob("*.csv"):
+            shutil.copy(f, prefix.with_name(f"{prefix.name}_{f.name}"))
+
+    monkeypatch.setattr(nsys_tool, "find_nsys", lambda env=None: Path("/opt/fake/nsys"))
+    monkeypatch.setattr(tools, "run_tool", fake_run_tool)
+    monkeypatch.chdir(tmp_path)
+    Path("--help.nsys-rep").write_bytes(b"\x00report\x00")
+    path = run_import(capsys, Path("out"), "overlap=--help.nsys-rep")
+    cmd = calls[0]
+    assert cmd[-1] == str(tmp_path / "--help.nsys-rep")
+    assert not any(a.startswith("--help") for a in cmd)
+    assert (path / "raw" / "overlap" / "--help.nsys-rep").is_file()
+
+
+def test_command_builders_never_pass_a_path_as_an_option(tmp_path, monkeypatch):
+    from profiler.collect import ncu, nsys
+
+    monkeypatch.chdir(tmp_path)
+    stats = nsys.stats_cmd(Path("nsys"), Path("--help.nsys-rep"), Path("-o"))
+    assert stats[-1] == str(tmp_path / "--help.nsys-rep")
+    assert stats[stats.index("--output") + 1] == str(tmp_path / "-o")
+    prof = nsys.profile_cmd(Path("nsys"), Path("--version"), ["-evil", "--arg"])
+    assert f"--output={tmp_path / '--version'}" in prof and prof[-2:] == ["./-evil", "--arg"]
+    cmd = ncu.profile_cmd(Path("ncu"), "m:s", Path("--list-sets"), ["-p", "-q"])
+    assert cmd[cmd.index("--log-file") + 1] == str(tmp_path / "--list-sets")
+    assert cmd[-2:] == ["./-p", "-q"]
+    assert nsys.profile_cmd(Path("n"), Path("/o"), ["python3", "-m", "w"])[-3:] == [
+        "python3",
+        "-m",
+        "w",
+    ]
+
+
+def test_stage_with_no_rows_is_refused(tmp_path, capsys):
+    lines = (NCU_RAW).read_text().splitlines()
+    only = tmp_path / "header.csv"
+    only.write_text("\n".join(lines[:5]) + "\n")  # preamble, header, units row
+    result = profgen(
+        ["import", "--model", "m", "--stage", f"a={only}", "--out", tmp_path / "o"], capsys
+    )
+    assert_refused(result, 2, str(only), "no rows to import")

@@ -171,3 +171,36 @@ def test_not_a_zip_but_named_npz(tmp_path):
     with pytest.raises(ParseError):
         P.read_traces(tmp_path / "text.npz", "s")
     assert not zipfile.is_zipfile(tmp_path / "text.npz")
+
+
+def test_fifo_is_refused_without_blocking(tmp_path):
+    import os
+
+    from test_parse_values import deadline
+
+    fifo = tmp_path / "s.npz"
+    os.mkfifo(fifo)
+    with deadline(10), pytest.raises(ParseError, match="not a regular file") as exc:
+        P.read_raw(fifo)
+    assert str(fifo) in str(exc.value)
+
+
+def test_arrays_that_unpack_too_large_are_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(P, "UNPACKED_LIMIT", 10_000)
+    with pytest.raises(ParseError, match="its arrays unpack to 13810 bytes"):
+        P.read_raw(CUPTI / "lenet-no_sync.npz")
+
+
+def test_long_kernel_and_range_names_are_capped(tmp_path):
+    from cupti_factory import synthetic, write
+
+    from profiler.parse.values import MAX_NAME
+
+    arrays = synthetic(8)
+    long = "k" * 1_000_000
+    arrays["names.kernel"] = np.array([long + str(i) for i in range(len(arrays["names.kernel"]))])
+    arrays["names.range"] = np.array(["m:s", "r" * 100_000, "inner"])
+    gpu, _, ranges = P.read_traces(write(tmp_path / "s.npz", arrays), "s")
+    names = gpu[gpu["kind"] == schema.KERNEL]["name"]
+    assert names.str.len().max() < MAX_NAME + 80 and names.str.contains("1,000,001 char").all()
+    assert ranges["name"].str.len().max() < MAX_NAME + 80

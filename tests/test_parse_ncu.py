@@ -176,3 +176,98 @@ def test_header_only_gives_no_rows(tmp_path):
     path.write_text("\n".join(lines[:5]) + "\n")  # preamble, header, units row
     m = ncu_csv.read_metrics(path, "s")
     assert m.empty and list(m.columns) == schema.METRICS.names
+
+
+# --- hostile input: refused at once, by line and column -------------------------------------
+
+
+def test_fifo_is_refused_without_blocking(tmp_path):
+    import os
+
+    from test_parse_values import deadline
+
+    fifo = tmp_path / "ncu.csv"
+    os.mkfifo(fifo)
+    with deadline(10), pytest.raises(ParseError, match="not a regular file"):
+        ncu_csv.read_metrics(fifo, "s")
+
+
+def raw_with(tmp_path: Path, column: str, cell: str, row: int = 1) -> Path:
+    """The raw page with one cell of data row `row` (0-based) replaced."""
+    lines = RAW.read_text().splitlines()
+    table = csv_rows(RAW)
+    table[2 + row][table[0].index(column)] = cell
+    path = tmp_path / "raw.csv"
+    with path.open("w", newline="") as f:
+        f.write("\n".join(lines[:3]) + "\n")
+        csv.writer(f, quoting=csv.QUOTE_ALL).writerows(table)
+    return path
+
+
+@pytest.mark.parametrize(
+    "column, cell, message",
+    [
+        ("gpu__time_duration.sum", "inf", "'inf' is not a finite number"),
+        ("gpu__time_duration.sum", "nan", "'nan' is not a number"),
+        ("gpu__time_duration.sum", "-5", "'-5' is negative"),
+        ("gpu__time_duration.sum", "1e300", "out of range"),
+        ("dram__bytes_read.sum", str(2**64), "out of range"),
+        ("launch__registers_per_thread", "1.5", "not a whole number"),
+        ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "1.2.3", "'1.2.3' is not a number"),
+        ("ID", "...%", "'...%' is not a number"),
+    ],
+)
+def test_bad_metric_value(tmp_path, column, cell, message):
+    path = raw_with(tmp_path, column, cell)
+    with pytest.raises(ParseError) as exc:
+        ncu_csv.read_metrics(path, "s")
+    assert f"(line 7, column {column!r}: " in str(exc.value) and message in str(exc.value)
+
+
+def test_instruction_counts_past_int64_when_added(tmp_path):
+    path = raw_with(tmp_path, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", str(2**61 + 1))
+    with pytest.raises(ParseError, match="fp32_flops of a launch is past 2\\*\\*62"):
+        ncu_csv.read_metrics(path, "s")
+
+
+def test_details_page_bad_value_names_its_line(tmp_path):
+    text = DETAILS.read_text().replace('"Duration","ns","5,856"', '"Duration","ns","-5,856"')
+    path = tmp_path / "d.csv"
+    path.write_text(text)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if '"-5,856"' in ln)
+    with pytest.raises(ParseError, match=f"line {line}, column 'Duration': '-5,856' is negative"):
+        ncu_csv.read_metrics(path, "s")
+
+
+def test_repeated_column_is_refused(tmp_path):
+    text = RAW.read_text().replace('"Kernel Name","Context"', '"Kernel Name","Kernel Name"', 1)
+    path = tmp_path / "raw.csv"
+    path.write_text(text)
+    with pytest.raises(ParseError, match="column 'Kernel Name' appears twice in the header"):
+        ncu_csv.read_metrics(path, "s")
+
+
+def test_long_kernel_name_and_range_are_capped(tmp_path):
+    from profiler.parse.values import MAX_NAME
+
+    path = raw_with(tmp_path, "Kernel Name", "k" * 2_000_000)
+    metrics = ncu_csv.read_metrics(path, "s")
+    name = metrics["name"][metrics["name"].str.startswith("kkk")].iloc[0]
+    assert len(name) < MAX_NAME + 80 and "2,000,000 characters" in name
+
+
+def test_nvtx_cell_with_a_long_range_name():
+    name = "a:" * 50_000 + "b"
+    cell = f'1  "profgen:{name}:none:none:RGB:0xff:REGISTERED:{name}" '
+    assert ncu_csv.innermost_range(cell) == name
+    other = f'1  "profgen:{name}:none:none:RGB:0xff:ASCII:another message" '
+    assert ncu_csv.innermost_range(other) == name
+    # name and message both 49,997 colons, as the old back-referencing pattern read it
+    assert ncu_csv.innermost_range('"profgen:' + ":" * 100_000 + '"') == ":" * 49_997
+
+
+def test_start_that_is_no_ncu_output_is_refused_early(tmp_path):
+    path = tmp_path / "big.csv"
+    path.write_text("x\n" * 100_000 + RAW.read_text())
+    with pytest.raises(ParseError, match="no such header nor ==PROF== line at its start"):
+        ncu_csv.read_metrics(path, "s")

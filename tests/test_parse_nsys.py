@@ -411,3 +411,218 @@ def test_zero_byte_reports_are_reports_without_data(tmp_path):
     tables = nsys_csv.read_stats_dir(folder, "cpu_stage")
     assert "gpu_trace" not in tables and "gpu_activities" not in tables
     assert len(tables["api_trace"]) == len(rows(folder / "nsys_cuda_api_trace.csv"))
+
+
+# --- hostile input: refused at once, by line and column, in linear time ----------------------
+
+
+def test_fifo_or_directory_is_refused_without_blocking(tmp_path):
+    import os
+
+    from test_parse_values import deadline
+
+    fifo = tmp_path / "cuda_gpu_trace.csv"
+    os.mkfifo(fifo)
+    with deadline(10):
+        with pytest.raises(ParseError, match="not a regular file") as exc:
+            nsys_csv.read_gpu_trace(fifo, "s")
+        assert str(fifo) in str(exc.value)
+        with pytest.raises(ParseError, match="not a regular file"):
+            nsys_csv.read_stats_stdout(fifo, "s")
+        with pytest.raises(ParseError, match="directory"):
+            nsys_csv.read_stats_stdout(tmp_path, "s")
+        # in a folder, a FIFO named like a report is no report file: never opened
+        assert nsys_csv.report_files(tmp_path) == {}
+
+
+def test_symlink_in_a_folder_is_not_read(tmp_path):
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$secret:19000:0:99999:7:::\n")
+    folder = tmp_path / "stage"
+    shutil.copytree(DEMO, folder)
+    (folder / "x_cuda_api_trace.csv").symlink_to(secret)
+    assert "cuda_api_trace" not in nsys_csv.report_files(folder)
+    tables = nsys_csv.read_stats_dir(folder, "s")  # the link would not parse: it was skipped
+    assert "api_trace" not in tables and "api_calls" in tables
+
+
+def test_two_files_for_one_report_are_refused(tmp_path):
+    shutil.copy(DEMO / "cuda_gpu_kern_sum.csv", tmp_path / "a_cuda_gpu_kern_sum.csv")
+    shutil.copy(OVERLAP / "cuda_gpu_kern_sum.csv", tmp_path / "b_cuda_gpu_kern_sum.csv")
+    with pytest.raises(ParseError, match="a_cuda_gpu_kern_sum.csv and b_cuda_gpu_kern_sum.csv"):
+        nsys_csv.read_stats_dir(tmp_path, "s")
+
+
+KERN = "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
+
+
+@pytest.mark.parametrize(
+    "column, cell, message",
+    [
+        ("Instances", "1.2.3", "'1.2.3' is not a number"),
+        ("Instances", "-3", "is negative"),
+        ("Instances", "1" * 30, "out of range"),
+        ("Instances", "2.5", "not a whole number"),
+        ("Instances", "nan", "'nan' is not a number"),
+        ("Total Time (ns)", "inf", "not a finite number"),
+        ("Total Time (ns)", "1e300", "out of range"),
+        ("Total Time (ns)", str(2**63), "out of range"),
+        ("Total Time (ns)", str(2**63 - 1), "out of range"),
+        ("Total Time (ns)", str(2**64), "out of range"),
+        ("Total Time (ns)", "-33153", "is negative"),
+        ("Avg (ns)", "inf", "not a finite number"),
+        ("Min (ns)", "...%", "is not a number"),
+        ("Time (%)", "inf", "not a finite number"),
+    ],
+)
+def test_bad_number_in_a_summary(tmp_path, column, cell, message):
+    header = KERN.strip().split(",")
+    good = "54.0,33696,8,4212.0,4224.0,3840,4704,289.7,scale".split(",")
+    bad = "46.0,28706,8,3588.3,3584.0,3553,3616,20.2,relu".split(",")
+    bad[header.index(column)] = cell
+    path = tmp_path / "cuda_gpu_kern_sum.csv"
+    path.write_text(KERN + ",".join(good) + "\n" + ",".join(bad) + "\n")
+    with pytest.raises(ParseError) as exc:
+        nsys_csv.read_stats_dir(tmp_path, "s")
+    assert f"{path}: expected nsys cuda_gpu_kern_sum CSV (line 3, column {column!r}: " in str(
+        exc.value
+    )
+    assert message in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    "column, cell, message",
+    [
+        ("Duration (ns)", "-5", "is negative"),
+        ("Duration (ns)", "inf", "not a finite number"),
+        ("Duration (ns)", "nan", "'nan' is not a number"),
+        ("Duration (ns)", str(2**63), "out of range"),
+        ("Start (ns)", str(2**64 + 5), "out of range"),
+        ("GrdX", "1e300", "out of range"),
+        ("GrdX", "inf", "not a finite number"),
+        ("GrdX", "1.5", "not a whole number"),
+        ("Bytes (MB)", "-16.777", "is negative"),
+        ("Strm", "nan", "'nan' is not a number"),
+    ],
+)
+def test_bad_number_in_a_trace(tmp_path, column, cell, message):
+    """Both readers: the fast one (dtypes in pandas' C reader) and the string one it falls back
+    to; either way the cell is named."""
+    lines = (DEMO / "cuda_gpu_trace.csv").read_text().splitlines()
+    header = next(csv.reader([lines[0]]))
+    row = next(csv.reader([lines[2]]))  # a kernel: it has a grid
+    if column == "Bytes (MB)":
+        row = next(csv.reader([lines[1]]))  # a copy: it has bytes
+    row[header.index(column)] = cell
+    lines[3] = ",".join(f'"{c}"' if "," in c else c for c in row)
+    path = tmp_path / "cuda_gpu_trace.csv"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ParseError) as exc:
+        nsys_csv.read_gpu_trace(path, "s")
+    assert f"(line 4, column {column!r}: " in str(exc.value) and message in str(exc.value)
+
+
+def test_durations_that_overflow_when_added_up(tmp_path):
+    lines = (DEMO / "cuda_gpu_trace.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    i = header.index("Duration (ns)")
+    out = [lines[0]]
+    for line in lines[1:]:
+        cells = next(csv.reader([line]))
+        cells[i] = str(2**61)
+        out.append(",".join(f'"{c}"' if "," in c else c for c in cells))
+    path = tmp_path / "cuda_gpu_trace.csv"
+    path.write_text("\n".join(out) + "\n")
+    with pytest.raises(ParseError, match="column 'Duration \\(ns\\)': the values add up"):
+        nsys_csv.read_gpu_trace(path, "s")
+
+
+@pytest.mark.parametrize(
+    "header, message",
+    [
+        (KERN.replace("StdDev (ns),Name", "Name,Name"), "column 'Name' appears twice"),
+        (KERN.replace("Med (ns)", "Count"), "columns 'Instances' and 'Count' both give"),
+    ],
+)
+def test_repeated_column_is_refused(tmp_path, header, message):
+    path = tmp_path / "cuda_gpu_kern_sum.csv"
+    path.write_text(header + "54.0,33696,8,4212.0,4224.0,3840,4704,scale,scale\n")
+    with pytest.raises(ParseError, match=message):
+        nsys_csv.read_stats_dir(tmp_path, "s")
+
+
+def test_row_with_more_cells_than_the_header_does_not_shift_columns(tmp_path):
+    """pandas would take the extra first cell as an index and shift every column left."""
+    path = tmp_path / "cuda_gpu_kern_sum.csv"
+    path.write_text(KERN + "99,54.0,33696,8,4212.0,4224.0,3840,4704,289.7,scale\n")
+    with pytest.raises(ParseError, match="more cells than the header"):
+        nsys_csv.read_stats_dir(tmp_path, "s")
+
+
+def test_summary_cut_mid_row_or_after_whole_rows(tmp_path):
+    text = (OVERLAP / "cuda_api_sum.csv").read_text()
+    lines = text.splitlines()
+    path = tmp_path / "cuda_api_sum.csv"
+    path.write_text("\n".join(lines[:4]) + "\n" + lines[4][: lines[4].index(",", 10)])
+    with pytest.raises(ParseError, match="line 5: the last row has fewer than the header's 9"):
+        nsys_csv.read_stats_dir(tmp_path, "s")
+    path.write_text("\n".join(lines[:3]) + "\n")  # the biggest rows only: shares short of 100
+    with pytest.raises(ParseError, match="cuda_api_sum rows add up to .*% of the time, not 100%"):
+        nsys_csv.read_stats_dir(tmp_path, "s")
+
+
+def test_header_only_reports_give_no_tables(tmp_path):
+    (tmp_path / "cuda_gpu_kern_sum.csv").write_text(KERN)
+    shutil.copy(DEMO / "cuda_api_sum.csv", tmp_path / "cuda_api_sum.csv")
+    assert set(nsys_csv.read_stats_dir(tmp_path, "s")) == {"api_calls"}
+    only = tmp_path / "only.csv"
+    only.write_text(KERN + "\n" * 1000)
+    with pytest.raises(ParseError, match="header but no rows"):
+        nsys_csv.read_stats_stdout(only, "s")
+
+
+def test_long_kernel_name_is_capped(tmp_path):
+    from profiler.parse.values import MAX_NAME
+
+    text = (OVERLAP / "cuda_gpu_trace.csv").read_text()
+    huge, other = "k" * 3_000_000 + "_a", "k" * 3_000_000 + "_b"
+    path = tmp_path / "cuda_gpu_trace.csv"
+    path.write_text(text.replace(",scale\n", f",{huge}\n", 1).replace(",relu\n", f",{other}\n", 1))
+    trace = nsys_csv.read_gpu_trace(path, "s")
+    long = trace[trace["name"].str.startswith("kkk")]["name"]
+    assert len(long) == 2 and long.nunique() == 2
+    assert long.str.len().max() < MAX_NAME + 80 and long.str.contains("3,000,002 characters").all()
+
+
+def test_stdout_with_long_blank_and_space_runs_is_linear(tmp_path):
+    """Runs that took the old patterns minutes (`^\\s*\\*\\*` over newlines, `.*?\\s*\\(` in a
+    header cell, a lazy name before trailing spaces) parse in milliseconds."""
+    from test_parse_values import deadline
+
+    text = (DEMO / "nsys-stats-stdout.txt").read_text()
+    path = tmp_path / "stdout.txt"
+    path.write_text(text + "\n" * 300_000 + " " * 300_000 + "\n" + "** " + " " * 300_000 + "x\n")
+    with deadline(20):
+        tables = nsys_csv.read_stats_stdout(path, "demo")
+    assert len(tables["gpu_trace"]) == 5
+    wide = tmp_path / "cuda_gpu_kern_sum.csv"
+    wide.write_text(KERN.replace("Total Time (ns)", "Total Time" + " " * 200_000 + "x"))
+    with deadline(20), pytest.raises(ParseError):
+        nsys_csv.read_stats_dir(tmp_path, "s")
+
+
+def test_stdout_line_numbers_count_dropped_and_blank_lines(tmp_path):
+    text = (DEMO / "nsys-stats-stdout.txt").read_text()
+    text = text.replace("127401475,1,127401475.0", "127401475,x,127401475.0")
+    path = tmp_path / "stdout.txt"
+    path.write_text(text)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if ",x," in ln)
+    with pytest.raises(ParseError, match=f"line {line}, column 'Num Calls': 'x' is not a number"):
+        nsys_csv.read_stats_stdout(path, "s")
+
+
+def test_stdout_that_starts_with_no_nsys_line_is_refused_early(tmp_path):
+    path = tmp_path / "big.txt"
+    path.write_text("x\n" * 100_000 + (DEMO / "nsys-stats-stdout.txt").read_text())
+    with pytest.raises(ParseError, match="its start has no nsys report header"):
+        nsys_csv.read_stats_stdout(path, "s")

@@ -6,6 +6,7 @@ nvprof's `39.062500` KB is 40,000 bytes since nvprof's KB is 1024 bytes).
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import pytest
@@ -221,3 +222,173 @@ def pd_na(value: object) -> bool:
     import pandas as pd
 
     return value is pd.NA or value is None
+
+
+# --- hostile input: refused at once, by line and column, in linear time ----------------------
+
+
+def test_fifo_is_refused_without_blocking(tmp_path):
+    import os
+
+    from test_parse_values import deadline
+
+    fifo = tmp_path / "log.txt"
+    os.mkfifo(fifo)
+    with deadline(10), pytest.raises(ParseError, match="not a regular file") as exc:
+        nvprof.read_log(fifo, "s")
+    assert str(fifo) in str(exc.value)
+
+
+def test_row_with_a_100k_run_of_spaces_in_its_name(tmp_path):
+    """The old row pattern (`\\S.*?\\s*$` after `\\s*` runs) was quadratic: this file took it over
+    a minute. Fields are now cut with str.split: milliseconds, and the name is capped."""
+    from test_parse_values import deadline
+
+    from profiler.parse.values import MAX_NAME
+
+    path = tmp_path / "log.txt"
+    path.write_text(TEXT9.read_text().replace("cudaMemcpy\n", "cudaMemcpy" + " " * 100_000 + "x\n"))
+    assert path.stat().st_size > 100_000
+    with deadline(20):
+        api = nvprof.read_log(path, "s")["api_calls"]
+    name = api[api["name"].str.startswith("cudaMemcpy ")]["name"].iloc[0]
+    assert name.startswith("cudaMemcpy   ") and "100,011 characters" in name
+    assert len(name) < MAX_NAME + 80
+
+
+def test_line_of_100k_spaces_inside_a_table(tmp_path):
+    from test_parse_values import deadline
+
+    path = tmp_path / "log.txt"
+    text = TEXT9.read_text().replace(" GPU activities:", " " * 100_000 + "x\n GPU activities:")
+    path.write_text(text)
+    with deadline(20), pytest.raises(ParseError, match="line 5: not a summary row"):
+        nvprof.read_log(path, "s")
+
+
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        ("  103  1.8260ms", "  1.2.3  1.8260ms", "line 5, column 'Calls': '1.2.3' is not a number"),
+        ("  103  1.8260ms", f"  {'9' * 30}  1.8260ms", "column 'Calls': '999"),
+        ("  103  1.8260ms", "  -103  1.8260ms", "column 'Calls': '-103' is negative"),
+        ("  188.08ms", "  infms", "line 5, column 'Time': 'infms' is not a finite number"),
+        ("  188.08ms", "  nanms", "column 'Time': 'nanms' is not a number"),
+        ("  188.08ms", "  188.08", "column 'Time': '188.08' is not a time such as 1.8260ms"),
+        ("  188.08ms", "  1e300ms", "line 5, column 'Time': '1e300ms' is out of range"),
+        ("  188.08ms", f"  {2**64}ns", "column 'Time': '18446744073709551616ns' is out of range"),
+        ("   928ns", "  -928ns", "line 5, column 'Min': '-928ns' is negative"),
+        ("20.21%", "...%", "line 5, column 'Time(%)': '...%' is not a number"),
+        ("20.21%", "20.21", "line 5, column 'Time(%)': '20.21' is not a percentage"),
+    ],
+)
+def test_bad_number_in_a_text_summary(tmp_path, old, new, message):
+    path = tmp_path / "log.txt"
+    text = TEXT9.read_text()
+    assert old in text.splitlines()[4]
+    lines = text.splitlines()
+    lines[4] = lines[4].replace(old, new, 1)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ParseError) as exc:
+        nvprof.read_log(path, "s")
+    assert str(path) in str(exc.value) and message in str(exc.value)
+
+
+def test_text_summary_cut_mid_row(tmp_path):
+    text = TEXT9.read_text()
+    cut = text.index("cudaMemcpy\n") - 20  # inside the cudaMemcpy row
+    path = tmp_path / "log.txt"
+    path.write_text(text[:cut])
+    with pytest.raises(ParseError, match="line 13: a summary row has 7 fields .* this one"):
+        nvprof.read_log(path, "s")
+
+
+def test_text_summary_cut_after_whole_rows(tmp_path):
+    """Choice: refused, not imported with a warning. A table whose rows stop early would make
+    the stage's totals silently too small, and CI compares exactly those totals."""
+    lines = TEXT9.read_text().splitlines()
+    path = tmp_path / "log.txt"
+    path.write_text("\n".join(lines[:8]) + "\n")  # GPU rows up to 13.34%, no API section
+    with pytest.raises(ParseError, match="GPU activities rows add up to 73.27% of the time"):
+        nvprof.read_log(path, "s")
+    path.write_text("\n".join(lines[:14]) + "\n")  # all GPU rows; API rows up to cudaFree
+    with pytest.raises(ParseError, match="API calls rows add up to 98.31%"):
+        nvprof.read_log(path, "s")
+
+
+def test_old_text_summary_api_table_cut(tmp_path):
+    lines = TEXT8.read_text().splitlines()
+    path = tmp_path / "log.txt"
+    path.write_text("\n".join(lines[:12]) + "\n")  # `==7809== API calls:` table: 1 of 18 rows
+    with pytest.raises(ParseError, match="API calls rows add up to 98.87%"):
+        nvprof.read_log(path, "s")
+
+
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        (",44.775000,", ",inf,", "line 6, column 'Avg': 'inf' is not a finite number"),
+        (",44.775000,", ",nan,", "line 6, column 'Avg': 'nan' is not a number"),
+        (",6000,44.775000", ",6000.5,44.775000", "column 'Calls': '6000.5' is not a whole"),
+        (",6000,44.775000", ",-6000,44.775000", "column 'Calls': '-6000' is negative"),
+        ("68.838828,", "1.2.3,", "line 6, column 'Time(%)': '1.2.3' is not a number"),
+    ],
+)
+def test_bad_number_in_a_csv_summary(tmp_path, old, new, message):
+    path = tmp_path / "s.csv"
+    path.write_text(CSV_SUMMARY.read_text().replace(old, new, 1))
+    with pytest.raises(ParseError) as exc:
+        nvprof.read_log(path, "s")
+    assert message in str(exc.value)
+
+
+def test_csv_trace_with_a_repeated_column(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text(TRACE8.read_text().replace('"Stream","Name"', '"Name","Name"', 1))
+    with pytest.raises(ParseError, match="column 'Name' appears twice in the header"):
+        nvprof.read_log(path, "s")
+
+
+def test_csv_summary_cut_mid_row_or_after_whole_rows(tmp_path):
+    text = CSV_SUMMARY.read_text()
+    path = tmp_path / "s.csv"
+    cut = text.index('"API calls",0.855419')
+    path.write_text(text[: cut + 30])
+    with pytest.raises(ParseError, match="the last row has fewer than the header's 8 cells"):
+        nvprof.read_log(path, "s")
+    path.write_text(text[:cut])
+    with pytest.raises(ParseError, match="API calls rows add up to 98.17%"):
+        nvprof.read_log(path, "s")
+
+
+@pytest.mark.parametrize(
+    "column, cell, message",
+    [
+        ("Duration", "-0.000992", "line 5, column 'Duration': '-0.000992' is negative"),
+        ("Duration", "inf", "not a finite number"),
+        ("Start", "1e300", "line 5, column 'Start': '1e300' is out of range"),
+        ("Grid X", "1.5", "not a whole number"),
+    ],
+)
+def test_bad_number_in_a_csv_trace(tmp_path, column, cell, message):
+    lines = TRACE9.read_text().splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith('"Start"'))
+    header = next(csv.reader([lines[start]]))
+    row = next(csv.reader([lines[start + 2]]))
+    if column == "Grid X":  # a kernel row
+        at = next(i for i, ln in enumerate(lines) if "cuda_compute_flux" in ln)
+        row, start = next(csv.reader([lines[at]])), at - 2
+    row[header.index(column)] = cell
+    lines[start + 2] = ",".join(f'"{c}"' for c in row)
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ParseError) as exc:
+        nvprof.read_log(path, "s")
+    assert message.replace("line 5", f"line {start + 3}") in str(exc.value)
+
+
+def test_start_that_is_no_nvprof_output_is_refused_early(tmp_path):
+    path = tmp_path / "big.txt"
+    path.write_text("x\n" * 100_000 + TEXT9.read_text())
+    with pytest.raises(ParseError, match="no nvprof table header nor ==PID== line at its start"):
+        nvprof.read_log(path, "s")

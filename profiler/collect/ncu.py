@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from profiler.collect.nsys import operand, program_args
 from profiler.collect.tools import find_tool, output_of, tool_candidates
 from profiler.errors import ToolNotFound
 from profiler.ranges import DOMAIN
@@ -70,13 +71,15 @@ def profile_cmd(
     launch_limit: int | None = LAUNCH_LIMIT,
 ) -> list[str]:
     """`ncu` collecting `metrics` for the kernels inside the range `range_name` (raw CSV), at
-    most `launch_limit` of them (the rest of the program runs unprofiled)."""
+    most `launch_limit` of them (the rest of the program runs unprofiled). The log file is an
+    absolute path and the program comes after every option, so no file name is ever read as
+    an option."""
     cmd = [str(ncu), "--csv", "--page", "raw", "--nvtx", "--nvtx-include", nvtx_filter(range_name)]
     cmd += ["--metrics", ",".join(metrics), "--clock-control", "none"]
-    cmd += ["--target-processes", "all", "--log-file", str(log_file)]
+    cmd += ["--target-processes", "all", "--log-file", operand(log_file)]
     if launch_limit is not None:
         cmd += ["--launch-count", str(launch_limit)]
-    return cmd + list(program)
+    return cmd + program_args(program)
 
 
 def version(ncu: Path, timeout: float = 30.0) -> str:

@@ -50,10 +50,27 @@ def find_nsys(env: Mapping[str, str] | None = None) -> Path:
     return find_tool("nsys", "NSYS", _SEARCH, "Nsight Systems", os.environ if env is None else env)
 
 
+def operand(path: str | Path) -> str:
+    """A path as a tool's argument that can never be read as an option: a relative path is
+    made absolute (`--help.nsys-rep` -> `/cwd/--help.nsys-rep`)."""
+    return os.path.abspath(path)
+
+
+def program_args(program: Sequence[str]) -> list[str]:
+    """The profiled command line, its program never taken for an option: `-x` -> `./-x`.
+
+    A bare name (`python3`) is left to PATH."""
+    args = [str(a) for a in program]
+    if args and args[0].startswith("-"):
+        args[0] = f"./{args[0]}"
+    return args
+
+
 def profile_cmd(
     nsys: Path, output: Path, program: Sequence[str], *, capture_range: bool = True
 ) -> list[str]:
-    """`nsys profile` of `program`, writing `<output>.nsys-rep`."""
+    """`nsys profile` of `program`, writing `<output>.nsys-rep`. Paths are absolute and the
+    program comes after every option, so no file name is ever read as an option."""
     cmd = [
         str(nsys),
         "profile",
@@ -61,17 +78,18 @@ def profile_cmd(
         "--sample=none",
         "--cpuctxsw=none",
         "--force-overwrite=true",
-        f"--output={output}",
+        f"--output={operand(output)}",
     ]
     if capture_range:
         cmd += ["--capture-range=cudaProfilerApi", "--capture-range-end=stop"]
-    return cmd + list(program)
+    return cmd + program_args(program)
 
 
 def stats_cmd(
     nsys: Path, report: Path, output: Path, reports: Sequence[str] = REPORTS
 ) -> list[str]:
-    """`nsys stats` writing one CSV per report as `<output>_<report>.csv`, times in ns."""
+    """`nsys stats` writing one CSV per report as `<output>_<report>.csv`, times in ns. The
+    report and output are absolute paths (a report named `--help.nsys-rep` stays a file)."""
     return [
         str(nsys),
         "stats",
@@ -82,10 +100,10 @@ def stats_cmd(
         "--force-export=true",
         "--force-overwrite=true",
         "--output",
-        str(output),
+        operand(output),
         "--report",
         ",".join(reports),
-        str(report),
+        operand(report),
     ]
 
 

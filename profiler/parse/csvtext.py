@@ -1,9 +1,10 @@
-"""Reading profiler text output: files, header units, numbers with separators, `n/a`.
+"""Reading profiler text output: files, header units, CSV text.
 
-Every parser reads its input through `read_text`, so an empty, binary or unreadable file fails
-the same way everywhere: a `ParseError` naming the file and what was expected. Units are read
-from the tools' headers and units rows and converted here, once: times to integer nanoseconds,
-sizes to integer bytes.
+Every parser reads its input through `read_text` (the whole file, through `profiler.files`) or
+`read_head` (its first 64 KiB, to refuse a file early), so a FIFO, a device, a directory, an
+empty, binary or unreadable file fails the same way everywhere and before anything blocks: a
+`ParseError` naming the file and what was expected. Units are read from the tools' headers and
+units rows; `profiler.parse.values` converts and checks the numbers.
 """
 
 from __future__ import annotations
@@ -11,13 +12,17 @@ from __future__ import annotations
 import codecs
 import csv
 import io
-import re
+import os
+import stat
+import warnings
+from collections import defaultdict
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from profiler.errors import ParseError
+from profiler import files
+from profiler.errors import DataError, ParseError
+from profiler.parse.values import Origin, shown_cell
 
 # Time units as the tools spell them -> nanoseconds.
 NS_PER_UNIT: dict[str, float] = {
@@ -40,62 +45,85 @@ SI_BYTES: dict[str, float] = {
 BINARY_BYTES: dict[str, float] = {
     "b": 1, "byte": 1, "bytes": 1, "kb": 2**10, "mb": 2**20, "gb": 2**30, "tb": 2**40, **_IEC,
 }  # fmt: skip
-MISSING = ("", "n/a", "N/A", "-", "nan", "NaN")
-
-_UNIT_RE = re.compile(r"^(?P<name>.*?)\s*\((?P<unit>[^()]*)\)\s*$")
 _SNIFF_BYTES = 8192
+HEAD_BYTES = 65536
 
 
 def read_text(path: str | Path, expected: str) -> str:
-    """The whole text of `path`.
+    """The whole text of the regular file `path`, read through `profiler.files`.
 
-    Raises: ParseError naming `path` and `expected` when the file is missing, unreadable,
-    empty, binary or not UTF-8 text.
+    Raises: ParseError naming `path` and `expected` when the file is missing, not a regular file
+    (a FIFO, a device, a directory), too large, unreadable, empty, binary or not UTF-8 text.
     """
     path = Path(path)
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ParseError(path, expected, f"cannot read it: {exc.strerror or exc}") from exc
-    if not data.strip():
-        raise ParseError(path, expected, "the file is empty")
-    if b"\x00" in data[:_SNIFF_BYTES]:
-        raise ParseError(path, expected, "it is a binary file")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ParseError(path, expected, f"it is not UTF-8 text (byte {exc.start})") from exc
+        data = files.read_bytes(path)
+    except DataError as exc:
+        raise ParseError(path, expected, _reason(exc, path)) from None
+    return _decode(data, path, expected, final=True)
 
 
-def read_head(path: str | Path, expected: str, size: int = 65536) -> str:
-    """The first `size` bytes of `path` as text, checked as `read_text` checks a whole file.
+def read_head(path: str | Path, expected: str, size: int = HEAD_BYTES) -> str:
+    """The first `size` bytes of `path` as text, checked as `read_text` checks a whole file:
+    what a parser looks at before it reads the rest (and refuses a file early).
 
-    For big files that pandas then reads itself (`read_csv_text` with a Path).
+    The file is opened without blocking and refused before a byte is read when it is not a
+    regular file, as `profiler.files.read_bytes` does.
 
     Raises: ParseError as `read_text`.
     """
     path = Path(path)
     try:
-        with path.open("rb") as handle:
-            data = handle.read(size)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
-        raise ParseError(path, expected, f"cannot read it: {exc.strerror or exc}") from exc
+        raise ParseError(path, expected, f"cannot read it: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise ParseError(path, expected, "it is a directory, not a file")
+        raise ParseError(path, expected, "not a regular file (a FIFO, socket or device)")
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            data = handle.read(size)
+        except OSError as exc:
+            raise ParseError(path, expected, f"cannot read it: {exc.strerror or exc}") from None
+    return _decode(data, path, expected, final=len(data) < size)
+
+
+def _decode(data: bytes, path: Path, expected: str, final: bool) -> str:
+    """Text of `data`: not empty, no NUL byte anywhere (no tool writes one into its text),
+    UTF-8 (a byte-order mark dropped).
+
+    Raises: ParseError saying which of these it is not.
+    """
     if not data.strip():
         raise ParseError(path, expected, "the file is empty")
-    if b"\x00" in data[:_SNIFF_BYTES]:
-        raise ParseError(path, expected, "it is a binary file")
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise ParseError(path, expected, "it is UTF-16 text; convert it to UTF-8 (iconv -f UTF-16)")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        where = "it is a binary file" if nul < _SNIFF_BYTES else "it holds a NUL byte"
+        raise ParseError(path, expected, f"{where} (byte {nul})")
     try:
-        return codecs.getincrementaldecoder("utf-8-sig")().decode(data, final=len(data) < size)
+        return codecs.getincrementaldecoder("utf-8-sig")().decode(data, final=final)
     except UnicodeDecodeError as exc:
-        raise ParseError(path, expected, f"it is not UTF-8 text (byte {exc.start})") from exc
+        raise ParseError(path, expected, f"it is not UTF-8 text (byte {exc.start})") from None
+
+
+def _reason(exc: DataError, path: Path) -> str:
+    """A DataError's message without the path it starts with."""
+    text = str(exc)
+    return text[len(str(path)) + 2 :] if text.startswith(f"{path}: ") else text
 
 
 def split_unit(header: str) -> tuple[str, str]:
     """`Total Time (ns)` -> (`Total Time`, `ns`); `Start(sec)` -> (`Start`, `sec`); else ''."""
-    match = _UNIT_RE.match(header.strip())
-    if match is None:
-        return header.strip(), ""
-    return match["name"].strip(), match["unit"].strip()
+    text = header.strip()
+    open_at = text.rfind("(")
+    if not text.endswith(")") or open_at < 0 or ")" in text[open_at:-1]:
+        return text, ""
+    return text[:open_at].strip(), text[open_at + 1 : -1].strip()
 
 
 def time_factor(unit: str, path: str | Path, column: str) -> float:
@@ -109,7 +137,9 @@ def time_factor(unit: str, path: str | Path, column: str) -> float:
         return NS_PER_UNIT[unit.strip().lower()]
     except KeyError:
         raise ParseError(
-            path, "a time unit (ns, us, ms, s)", f"column {column!r} is in {unit!r}"
+            path,
+            "a time unit (ns, us, ms, s)",
+            f"column {shown_cell(column, 80)} is in {shown_cell(unit)}",
         ) from None
 
 
@@ -125,66 +155,95 @@ def byte_factor(unit: str, path: str | Path, column: str, binary: bool = False) 
         return table[unit.strip().lower()]
     except KeyError:
         raise ParseError(
-            path, "a size unit (B, KB, MB, GB)", f"column {column!r} is in {unit!r}"
+            path,
+            "a size unit (B, KB, MB, GB)",
+            f"column {shown_cell(column, 80)} is in {shown_cell(unit)}",
         ) from None
 
 
-def numbers(series: pd.Series, path: str | Path, column: str) -> pd.Series:
-    """Parse a column of numbers as float64: thousands separators, `n/a` and empty cells allowed.
-
-    Raises: ParseError naming the column and the first value that is not a number.
-    """
-    if series.dtype.kind in "iuf":
-        return series.astype("float64")
-    text = series.astype("string").str.strip().str.replace(",", "", regex=False)
-    text = text.mask(text.isin(MISSING))
-    out = pd.to_numeric(text, errors="coerce")
-    bad = out.isna() & text.notna()
-    if bad.any():
-        raise ParseError(path, f"numbers in column {column!r}", f"found {text[bad].iloc[0]!r}")
-    return out.astype("float64")
-
-
-def scaled(values: pd.Series, factor: float) -> pd.Series:
-    """float or integer values times `factor`, rounded to nullable Int64 (NA stays NA)."""
-    if str(values.dtype) == "Int64" and factor == 1:
-        return values
-    if factor == 1 and values.dtype.kind in "iu":
-        return values.astype("Int64")
-    arr = values.astype("float64").to_numpy() * factor
-    mask = np.isnan(arr)
-    ints = np.where(mask, 0, np.rint(arr)).astype("int64")
-    return pd.Series(pd.arrays.IntegerArray(ints, mask), index=values.index)
-
-
 def read_csv_text(
-    source: str | Path, path: str | Path, expected: str, **kwargs: object
+    source: str | bytes, path: str | Path, expected: str, **kwargs: object
 ) -> pd.DataFrame:
-    """pandas' C reader over CSV text (a str) or a whole file (a Path), every cell a string
-    unless `dtype` says otherwise.
+    """pandas' C reader over CSV text, every cell a string unless `dtype` (a dict for some
+    columns) says otherwise; `usecols` selects columns after the whole table is read.
+
+    A row with more cells than the header is an error: pandas would otherwise take the first
+    cells as an index, or (with its own `usecols`) drop the last ones, and either way shift
+    every column. So is a number too large for its dtype.
 
     Raises: ParseError naming `path` when the CSV is malformed (e.g. a truncated quoted field).
     """
+    usecols = kwargs.pop("usecols", None)
+    dtype = kwargs.pop("dtype", "string")
     options: dict[str, object] = {
-        "dtype": "string",
+        "dtype": defaultdict(lambda: "string", dtype) if isinstance(dtype, dict) else dtype,
         "keep_default_na": False,
         "na_values": [""],
         "engine": "c",
+        "index_col": False,
+        "encoding": "utf-8-sig",
     }
     options.update(kwargs)
-    if isinstance(source, Path):
-        options["encoding"] = "utf-8-sig"
-    handle = source if isinstance(source, Path) else io.StringIO(source)
+    data = source.encode("utf-8") if isinstance(source, str) else source
     try:
-        frame: pd.DataFrame = pd.read_csv(handle, **options)  # type: ignore[call-overload]
-        return frame
-    except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise ParseError(path, expected, f"malformed CSV: {_first_line(exc)}") from exc
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            warnings.simplefilter("ignore", RuntimeWarning)  # `inf` cast to int64: refused below
+            frame: pd.DataFrame = pd.read_csv(io.BytesIO(data), **options)  # type: ignore[call-overload]
+        return frame if usecols is None else frame[list(usecols)]  # type: ignore[call-overload]
+    except pd.errors.ParserWarning as exc:
+        raise ParseError(path, expected, f"a row has more cells than the header: {exc}") from None
+    except (ValueError, OverflowError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise ParseError(path, expected, f"malformed CSV: {_first_line(exc)}") from None
 
 
 def header_cells(line: str) -> list[str]:
-    """The cells of one CSV header line (quotes removed)."""
-    return next(csv.reader([line]), [])
+    """The cells of one CSV header line (quotes removed); a line the csv module refuses (a NUL,
+    a cell over its size limit) is split at every comma."""
+    try:
+        return next(csv.reader([line]), [])
+    except csv.Error:
+        return [cell.strip('"') for cell in line.split(",")]
+
+
+def check_header(cells: list[str], path: str | Path, expected: str) -> None:
+    """A header must name each column once: a repeated name would shift or hide a column.
+
+    Raises: ParseError naming the repeated column.
+    """
+    seen: set[str] = set()
+    for cell in cells:
+        name = cell.strip()
+        if name in seen:
+            raise ParseError(
+                path, expected, f"column {shown_cell(name, 80)} appears twice in the header"
+            )
+        seen.add(name)
+
+
+def check_last_row(origin: Origin, n_cells: int, last: int) -> None:
+    """The last data row (`last`, 0-based; -1 when there is none) has the header's `n_cells`
+    cells: pandas fills a row cut mid-way with missing values, which must not pass as data.
+
+    Raises: ParseError naming the row's line.
+    """
+    if last >= 0 and last_row_cells(origin.text) < n_cells:
+        raise origin.error(
+            f"line {origin.line(last)}: the last row has fewer than the header's {n_cells} "
+            "cells (truncated file?)"
+        )
+
+
+def last_row_cells(text: str | bytes) -> int:
+    """How many CSV cells the last non-blank line of `text` has (0 when there is none): a row
+    with fewer cells than the header at the end of a table is where a truncated file was cut."""
+    if isinstance(text, bytes):
+        data = text.rstrip(b"\r\n \t")
+        last = data[data.rfind(b"\n") + 1 :].decode("utf-8", "replace")
+    else:
+        last = text.rstrip("\r\n \t")
+        last = last[last.rfind("\n") + 1 :]
+    return len(header_cells(last)) if last else 0
 
 
 def _first_line(exc: BaseException) -> str:

@@ -10,6 +10,7 @@ Copies are classified by CUPTI's copyKind and memory kinds, never by a name.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import zipfile
@@ -20,10 +21,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiler import schema
-from profiler.errors import ParseError
+from profiler import files, schema
+from profiler.errors import DataError, ParseError
+from profiler.parse import values
 
 FORMAT = 1
+# What the arrays of one record file may unpack to (a million kernels take about 100 MB).
+UNPACKED_LIMIT = 4 << 30
 EXPECTED = "a CUPTI record file (.npz) written by profgen's cupti backend"
 
 # CUpti_ActivityMemcpyKind -> copy direction; CUDA arrays are device memory.
@@ -77,27 +81,35 @@ Raw = dict[str, np.ndarray]
 
 
 def read_raw(path: str | Path) -> Raw:
-    """Load a raw CUPTI record file.
+    """Load a raw CUPTI record file, read through `profiler.files` (a FIFO or device is refused
+    before it is read) and unpacked only when its arrays declare at most `UNPACKED_LIMIT` bytes.
 
-    Raises: ParseError naming the file when it is missing, not an npz, or not this format.
+    Raises: ParseError naming the file when it is missing, not a regular file, not an npz, too
+        large unpacked, or not this format.
     """
     path = Path(path)
     try:
-        with np.load(path, allow_pickle=False) as npz:
+        data = files.read_bytes(path)
+    except DataError as exc:
+        raise ParseError(path, EXPECTED, str(exc).removeprefix(f"{path}: ")) from None
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            unpacked = sum(info.file_size for info in archive.infolist())
+        if unpacked > UNPACKED_LIMIT:
+            raise ParseError(path, EXPECTED, f"its arrays unpack to {unpacked} bytes")
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             raw = {k: npz[k] for k in npz.files}
-    except FileNotFoundError:
-        raise ParseError(path, EXPECTED, "no such file") from None
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
         raise ParseError(path, EXPECTED, f"not readable as npz: {exc}") from exc
     if "meta" not in raw:
         raise ParseError(path, EXPECTED, "no `meta` entry")
     try:
         info = json.loads(str(raw["meta"]))
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise ParseError(path, EXPECTED, f"`meta` is not JSON: {exc}") from exc
     if not isinstance(info, dict) or info.get("format") != FORMAT:
         got = info.get("format") if isinstance(info, dict) else info
-        raise ParseError(path, EXPECTED, f"format {got!r}, this profgen reads {FORMAT}")
+        raise ParseError(path, EXPECTED, f"format {repr(got)[:40]}, this profgen reads {FORMAT}")
     missing = [k for k in _REQUIRED if k not in raw]
     if missing:
         raise ParseError(path, EXPECTED, f"missing arrays {missing[:5]}")
@@ -133,8 +145,8 @@ def _missing_ints(n: int) -> pd.arrays.IntegerArray:
 
 
 def _strings(table: np.ndarray, codes: np.ndarray) -> Any:
-    """`table[codes]` as a string array; code -1 is missing."""
-    objs = np.asarray([str(x) for x in table] + [None], dtype=object)
+    """`table[codes]` as a string array, names capped (`values.cap_name`); code -1 is missing."""
+    objs = np.asarray([values.cap_name(str(x)) for x in table] + [None], dtype=object)
     return pd.array(objs[np.where(codes < 0, len(table), codes)], dtype="string")
 
 
@@ -248,7 +260,8 @@ def api_trace(raw: Raw, stage: str) -> pd.DataFrame:
     for group in ("runtime", "driver"):
         cbids = raw[f"cbid.{group}"].astype(np.int64)
         table = np.array(
-            [_VERSION_SUFFIX.sub("", str(x)) for x in raw[f"name.{group}"]], dtype=object
+            [values.cap_name(_VERSION_SUFFIX.sub("", str(x))) for x in raw[f"name.{group}"]],
+            dtype=object,
         )
         calls = raw[f"{group}.cbid"].astype(np.int64)
         idx = np.searchsorted(cbids, calls)

@@ -1,11 +1,13 @@
 """What kind of profiler output is this file or folder? (for `profgen import`)
 
-Only the first 64 KiB of a file are read; nothing is run.
+Only the first 64 KiB of a file are read; nothing is run. Anything but a regular file or a
+folder (a FIFO, a socket, a device) is refused before it is opened for reading.
 """
 
 from __future__ import annotations
 
 import re
+import stat
 from pathlib import Path
 
 from profiler.errors import ParseError
@@ -36,12 +38,18 @@ def detect(path: str | Path) -> str:
         missing, empty, binary or unreadable).
     """
     path = Path(path)
-    if path.is_dir():
-        if any(nsys_csv.canonical_report(f.stem) for f in path.glob("*.csv")):
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise ParseError(path, EXPECTED, exc.strerror or "cannot be read") from None
+    if stat.S_ISDIR(mode):
+        if nsys_csv.report_files(path):
             return NSYS_DIR
-        raise ParseError(path, EXPECTED, "the folder has no CSV file named like an nsys report")
-    if not path.exists():
-        raise ParseError(path, EXPECTED, "no such file or folder")
+        raise ParseError(
+            path, EXPECTED, "the folder has no regular CSV file named like an nsys report"
+        )
+    if not stat.S_ISREG(mode):
+        raise ParseError(path, EXPECTED, "not a regular file (a FIFO, socket or device)")
     if path.suffix.lower() in REPORT_SUFFIXES:
         return NSYS_REPORT
     head = csvtext.read_head(path, EXPECTED)

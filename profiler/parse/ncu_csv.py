@@ -20,6 +20,7 @@ FP32 FLOPs are 2 * ffma + fadd + fmul thread instructions executed (predicated o
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -28,7 +29,8 @@ import pandas as pd
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import csvtext, gpuops
+from profiler.parse import csvtext, gpuops, values
+from profiler.parse.values import LineCounter, Origin
 from profiler.ranges import DOMAIN
 
 EXPECTED = 'Nsight Compute CSV (ncu --csv; a header starting "ID","Process ID")'
@@ -61,12 +63,11 @@ METRICS = {
     "registers": ("count", ("launch__registers_per_thread", "Registers Per Thread")),
 }
 _HEADER = re.compile(r'^"?ID"?,"?Process ID"?,', re.MULTILINE)
+_PROF_LINE = re.compile(r"^==[A-Z]+==", re.MULTILINE)
+_TOOL_LINE = re.compile(r"^==[^\n]*(?:\n|\Z)", re.MULTILINE)  # ==PROF==, ==WARNING== ...
 _QUOTED = re.compile(r'"([^"]*)"')
-_SAME_MSG = re.compile(r"^(?P<domain>[^:]*):(?P<name>.*):[^:]*:[^:]*:[^:]*:[^:]*:[^:]*:(?P=name)$")
-_ANY_MSG = re.compile(
-    r"^(?P<domain>[^:]*):(?P<name>.*):[^:]*:[^:]*:[^:]*:[^:]*:"
-    r"(?:REGISTERED|ASCII|UNICODE|UNKNOWN|NONE):.*$"
-)
+_MSG_TYPES = {"REGISTERED", "ASCII", "UNICODE", "UNKNOWN", "NONE"}
+_RULES = {"time": values.TIME, "bytes": values.SIZE, "count": values.COUNT, "pct": values.VALUE}
 
 
 def read_metrics(path: str | Path, stage: str) -> pd.DataFrame:
@@ -76,93 +77,153 @@ def read_metrics(path: str | Path, stage: str) -> pd.DataFrame:
         path: the CSV file, with whatever ncu and the program printed before the header.
         stage: the stage key written into every row.
 
-    Returns: DataFrame with `schema.METRICS` columns, one row per kernel launch, by launch ID.
+    Returns: DataFrame with `schema.METRICS` columns, one row per kernel launch, by launch ID
+        (none when the file has only its header).
 
-    Raises: ParseError when the file has no ncu CSV header, is malformed or truncated.
+    Raises: ParseError when the file's first 64 KiB have neither an `==PROF==` line nor the
+        header, it has no ncu CSV header, is malformed or truncated, repeats a column, or a
+        cell is no number in range (naming its line and column).
     """
     path = Path(path)
+    head = csvtext.read_head(path, EXPECTED)
+    if not (_PROF_LINE.search(head) or _HEADER.search(head)):
+        raise ParseError(path, EXPECTED, "no such header nor ==PROF== line at its start")
     text = csvtext.read_text(path, EXPECTED)
     match = _HEADER.search(text)
     if match is None:
         raise ParseError(path, EXPECTED, "no such header found")
-    body = "\n".join(ln for ln in text[match.start() :].splitlines() if not ln.startswith("=="))
-    table = csvtext.read_csv_text(body + "\n", path, EXPECTED)
+    origin = _table(text, match.start(), path)
+    header = csvtext.header_cells(str(origin.text).split("\n", 1)[0])
+    csvtext.check_header(header, path, EXPECTED)
+    table = csvtext.read_csv_text(origin.text, path, EXPECTED)
+    csvtext.check_last_row(origin, len(header), len(table) - 1)
     if "Metric Name" in table.columns and "Metric Value" in table.columns:
-        launches, values = _details(table, path)
+        launches, found = _details(table, origin)
     else:
-        launches, values = _raw(table, path)
-    return _metrics(launches, values, stage, path)
+        units: dict[str, str] = {}
+        if len(table) and "ID" in table and pd.isna(table["ID"].iloc[0]):  # the units row
+            units = {str(c): ("" if pd.isna(u) else str(u)) for c, u in table.iloc[0].items()}
+            table = table.iloc[1:].reset_index(drop=True)
+            origin = dataclasses.replace(origin, skip=1)
+        launches, found = _raw(table, units, origin)
+    return _metrics(launches, found, stage, origin)
 
 
 def innermost_range(cell: object, domain: str = DOMAIN) -> str | None:
-    """The innermost range of `domain` in one packed ncu NVTX cell, or None."""
+    """The innermost range of `domain` in one packed ncu NVTX cell, or None.
+
+    A cell holds quoted `domain:range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg` segments,
+    outermost first. A range name may hold colons; it is found by counting fields (linear in
+    the cell, where a pattern with a back-reference would backtrack).
+    """
     if not isinstance(cell, str):
         return None
     found = None
     for segment in _QUOTED.findall(cell):
-        match = _SAME_MSG.match(segment) or _ANY_MSG.match(segment)
-        if match and match["domain"] == domain:
-            found = match["name"]
+        parts = segment.split(":")
+        if parts[0] == domain:
+            found = _range_name(parts) or found
     return found
 
 
-def _raw(table: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, dict[str, pd.Series]]:
-    """The raw page: metric columns, units in the first row (whose ID is empty)."""
-    units = {}
-    if len(table) and pd.isna(table["ID"].iloc[0]):
-        units = {c: ("" if pd.isna(u) else str(u)) for c, u in table.iloc[0].items()}
-        table = table.iloc[1:].reset_index(drop=True)
-    values = {}
+def _range_name(parts: list[str]) -> str | None:
+    """The range of one segment split at `:`. When the message repeats the range (profgen's
+    ranges), the range has (len - 8) / 2 colons; else the last known Msg_Type ends it."""
+    colons, odd = divmod(len(parts) - 8, 2)
+    if colons >= 0 and not odd and parts[1 : 2 + colons] == parts[len(parts) - 1 - colons :]:
+        return ":".join(parts[1 : 2 + colons])
+    for at in range(len(parts) - 2, 5, -1):  # Msg_Type, followed by a message
+        if parts[at] in _MSG_TYPES:
+            return ":".join(parts[1 : at - 4])
+    return None
+
+
+def _table(text: str, start: int, path: Path) -> Origin:
+    """The CSV from the header on, ncu's own `==` lines removed (their lines remembered)."""
+    lines = LineCounter(text)
+    first = lines.at(start)
+    pieces, dropped, pos = [], [], start
+    for tool in _TOOL_LINE.finditer(text, start):
+        pieces.append(text[pos : tool.start()])
+        dropped.append(lines.at(tool.start()))
+        pos = tool.end()
+    pieces.append(text[pos:])
+    return Origin(path, EXPECTED, "".join(pieces), first, dropped=tuple(dropped))
+
+
+def _raw(
+    table: pd.DataFrame, units: dict[str, str], origin: Origin
+) -> tuple[pd.DataFrame, dict[str, pd.Series]]:
+    """The raw page: metric columns, units from the row under the header."""
+    found = {}
     for field, (kind, names) in METRICS.items():
         column = next((n for n in names if n in table.columns), None)
         if column is not None:
-            number = csvtext.numbers(table[column], path, column)
-            values[field] = number * _factor(kind, units.get(column, ""), path, column)
-    return table, values
+            factor = _factor(kind, units.get(column, ""), origin.path, column)
+            found[field] = values.numbers(table[column], origin, column, _RULES[kind], factor)
+    return table, found
 
 
-def _details(table: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, dict[str, pd.Series]]:
+def _details(table: pd.DataFrame, origin: Origin) -> tuple[pd.DataFrame, dict[str, pd.Series]]:
     """The details page: one row per launch and metric, pivoted to one row per launch."""
     rows = table[table["Metric Name"].notna()]
     launches = table.drop_duplicates("ID").reset_index(drop=True)
-    values = {}
+    found = {}
     for field, (kind, names) in METRICS.items():
         for name in names:
             hits = rows[rows["Metric Name"] == name].drop_duplicates("ID")
             if hits.empty:
                 continue
-            number = csvtext.numbers(hits["Metric Value"], path, name)
             units = hits["Metric Unit"].fillna("").astype(str)
-            factor = units.map(lambda u, k=kind, n=name: _factor(k, u, path, n)).astype("float64")
-            by_id = pd.Series((number * factor).to_numpy(), index=hits["ID"].to_numpy())
-            values[field] = pd.Series(launches["ID"].map(by_id).to_numpy(dtype="float64"))
+            factor = units.map(lambda u, k=kind, n=name: _factor(k, u, origin.path, n))
+            number = values.numbers(
+                hits["Metric Value"], origin, name, _RULES[kind], factor.to_numpy(dtype="float64")
+            )
+            by_id = pd.Series(number.to_numpy(), index=hits["ID"].to_numpy())
+            found[field] = pd.Series(launches["ID"].map(by_id).to_numpy(dtype="float64"))
             break
-    return launches, values
+    return launches, found
 
 
 def _metrics(
-    launches: pd.DataFrame, values: dict[str, pd.Series], stage: str, path: Path
+    launches: pd.DataFrame, found: dict[str, pd.Series], stage: str, origin: Origin
 ) -> pd.DataFrame:
     if "ID" not in launches or "Kernel Name" not in launches:
-        raise ParseError(path, EXPECTED, "no ID or Kernel Name column")
-    ids = csvtext.numbers(launches["ID"], path, "ID")
+        raise origin.error("no ID or Kernel Name column")
+    ids = values.numbers(launches["ID"], origin, "ID", values.COUNT)
     if ids.isna().any() or launches["Kernel Name"].isna().any():
-        raise ParseError(path, EXPECTED, "a row has no launch ID or kernel name (truncated file?)")
+        raise origin.error("a row has no launch ID or kernel name (truncated file?)")
     nan = pd.Series(np.nan, index=launches.index)
-    get = {f: values.get(f, nan).reset_index(drop=True) for f in METRICS}
+    get = {f: found.get(f, nan).reset_index(drop=True) for f in METRICS}
+    get["fp32_flops"] = 2 * get["ffma"] + get["fadd"] + get["fmul"]
+    for field in ("fp32_flops", "duration_ns"):
+        if (get[field] >= values.LIMIT).any():
+            raise origin.error(f"the {field} of a launch is past 2**62")
+        values.check_total(get[field], origin, field)
     nvtx = next((c for c in launches.columns if "Push/Pop_Range" in c), None)
+    labels = {
+        "name": launches["Kernel Name"],
+        "range": gpuops.map_strings(launches[nvtx], innermost_range) if nvtx else None,
+        "grid": launches.get("Grid Size"),
+        "block": launches.get("Block Size"),
+    }
+    text = {
+        k: pd.NA if v is None else values.cap_names(v.astype("string")) for k, v in labels.items()
+    }
     out = pd.DataFrame(
         {
             "stage": stage,
             "kernel_id": ids.astype("int64"),
-            "name": launches["Kernel Name"],
-            "range": (gpuops.map_strings(launches[nvtx], innermost_range) if nvtx else pd.NA),
-            "grid": launches.get("Grid Size", pd.NA),
-            "block": launches.get("Block Size", pd.NA),
-            "fp32_flops": csvtext.scaled(2 * get["ffma"] + get["fadd"] + get["fmul"], 1),
+            **text,
             **{
-                f: csvtext.scaled(get[f], 1)
-                for f in ("duration_ns", "dram_read_bytes", "dram_write_bytes", "registers")
+                f: values.whole(get[f])
+                for f in (
+                    "fp32_flops",
+                    "duration_ns",
+                    "dram_read_bytes",
+                    "dram_write_bytes",
+                    "registers",
+                )
             },
             **{
                 f: get[f]

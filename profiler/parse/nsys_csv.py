@@ -30,8 +30,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from profiler import files
 from profiler.errors import ParseError
 from profiler.parse import csvtext, nsys_tables
+from profiler.parse.values import LineCounter, Origin
 
 EXPECTED = "nsys stats --format csv output (cuda_gpu_trace, cuda_gpu_kern_sum, cuda_api_sum, ...)"
 
@@ -58,16 +60,22 @@ OLD_NAMES = {
 }
 _NAMES = sorted([*REPORTS, *OLD_NAMES], key=len, reverse=True)
 
-_MARKER = re.compile(
-    r"^(?:Processing|Running) \[.*?\] with \[(?P<script>[^\]]*)\](?: to \[[^\]]*\])?\.*.*$"
-    r"|^Running \[(?P<script2>[^\s\]]+)[^\]]*\]\.*\s*$"
-    r"|^\s*\*\*.*\((?P<banner>[A-Za-z_]+)\):?\s*$",
+# A run of blank lines between paragraphs. Every pattern here runs in time and memory linear in
+# the text: single character classes, possessive repeats, no nested quantifiers (a repeated
+# group such as `(?:[ \t]*\n)+` costs re a backtracking entry per repeat: 1.2 GB for a
+# 10-million-line run).
+_PARAGRAPH_BREAK = re.compile(r"\n[\n \t\r]*\n")
+# Lines that are no CSV: markers that name the report that follows, and nsys's chatter.
+_SPECIAL = re.compile(
+    r"^(?:(?P<marker>(?:Processing|Running) \[|[ \t]*\*\*)"
+    r"|Generating SQLite file|Exporting|SKIPPED:|NOTICE:|WARNING:|ERROR:|\[[0-9]+/[0-9]+\]"
+    r"|Generated:|Using |Report file)[^\n]*",
     re.MULTILINE,
 )
-_JUNK = re.compile(
-    r"^(?:Generating SQLite file|Exporting|Processing \[|Running \[|SKIPPED:|NOTICE:|WARNING:"
-    r"|ERROR:|\*\*|\[\d+/\d+\]|Generated:|Using |Report file)"
-)
+_LEADING_BLANKS = re.compile(r"(?:[ \t\r]*\n)*+")
+_SCRIPT = re.compile(r"\] with \[(?P<script>[^\]\n]*)\]")
+_RUNNING = re.compile(r"^Running \[(?P<script>[^\s\]]+)")
+_BANNER = re.compile(r"\((?P<banner>[A-Za-z_]+)\):?[ \t\r]*\Z")
 
 
 def canonical_report(name: str) -> str | None:
@@ -79,8 +87,32 @@ def canonical_report(name: str) -> str | None:
     return None
 
 
+def report_files(path: str | Path) -> dict[str, Path]:
+    """The files of a folder `read_stats_dir` reads: regular files (never a symbolic link, a
+    FIFO or a device: checked with lstat) named `*.csv` like an nsys report, by report.
+
+    Raises: ParseError when `path` is not a folder or two files give one report.
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        raise ParseError(folder, f"a folder of {EXPECTED}", "it is not a folder")
+    found: dict[str, Path] = {}
+    for file in sorted(folder.glob("*.csv")):
+        report = canonical_report(file.stem)
+        if report is None or not files.is_regular_file(file):
+            continue
+        if report in found:
+            raise ParseError(
+                folder,
+                f"a folder of {EXPECTED}",
+                f"{found[report].name} and {file.name} both hold the {report} report",
+            )
+        found[report] = file
+    return found
+
+
 def read_stats_dir(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
-    """Read a folder of `nsys stats --format csv --output PREFIX` files.
+    """Read a folder of `nsys stats --format csv --output PREFIX` files (see `report_files`).
 
     Args:
         path: the folder.
@@ -88,23 +120,25 @@ def read_stats_dir(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
 
     Returns: tables by name (`gpu_trace`, `api_trace`, `range_trace`, `gpu_activities`,
         `api_calls`, `ranges`), each a DataFrame with the `schema` table of that name;
-        only the tables the folder's reports give.
+        only the tables the folder's reports give. A zero-byte report (nsys: "PROCESSED (EMPTY
+        RESULTS)") or one with only its header has no data and gives no table.
 
     Raises: ParseError when the folder holds no nsys report CSV or a report is corrupt.
     """
     folder = Path(path)
-    if not folder.is_dir():
-        raise ParseError(folder, f"a folder of {EXPECTED}", "it is not a folder")
     frames: dict[str, tuple[pd.DataFrame, Path]] = {}
-    for file in sorted(folder.glob("*.csv")):
-        report = canonical_report(file.stem)
-        if file.stat().st_size == 0:  # nsys: "PROCESSED (EMPTY RESULTS)", e.g. no GPU work
-            continue
-        if report is not None and report not in frames:
-            head = csvtext.read_head(file, f"nsys {report} CSV")
-            frames[report] = (read_report(file, head.split("\n", 1)[0], report, file), file)
-    if not frames:
+    chosen = report_files(folder)
+    if not chosen:
         raise ParseError(folder, f"a folder of {EXPECTED}", "no file is named like an nsys report")
+    for report, file in chosen.items():
+        if file.stat().st_size == 0:
+            continue
+        header = csvtext.read_head(file, f"nsys {report} CSV").split("\n", 1)[0]
+        _check_header(header, report, file)  # before the whole file is read
+        data = csvtext.read_text(file, f"nsys {report} CSV").encode("utf-8")
+        frame = read_report(data, header, report, Origin(file, f"nsys {report} CSV", data))
+        if len(frame):
+            frames[report] = (frame, file)
     return nsys_tables.build(frames, stage)
 
 
@@ -113,18 +147,29 @@ def read_stats_stdout(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
 
     Returns: tables by name, as `read_stats_dir`.
 
-    Raises: ParseError when no report can be found in the text or a report is corrupt.
+    Raises: ParseError when its first 64 KiB hold no nsys line, no report can be found in the
+        text, or a report is corrupt.
     """
     path = Path(path)
+    head = csvtext.read_head(path, EXPECTED)
+    if not any(_SPECIAL.match(ln) or identify(ln) for ln in head.splitlines()):
+        raise ParseError(path, EXPECTED, "its start has no nsys report header or nsys line")
     text = csvtext.read_text(path, EXPECTED)
     frames: dict[str, tuple[pd.DataFrame, Path]] = {}
-    for report, block in split_stdout(text):
+    found = False
+    for report, block, first_line, dropped in split_stdout(text):
         header = block.split("\n", 1)[0]
         report = report or identify(header)
         if report is not None and report not in frames:
-            frames[report] = (read_report(block, header, report, path), path)
-    if not frames:
+            found = True
+            origin = Origin(path, f"nsys {report} CSV", block, first_line, dropped=dropped)
+            frame = read_report(block, header, report, origin)
+            if len(frame):
+                frames[report] = (frame, path)
+    if not found:
         raise ParseError(path, EXPECTED, "no nsys report header found")
+    if not frames:
+        raise ParseError(path, EXPECTED, "its reports have a header but no rows")
     return nsys_tables.build(frames, stage)
 
 
@@ -136,24 +181,80 @@ def read_gpu_trace(path: str | Path, stage: str) -> pd.DataFrame:
     Raises: ParseError when the file is not a readable nsys gpu trace.
     """
     path = Path(path)
-    head = csvtext.read_head(path, "nsys cuda_gpu_trace CSV")
-    frame = read_report(path, head.split("\n", 1)[0], "cuda_gpu_trace", path)
+    expected = "nsys cuda_gpu_trace CSV"
+    header = csvtext.read_head(path, expected).split("\n", 1)[0]
+    _check_header(header, "cuda_gpu_trace", path)
+    data = csvtext.read_text(path, expected).encode("utf-8")
+    frame = read_report(data, header, "cuda_gpu_trace", Origin(path, expected, data))
     return nsys_tables.gpu_trace(frame, stage, path)
 
 
-def split_stdout(text: str) -> list[tuple[str | None, str]]:
-    """Cut a stdout capture into (report name or None, CSV text) blocks, junk lines removed."""
-    blocks: list[tuple[str | None, str]] = []
-    marks = list(_MARKER.finditer(text))
-    bounds = [(None, 0)] + [(_marker_report(m), m.end()) for m in marks]
-    ends = [m.start() for m in marks] + [len(text)]
-    for (report, start), end in zip(bounds, ends, strict=True):
-        for paragraph in re.split(r"\n[ \t]*\r?\n", text[start:end]):
-            lines = [ln for ln in paragraph.splitlines() if ln.strip() and not _JUNK.match(ln)]
-            if lines:
-                blocks.append((report, "\n".join(lines) + "\n"))
-                report = None  # a second paragraph in one section is identified by its header
+Block = tuple[str | None, str, int, tuple[int, ...]]
+
+
+def split_stdout(text: str) -> list[Block]:
+    """Cut a stdout capture into blocks of CSV text: (report named by the marker before it, or
+    None; the text; the file line of its first line; the file lines of nsys chatter removed from
+    inside it). Paragraphs end at blank lines and at markers; other nsys lines are dropped.
+
+    Linear in the text: paragraphs and special lines are found by patterns that cannot
+    backtrack, and only those lines are visited in Python.
+    """
+    lines = LineCounter(text)
+    blocks: list[Block] = []
+    pending: list[str | None] = [None]  # the report the next block is under
+    start = 0
+    for brk in [*_PARAGRAPH_BREAK.finditer(text), None]:
+        end = len(text) if brk is None else brk.start() + 1
+        _paragraph(text, start, end, lines, pending, blocks)
+        start = len(text) if brk is None else brk.end()
     return blocks
+
+
+def _paragraph(
+    text: str,
+    start: int,
+    end: int,
+    lines: LineCounter,
+    pending: list[str | None],
+    blocks: list[Block],
+) -> None:
+    """The blocks of one paragraph `text[start:end]`, appended to `blocks`; `pending[0]` is the
+    report the last marker named, for the next block."""
+    pieces: list[tuple[int, int]] = []
+    dropped: list[int] = []
+    first = 0
+
+    def add(a: int, b: int) -> None:
+        nonlocal first
+        if not pieces:
+            a = _LEADING_BLANKS.match(text, a, b).end()  # type: ignore[union-attr]
+            if a >= b:
+                return
+            first = lines.at(a)
+        pieces.append((a, b))
+
+    def flush() -> None:
+        body = "".join(text[a:b] for a, b in pieces)
+        if body.strip():
+            blocks.append((pending[0], body, first, tuple(dropped)))
+            pending[0] = None
+        pieces.clear()
+        dropped.clear()
+
+    pos = start
+    for special in _SPECIAL.finditer(text, start, end):
+        if special.start() > pos:
+            add(pos, special.start())
+        if special["marker"] is not None:
+            flush()
+            pending[0] = _marker_report(special.group())
+        elif pieces:
+            dropped.append(lines.at(special.start()))
+        pos = min(special.end() + 1, end)
+    if end > pos:
+        add(pos, end)
+    flush()
 
 
 def identify(header_line: str) -> str | None:
@@ -176,24 +277,33 @@ def identify(header_line: str) -> str | None:
     return None
 
 
-def read_report(source: str | Path, header: str, report: str, path: Path) -> pd.DataFrame:
-    """Parse one report (CSV text, or a whole file when a Path) into `nsys_tables` fields.
+def read_report(source: str | bytes, header: str, report: str, origin: Origin) -> pd.DataFrame:
+    """Parse one report's CSV text into `nsys_tables` fields (no rows: only its header).
 
     Args:
-        source: the report's CSV text, or the file that holds only it.
+        source: the report's CSV text, header line first.
         header: its first line.
         report: the canonical report name it should be.
-        path: the file named in errors.
+        origin: where the text is in its file (named in errors).
 
     Raises: ParseError when the header is not that report's or a row is malformed.
     """
+    _check_header(header, report, origin.path)
+    return nsys_tables.parse(source, header, report, origin)
+
+
+def _check_header(header: str, report: str, path: Path) -> None:
     found = identify(header)
     if found != report:
         what = f"an nsys {found} report" if found else f"header {header.strip()[:120]!r}"
         raise ParseError(path, f"nsys {report} CSV", f"found {what}")
-    return nsys_tables.parse(source, header, report, path)
 
 
-def _marker_report(match: re.Match[str]) -> str | None:
-    name = match["script"] or match["script2"] or match["banner"] or ""
+def _marker_report(line: str) -> str | None:
+    """The report a marker line names: `Processing [...] with [.../cuda_api_sum.py]`, `Running
+    [.../cuda_api_sum.py ...]` or a banner ` ** CUDA API Summary (cuda_api_sum):`."""
+    found = _SCRIPT.search(line) or _RUNNING.match(line) or _BANNER.search(line.rstrip())
+    if found is None:
+        return None
+    name = found.groupdict().get("script") or found.groupdict().get("banner") or ""
     return canonical_report(Path(name).name)

@@ -15,7 +15,8 @@ import pandas as pd
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import csvtext, gpuops
+from profiler.parse import csvtext, gpuops, values
+from profiler.parse.values import Origin
 from profiler.ranges import DOMAIN
 
 _TRACE = {
@@ -56,6 +57,7 @@ _PROJ_TRACE = {
     "lvl": "level",
 }
 _SUM = {
+    "time": "pct",  # Time (%), Time(%): checked to add up to 100, then recomputed
     "totaltime": "total",
     "instances": "calls",
     "numcalls": "calls",
@@ -102,6 +104,7 @@ REQUIRED = {
 }
 _TIMES = set("start duration total avg min max gpu_start gpu_duration gpu_total".split())
 _SIZES = {"ssmem", "dsmem", "bytes"}
+_SUMMED = {"duration", "total", "gpu_duration", "gpu_total"}  # analyses add these up
 _INTS = set(
     "corr grid_x grid_y grid_z block_x block_y block_z registers stream calls thread gpu_ops"
     " level".split()
@@ -116,42 +119,95 @@ def key(header: str) -> tuple[str, str]:
     return re.sub(r"[\s_]", "", name.lower()), unit
 
 
-def parse(source: str | Path, header_line: str, report: str, path: Path) -> pd.DataFrame:
-    """One report (CSV text, or a file) -> a frame of field columns, times in ns, sizes in bytes.
+def parse(source: str | bytes, header_line: str, report: str, origin: Origin) -> pd.DataFrame:
+    """One report's CSV text -> a frame of field columns, times in ns, sizes in bytes, names
+    capped; no rows when the report has only its header.
 
-    Raises: ParseError for a missing column, a non-number or an incomplete (truncated) row.
+    Args:
+        source: the report's CSV text, header line first.
+        header_line: that header line.
+        report: the canonical report name.
+        origin: where the text is in its file (for line numbers in errors).
+
+    Raises: ParseError for a repeated or missing column, a cell that is no number in range, or
+        an incomplete (truncated) row.
     """
-    header = csvtext.header_cells(header_line)
-    fields = FIELDS[report]
-    columns = {h: (fields[key(h)[0]], key(h)[1]) for h in header if key(h)[0] in fields}
-    required = REQUIRED.get(report, ("total", "calls", "name"))
-    missing = [f for f in required if f not in {v[0] for v in columns.values()}]
-    if missing:
-        raise ParseError(path, f"nsys {report} CSV", f"no column for {', '.join(missing)}")
-    raw = _read_fast(source, columns, path) if report == "cuda_gpu_trace" else None
+    columns = _columns(header_line, report, origin)
+    raw = _read_fast(source, columns, origin) if report == "cuda_gpu_trace" else None
     if raw is None:
-        raw = csvtext.read_csv_text(source, path, f"nsys {report} CSV", usecols=list(columns))
+        raw = csvtext.read_csv_text(source, origin.path, origin.expected, usecols=list(columns))
     out = {}
     for col, (field, unit) in columns.items():
-        out[field] = _convert(raw[col], field, unit, report, path, col)
+        out[field] = _convert(raw[col], field, unit, report, origin, col)
     frame = pd.DataFrame(out, index=raw.index, copy=False)
-    incomplete = frame[list(required)].isna().any(axis=1)
-    if incomplete.any():
-        row = int(np.flatnonzero(incomplete.to_numpy())[0]) + 1
-        raise ParseError(
-            path, f"nsys {report} CSV", f"data row {row} is incomplete (truncated file?)"
-        )
+    _check_complete(frame, source, report, columns, origin)
+    for col, (field, _) in columns.items():
+        if field in _SUMMED:
+            values.check_total(frame[field], origin, col)
+    if "pct" in frame and "total" in frame and frame["total"].sum() > 0:
+        values.check_shares(frame["pct"], 0.1, origin, report)
     return frame
 
 
+def _columns(header_line: str, report: str, origin: Origin) -> dict[str, tuple[str, str]]:
+    """The header's columns this report uses: header -> (field, unit)."""
+    header = csvtext.header_cells(header_line)
+    csvtext.check_header(header, origin.path, origin.expected)
+    fields = FIELDS[report]
+    columns: dict[str, tuple[str, str]] = {}
+    for h in header:
+        name, unit = key(h)
+        if name not in fields:
+            continue
+        twin = next((c for c, (f, _) in columns.items() if f == fields[name]), None)
+        if twin is not None:
+            pair = f"{values.shown_cell(twin, 80)} and {values.shown_cell(h, 80)}"
+            raise origin.error(f"columns {pair} both give the {fields[name]} field")
+        columns[h] = (fields[name], unit)
+    required = REQUIRED.get(report, ("total", "calls", "name"))
+    missing = [f for f in required if f not in {v[0] for v in columns.values()}]
+    if missing:
+        raise origin.error(f"no column for {', '.join(missing)}")
+    return columns
+
+
+def _check_complete(
+    frame: pd.DataFrame,
+    source: str | bytes,
+    report: str,
+    columns: dict[str, tuple[str, str]],
+    origin: Origin,
+) -> None:
+    """Every required field of every row is there, and the last row has every cell."""
+    n_cells = len(csvtext.header_cells(_first_line(source)))
+    csvtext.check_last_row(origin, n_cells, len(frame) - 1)
+    required = REQUIRED.get(report, ("total", "calls", "name"))
+    header_of = {field: col for col, (field, _) in columns.items()}
+    for field in required:
+        empty = np.flatnonzero(frame[field].isna().to_numpy())
+        if len(empty):
+            raise origin.cell_error(
+                int(empty[0]), header_of[field], "the cell is empty (truncated file?)"
+            )
+
+
+def _first_line(source: str | bytes) -> str:
+    if isinstance(source, bytes):
+        return source[: source.find(b"\n")].decode("utf-8-sig", "replace")
+    return source.split("\n", 1)[0]
+
+
 def _read_fast(
-    source: str | Path, columns: dict[str, tuple[str, str]], path: Path
+    source: str | bytes, columns: dict[str, tuple[str, str]], origin: Origin
 ) -> pd.DataFrame | None:
     """The big trace with explicit dtypes (C reader, no per-row Python); None if that fails.
 
     Start and duration in ns are never empty: read as int64, exact (timestamps may exceed
     2**53). The small integer fields, which may be empty, are read as float64 and made Int64
     afterwards (pandas 2's reader parses nullable Int64 columns an order of magnitude slower).
+    A cell the reader cannot take (`nan`, a thousands separator, a number past int64) sends the
+    file down the string path, which names the cell; `inf` and out-of-range values the reader
+    takes are caught by the checks in `_convert`.
     """
     dtypes = {}
     for col, (field, unit) in columns.items():
@@ -163,30 +219,36 @@ def _read_fast(
             dtypes[col] = "float64"
     try:
         return csvtext.read_csv_text(
-            source, path, "nsys cuda_gpu_trace CSV", usecols=list(columns), dtype=dtypes
+            source, origin.path, origin.expected, usecols=list(columns), dtype=dtypes
         )
     except ParseError:
         return None  # e.g. thousands separators: the string path below handles them
 
 
 def _convert(
-    values: pd.Series, field: str, unit: str, report: str, path: Path, col: str
+    raw: pd.Series, field: str, unit: str, report: str, origin: Origin, col: str
 ) -> pd.Series:
     if field in _LABELS or field == "style":
-        return values if isinstance(values.dtype, pd.CategoricalDtype) else values.astype("string")
+        labels = raw if isinstance(raw.dtype, pd.CategoricalDtype) else raw.astype("string")
+        return values.cap_names(labels)
     if report == "cuda_gpu_mem_size_sum" and field == "total":
         # gpumemsizesum (before 2021.2) wrote a bare `Total` in KiB.
-        factor = csvtext.byte_factor(unit or "KiB", path, col)
+        factor = csvtext.byte_factor(unit or "KiB", origin.path, col)
     elif field in _SIZES:
-        factor = csvtext.byte_factor(unit, path, col)
+        factor = csvtext.byte_factor(unit, origin.path, col)
     elif field in _TIMES:
-        factor = csvtext.time_factor(unit, path, col)
+        factor = csvtext.time_factor(unit, origin.path, col)
     else:
         factor = 1
-    if factor == 1 and (values.dtype.kind in "iu" or str(values.dtype) == "Int64"):
-        return values.astype("Int64")  # exact, never through float64
-    number = csvtext.numbers(values, path, col)
-    return number * factor if field == "avg" else csvtext.scaled(number, factor)
+    rule = (
+        values.TIME if field in _TIMES
+        else values.SIZE if field in _SIZES
+        else values.SHARE if field == "pct"
+        else values.COUNT
+    )  # fmt: skip
+    if field in ("avg", "pct"):
+        return values.numbers(raw, origin, col, rule, factor)
+    return values.integers(raw, origin, col, rule, factor)
 
 
 def build(frames: dict[str, tuple[pd.DataFrame, Path]], stage: str) -> dict[str, pd.DataFrame]:

@@ -19,6 +19,7 @@ nvprof's sizes use binary prefixes (a 40000-byte copy is `39.0625` KB).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,8 @@ import pandas as pd
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import csvtext, gpuops
+from profiler.parse import csvtext, gpuops, nvprof_summary, values
+from profiler.parse.values import LineCounter, Origin
 
 EXPECTED = (
     "nvprof output: a summary with `GPU activities:`/`API calls:`, `nvprof --csv` or "
@@ -34,17 +36,23 @@ EXPECTED = (
 )
 GPU, API = "GPU activities", "API calls"
 
-_TEXT_HEADER = re.compile(r"^\s*(?:Type\s+)?Time\(%\)\s+Time\s+Calls\s+Avg\s+Min\s+Max\s+Name\s*$")
-_CSV_SUMMARY = re.compile(r'^(?:"Type",)?"Time\(%\)","Time","Calls","Avg","Min","Max","Name"\s*$')
-_CSV_TRACE = re.compile(r'^"Start","Duration",')
-_TEXT_TRACE = re.compile(r"^\s*Start\s+Duration\s+(Grid Size|Name)")
-_SECTION = re.compile(r"^==\d+== (?P<what>.*?):?\s*$")
-_ROW = re.compile(
-    r"^\s*(?:(?P<type>[A-Za-z][^:%]*):)?\s*(?P<pct>[\d.]+)%\s+(?P<total>\S+)\s+(?P<calls>\d+)"
-    r"\s+(?P<avg>\S+)\s+(?P<min>\S+)\s+(?P<max>\S+)\s+(?P<name>\S.*?)\s*$"
+# Every pattern runs in linear time: single character classes, no nested quantifiers; a summary
+# row is cut into fields with str.split, never with a pattern (the old row pattern took 44 s on
+# a 100 KB run of spaces).
+_HEADER = re.compile(
+    r'^(?:(?P<csv_trace>"Start","Duration",)'
+    r'|(?P<csv_summary>(?:"Type",)?"Time\(%\)","Time","Calls","Avg","Min","Max","Name"[ \t\r]*$)'
+    r"|(?P<text_summary>[ \t]*(?:Type[ \t]+)?Time\(%\)[ \t]+Time[ \t]+Calls[ \t]+Avg[ \t]+Min"
+    r"[ \t]+Max[ \t]+Name[ \t\r]*$)"
+    r"|(?P<text_trace>[ \t]*Start[ \t]+Duration[ \t]+(?:Grid Size|Name)))",
+    re.MULTILINE,
 )
-_TIME = re.compile(r"^(?P<value>[\d.]+)(?P<unit>s|ms|us|ns)$")
-_CORR_SUFFIX = re.compile(r"^(?P<name>.*\S) \[(?P<corr>\d+)\]$")
+_PID_LINE = re.compile(r"^==[0-9]+== ", re.MULTILINE)
+_API_SECTION = re.compile(r"^==[0-9]+== API calls:")
+# A table ends at a blank line or at a line starting `==`.
+_TABLE_END = re.compile(r"\n(?:[ \t\r]*(?:\n|\Z)|==)")
+_TIME_UNITS = ("ns", "us", "ms", "s")  # two-letter units first: `ms` also ends with `s`
+_CORR_SUFFIX = re.compile(r"^(?P<name>.*\S) \[(?P<corr>[0-9]{1,18})\]\Z")
 _TRACE_FIELDS = {
     "Start": "start",
     "Duration": "duration",
@@ -77,124 +85,98 @@ def read_log(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
     Returns: for a summary `gpu_activities` (and `api_calls` when the file has API rows), for a
         gpu trace `gpu_trace`; DataFrames with the `schema` tables of those names.
 
-    Raises: ParseError when the file holds none of these layouts or a table is malformed.
+    Raises: ParseError when the file's first 64 KiB have neither an `==PID==` line nor a table
+        header, it holds none of these layouts, a table is malformed or truncated, or a cell is
+        no number in range (naming its line and column).
     """
     path = Path(path)
+    head = csvtext.read_head(path, EXPECTED)
+    if not (_PID_LINE.search(head) or _HEADER.search(head)):
+        raise ParseError(path, EXPECTED, "no nvprof table header nor ==PID== line at its start")
     text = csvtext.read_text(path, EXPECTED)
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        if _CSV_TRACE.match(line):
-            return {"gpu_trace": _csv_trace(lines, i, stage, path)}
-        if _CSV_SUMMARY.match(line) or _TEXT_HEADER.match(line):
-            rows = (
-                _csv_summary(lines, path)
-                if _CSV_SUMMARY.match(line)
-                else _text_summary(lines, path)
-            )
-            return _summaries(rows, stage, path)
-        if _TEXT_TRACE.match(line):
-            raise ParseError(
-                path, EXPECTED, "this is a text gpu trace; run nvprof with --csv for it"
-            )
-    raise ParseError(path, EXPECTED, "no nvprof table header found")
+    first = next(_headers(text), None)
+    if first is None:
+        raise ParseError(path, EXPECTED, "no nvprof table header found")
+    if first["text_trace"]:
+        raise ParseError(path, EXPECTED, "this is a text gpu trace; run nvprof with --csv for it")
+    if first["csv_trace"]:
+        return {"gpu_trace": _csv_trace(_tables(text, path, "csv_trace")[0][0], stage)}
+    kind = "csv_summary" if first["csv_summary"] else "text_summary"
+    read = nvprof_summary.csv_rows if kind == "csv_summary" else nvprof_summary.text_rows
+    parts = [read(origin, section) for origin, section in _tables(text, path, kind)]
+    return _summaries(pd.concat(parts, ignore_index=True), stage, path)
 
 
 def is_table_header(line: str) -> bool:
     """True for the header line of a table nvprof writes (summary, CSV summary, CSV trace)."""
-    return bool(_CSV_TRACE.match(line) or _CSV_SUMMARY.match(line) or _TEXT_HEADER.match(line))
+    found = _HEADER.match(line)
+    return found is not None and not found["text_trace"]
 
 
 def parse_time(text: str, path: Path) -> float:
     """`1.8260ms` -> 1826000.0 ns.
 
-    Raises: ParseError for text that is not a number with a time unit.
+    Raises: ParseError for text that is not a number in range with a time unit.
     """
-    match = _TIME.match(text)
-    if match is None:
-        raise ParseError(path, EXPECTED, f"{text!r} is not a time such as 1.8260ms")
-    return float(match["value"]) * csvtext.NS_PER_UNIT[match["unit"]]
+    try:
+        unit = next(u for u in _TIME_UNITS if text.endswith(u))
+        return values.scalar(text[: -len(unit)], values.TIME, csvtext.NS_PER_UNIT[unit])
+    except (StopIteration, ValueError):
+        raise ParseError(
+            path, EXPECTED, f"{values.shown_cell(text)} is not a time such as 1.8260ms"
+        ) from None
 
 
-def _text_summary(lines: list[str], path: Path) -> list[dict[str, object]]:
-    """Rows of the text summary: (type, pct, total, calls, avg, min, max, name), times in ns."""
-    rows: list[dict[str, object]] = []
-    section: str | None = None
-    for line in lines:
-        head = _SECTION.match(line)
-        if head:
-            what = head["what"].lower()
-            section = GPU if what == "profiling result" else API if what == "api calls" else None
+def _headers(text: str) -> Iterator[re.Match[str]]:
+    """Every table header in the text, in order. Lines are picked by the words every header
+    holds (`Time(%)`, `Duration`) with str.find, then matched whole: a `^` pattern tried at
+    every position of a 100 MB text would take seconds."""
+    starts = set()
+    for word in ("Time(%)", "Duration"):
+        at = text.find(word)
+        while at >= 0:
+            starts.add(text.rfind("\n", 0, at) + 1)
+            line_end = text.find("\n", at)
+            at = -1 if line_end < 0 else text.find(word, line_end)
+    for start in sorted(starts):
+        match = _HEADER.match(text, start)
+        if match is not None:
+            yield match
+
+
+def _tables(text: str, path: Path, kind: str) -> list[tuple[Origin, str]]:
+    """Every table of `kind` in the text: its origin (text from the header to the blank or
+    `==` line that ends it) and its section (GPU, or API under an `==PID== API calls:` line)."""
+    lines = LineCounter(text)
+    found = []
+    for match in _headers(text):
+        if not match[kind]:
             continue
-        row = _ROW.match(line) if section else None
-        if row is None:
-            continue
-        section = row["type"].strip() if row["type"] else section
-        rows.append(
-            {
-                "type": section,
-                "time_pct": float(row["pct"]),
-                "calls": int(row["calls"]),
-                "name": row["name"],
-                **{k: parse_time(row[k], path) for k in ("total", "avg", "min", "max")},
-            }
-        )
-    return rows
+        start = match.start()
+        end_match = _TABLE_END.search(text, start)
+        end = len(text) if end_match is None else end_match.start() + 1
+        above = text[text.rfind("\n", 0, max(start - 1, 0)) + 1 : max(start - 1, 0)]
+        section = API if _API_SECTION.match(above) else GPU
+        skip = 1 if kind.startswith("csv") else 0  # the units row
+        found.append((Origin(path, EXPECTED, text[start:end], lines.at(start), skip), section))
+    return found
 
 
-def _csv_summary(lines: list[str], path: Path) -> list[dict[str, object]]:
-    """Rows of every `nvprof --csv` summary table in the file, times converted by the units row."""
-    rows: list[dict[str, object]] = []
-    section = GPU
-    for i, line in enumerate(lines):
-        head = _SECTION.match(line)
-        if head and head["what"].lower() == "api calls":
-            section = API
-        if not _CSV_SUMMARY.match(line):
-            continue
-        block = _block(lines, i)
-        table = csvtext.read_csv_text("\n".join(block) + "\n", path, EXPECTED)
-        if len(table) < 1:
-            raise ParseError(path, EXPECTED, f"line {i + 2}: the units row is missing")
-        units, table = table.iloc[0].fillna(""), table.iloc[1:]
-        factors = {
-            c: csvtext.time_factor(str(units[c]), path, c) for c in ("Time", "Avg", "Min", "Max")
-        }
-        types = table["Type"] if "Type" in table else pd.Series(section, index=table.index)
-        for (_, r), kind in zip(table.iterrows(), types, strict=True):
-            rows.append(
-                {
-                    "type": kind,
-                    "name": r["Name"],
-                    "time_pct": _number(r["Time(%)"], path),
-                    "calls": int(_number(r["Calls"], path)),
-                    **{
-                        k: _number(r[c], path) * factors[c]
-                        for k, c in (
-                            ("total", "Time"),
-                            ("avg", "Avg"),
-                            ("min", "Min"),
-                            ("max", "Max"),
-                        )
-                    },
-                }
-            )
-    return rows
-
-
-def _summaries(rows: list[dict[str, object]], stage: str, path: Path) -> dict[str, pd.DataFrame]:
-    if not any(r["type"] == GPU for r in rows):
+def _summaries(rows: pd.DataFrame, stage: str, path: Path) -> dict[str, pd.DataFrame]:
+    """Summary rows (`nvprof_summary.COLUMNS`) -> `gpu_activities` and `api_calls`."""
+    if not (rows["type"] == GPU).any():
         raise ParseError(path, EXPECTED, "no GPU activities rows")
-    df = pd.DataFrame(
-        rows, columns=["type", "time_pct", "total", "calls", "avg", "min", "max", "name"]
-    ).astype({k: "float64" for k in ("time_pct", "total", "avg", "min", "max")})
-    if df["name"].isna().any():
+    if rows["name"].isna().any():
         raise ParseError(path, EXPECTED, "a summary row has no name (truncated file?)")
-    df = df.assign(
+    for row_type, group in rows.groupby("type", sort=False):
+        values.check_total(group["total"], Origin(path, EXPECTED), f"Time of {row_type}")
+    df = rows.assign(
         stage=stage,
-        avg_ns=df["avg"],
-        total_ns=df["total"].round(),
-        min_ns=df["min"].round(),
-        max_ns=df["max"].round(),
+        name=values.cap_names(rows["name"].astype("string")),
+        avg_ns=rows["avg"],
+        total_ns=rows["total"].round(),
+        min_ns=rows["min"].round(),
+        max_ns=rows["max"].round(),
     )
     out = {}
     gpu = df[df["type"] == GPU]
@@ -222,51 +204,48 @@ def _conform(df: pd.DataFrame, tbl: schema.Table) -> pd.DataFrame:
     )
 
 
-def _csv_trace(lines: list[str], i: int, stage: str, path: Path) -> pd.DataFrame:
-    """The `--print-gpu-trace` CSV table starting at line `i`."""
-    block = _block(lines, i)
-    dtypes = {
-        "Name": "category",
-        "Device": "category",
-        "SrcMemType": "category",
-        "DstMemType": "category",
-    }
+def _csv_trace(origin: Origin, stage: str) -> pd.DataFrame:
+    """The `--print-gpu-trace` CSV table: units from the row under the header."""
+    cells = csvtext.header_cells(str(origin.text).split("\n", 1)[0])
+    csvtext.check_header(cells, origin.path, EXPECTED)
+    labels = ("Name", "Device", "SrcMemType", "DstMemType")
     raw = csvtext.read_csv_text(
-        "\n".join(block) + "\n",
-        path,
+        origin.text,
+        origin.path,
         EXPECTED,
-        dtype={c: dtypes.get(c, "string") for c in _TRACE_FIELDS},
+        dtype={c: "category" if c in labels else "string" for c in _TRACE_FIELDS},
     )
-    if len(raw) < 1 or not pd.isna(raw.iloc[0].get("Name")):
-        raise ParseError(path, EXPECTED, f"line {i + 2}: no units row under the trace header")
+    if len(raw) < 1 or "Name" not in raw or not pd.isna(raw["Name"].iloc[0]):
+        raise origin.error(f"line {origin.first_line + 1}: no units row under the trace header")
     units = raw.iloc[0].astype("string").fillna("")
-    raw = raw.iloc[1:].reset_index(drop=True)
+    raw = raw.iloc[1:].set_axis(pd.RangeIndex(len(raw) - 1))  # data rows from 0, as in origin
+    csvtext.check_last_row(origin, len(cells), len(raw) - 1)
     raw = raw[~raw["Name"].astype("string").str.startswith("[Unified Memory").fillna(False)]
     fields = {
-        _TRACE_FIELDS[c]: _trace_column(raw[c], str(units[c]), path, c)
+        _TRACE_FIELDS[c]: _trace_column(raw[c], str(units[c]), origin, c)
         for c in raw.columns
         if c in _TRACE_FIELDS
     }
-    if (
-        any(fields[k].isna().any() for k in ("start", "duration", "name") if k in fields)
-        or "name" not in fields
-    ):
-        raise ParseError(
-            path, EXPECTED, "a trace row has no start, duration or name (truncated file?)"
-        )
+    for field, column in (("start", "Start"), ("duration", "Duration"), ("name", "Name")):
+        empty = np.flatnonzero(fields[field].isna().to_numpy()) if field in fields else [0]
+        if len(empty):
+            row = int(raw.index[empty[0]]) if len(raw) else None
+            raise origin.cell_error(row, column, "no value (truncated file?)")
+    values.check_total(fields["duration"], origin, "Duration")
     return _trace_table(pd.DataFrame(fields, index=raw.index), stage)
 
 
-def _trace_column(values: pd.Series, unit: str, path: Path, column: str) -> pd.Series:
+def _trace_column(cells: pd.Series, unit: str, origin: Origin, column: str) -> pd.Series:
     field = _TRACE_FIELDS[column]
     if field in ("name", "device", "src", "dst"):
-        return values
-    number = csvtext.numbers(values, path, column)
+        return values.cap_names(cells)
     if field in ("start", "duration"):
-        return csvtext.scaled(number, csvtext.time_factor(unit, path, column))
+        factor = csvtext.time_factor(unit, origin.path, column)
+        return values.integers(cells, origin, column, values.TIME, factor)
     if field in ("ssmem", "dsmem", "bytes"):
-        return csvtext.scaled(number, csvtext.byte_factor(unit, path, column, binary=True))
-    return csvtext.scaled(number, 1)
+        factor = csvtext.byte_factor(unit, origin.path, column, binary=True)
+        return values.integers(cells, origin, column, values.SIZE, factor)
+    return values.integers(cells, origin, column, values.COUNT)
 
 
 def _trace_table(f: pd.DataFrame, stage: str) -> pd.DataFrame:
@@ -286,18 +265,3 @@ def _split_correlation(names: pd.Series) -> tuple[pd.Series, pd.Series]:
         return int(match["corr"]) if match else None
 
     return gpuops.map_strings(names, name_of), gpuops.map_ints(names, corr_of)
-
-
-def _block(lines: list[str], i: int) -> list[str]:
-    """Lines `i`.. up to the first blank line or `==PID==` line."""
-    end = i + 1
-    while end < len(lines) and lines[end].strip() and not lines[end].startswith("=="):
-        end += 1
-    return lines[i:end]
-
-
-def _number(text: object, path: Path) -> float:
-    try:
-        return float(str(text).replace(",", ""))
-    except ValueError:
-        raise ParseError(path, EXPECTED, f"{text!r} is not a number") from None

@@ -1,46 +1,131 @@
-"""Speed target: parse a 1,000,000-row `cuda_gpu_trace` CSV in under 2 s on a 2-core machine.
+"""Parser speed, on inputs that grow: every parser is linear in its input (issue 9).
 
-The file is built in a temporary folder from the rows of the real H100 capture
-(tests/data/nsys/2025.3.1/overlap), repeated with shifted start times. Run with
-`pytest tests/benchmarks/test_bench_parse.py --benchmark-enable` to time it.
+- a 1,000,000-row `cuda_gpu_trace` CSV (target: under 2 s on a 2-core machine), built from the
+  rows of the real H100 capture (tests/data/nsys/2025.3.1/overlap), repeated with shifted
+  start times;
+- the same trace inside a capture of `nsys stats` stdout;
+- a 1,000,000-row nvprof text summary (every row cut with str.split, numbers checked);
+- files with a 100,000-space run, which the old nvprof row pattern and nsys stdout splitter
+  took minutes over (quadratic backtracking), and 10,000,000 blank lines.
+
+Run with `pytest tests/benchmarks/test_bench_parse.py --benchmark-enable` to time them. Without
+it (the default) each runs once, the million-row inputs cut to 10,000 rows so that the suite
+stays fast while the same code paths are checked; timings are never asserted.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from profiler import schema
-from profiler.parse import nsys_csv
+from profiler.parse import nsys_csv, nvprof
 
 ROWS = 1_000_000
-SOURCE = (
-    Path(__file__).parent.parent / "data" / "nsys" / "2025.3.1" / "overlap" / "cuda_gpu_trace.csv"
-)
+SMALL = 10_000
+DATA = Path(__file__).parent.parent / "data"
+SOURCE = DATA / "nsys" / "2025.3.1" / "overlap" / "cuda_gpu_trace.csv"
+NVPROF_TEXT = DATA / "nvprof" / "9.x" / "cuda-stream-summary.txt"
+STDOUT = DATA / "nsys" / "2025.3.1" / "demo" / "nsys-stats-stdout.txt"
+
+
+def rows_for(benchmark) -> int:
+    return SMALL if benchmark.disabled else ROWS
+
+
+def trace_lines(n: int) -> list[str]:
+    header, *rows = SOURCE.read_text().splitlines()
+    span = 10_000_000  # ns between copies of the capture, longer than the capture itself
+    out = [header]
+    while len(out) - 1 < n:
+        offset = ((len(out) - 1) // len(rows)) * span
+        for row in rows[: n - (len(out) - 1)]:
+            start, rest = row.split(",", 1)
+            out.append(f"{int(start) + offset},{rest}")
+    return out
 
 
 @pytest.fixture(scope="module")
-def big_trace_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    header, *rows = SOURCE.read_text().splitlines()
-    span = 10_000_000  # ns between copies of the capture, longer than the capture itself
-    out, n = [header], 0
-    while n < ROWS:
-        offset = (n // len(rows)) * span
-        for row in rows[: ROWS - n]:
-            start, rest = row.split(",", 1)
-            out.append(f"{int(start) + offset},{rest}")
-        n = len(out) - 1
-    folder = tmp_path_factory.mktemp("bigtrace")
-    (folder / "big_cuda_gpu_trace.csv").write_text("\n".join(out) + "\n")
-    return folder
+def made(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, int, Callable], Path]:
+    """Build (once per name and size) an input file: `build(n) -> text`."""
+    cache: dict[tuple[str, int], Path] = {}
+
+    def make(name: str, n: int, build: Callable[[int], str]) -> Path:
+        if (name, n) not in cache:
+            folder = tmp_path_factory.mktemp(name)
+            path = folder / name
+            path.write_text(build(n))
+            cache[name, n] = path
+        return cache[name, n]
+
+    return make
 
 
-def test_parse_million_row_gpu_trace(benchmark, big_trace_dir):
-    tables = benchmark.pedantic(
-        nsys_csv.read_stats_dir, args=(big_trace_dir, "bench"), rounds=3, iterations=1
-    )
+def run(benchmark, func, *args):
+    return benchmark.pedantic(func, args=args, rounds=3, iterations=1)
+
+
+def test_parse_million_row_gpu_trace(benchmark, made):
+    n = rows_for(benchmark)
+    path = made("big_cuda_gpu_trace.csv", n, lambda k: "\n".join(trace_lines(k)) + "\n")
+    tables = run(benchmark, nsys_csv.read_stats_dir, path.parent, "bench")
     trace = schema.validate(tables["gpu_trace"], schema.GPU_TRACE)
-    assert len(trace) == ROWS
-    assert trace["kind"].value_counts().to_dict() == {"memcpy": ROWS // 2, "kernel": ROWS // 2}
+    assert len(trace) == n
+    assert trace["kind"].value_counts().to_dict() == {"memcpy": n // 2, "kernel": n // 2}
     assert trace["start_ns"].is_monotonic_increasing
+
+
+def test_parse_million_row_trace_in_stdout(benchmark, made):
+    def build(k: int) -> str:
+        marker = "Processing [/tmp/r.sqlite] with [/opt/nsys/reports/cuda_gpu_trace.py]... \n"
+        return STDOUT.read_text().split("Processing [")[0] + marker + "\n".join(trace_lines(k))
+
+    n = rows_for(benchmark)
+    tables = run(benchmark, nsys_csv.read_stats_stdout, made("stdout.txt", n, build), "bench")
+    assert len(tables["gpu_trace"]) == n
+
+
+def million_row_summary(n: int) -> str:
+    """An nvprof text summary: one GPU row and `n` API rows (the shares are nvprof's `0.00%`)."""
+    head = NVPROF_TEXT.read_text().splitlines()[:5]  # preamble, header, first GPU row
+    head[4] = head[4].replace("20.21%", "100.00%")
+    rows = [
+        f"      API calls:  100.00%  1.2345ms  {n}  1.2345us  928ns  3.7970us  cudaLaunchKernel"
+    ]
+    rows += [
+        f"                    0.00%  {i % 997 + 1}.{i % 89:02d}us  {i % 7 + 1}  1.2345us"
+        f"     928ns  3.7970us  cudaFunction{i}"
+        for i in range(n - 1)
+    ]
+    return "\n".join(head + rows) + "\n"
+
+
+def test_parse_million_row_text_summary(benchmark, made):
+    n = rows_for(benchmark)
+    tables = run(benchmark, nvprof.read_log, made("summary.txt", n, million_row_summary), "b")
+    assert len(tables["api_calls"]) == n and len(tables["gpu_activities"]) == 1
+
+
+def test_parse_100k_space_run(benchmark, made):
+    """A summary row whose name holds a run of 100,000 spaces (the old pattern: minutes)."""
+
+    def build(_: int) -> str:
+        return NVPROF_TEXT.read_text().replace("cudaMemcpy\n", "cudaMemcpy" + " " * 100_000 + "x\n")
+
+    tables = run(benchmark, nvprof.read_log, made("spaces.txt", 1, build), "b")
+    assert tables["api_calls"]["name"].str.startswith("cudaMemcpy  ").sum() == 1
+
+
+def test_parse_stdout_with_100k_space_run_and_blank_lines(benchmark, made):
+    """nsys stdout followed by 10,000,000 blank lines (1,000 when not timing) and a 100,000-space
+    line: the old splitter was quadratic in both, and a repeated-group pattern took 1.2 GB."""
+    blank = 10_000_000
+
+    def build(k: int) -> str:
+        return STDOUT.read_text() + "\n" * k + " " * 100_000 + "\n"
+
+    path = made("stdout-blank.txt", 1_000 if benchmark.disabled else blank, build)
+    tables = run(benchmark, nsys_csv.read_stats_stdout, path, "b")
+    assert len(tables["gpu_trace"]) == 5

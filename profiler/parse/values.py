@@ -1,0 +1,306 @@
+"""Checked values from tool text: numbers in range, names of bounded size, and where they were.
+
+Every number a parser takes from a file passes `numbers` (a column) or `scalar` (one cell). A
+cell must be a plain decimal number (thousands separators as the tools write them, `6,144`, and
+an exponent are allowed), finite and not negative, and after its unit below `LIMIT` = 2**62
+(146 years in ns, 4 EiB in bytes: anything larger is no measurement, and the headroom keeps
+`start + duration` inside int64; `check_total` keeps a column of durations summable). A count
+must be a whole number. So `inf`, `nan`, `1e300`, `2**63`, `-5`, `1.2.3`, `12%`, a 30-digit
+call count and a duration past uint64 are refused, with the file, the line and the column's
+header.
+
+Names (kernels, API functions, ranges, labels) are capped by `cap_names` at `MAX_NAME`
+characters: the first `MAX_NAME` are kept and a marker with the original length and a short
+hash is appended, so distinct long names stay distinct and a 100 MB name costs 1 KB.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from profiler.errors import ParseError
+
+LIMIT = float(2**62)
+# Long enough for real C++ template names (a 900-character thrust kernel in tests/data).
+MAX_NAME = 1024
+# Cells that mean "no value" (`n/a` is ncu's spelling, `-` nvprof's); `nan` is not one of them.
+MISSING = ("", "n/a", "N/A", "-")
+# A plain decimal number (no inf, nan, hex or `1_000`); unambiguous, so it matches in linear time.
+# Thousands separators as the tools write them: `6,144`, `2,601,092,896.17` (not `1,2,3`).
+_THOUSANDS = r"[+-]?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]*)?"
+_DECIMAL = re.compile(r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What a number must be: `what` names it in messages; `whole` asks for a whole number;
+    every value must be below `most` once the unit is applied."""
+
+    what: str
+    whole: bool = False
+    most: float = LIMIT
+
+
+COUNT = Rule("a count", whole=True)
+TIME = Rule("a time")
+SIZE = Rule("a size")
+VALUE = Rule("a value")
+SHARE = Rule("a percentage", most=100.0 + 1e-6)
+# What a column of durations or totals may add up to, so that sums downstream stay in int64.
+TOTAL_LIMIT = LIMIT
+
+
+@dataclass(frozen=True)
+class Origin:
+    """A table's place in its file, so that a bad cell can be named by line and column.
+
+    Attributes:
+        path: the file.
+        expected: what the file should be (the `expected` of every ParseError).
+        text: the table's text, header line first (str or bytes); empty when unknown.
+        first_line: the file line (1-based) of the header.
+        skip: non-blank lines between the header and the first data row (a units row).
+        dropped: file lines inside the table that were removed before parsing (sorted).
+    """
+
+    path: Path
+    expected: str
+    text: str | bytes = ""
+    first_line: int = 1
+    skip: int = 0
+    dropped: tuple[int, ...] = ()
+
+    def error(self, detail: str) -> ParseError:
+        return ParseError(self.path, self.expected, detail)
+
+    def cell_error(self, row: int | None, column: str, detail: str) -> ParseError:
+        """A ParseError naming the line of data row `row` (0-based, as read) and the column."""
+        name = shown_cell(column, 80)
+        where = f"column {name}" if row is None else f"line {self.line(row)}, column {name}"
+        return self.error(f"{where}: {detail}")
+
+    def line(self, row: int) -> int:
+        """The file line of data row `row`: blank lines are no rows (as pandas reads them)."""
+        text = self.text.decode("utf-8", "replace") if isinstance(self.text, bytes) else self.text
+        target, seen, pos, line = 1 + self.skip + row, -1, 0, self.first_line
+        dropped = set(self.dropped)
+        while True:
+            while line in dropped:
+                line += 1
+            end = text.find("\n", pos)
+            if text[pos : len(text) if end < 0 else end].strip("\r"):
+                seen += 1
+                if seen == target:
+                    return line
+            if end < 0:
+                return line
+            pos, line = end + 1, line + 1
+
+
+class LineCounter:
+    """File line numbers of increasing positions in one text, each newline counted once."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.pos, self.line = text, 0, 1
+
+    def at(self, pos: int) -> int:
+        """The line of `pos`; positions must not decrease from call to call."""
+        self.line += self.text.count("\n", self.pos, pos)
+        self.pos = max(pos, self.pos)
+        return self.line
+
+
+def numbers(
+    values: pd.Series,
+    origin: Origin,
+    column: str,
+    rule: Rule,
+    factor: float | np.ndarray = 1.0,
+    shown: pd.Series | None = None,
+) -> pd.Series:
+    """A column as float64 in the unit of `factor` (NA for missing cells), every value checked;
+    `factor` is one number or one per row; `shown` is the cells as messages quote them (default
+    `values`, e.g. `1.8xs` where `values` holds `1.8x`).
+
+    Raises: ParseError naming the line and column of the first cell that is not a number, or
+        not what `rule` allows.
+    """
+    if values.dtype.kind in "iuf":
+        number = values.to_numpy(dtype="float64", na_value=np.nan)
+    else:
+        number = _parse(values)
+        present = (values.notna() & ~values.isin(MISSING)).to_numpy(dtype=bool)
+        bad = np.flatnonzero(np.isnan(number) & present)
+        if len(bad):
+            cell = (values if shown is None else shown).iloc[bad[0]]
+            raise origin.cell_error(
+                _row(values, bad[0]), column, f"{shown_cell(cell)} is not a number"
+            )
+    with np.errstate(over="ignore", invalid="ignore"):  # 1e300 s in ns: inf, refused below
+        scaled = number * factor
+    reason = _reasons(number, scaled, rule)
+    bad = np.flatnonzero(reason > 0)
+    if len(bad):
+        cell, why = (values if shown is None else shown).iloc[bad[0]], int(reason[bad[0]])
+        raise origin.cell_error(_row(values, bad[0]), column, _say(cell, rule, why))
+    return pd.Series(scaled, index=values.index, dtype="float64")
+
+
+def scalar(text: str, rule: Rule, factor: float = 1.0) -> float:
+    """One cell's number in the unit of `factor`.
+
+    Raises: ValueError saying what is wrong with it (the caller adds file, line and column).
+    """
+    clean = text.strip()
+    if "," in clean and re.fullmatch(_THOUSANDS, clean):
+        clean = clean.replace(",", "")
+    if not _DECIMAL.match(clean):
+        raise ValueError(f"{shown_cell(text)} is not a number")
+    number = float(clean)
+    reason = _reasons(np.array([number]), np.array([number * factor]), rule)[0]
+    if reason:
+        raise ValueError(_say(text, rule, int(reason)))
+    return number * factor
+
+
+def integers(
+    values: pd.Series, origin: Origin, column: str, rule: Rule, factor: float | np.ndarray = 1.0
+) -> pd.Series:
+    """A column as nullable Int64 in the unit of `factor`, rounded, every value checked; an
+    integer column in its own unit stays exact (timestamps may exceed 2**53).
+
+    Raises: ParseError as `numbers`.
+    """
+    plain = isinstance(factor, (int, float)) and factor == 1
+    if plain and values.dtype.kind in "iu" and not isinstance(values.dtype, pd.CategoricalDtype):
+        arr = values.to_numpy(dtype="int64", na_value=0)
+        bad = np.flatnonzero((arr < 0) | (arr >= rule.most))
+        if len(bad):
+            why = 2 if arr[bad[0]] < 0 else 3
+            raise origin.cell_error(_row(values, bad[0]), column, _say(str(arr[bad[0]]), rule, why))
+        return values.astype("Int64")
+    return whole(numbers(values, origin, column, rule, factor))
+
+
+def check_total(values: pd.Series, origin: Origin, column: str) -> None:
+    """A column of durations or totals adds up to less than `TOTAL_LIMIT` ns (2**62: each value
+    is in range, but a million of them could still overflow the sums of an analysis).
+
+    Raises: ParseError naming the column.
+    """
+    got = float(np.nansum(values.to_numpy(dtype="float64", na_value=np.nan)))
+    if got >= TOTAL_LIMIT:
+        raise origin.cell_error(None, column, f"the values add up to {got:.3g}, past 2**62")
+
+
+def whole(values: pd.Series) -> pd.Series:
+    """Checked float64 values (or int64 ones) rounded to nullable Int64; NA stays NA."""
+    if str(values.dtype) == "Int64":
+        return values
+    if values.dtype.kind in "iu":
+        return values.astype("Int64")
+    arr = values.to_numpy(dtype="float64")
+    mask = np.isnan(arr)
+    ints = np.where(mask, 0, np.rint(arr)).astype("int64")
+    return pd.Series(pd.arrays.IntegerArray(ints, mask), index=values.index)
+
+
+def check_shares(shares: pd.Series, resolution: float, origin: Origin, label: str) -> None:
+    """The `Time(%)` of a table's rows must add up to 100: rows missing from a truncated table
+    are caught here. `resolution` is the step the tool prints (0.01 for `20.21%`).
+
+    Raises: ParseError saying what the rows add up to.
+    """
+    got = float(shares.sum())
+    if len(shares) == 0 or got == 0:
+        return
+    slack = len(shares) * resolution / 2 + 0.01
+    if abs(got - 100.0) > slack:
+        raise origin.error(
+            f"the {label} rows add up to {got:.2f}% of the time, not 100% (truncated file?)"
+        )
+
+
+def cap_name(name: str) -> str:
+    """`name` itself when at most `MAX_NAME` characters; else its first `MAX_NAME` characters,
+    its length and a short hash of all of it."""
+    if len(name) <= MAX_NAME:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{name[:MAX_NAME]}... [{len(name):,} characters, sha256 {digest}]"
+
+
+def cap_names(names: pd.Series) -> pd.Series:
+    """`cap_name` of every value (of the categories only, for a categorical)."""
+    if isinstance(names.dtype, pd.CategoricalDtype):
+        cats = names.cat.categories
+        if len(cats) and cats.str.len().max() > MAX_NAME:
+            return names.cat.rename_categories([cap_name(str(c)) for c in cats])
+        return names
+    lengths = names.str.len()
+    long = (lengths > MAX_NAME).fillna(False).to_numpy(dtype=bool)
+    if not long.any():
+        return names
+    out = names.copy()
+    out[long] = [cap_name(str(v)) for v in names[long]]
+    return out
+
+
+def _parse(cells: pd.Series) -> np.ndarray:
+    """Text cells as float64 (NaN where they are no number): pandas' parser on the cells as they
+    are, and only the few it cannot take again without blanks and thousands separators."""
+    plain = pd.Series(np.asarray(cells, dtype=object))  # object: the cells as they are
+    number = pd.to_numeric(plain, errors="coerce").to_numpy(dtype="float64", na_value=np.nan).copy()
+    retry = np.flatnonzero(np.isnan(number) & plain.notna().to_numpy(dtype=bool))
+    if len(retry):
+        text = plain.iloc[retry].astype(str).str.strip()
+        grouped = text.str.contains(",", regex=False)
+        text = text.mask(grouped & ~text.str.fullmatch(_THOUSANDS)).str.replace(",", "")
+        again = pd.to_numeric(text.mask(text.isin(MISSING)), errors="coerce")
+        number[retry] = again.to_numpy(dtype="float64", na_value=np.nan)
+    return number
+
+
+def shown_cell(cell: object, width: int = 40) -> str:
+    """A cell as messages quote it: its repr, cut to `width` characters with its length said
+    (a 100 MB cell must not make a 100 MB message)."""
+    text = cell if isinstance(cell, str) else format(float(cell), "g")  # type: ignore[arg-type]
+    if len(text) <= width:
+        return repr(text)
+    return f"{text[:width]!r}... ({len(text):,} characters)"
+
+
+def _row(values: pd.Series, position: int) -> int:
+    """The data row (as read from the file) of `values`' element at `position`: its index label
+    when the frame kept the reader's index, else the position."""
+    label = values.index[position]
+    return int(label) if isinstance(label, (int, np.integer)) else int(position)
+
+
+def _reasons(number: np.ndarray, scaled: np.ndarray, rule: Rule) -> np.ndarray:
+    """Per value: 0 fine (or missing), 1 not finite, 2 negative, 3 too large, 4 not whole."""
+    with np.errstate(invalid="ignore"):
+        missing = np.isnan(number)
+        checks = [
+            ~missing & ~np.isfinite(number),
+            number < 0,
+            ~(np.abs(scaled) < rule.most) & ~missing,
+            (np.floor(number) != number) & ~missing if rule.whole else np.zeros(len(number), bool),
+        ]
+    return np.select(checks, [1, 2, 3, 4], 0)
+
+
+def _say(value: object, rule: Rule, reason: int) -> str:
+    cell = shown_cell(value)
+    return {
+        1: f"{cell} is not a finite number",
+        2: f"{cell} is negative; {rule.what} cannot be",
+        3: f"{cell} is out of range for {rule.what}",
+        4: f"{cell} is not a whole number; {rule.what} must be",
+    }[reason]
