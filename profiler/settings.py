@@ -97,7 +97,7 @@ def _check_data(path: Path) -> None:
     try:
         st = os.stat(path)
     except OSError as exc:
-        raise UsageError(f"--data {path}: {exc.strerror.lower()}") from None
+        raise UsageError(f"--data {path}: {(exc.strerror or str(exc)).lower()}") from None
     if not stat.S_ISREG(st.st_mode):
         raise UsageError(f"--data {path}: not a regular file")
     if not os.access(path, os.R_OK):

@@ -264,7 +264,7 @@ def upgrade_v1_table(df: pd.DataFrame, name: str) -> pd.DataFrame:
     ]
     return df.assign(
         role=role,
-        runtime=pd.NA,
+        runtime=pd.Series(pd.NA, index=df.index, dtype="string"),
         max_abs_err=float("nan"),
         comparison="max |out-ref| / max |ref| per row < 1e-4; same top-1 (schema 1)",
     )

@@ -135,7 +135,7 @@ class Compare:
         return Verdict(abs_err, rel, mismatches, not reasons, "; ".join(reasons) + detail)
 
     def _scale(self, ref: np.ndarray) -> np.ndarray:
-        mag = np.abs(ref)
+        mag: np.ndarray = np.abs(ref)
         if self.scale == "row" and ref.ndim:
             return np.broadcast_to(mag.max(axis=-1, keepdims=True), ref.shape)
         return mag
@@ -293,7 +293,7 @@ class Study:
         Raises: UsageError for a bad key, a duplicate, an unknown role or runtime, a second
         baseline, or an option out of range.
         """
-        key = check_key(key or getattr(impl, "__name__", ""), "stage key")
+        key = check_key(key or str(getattr(impl, "__name__", "")), "stage key")
         doc_title, doc_technique = _from_docstring(impl)
         spec = StageSpec(
             key=key,

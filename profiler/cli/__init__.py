@@ -30,11 +30,14 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from profiler.cli import doctor, regress, runs, study
+    from profiler.cli.args import HelpFormatter
 
     parser = _Parser(
         prog="profgen",
         description="Run staged GPU optimisation studies under a profiler and write reports.",
-        epilog=EXIT_CODES_HELP,
+        epilog="examples:\n  profgen sweep lenet\n  profgen sweep my_study.py --backend none\n"
+        "  profgen report RUN\n  profgen compare BASELINE RUN\n\n" + EXIT_CODES_HELP,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"profgen {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -44,12 +47,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    if not (sys.argv[1:] if argv is None else argv):  # bare `profgen`: how to use it
+        parser.print_usage(sys.stderr)
+        print(
+            "profgen: error: choose a command; `profgen --help` says what each does",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    args = parser.parse_args(argv)
     try:
         code: int = args.handler(args)
         return code
     except ProfgenError as exc:
-        print(f"profgen: error: {exc}", file=sys.stderr)
+        print(f"profgen: error: {_printable(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("profgen: interrupted", file=sys.stderr)
@@ -65,6 +76,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+def _printable(message: str) -> str:
+    """An error message safe for a terminal: each line's control characters written out (a
+    tool's log tail may span lines; a file name may hold escape codes)."""
+    from profiler.render.escape import TEXT_LIMIT, terminal
+
+    return "\n".join(terminal(line, TEXT_LIMIT) for line in message.splitlines())
 
 
 if __name__ == "__main__":

@@ -55,3 +55,19 @@ def _int(text: str) -> int:
 
 def _empty(text: str) -> list[int]:
     raise argparse.ArgumentTypeError(f"expected a comma-separated list of sizes, got {text!r}")
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Wraps the description and the epilog paragraph by paragraph, but keeps a paragraph of
+    examples (lines indented by two spaces) as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        paragraphs = text.split("\n\n")
+        out = []
+        for para in paragraphs:
+            lines = para.splitlines()
+            if any(line.startswith("  ") for line in lines):
+                out.append("\n".join(indent + line for line in lines))
+            else:
+                out.append(super()._fill_text(para, width, indent))
+        return "\n\n".join(out)

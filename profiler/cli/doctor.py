@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from profiler.errors import EXIT_ENVIRONMENT
+from profiler.errors import EXIT_CODES_HELP, EXIT_ENVIRONMENT
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -14,6 +14,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Check the CUDA device, cupti-python (by tracing a tiny kernel), Nsight "
         "Systems and Nsight Compute, and say for each what fixes it when it does not work. "
         "Exits 0 when the default backend (cupti) works, else 4.",
+        epilog=EXIT_CODES_HELP,
     )
     p.add_argument(
         "--quick",

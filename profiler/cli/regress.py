@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 from profiler.analyze.checks import defaults_text
+from profiler.cli.args import HelpFormatter
+from profiler.errors import EXIT_CODES_HELP
 
 
 def _escaped(text: str) -> str:
@@ -23,7 +25,17 @@ def _escaped(text: str) -> str:
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Registers `compare` and `baseline`."""
-    p = sub.add_parser("compare", help="compare two runs (or a baseline file and a run)")
+    p = sub.add_parser(
+        "compare",
+        help="compare two runs (or a baseline file and a run)",
+        description="Judge NEW against BASE: every stage's end-to-end time and every kernel's "
+        "total per stage, each change past its threshold and significant over the repeats "
+        "(Mann-Whitney U, or non-overlapping ranges with few samples). Exits 1 on a regression.",
+        epilog="examples:\n  profgen compare reports/baselines/lenet-h100.json reports/lenet-X\n"
+        "  profgen compare BASE NEW --fail-on stage:median:5% --summary s.md --junit j.xml\n\n"
+        + _escaped(EXIT_CODES_HELP),
+        formatter_class=HelpFormatter,
+    )
     p.add_argument("base", type=Path, metavar="BASE", help="a run directory or a baseline file")
     p.add_argument("new", type=Path, metavar="NEW", help="the run to judge (a directory or file)")
     p.add_argument(
@@ -51,11 +63,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--junit", type=Path, metavar="FILE", help="write JUnit XML, one test case per check"
     )
-    p.add_argument("--format", choices=("text", "csv", "json"), default="text")
+    p.add_argument(
+        "--format",
+        choices=("text", "csv", "json"),
+        default="text",
+        help="text, csv or json (default: text)",
+    )
     p.set_defaults(handler=cmd_compare)
 
-    p = sub.add_parser("baseline", help="write a small baseline file of a run, fit to commit")
-    p.add_argument("run_dir", type=Path, metavar="RUN", help="a run directory")
+    p = sub.add_parser(
+        "baseline",
+        help="write a small baseline file of a run, fit to commit",
+        description="Write a small JSON baseline of a run (its machine, every timed repeat and "
+        "every kernel's per-repeat totals) to commit and compare later runs with.",
+        epilog="example:\n  profgen baseline reports/lenet-X -o reports/baselines/lenet-h100.json"
+        "\n\n" + EXIT_CODES_HELP,
+        formatter_class=HelpFormatter,
+    )
+    p.add_argument("run", type=Path, metavar="RUN", help="a run directory")
     p.add_argument(
         "-o",
         "--output",
@@ -91,5 +116,5 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     from profiler import store
     from profiler.baseline import write_baseline
 
-    print(write_baseline(store.load_run(args.run_dir), args.output))
+    print(write_baseline(store.load_run(args.run), args.output))
     return 0

@@ -5,28 +5,74 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from profiler.cli.args import key_value
+from profiler import schema
+from profiler.cli.args import HelpFormatter, key_value
+from profiler.errors import EXIT_CODES_HELP
 
 SHOW_FORMATS = ("text", "csv", "json")
+RUN_HELP = "a run directory (the path `profgen sweep` or `profgen import` printed last)"
+RAW = HelpFormatter
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("show", help="print one table of a run")
-    p.add_argument("run_dir", type=Path)
-    p.add_argument(
-        "--table", required=True, help="stages, gpu_activities, api_calls, ranges, metrics, ..."
+    p = sub.add_parser(
+        "show",
+        help="print one table of a run",
+        description="Print one table of a stored run: as aligned text for people, or as CSV "
+        "or JSON (whole nanoseconds, names in full) for scripts.",
+        epilog="examples:\n  profgen show reports/lenet-20261121T214907Z --table stages\n"
+        "  profgen show RUN --table gpu_activities --stage overlap_fusion --format csv\n\n"
+        + EXIT_CODES_HELP,
+        formatter_class=RAW,
     )
-    p.add_argument("--stage", help="only this stage's rows")
-    p.add_argument("--format", choices=SHOW_FORMATS, default="text")
+    p.add_argument("run", type=Path, metavar="RUN", help=RUN_HELP)
+    p.add_argument(
+        "--table",
+        required=True,
+        metavar="TABLE",
+        help=f"one of: {', '.join(schema.TABLES)}",
+    )
+    p.add_argument("--stage", metavar="KEY", help="only this stage's rows")
+    p.add_argument(
+        "--format", choices=SHOW_FORMATS, default="text", help="text, csv or json (default: text)"
+    )
     p.set_defaults(handler=cmd_show)
 
-    p = sub.add_parser("report", help="render a run's HTML report again, from disk")
-    p.add_argument("run_dir", type=Path)
-    p.add_argument("-o", "--output", type=Path, help="default: RUN_DIR/report.html")
+    p = sub.add_parser(
+        "report",
+        help="render a run's HTML report again, from disk",
+        description="Render a stored run's self-contained HTML report again (no GPU needed), "
+        "e.g. after upgrading profgen. Prints the file written.",
+        epilog="example:\n  profgen report reports/sample-lenet-h100-cupti -o /tmp/lenet.html\n\n"
+        + EXIT_CODES_HELP,
+        formatter_class=RAW,
+    )
+    p.add_argument("run", type=Path, metavar="RUN", help=RUN_HELP)
+    p.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="the HTML file to write (default: RUN/report.html; never one of the run's files)",
+    )
     p.set_defaults(handler=cmd_report)
 
-    p = sub.add_parser("import", help="build a run from nsys, ncu or nvprof output made elsewhere")
-    p.add_argument("--model", required=True, help="name of the study (free text)")
+    p = sub.add_parser(
+        "import",
+        help="build a run from nsys, ncu or nvprof output made elsewhere",
+        description="Build a run directory and its report from profiler output made elsewhere: "
+        "a folder of `nsys stats --format csv` files, an .nsys-rep (needs nsys), an "
+        "`ncu --csv --page raw` file or an nvprof log, one per stage. Prints the run directory.",
+        epilog="example:\n  profgen import --model mynet --stage before=run1/ --stage "
+        "after=run2.nsys-rep --title after='Fused kernels'\n\n" + EXIT_CODES_HELP,
+        formatter_class=RAW,
+    )
+    p.add_argument(
+        "--model",
+        required=True,
+        metavar="NAME",
+        help="the study's name (1-64 letters, digits, '_', '.' or '-')",
+    )
     p.add_argument(
         "--stage",
         dest="stages",
@@ -34,7 +80,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=key_value,
         required=True,
         metavar="KEY=PATH",
-        help="a stage and its file or folder, in study order (repeatable)",
+        help="a stage's key (1-64 letters, digits, '_', '.' or '-') and its file or folder, in "
+        "study order (repeatable)",
     )
     p.add_argument(
         "--title",
@@ -45,7 +92,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="KEY=TEXT",
         help="a stage's title (default: its key)",
     )
-    p.add_argument("--out", type=Path, default=Path("reports"), help="folder that receives the run")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("reports"),
+        metavar="DIR",
+        help="folder that receives the run directory (default: reports)",
+    )
     p.set_defaults(handler=cmd_import)
 
 
@@ -53,7 +106,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     from profiler import store
     from profiler.render import text
 
-    run = store.load_run(args.run_dir)
+    run = store.load_run(args.run)
     print(text.format_table(run, args.table, stage=args.stage, fmt=args.format), end="")
     return 0
 
@@ -62,9 +115,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     from profiler import store
     from profiler.render import html
 
-    run = store.load_run(args.run_dir)
+    run = store.load_run(args.run)
     if args.output is None:
-        out = html.write_report(run, args.run_dir / "report.html")
+        out = html.write_report(run, args.run / "report.html")
     else:
         out = html.write_report(run, args.output, what="--output")
     print(out)

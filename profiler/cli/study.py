@@ -8,7 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from profiler import defaults
-from profiler.cli.args import int_list, non_negative_int, positive_float, positive_int, str_list
+from profiler.analyze.checks import defaults_text
+from profiler.cli.args import (
+    HelpFormatter,
+    int_list,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    str_list,
+)
 from profiler.errors import EXIT_CODES_HELP, EXIT_STAGE_FAILED
 
 STUDY_HELP = (
@@ -42,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "over the repeats and whether its outputs match the study's reference.",
         epilog="example:\n  profgen run lenet --stage overlap_fusion --repeat 20\n\n"
         + EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("study", metavar="STUDY", help=STUDY_HELP)
     p.add_argument("--stage", required=True, metavar="KEY", help="stage key (see profgen list)")
@@ -56,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "each against the reference, profile it, and write a run directory "
         "(reports/<study>-<UTC time>/) with report.html. The last line printed is its path.",
         epilog=SWEEP_EXAMPLES + "\n" + EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("study", metavar="STUDY", help=STUDY_HELP)
     _add_timing_args(p)
@@ -128,11 +136,13 @@ def _add_sweep_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--fail-on", action="append", default=[], metavar="CHECK",
         help="regression check, e.g. stage:median:5%% (repeatable; needs --baseline; default: "
-        "stage:median:100%% and kernel:total:10%%)",
+        + defaults_text().replace("%", "%%")
+        + ")",
     )
     p.add_argument(
         "--allow-mismatch", action="store_true",
-        help="compare even with a baseline from another GPU, driver or item count",
+        help="compare even with a baseline from another GPU, driver, item count or (for CPU "
+        "stages) CPU model",
     )
     p.add_argument("--summary", type=Path, metavar="FILE", help="write a Markdown summary for CI")
     p.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML, a case per check")
