@@ -133,3 +133,21 @@ def test_runs_finishing_in_the_same_second_get_different_names(tmp_path):
     assert len(set(names)) == 8 and names[0] == "toy-20261123T010203Z"
     assert all((p / "run.json").is_file() for p in done)
     assert not list(tmp_path.glob(".*.partial"))
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+        (["doctor", "--bogus"], "unrecognized arguments: --bogus"),
+        (["compare", "only-one"], "the following arguments are required: NEW"),
+        (["show", "run"], "--table"),
+        (["--version", "x"], None),
+    ],
+)
+def test_every_command_refuses_bad_usage_in_one_line(argv, fragment, capsys):
+    result = profgen(argv, capsys)
+    if fragment is None:  # --version wins, as argparse has it
+        assert result.code == 0 and result.out.startswith("profgen ")
+        return
+    assert_refused(result, 2, fragment)

@@ -709,3 +709,14 @@ def test_filters_format_units() -> None:
 
 if __name__ == "__main__":
     write_golden()
+
+
+def test_a_trimmed_run_says_what_was_cut_in_words() -> None:
+    from profiler.render.context import trimmed_note
+
+    meta = {"trimmed": {"gpu_trace": {"kept": 3109, "of": 90545, "rule": "first repeat"}}}
+    assert trimmed_note(meta) == "gpu_trace: 3,109 of 90,545 rows kept, first repeat"
+    assert trimmed_note({"trimmed": {"api_trace": "first repeat (10 -> 5)"}}) == (
+        "api_trace: first repeat (10 -> 5)"
+    )
+    assert trimmed_note({}) is None

@@ -15,6 +15,7 @@ missing; CI installs Debian's `chromium` and `chromium-driver`.
 from __future__ import annotations
 
 import base64
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +32,7 @@ from profiler.store import Run
 pytestmark = pytest.mark.browser
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
+REQUIRE_BROWSER = "PROFGEN_REQUIRE_BROWSER"  # set by tox: no browser is a failure
 CHROMIUM = ("chromium", "chromium-browser", "google-chrome")
 
 
@@ -87,7 +89,10 @@ def _driver(profile: Path):  # type: ignore[no-untyped-def]
     browser = next((shutil.which(b) for b in CHROMIUM if shutil.which(b)), None)
     driver_bin = shutil.which("chromedriver")
     if browser is None or driver_bin is None:
-        pytest.skip("needs chromium and chromedriver (apt-get install chromium chromium-driver)")
+        why = "needs chromium and chromedriver (apt-get install chromium chromium-driver)"
+        if os.environ.get(REQUIRE_BROWSER) == "1":  # tox sets it: a missing browser fails
+            pytest.fail(why + f"; ${REQUIRE_BROWSER}=1 makes that a failure, not a skip")
+        pytest.skip(why)
     opts = webdriver.ChromeOptions()
     opts.binary_location = browser
     for flag in (

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiler import schema
-from profiler.errors import ParseError, SchemaError
+from profiler import files, schema
+from profiler.errors import DataError, ParseError, SchemaError
 
 EXPECTED = "a stage result (result.json) written by profgen's collection"
 _REQUIRED = ("stage", "status", "items", "batch", "warmup", "repeat", "timed_ns", "profiled_ns")
@@ -29,9 +29,9 @@ def read_result(path: str | Path) -> dict[str, Any]:
     """
     path = Path(path)
     try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise ParseError(path, EXPECTED, "no such file") from None
+        data = json.loads(files.read_text(path))
+    except DataError as exc:
+        raise ParseError(path, EXPECTED, str(exc).removeprefix(f"{path}: ")) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ParseError(path, EXPECTED, f"not JSON: {exc}") from exc
     if not isinstance(data, dict):

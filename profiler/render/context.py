@@ -110,8 +110,18 @@ def trimmed_note(meta: Mapping[str, Any]) -> str | None:
     if not cut:
         return None
     if isinstance(cut, Mapping):
-        return "; ".join(f"{k}: {v}" for k, v in cut.items())
+        return "; ".join(f"{k}: {_trim_text(v)}" for k, v in cut.items())
     return str(cut)
+
+
+def _trim_text(value: Any) -> str:
+    """`{kept, of, rule}` as words; an older run's sentence as it is."""
+    if not isinstance(value, Mapping):
+        return str(value)
+    kept, of, rule = value.get("kept"), value.get("of"), value.get("rule")
+    whole = isinstance(kept, int) and isinstance(of, int)
+    counts = f"{kept:,} of {of:,} rows kept" if whole else ""
+    return ", ".join(str(p) for p in (counts, rule) if p) or "cut"
 
 
 def _sections(ctx: Mapping[str, Any]) -> list[dict[str, str]]:
