@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call: the checks and measurements that need the GPU, logs and trimmed runs under $OUT.
 #   scripts/device_session.sh PHASE...   phases: doctor gpu-tests cupti nsys metrics fa1..fa9 regress
-#                                        softmax pack
+#                                        softmax old pack
+# `old` sweeps the code in .old/ (a copy of an earlier commit, carried) for an A/B in one session.
 # Run from the repository root after `source .device-kit/activate.sh`.
 set -u -o pipefail
 OUT=${OUT:-/tmp/out}; LOGS=/tmp/dev-logs; RUNS=reports/dev; KEEP=/tmp/dev-keep
@@ -39,6 +40,11 @@ for phase in "$@"; do
     fa[0-9]) sweep "$phase"; keep "$phase" ;;
     regress) PROFGEN_TEST_UNCOALESCED_FC=1 sweep slow; keep slow ;;
     softmax) STUDY=examples/softmax.py sweep softmax; keep softmax ;;
+    old)  # the earlier commit's code: its own cwd, so its workers import it, not this tree's
+      t0=$(date +%s)
+      (cd .old && python3 profgen_old.py sweep lenet --out "../$RUNS/old") >"$LOGS/sweep-old.log" 2>&1
+      say "== sweep old (.old): exit $?, $(( $(date +%s) - t0 )) s wall"
+      tail -16 "$LOGS/sweep-old.log" | tee -a "$SUMMARY" ;;
     pack)  # last, outside any timeout: what the session produced, back under $OUT
       tar -C "$LOGS" -cJf "$OUT/logs.tar.xz" . 2>/dev/null
       tar -C "$KEEP" -cJf "$OUT/keep.tar.xz" . 2>/dev/null
