@@ -81,3 +81,9 @@ def test_arguments():
              "--passes", "fast", "--out", "o", "--result", "r"]
         )
     assert worker.parse_args(["describe", "--study", "x.py"]).mode == "describe"
+
+
+def test_nsys_capture_range_for_a_cpu_stage_goes_through_cudart():
+    cpu, torch = runtimes.CpuRuntime(), runtimes.TorchRuntime()
+    assert isinstance(harness.capture_runtime(cpu), runtimes.CudartRuntime)
+    assert harness.capture_runtime(torch) is torch

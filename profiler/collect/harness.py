@@ -149,12 +149,24 @@ def profiled_pass(
         info["buffers"] = dict(cupti.paths)
     elif tracer == "profiler-api":
         warm_up(call, max(1, warmup), checks)
-        call.runtime.profiler_start()
+        capture = capture_runtime(call.runtime)
+        capture.profiler_start()
         info["profiled_ns"] = timed_calls(call, "profiling", repeats, checks)
-        call.runtime.profiler_stop()
+        capture.profiler_stop()
     else:
         info["profiled_ns"] = timed_calls(call, "profiling", repeats, checks)
     return info
+
+
+def capture_runtime(runtime: Any) -> Any:
+    """The runtime that opens nsys's capture range for a stage: its own, or for a CPU stage
+    (whose runtime has no CUDA profiler API) libcudart's, so that nsys still records the
+    stage's ranges and its (empty) GPU side instead of writing no report at all."""
+    if runtime.uses_gpu:
+        return runtime
+    from profiler.collect.runtimes import CudartRuntime
+
+    return CudartRuntime()
 
 
 def metrics_pass(call: Call, checks: Checks) -> None:

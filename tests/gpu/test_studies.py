@@ -52,3 +52,18 @@ def test_a_torch_only_study_runs_with_cupy_absent(tmp_path, backend):
     kernels = run.table("gpu_activities")
     assert (kernels["kind"] == "kernel").any() and set(kernels["stage"]) == {"eager", "Resident"}
     assert "relu_scale" in set(run.table("ranges")["name"])
+
+
+def test_a_cpu_only_study_sweeps_under_nsys(tmp_path):
+    """A CPU stage has no CUDA profiler API of its own: nsys's capture range is opened through
+    libcudart, so nsys writes a report (of ranges, no kernels) instead of none."""
+    run = sweep(
+        ROOT / "tests" / "studies" / "toy_study.py",
+        tmp_path,
+        "--backend",
+        "nsys",
+        "--stages",
+        "ref",
+    )
+    assert list(run.table("stages")["status"]) == ["PASS"]
+    assert "tanh" in set(run.table("ranges")["name"])
