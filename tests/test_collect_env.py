@@ -173,13 +173,14 @@ def test_missing_libraries_from_ldd(tmp_path, monkeypatch):
     assert probes.nsys_mod.missing_libraries(Path("/opt/QdstrmImporter")) == ["libdw.so.1"]
 
 
-def test_git_commit_from_the_environment_outside_a_checkout(tmp_path, monkeypatch):
-    """A copy of the checkout without .git (a device, a CI artifact) records the commit the
-    environment names; inside a checkout git's own answer wins."""
+def test_git_commit_from_the_environment_wins(tmp_path, monkeypatch):
+    """A copy of the checkout (a device, a CI artifact) records the commit the environment
+    names, even when the copy carries a stale .git of its own; unset, git's answer is used."""
     from profiler.collect import env
 
     monkeypatch.setenv(env.GIT_COMMIT_ENV, "0123abc")
     assert env.git_info(tmp_path) == {"commit": "0123abc", "dirty": None}
-    assert env.git_info()["commit"] != "0123abc"
+    assert env.git_info()["commit"] == "0123abc"
     monkeypatch.delenv(env.GIT_COMMIT_ENV)
     assert env.git_info(tmp_path) == {}
+    assert len(env.git_info()["commit"]) == 40

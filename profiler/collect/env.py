@@ -120,13 +120,12 @@ GIT_COMMIT_ENV = "PROFGEN_GIT_COMMIT"  # for copies of a checkout without .git (
 
 
 def git_info(root: Path = PROJECT_ROOT) -> dict[str, Any]:
-    """{'commit': sha, 'dirty': bool} of the project checkout; when git cannot tell (a copy of
-    the checkout, no git installed), the commit named by $PROFGEN_GIT_COMMIT (dirty unknown);
-    else {}."""
-    found = _git_checkout(root)
-    if not found and os.environ.get(GIT_COMMIT_ENV):
+    """The commit named by $PROFGEN_GIT_COMMIT when it is set (dirty unknown): whoever copied the
+    tree knows what it is, and a copy may carry a stale .git of its own (seen on the GPU
+    machine); else {'commit': sha, 'dirty': bool} of the project checkout; else {}."""
+    if os.environ.get(GIT_COMMIT_ENV):
         return {"commit": os.environ[GIT_COMMIT_ENV], "dirty": None}
-    return found
+    return _git_checkout(root)
 
 
 def _git_checkout(root: Path) -> dict[str, Any]:
