@@ -1,7 +1,7 @@
 """The runs the report tests render.
 
 `sample_run()`: the committed sample run recorded on an H100 with the cupti backend
-(`reports/sample-lenet-h100-cupti/`, see reports/README.md): every table real, traces trimmed to
+(`tests/data/runs/lenet-h100-schema1-cupti/`, see reports/README.md): every table real, traces trimmed to
 the first profiled repeat (summaries whole). `METRICS_RUN` (cupti + Nsight Compute metrics, with
 the roofline and one ERROR stage) and `NSYS_RUN` (nsys backend) are its siblings.
 
@@ -36,9 +36,9 @@ from profiler import schema, store
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data" / "report"
-SAMPLE_RUN = ROOT / "reports" / "sample-lenet-h100-cupti"
-METRICS_RUN = ROOT / "reports" / "sample-lenet-h100-metrics"
-NSYS_RUN = ROOT / "reports" / "sample-lenet-h100-nsys"
+SAMPLE_RUN = ROOT / "tests" / "data" / "runs" / "lenet-h100-schema1-cupti"
+METRICS_RUN = ROOT / "tests" / "data" / "runs" / "lenet-h100-schema1-metrics"
+NSYS_RUN = ROOT / "tests" / "data" / "runs" / "lenet-h100-schema1-nsys"
 
 NSYS_DEMO = DATA / "nsys-2025.3.1-h100"  # stage cuda_baseline
 NSYS_OVERLAP = DATA / "nsys-2025.3.1-h100-overlap"  # stage overlap_fusion

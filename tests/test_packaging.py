@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "reports" / "sample-lenet-h100-cupti"
+SAMPLE = ROOT / "tests" / "data" / "runs" / "lenet-h100-schema1-cupti"
 NSYS = ROOT / "tests" / "data" / "report" / "nsys-2025.3.1-h100"
 
 

@@ -1,7 +1,8 @@
 """Rendered reports in a real browser: headless Chromium, no network.
 
-Four runs: the committed H100 sample (`reports/sample-lenet-h100-cupti`), its sibling with
-Nsight Compute metrics (`reports/sample-lenet-h100-metrics`: the roofline, an ERROR stage), the
+Six runs: the H100 LeNet runs of schema 1 (`tests/data/runs/lenet-h100-schema1-cupti`, and its
+sibling with Nsight Compute metrics: the roofline, an ERROR stage), the committed samples of
+today's schema (`reports/sample-lenet-h100-metrics`, `reports/sample-softmax-h100-cupti`), the
 fixture-built run (every section) and that run made hostile (titles, kernel, range and stage names
 holding HTML links, plotly markup and escape codes). For each: no console errors, every chart
 container holds a drawn plot, every section the run has data for is present (derived from the
@@ -51,9 +52,12 @@ def hostile_run() -> Run:
     )
 
 
+REPORTS = SAMPLE_RUN.parents[3] / "reports"
 RUNS = {
-    "sample-lenet-h100-cupti": lambda: store.load_run(SAMPLE_RUN),
-    "sample-lenet-h100-metrics": lambda: store.load_run(METRICS_RUN),
+    "schema1-lenet-h100-cupti": lambda: store.load_run(SAMPLE_RUN),
+    "schema1-lenet-h100-metrics": lambda: store.load_run(METRICS_RUN),
+    "sample-lenet-h100-metrics": lambda: store.load_run(REPORTS / "sample-lenet-h100-metrics"),
+    "sample-softmax-h100-cupti": lambda: store.load_run(REPORTS / "sample-softmax-h100-cupti"),
     "fixture": build_run,
     "hostile": hostile_run,
 }
