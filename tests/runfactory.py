@@ -1,7 +1,7 @@
 """The runs the report tests render.
 
 `sample_run()`: the committed sample run recorded on an H100 with the cupti backend
-(`tests/data/runs/lenet-h100-schema1-cupti/`, see reports/README.md): every table real, traces trimmed to
+(`tests/data/runs/lenet-h100-schema1-cupti/`, see its README): every table real, traces trimmed to
 the first profiled repeat (summaries whole). `METRICS_RUN` (cupti + Nsight Compute metrics, with
 the roofline and one ERROR stage) and `NSYS_RUN` (nsys backend) are its siblings.
 

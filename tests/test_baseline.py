@@ -385,8 +385,9 @@ def test_a_value_strict_json_cannot_hold_is_refused_naming_its_table(tmp_path, c
 # --- trimmed runs: kernel totals come from the whole summaries, never from a cut trace --------
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "tests" / "data" / "runs" / "lenet-h100-schema1-cupti"  # trimmed: 3,109 of 90,545 GPU operations
-COMMITTED = ROOT / "tests" / "data" / "runs" / "lenet-h100-schema1-baseline.json"  # written from the same sweep
+RUNS = ROOT / "tests" / "data" / "runs"
+SAMPLE = RUNS / "lenet-h100-schema1-cupti"  # trimmed: 3,109 of 90,545 GPU operations
+COMMITTED = RUNS / "lenet-h100-schema1-baseline.json"  # written from the same sweep
 
 
 def trim_run():  # type: ignore[no-untyped-def]

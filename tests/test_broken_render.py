@@ -1,7 +1,7 @@
 """Hostile content and bad output paths through every command that renders: `report`, `show`,
 `compare --summary/--junit` (and the Chrome traces a sweep writes).
 
-Hostile runs are copies of the committed H100 sample run (`tests/data/runs/lenet-h100-schema1-cupti`) with
+Hostile runs are copies of the H100 LeNet run (`tests/data/runs/lenet-h100-schema1-cupti`) with
 one table or run.json edited in tmp_path: titles with HTML, rich markup, terminal escape codes and
 Markdown; names with control characters; megabyte names; a stage key that is a path. Each must
 render, bounded in size, with nothing interpreted: no tag, link or image in the HTML or the

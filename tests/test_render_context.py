@@ -1,5 +1,5 @@
-"""Golden tests on the tables the templates receive (not on HTML bytes), for the committed H100
-sample run (`tests/data/runs/lenet-h100-schema1-cupti`), each golden value checked once more by a second
+"""Golden tests on the tables the templates receive (not on HTML bytes), for a recorded H100
+run (`tests/data/runs/lenet-h100-schema1-cupti`), each golden value checked once more by a second
 computation that does not go through profgen's analysis code:
 
 - the staged table, from the workers' own result files (`raw/<stage>/result.json`: every timed

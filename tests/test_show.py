@@ -190,7 +190,7 @@ def test_nvprof_time(ns, shown):
     assert units.nvprof_duration(ns) == shown
 
 
-METRICS_RUN = Path(__file__).resolve().parents[1] / "tests" / "data" / "runs" / "lenet-h100-schema1-metrics"
+METRICS_RUN = Path(__file__).resolve().parent / "data" / "runs" / "lenet-h100-schema1-metrics"
 
 
 def test_stages_text_fits_120_columns(capsys):

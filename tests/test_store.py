@@ -18,7 +18,7 @@ from regress_factory import make_run
 from profiler import schema, store
 from profiler.errors import DataError, RunNotFound, SchemaError
 
-SAMPLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "runs" / "lenet-h100-schema1-cupti"
+SAMPLE = Path(__file__).resolve().parent / "data" / "runs" / "lenet-h100-schema1-cupti"
 
 
 @pytest.fixture

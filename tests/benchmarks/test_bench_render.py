@@ -1,7 +1,7 @@
 """Rendering reports: the issue's budget is 3 s on a 2-core machine, the default LeNet report under
 5 MB.
 
-- The committed H100 sample run (`tests/data/runs/lenet-h100-schema1-cupti`), read from disk and rendered,
+- The H100 LeNet run (`tests/data/runs/lenet-h100-schema1-cupti`), read from disk and rendered,
   as `profgen report` does.
 - An untrimmed volume: the sample's traces keep at most 3,000 operations a stage, a fresh sweep's
   per-image stage issues 90,000 in its profiled repeat. The fixture-built run (real H100 traces,
