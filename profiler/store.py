@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
-from profiler import files, schema
+from profiler import files, schema, tablecsv
 from profiler.errors import DataError, OutputError, RunNotFound
 
 RUN_JSON = "run.json"
@@ -105,7 +105,7 @@ def save_run(run: Run, directory: Path) -> None:
     for name, df in run.tables.items():
         schema.validate(df, schema.table(name))
     for name, df in run.tables.items():
-        schema.write_csv(df, schema.table(name), directory / f"{name}.csv")
+        tablecsv.write_csv(df, schema.table(name), directory / f"{name}.csv")
     meta = dict(run.meta, schema_version=schema.SCHEMA_VERSION, tables=sorted(run.tables))
     _write_json_atomic(directory / RUN_JSON, meta)
 
@@ -181,7 +181,7 @@ def _read_tables(
 ) -> dict[str, pd.DataFrame]:
     """The tables `names` (run.json's `tables`, checked) of the run directory `path`."""
     return {
-        name: schema.read_csv(path / f"{name}.csv", schema.table(name), upgrade=upgrade)
+        name: tablecsv.read_csv(path / f"{name}.csv", schema.table(name), upgrade=upgrade)
         for name in names
     }
 

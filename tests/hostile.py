@@ -17,7 +17,7 @@ from pathlib import Path
 
 from runfactory import SAMPLE_RUN
 
-from profiler import schema, store
+from profiler import schema, store, tablecsv
 from profiler.store import Run
 
 Edit = Callable[[Run], None]
@@ -129,7 +129,7 @@ def write_edited_copy(dest: Path, edits: Iterable[Edit], source: Path = SAMPLE_R
     after = edited(before, edits)
     for name, df in after.tables.items():
         if not df.equals(before.tables[name]):
-            schema.write_csv(df, schema.table(name), dest / f"{name}.csv")
+            tablecsv.write_csv(df, schema.table(name), dest / f"{name}.csv")
     if after.meta != before.meta:
         (dest / store.RUN_JSON).write_text(json.dumps(after.meta, indent=1))
     return dest

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from profiler import schema, store
+from profiler import schema, store, tablecsv
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data" / "report"
@@ -82,7 +82,7 @@ def build_run(tile: int | Mapping[str, int] = 1) -> store.Run:
 
 
 def _hand_table(name: str, tbl: schema.Table) -> pd.DataFrame:
-    return schema.read_csv(DATA / name, tbl)
+    return tablecsv.read_csv(DATA / name, tbl)
 
 
 def read_nsys_trace(path: Path) -> pd.DataFrame:

@@ -8,14 +8,14 @@ import pandas as pd
 import pytest
 from runfactory import DATA
 
-from profiler import schema
+from profiler import schema, tablecsv
 from profiler.analyze import stages
 from profiler.errors import SchemaError
 
 
 @pytest.fixture
 def table() -> pd.DataFrame:
-    return schema.read_csv(DATA / "stages.csv", schema.STAGES)
+    return tablecsv.read_csv(DATA / "stages.csv", schema.STAGES)
 
 
 def _row(staged: pd.DataFrame, key: str) -> pd.Series:

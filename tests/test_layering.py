@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LEAVES = {
     "profiler",
     "profiler.schema",
+    "profiler.tablecsv",
     "profiler.errors",
     "profiler.ranges",
     "profiler.study",
