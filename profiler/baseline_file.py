@@ -327,7 +327,7 @@ def _read_row(
     for col in tbl.columns:
         if col.name in skip:
             continue
-        value, at = obj.get(col.name), f"{where}.{col.name}"
+        value, at = obj.get(col.name, col.default), f"{where}.{col.name}"
         if col.dtype == "string":
             if value is not None and not isinstance(value, str):
                 raise store.FieldError(at, "a string or null", value)

@@ -27,12 +27,18 @@ SCHEMA_VERSION = 2
 
 @dataclass(frozen=True)
 class Column:
-    """One column: its name, pandas dtype, unit (for the reader) and meaning."""
+    """One column: its name, pandas dtype, unit (for the reader) and meaning.
+
+    `added` marks a column added to its table after runs were written without it: a table that
+    lacks it (read from an older run, or built by older code) gets `default` (None: missing).
+    """
 
     name: str
     dtype: str
     unit: str = ""
     doc: str = ""
+    added: bool = False
+    default: str | None = None
 
 
 @dataclass(frozen=True)
@@ -60,9 +66,16 @@ def _c(name: str, dtype: str, unit: str = "", doc: str = "") -> Column:
 KERNEL, MEMCPY, MEMSET = "kernel", "memcpy", "memset"
 # Copy directions (column `copy_kind`), as nvprof spelled them.
 COPY_KINDS = ("HtoD", "DtoH", "DtoD", "HtoH", "PtoP")
-# Stage verdicts (column `status` of STAGES).
+# Stage verdicts (column `status` of STAGES). IMPORTED: made from profiler output found elsewhere
+# (`profgen import`): nothing was checked, so it is neither a pass nor a failure.
 PASS, FAIL, TIMEOUT, ERROR, SKIPPED = "PASS", "FAIL", "TIMEOUT", "ERROR", "SKIPPED"
-STATUSES = (PASS, FAIL, TIMEOUT, ERROR, SKIPPED)
+IMPORTED = "IMPORTED"
+STATUSES = (PASS, FAIL, TIMEOUT, ERROR, SKIPPED, IMPORTED)
+# What a stage's `median_ns` measures (column `timing` of STAGES): the host clock around `infer`
+# (a sweep), or, for an imported stage, an NVTX range's total time, the GPU span of the capture
+# (first GPU start to last GPU end) or the summed GPU activity time (no trace to take a span from).
+HOST, NVTX_RANGE, GPU_SPAN, GPU_TIME = "host", "nvtx_range", "gpu_span", "gpu_time"
+TIMINGS = (HOST, NVTX_RANGE, GPU_SPAN, GPU_TIME)
 
 
 def copy_label(copy_kind: str) -> str:
@@ -197,13 +210,37 @@ STAGES = Table(
         _c("technique", "string"),
         _c("role", "string", doc="`baseline`, `framework` or `step`, as the study states it"),
         _c("runtime", "string", doc="cupy, torch, triton, numba, jax, cudart or cpu"),
-        _c("status", "string", doc="PASS, FAIL, TIMEOUT, ERROR or SKIPPED"),
+        _c("status", "string", doc="PASS, FAIL, TIMEOUT, ERROR, SKIPPED or IMPORTED"),
         _c("reason", "string", doc="why a stage did not PASS (one line)"),
-        _c("items", "int64", doc="items (in the study's unit) per repeat"),
+        _c("items", "int64", doc="items (in the study's unit) per repeat; 0 for an import"),
         _c("batch", "int64", doc="items per `infer` call"),
         _c("warmup", "int64"),
-        _c("repeats", "int64"),
-        _c("median_ns", "Int64", "ns", "host time for all items, median over repeats"),
+        _c(
+            "repeats",
+            "int64",
+            doc="timed repeats; for an import, the repeats the program ran as the user said "
+            "(0: not said, and times are whole-program totals)",
+        ),
+        Column(
+            "timing",
+            "string",
+            doc="what `median_ns` measures: one of `TIMINGS` (missing: no time)",
+            added=True,
+            default=HOST,
+        ),
+        Column(
+            "timing_range",
+            "string",
+            doc="the NVTX range `median_ns` is the time of (timing `nvtx_range`)",
+            added=True,
+        ),
+        _c(
+            "median_ns",
+            "Int64",
+            "ns",
+            "host time for all items, median over repeats; for an import, the `timing` span "
+            "divided by `repeats` (when said)",
+        ),
         _c("min_ns", "Int64", "ns"),
         _c("max_ns", "Int64", "ns"),
         _c("max_rel_err", "float64", doc="largest relative error under the comparison rule"),
@@ -325,8 +362,9 @@ def empty(tbl: Table) -> pd.DataFrame:
 def conform(df: pd.DataFrame, tbl: Table, fill: Iterable[str] = ()) -> pd.DataFrame:
     """Select `tbl`'s columns in order and cast them to its dtypes.
 
-    Columns named in `fill` may be absent and are added as missing values; any other absent
-    column is an error. Extra columns are dropped.
+    Columns named in `fill` may be absent and are added as missing values, and so may columns
+    marked `added` (they get their default); any other absent column is an error. Extra columns
+    are dropped.
 
     Raises: SchemaError when a column is absent or cannot be cast.
     """
@@ -335,9 +373,10 @@ def conform(df: pd.DataFrame, tbl: Table, fill: Iterable[str] = ()) -> pd.DataFr
     for col in tbl.columns:
         if col.name in df.columns:
             series = df[col.name]
-        elif col.name in fill:
+        elif col.name in fill or col.added:
             missing = float("nan") if col.dtype == "float64" else pd.NA
-            series = pd.Series(missing, index=df.index, dtype="object")
+            value = col.default if col.added and col.default is not None else missing
+            series = pd.Series(value, index=df.index, dtype="object")
         else:
             raise SchemaError(f"table {tbl.name}: column {col.name!r} is missing")
         try:

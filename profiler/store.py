@@ -148,7 +148,7 @@ def load_run(path: str | Path) -> Run:
     version = meta["schema_version"]
     tables = _read_tables(path, meta.get("tables", []), upgrade_v1_table if version == 1 else None)
     meta = upgrade_v1_meta(meta) if version == 1 else meta
-    return Run(meta=meta, tables=tables, path=path)
+    return Run(meta=meta, tables=upgrade_imports(meta, tables), path=path)
 
 
 def _read_meta(path: Path) -> dict[str, Any]:
@@ -268,6 +268,24 @@ def upgrade_v1_table(df: pd.DataFrame, name: str) -> pd.DataFrame:
         max_abs_err=float("nan"),
         comparison="max |out-ref| / max |ref| per row < 1e-4; same top-1 (schema 1)",
     )
+
+
+def upgrade_imports(
+    meta: Mapping[str, Any], tables: dict[str, pd.DataFrame]
+) -> dict[str, pd.DataFrame]:
+    """An import (`"source": "import"`) made before imported stages had a verdict of their own
+    called them PASS, with no time: they are IMPORTED (nothing was checked), with no timing."""
+    stages = tables.get(schema.STAGES.name)
+    if meta.get("source") != "import" or stages is None:
+        return tables
+    old = stages["status"] == schema.PASS
+    if not old.any():
+        return tables
+    stages = stages.assign(
+        status=stages["status"].mask(old, schema.IMPORTED),
+        timing=stages["timing"].mask(old & stages["median_ns"].isna(), pd.NA),
+    )
+    return {**tables, schema.STAGES.name: stages}
 
 
 def upgrade_v1_meta(meta: dict[str, Any]) -> dict[str, Any]:

@@ -76,7 +76,8 @@ def _parse_csv(
         _find_bad_cell(content, tbl, upgrade)  # raises when it finds one
         raise SchemaError(_first_line(exc)) from None
     df = upgrade(df, tbl.name) if upgrade is not None else df
-    _check_columns([c for c in tbl.names if c not in df.columns], "missing", tbl)
+    required = [c.name for c in tbl.columns if not c.added]
+    _check_columns([c for c in required if c not in df.columns], "missing", tbl)
     _check_columns([c for c in df.columns if c not in tbl.names], "unexpected", tbl)
     try:
         df = schema.validate(schema.conform(df, tbl), tbl)

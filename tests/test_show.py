@@ -132,10 +132,12 @@ def test_text_reproduces_real_nvprof_output(tmp_path, capsys):
 def test_other_tables_as_aligned_columns(nsys_run, capsys):
     code, out, _ = show(capsys, str(nsys_run), "--table", "stages")
     lines = out.splitlines()
-    assert code == 0 and lines[0].startswith("role step, items ")  # what every stage shares
+    # what every stage shares; an import has no items, batch or warm-ups and was told no repeats
+    assert code == 0 and lines[0] == "role step, timing gpu_span"
     assert lines[1].split()[:3] == ["stage", "title", "status"]
     assert "median" in lines[1].split() and "technique" not in lines[1]
-    assert len(lines) == 4 and lines[2].startswith("demo ") and "Two streams" in lines[3]
+    assert len(lines) == 5 and lines[2].startswith("demo ") and "Two streams" in lines[3]
+    assert lines[2].split()[2] == "IMPORTED" and lines[4].startswith("IMPORTED: made from")
     code, out, _ = show(capsys, str(nsys_run), "--table", "gpu_trace", "--stage", "demo")
     assert code == 0 and len(out.splitlines()) == 1 + 5 and "319.69us" in out
 
@@ -197,7 +199,7 @@ def test_stages_text_fits_120_columns(capsys):
     code, out, _ = show(capsys, str(METRICS_RUN), "--table", "stages")
     lines = out.splitlines()
     assert code == 0 and max(len(line) for line in lines) <= text.WIDTH == 120
-    shared = "items 10000, batch 10000, warmup 2, repeats 10, runtime -, topk_mismatches 0"
+    shared = "items 10000, batch 10000, warmup 2, repeats 10, timing host, topk_mismatches 0"
     assert lines[0] == shared
     header = lines[1].split()
     assert header[:4] == ["stage", "title", "role", "status"] and "technique" not in header

@@ -220,3 +220,35 @@ def test_the_committed_sample_reads_and_says_it_is_trimmed() -> None:
     trims = store.trimmed_tables(run.meta)
     assert trims["gpu_trace"] == store.Trim(kept=len(run.table("gpu_trace")), of=90545)
     assert set(trims) == {"gpu_trace", "api_trace", "range_trace"}
+
+
+# --- columns added after runs were written ---------------------------------------------------
+
+SAMPLE_V2 = Path(__file__).resolve().parents[1] / "reports" / "sample-lenet-h100-cupti"
+
+
+def test_a_stages_table_written_before_timing_reads_as_host_timed() -> None:
+    """The committed samples were written before `timing` existed: their times were the host
+    clock around `infer`, and that is what they read back as."""
+    header = (SAMPLE_V2 / "stages.csv").read_text().split("\n", 1)[0]
+    assert "timing" not in header
+    stages = store.load_run(SAMPLE_V2).table("stages")
+    assert set(stages["timing"]) == {schema.HOST} and stages["timing_range"].isna().all()
+
+
+def test_an_old_import_reads_as_imported_not_pass(tmp_path: Path) -> None:
+    """Before IMPORTED existed an import called its stages PASS: they read back as IMPORTED,
+    with no timing (they had no time); a sweep's PASS stays PASS."""
+    for source in ("import", None):
+        path = tmp_path / str(source)
+        path.mkdir()
+        run = make_run(1, profiled=2, launches=1)
+        stages = run.tables["stages"].drop(columns=["timing", "timing_range"])
+        stages["median_ns"] = pd.array([None] * len(stages), dtype="Int64")
+        store.save_run(store.Run({**run.meta, "source": source}, run.tables), path)
+        stages.to_csv(path / "stages.csv", index=False)  # as an older profgen wrote it
+        back = store.load_run(path).table("stages")
+        if source == "import":
+            assert set(back["status"]) == {schema.IMPORTED} and back["timing"].isna().all()
+        else:
+            assert set(back["status"]) == {schema.PASS} and set(back["timing"]) == {schema.HOST}

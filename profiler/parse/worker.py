@@ -94,6 +94,8 @@ def stage_row(result: Mapping[str, Any], order: int) -> pd.DataFrame:
         "batch": int(result["batch"]),
         "warmup": int(result["warmup"]),
         "repeats": len(timed) if timed else int(result["repeat"]),
+        "timing": schema.HOST,
+        "timing_range": None,
         "median_ns": median,
         "min_ns": min(timed) if timed else None,
         "max_ns": max(timed) if timed else None,
@@ -105,6 +107,7 @@ def stage_row(result: Mapping[str, Any], order: int) -> pd.DataFrame:
         "overhead_pct": overhead,
     }
     df = pd.DataFrame({k: [v] for k, v in row.items()})
+    df["timing_range"] = pd.array([None], dtype="string")
     for col in ("median_ns", "min_ns", "max_ns", "topk_mismatches", "profiled_median_ns"):
         df[col] = pd.array([row[col]], dtype="Int64")
     return schema.validate(schema.conform(df, schema.STAGES), schema.STAGES)

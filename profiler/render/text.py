@@ -33,7 +33,17 @@ _PROSE = ("technique", "reason", "comparison")  # paragraphs: reasons are shown 
 # left to csv and json: the order (the rows are in it), the overhead (profiled over median) and
 # the absolute error (the relative one is shown)
 _IMPLIED = ("order", "overhead_pct", "max_abs_err")
-_SHARED = ("role", "items", "batch", "warmup", "repeats", "runtime", "topk_mismatches")
+_SHARED = (
+    "role",
+    "items",
+    "batch",
+    "warmup",
+    "repeats",
+    "timing",
+    "timing_range",
+    "runtime",
+    "topk_mismatches",
+)
 # nvprof's column widths, Type to Max; Name follows after two spaces.
 _NVPROF_HEADER = ("Type", "Time(%)", "Time", "Calls", "Avg", "Min", "Max")
 _NVPROF_WIDTHS = (16, 9, 10, 10, 10, 10, 10)
@@ -160,22 +170,51 @@ def _fit(widths: list[int], right: list[bool], width: int) -> list[int]:
 
 def stages_text(stages: pd.DataFrame, width: int = WIDTH) -> str:
     """The stages table for people, in `width` columns: a line of the settings every stage
-    shares (items, batch, warm-ups, repeats...), a table of what differs (in study order,
-    titles clipped to fit, without the techniques, which are paragraphs, the overhead, which is
-    the profiled time over the median, and the absolute error: `--format csv` or `json` has
-    them), then one line per stage that did not PASS saying why."""
-    df = stages.drop(columns=[c for c in (*_PROSE, *_IMPLIED) if c in stages.columns])
+    shares (items, batch, warm-ups, repeats...; one that no stage has is left out), a table of
+    what differs (in study order, titles clipped to fit, without the techniques, which are
+    paragraphs, the overhead, which is the profiled time over the median, and the absolute error:
+    `--format csv` or `json` has them), then one line per stage that did not PASS saying why
+    (imported stages share one line: they were not checked).
+
+    An imported stage has no items, batch or warm-ups, and repeats only when the user said how
+    many the program ran: those show as missing, never as 0."""
+    df = _not_applicable(stages.drop(columns=[c for c in (*_PROSE, *_IMPLIED) if c in stages]))
     shared = [
         c for c in _SHARED if c in df.columns and len(df) > 1 and df[c].nunique(dropna=False) == 1
     ]
-    head = ", ".join(f"{c} {_cell(df[c].iloc[0], c)}" for c in shared)
+    said = [c for c in shared if not _missing(df[c].iloc[0])]
+    head = ", ".join(f"{c} {_cell(df[c].iloc[0], c)}" for c in said)
     body = aligned_text(df.drop(columns=shared), width)
     notes = [
         clip(f"{terminal(r['status'], 16)} {terminal(r['stage'])}: {terminal(r['reason'])}", width)
         for r in stages.to_dict("records")
-        if r["status"] != schema.PASS and not _missing(r["reason"])
+        if r["status"] not in (schema.PASS, schema.IMPORTED) and not _missing(r["reason"])
     ]
+    if (stages["status"] == schema.IMPORTED).any():
+        notes.append(clip(f"{schema.IMPORTED}: {IMPORTED_NOTE}", width))
     return (f"{head}\n" if head else "") + body + "".join(f"{n}\n" for n in notes)
+
+
+IMPORTED_NOTE = (
+    "made from profiler output found elsewhere (profgen import); not checked against a "
+    "reference. timing says what the time is: nvtx_range (that range's total), gpu_span (first "
+    "GPU start to last end), gpu_time (summed GPU activity time); per repeat when repeats is "
+    "given, else for the whole program"
+)
+
+
+def _not_applicable(df: pd.DataFrame) -> pd.DataFrame:
+    """Imported stages' items, batch and warm-ups, and repeats not said, as missing."""
+    imported = (df["status"] == schema.IMPORTED).to_numpy() if "status" in df else None
+    if imported is None or not imported.any():
+        return df
+    out = df.copy()
+    for col in ("items", "batch", "warmup", "repeats"):
+        if col in out:
+            values = out[col].astype("Int64")
+            unknown = imported if col != "repeats" else imported & (values == 0).to_numpy()
+            out[col] = values.mask(unknown)
+    return out
 
 
 def _row(cells: tuple[str, ...] | list[str], widths: list[int]) -> str:
