@@ -5,7 +5,10 @@ a capture of `nsys stats` output, an `.nsys-rep` (turned into CSV with `nsys sta
 installed), an `ncu --csv` file, or an nvprof log (text summary, `--csv` summary or `--csv
 --print-gpu-trace`). The stage's tables come out as if profgen had profiled it: the same parsers
 and the same nvprof-style summaries. Nothing is checked against a reference, so every stage is
-PASS with that said in its `reason`, and timings the inputs lack stay missing.
+IMPORTED (never PASS) with that said in its `reason`. Its time is the span the user names
+(`--range`), else the GPU span of the capture, else its summed GPU time; per repeat when the user
+says how many repeats the program ran (`--repeats`), else a whole-program total
+(`profiler.import_timing`).
 
 What is kept: only the files that were read are copied into `raw/<stage>/` (for a folder, the
 regular files named like an nsys report; a symbolic link, a FIFO or any other file in it is
@@ -27,20 +30,22 @@ import re
 import shlex
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from profiler import __version__, files, schema, store
+from profiler import __version__, files, import_timing, schema, store
 from profiler.analyze.assemble import assemble_tables
 from profiler.errors import DataError, OutputError, ParseError, UsageError
+from profiler.import_timing import REASON, StageTiming
 from profiler.parse import detect, ncu_csv, nsys_csv, nvprof
 from profiler.render import html
 
-REASON = "imported; not checked against a reference"
+__all__ = ["KEY_PATTERN", "REASON", "StageTiming", "import_run"]
+
 KEY_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
 _STAGE = re.compile(KEY_PATTERN)
 _MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}")
@@ -54,7 +59,12 @@ _TECHNIQUE = {
 
 
 def import_run(
-    model: str, stages: list[tuple[str, str]], titles: dict[str, str], out_root: Path
+    model: str,
+    stages: list[tuple[str, str]],
+    titles: dict[str, str],
+    out_root: Path,
+    repeats: Sequence[tuple[str | None, int]] = (),
+    ranges: Sequence[str] = (),
 ) -> Path:
     """Build a run directory from existing profiler output, one file or folder per stage.
 
@@ -63,12 +73,17 @@ def import_run(
         stages: (stage key, path) pairs in study order; keys match `KEY_PATTERN`.
         titles: stage titles by key (a stage without one is titled by its key).
         out_root: the folder that receives the run directory.
+        repeats: how many repeats each program ran, as `--repeats` gives them: (stage key, or
+            None for every stage, count); see `import_timing.stage_timings`.
+        ranges: the NVTX range that is a stage's time, as `--range` gives them (`NAME` or
+            `KEY=NAME`).
 
     Returns: the complete run directory (`<out_root>/<model>-<UTC timestamp>`).
 
     Raises:
-        UsageError: a bad model name or stage key, a repeated key, a title for no stage, an
-            `out_root` that is no folder.
+        UsageError: a bad model name or stage key, a repeated key, a title, `--repeats` or
+            `--range` for no stage (or given twice), repeats out of range, a `--range` that
+            matches no NVTX range of its stage, an `out_root` that is no folder.
         DataError: a path that does not exist.
         ParseError: a file or folder that is not profiler output profgen reads, is corrupt, or
             has no rows.
@@ -77,21 +92,24 @@ def import_run(
         OutputError: the run cannot be written (a full or read-only disk).
     """
     inputs = _check(model, stages, titles)
+    timings = import_timing.stage_timings([k for k, _, _ in inputs], repeats, ranges)
     files.check_output_dir(out_root)
     with _disk(out_root):
         tmp = store.start_run(Path(out_root), model)
     try:
-        parts, listed = [], []
-        for order, (key, path, kind) in enumerate(inputs):
+        parts, listed, techniques = [], [], []
+        for key, path, kind in inputs:
             raw = tmp / "raw" / key
             tables, read = _read_stage(kind, path, key, raw)
             with _disk(out_root):
                 listed.append(_copy_raw(key, path, kind, read, raw, tmp))
-            tables[schema.STAGES.name] = _stage_row(key, order, titles.get(key, key), kind)
+            techniques.append((key, _TECHNIQUE[kind]))
             parts.append(tables)
-        command = _command(model, stages, titles, out_root)
-        meta = _meta(model, [k for k, _, _ in inputs], listed, command)
-        run = store.Run(meta, assemble_tables(parts, model), path=store.final_path(tmp))
+        tables = assemble_tables(parts, model)
+        tables[schema.STAGES.name] = import_timing.stages_table(techniques, tables, titles, timings)
+        command = _command(model, stages, titles, out_root, repeats, ranges)
+        meta = _meta(model, [k for k, _, _ in inputs], listed, command, timings)
+        run = store.Run(meta, tables, path=store.final_path(tmp))
         with _disk(out_root):
             store.save_run(run, tmp)
             html.write_report(run, tmp / "report.html")  # before the run gets its final name
@@ -237,43 +255,34 @@ def _copy_regular(src: Path, dst: Path) -> None:
     os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
-def _stage_row(key: str, order: int, title: str, kind: str) -> pd.DataFrame:
-    """The stage's STAGES row: PASS, not checked; counts 0 and timings missing (not measured)."""
-    row = {
-        "stage": key,
-        "order": order,
-        "title": title,
-        "technique": _TECHNIQUE[kind],
-        "role": "step",
-        "runtime": "",
-        "status": schema.PASS,
-        "reason": REASON,
-        "items": 0,
-        "batch": 0,
-        "warmup": 0,
-        "repeats": 0,
-        "max_rel_err": float("nan"),
-        "max_abs_err": float("nan"),
-        "comparison": "",
-        "overhead_pct": float("nan"),
-    }
-    fill = [c.name for c in schema.STAGES.columns if c.name not in row]
-    return schema.conform(pd.DataFrame([row]), schema.STAGES, fill=fill)
-
-
 def _command(
-    model: str, stages: list[tuple[str, str]], titles: dict[str, str], out_root: Path
+    model: str,
+    stages: list[tuple[str, str]],
+    titles: dict[str, str],
+    out_root: Path,
+    repeats: Sequence[tuple[str | None, int]] = (),
+    ranges: Sequence[str] = (),
 ) -> str:
     """The `profgen import` command line that makes this run."""
     words = ["profgen", "import", "--model", model]
     words += [f"--stage={key}={path}" for key, path in stages]
     words += [f"--title={key}={text}" for key, text in titles.items()]
+    words += [f"--repeats={n}" if k is None else f"--repeats={k}={n}" for k, n in repeats]
+    words += [f"--range={text}" for text in ranges]
     return shlex.join([*words, "--out", str(out_root)])
 
 
 def _meta(
-    model: str, keys: list[str], inputs: list[dict[str, Any]], command: str
+    model: str,
+    keys: list[str],
+    inputs: list[dict[str, Any]],
+    command: str,
+    timings: dict[str, StageTiming],
 ) -> dict[str, Any]:
+    said = {k: t for k, t in timings.items() if t.repeats or t.range is not None}
+    settings: dict[str, Any] = {"backend": "import", "stages": keys}
+    settings["repeats"] = {k: t.repeats for k, t in said.items() if t.repeats}
+    settings["ranges"] = {k: t.range for k, t in said.items() if t.range is not None}
     return {
         "profgen_version": __version__,
         "model": model,
@@ -281,7 +290,7 @@ def _meta(
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": command,
         "source": "import",
-        "settings": {"backend": "import", "stages": keys},
+        "settings": settings,
         "inputs": inputs,
         "machine": {},
         "git": {},

@@ -324,3 +324,53 @@ def test_odd_but_whole_input_is_imported(tmp_path, capsys, case):
 
 def test_corpus_size():
     assert len(BAD) + len(GOOD) >= 25
+
+
+# --- the flags of an honest import: --repeats and --range ---------------------------------------
+
+NESTED = NSYS / "nested"
+BAD_FLAGS = {
+    "repeats 0": (["--repeats", "0"], ("--repeats", "positive integer")),
+    "repeats -3": (["--repeats", "-3"], ("--repeats", "positive integer")),
+    "repeats 1.5": (["--repeats", "1.5"], ("--repeats", "'1.5'")),
+    "repeats words": (["--repeats", "ten"], ("--repeats", "'ten'")),
+    "repeats empty": (["--repeats", ""], ("--repeats",)),
+    "repeats =5": (["--repeats", "=5"], ("--repeats", "N or KEY=N")),
+    "repeats KEY=": (["--repeats", "s="], ("--repeats", "positive integer")),
+    "repeats 30 digits": (["--repeats", "9" * 30], ("--repeats", "1 to 1,000,000,000")),
+    "repeats past the limit": (["--repeats", "1000000001"], ("1 to 1,000,000,000",)),
+    "repeats for an unknown stage": (["--repeats", "x=3"], ("unknown stage 'x'", "stages: s")),
+    "repeats twice for a stage": (
+        ["--repeats", "s=3", "--repeats", "s=4"],
+        ("--repeats is given twice for stage 's'",),
+    ),
+    "repeats twice for all": (
+        ["--repeats", "3", "--repeats", "4"],
+        ("--repeats is given twice for all stages",),
+    ),
+    "range that matches nothing": (
+        ["--range", "nope"],
+        ("--range 'nope' matches no NVTX range of stage 's'", "'compute'"),
+    ),
+    "range empty": (["--range", ""], ("--range", "name an NVTX range")),
+    "range KEY= empty": (["--range", "s="], ("--range", "name an NVTX range")),
+    "range twice for a stage": (
+        ["--range", "s=compute", "--range", "s=h2d"],
+        ("--range is given twice for stage 's'",),
+    ),
+    "range 1 MB of name": (["--range", "r" * 1_000_000], ("matches no NVTX range",)),
+    "range with a control character": (["--range", "a\x1b[31mb"], ("matches no NVTX range",)),
+}
+
+
+@pytest.mark.parametrize("argv, fragments", BAD_FLAGS.values(), ids=BAD_FLAGS.keys())
+def test_bad_repeats_and_range_are_refused_in_one_line(tmp_path, capsys, argv, fragments):
+    out = tmp_path / "out"
+    with deadline(60):
+        result = profgen(
+            ["import", "--model", "m", "--stage", f"s={NESTED}", "--out", out, *argv], capsys
+        )
+    assert_refused(result, 2, *fragments)
+    assert "\x1b" not in result.err  # run text reaches the terminal escaped
+    assert len(result.err) < 2_000  # a huge name is clipped, not echoed whole
+    assert not out.exists() or not any(out.iterdir())

@@ -54,8 +54,12 @@ def test_two_nsys_folders(tmp_path, capsys):
     stages = run.table("stages")
     assert list(stages["stage"]) == ["demo", "overlap"] and list(stages["order"]) == [0, 1]
     assert list(stages["title"]) == ["One kernel", "overlap"]
-    assert set(stages["status"]) == {schema.PASS} and set(stages["reason"]) == {REASON}
-    assert stages["median_ns"].isna().all()  # no timings in the inputs: missing, not invented
+    assert set(stages["status"]) == {schema.IMPORTED} and set(stages["reason"]) == {REASON}
+    # no repeats said: the time is the GPU span of each whole capture, first start to last end
+    trace = run.table("gpu_trace")
+    spans = trace.groupby("stage")["end_ns"].max() - trace.groupby("stage")["start_ns"].min()
+    assert list(stages["median_ns"]) == [spans["demo"], spans["overlap"]]
+    assert set(stages["timing"]) == {schema.GPU_SPAN} and set(stages["repeats"]) == {0}
     act = run.table("gpu_activities")
     for key, folder in (("demo", DEMO), ("overlap", OVERLAP)):
         expected = activities.gpu_activities(nsys_csv.read_stats_dir(folder, key)["gpu_trace"])

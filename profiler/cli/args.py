@@ -46,6 +46,20 @@ def key_value(text: str) -> tuple[str, str]:
     return key, value
 
 
+def repeats_spec(text: str) -> tuple[str | None, int]:
+    """`N` -> (None, N) for every stage; `KEY=N` -> (KEY, N). N is a positive integer."""
+    key, sep, count = text.rpartition("=")
+    if sep and not key:
+        raise argparse.ArgumentTypeError(f"expected N or KEY=N, got {text!r}")
+    try:
+        value = positive_int(count.strip())
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected N or KEY=N with N a positive integer, got {text[:80]!r}"
+        ) from None
+    return (key if sep else None), value
+
+
 def _int(text: str) -> int:
     try:
         return int(text)

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from profiler import schema
-from profiler.cli.args import HelpFormatter, key_value
+from profiler.cli.args import HelpFormatter, key_value, repeats_spec
 from profiler.errors import EXIT_CODES_HELP
 
 SHOW_FORMATS = ("text", "csv", "json")
@@ -62,9 +62,23 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="build a run from nsys, ncu or nvprof output made elsewhere",
         description="Build a run directory and its report from profiler output made elsewhere: "
         "a folder of `nsys stats --format csv` files, an .nsys-rep (needs nsys), an "
-        "`ncu --csv --page raw` file or an nvprof log, one per stage. Prints the run directory.",
-        epilog="example:\n  profgen import --model mynet --stage before=run1/ --stage "
-        "after=run2.nsys-rep --title after='Fused kernels'\n\n" + EXIT_CODES_HELP,
+        "`ncu --csv --page raw` file, an nvprof log, or a terminal capture that holds some of "
+        "them (shell prompts, commands and program output around the tables are passed over), "
+        "one per stage. Prints the run directory.\n\n"
+        "An imported stage is IMPORTED, not PASS: nothing checks its outputs. Its time in the "
+        "staged table is the NVTX range named with --range (its total time), else the GPU span "
+        "of the capture (first GPU activity to last), else its summed GPU time; the report says "
+        "which. Profiler summaries cover the whole program: with --repeats the time and the "
+        "per-repeat figures are divided by the repeats it ran, without it they are whole-program "
+        "totals, and say so.",
+        epilog="examples:\n  profgen import --model mynet --stage before=run1/ --stage "
+        "after=run2.nsys-rep --title after='Fused kernels'\n"
+        "  profgen import --model lenet --stage naive=naive.log --stage fused=fused.log "
+        "--repeats 10\n"
+        "  profgen import --model mynet --stage a=a/ --stage b=b/ --repeats 100 --repeats b=50 "
+        "--range infer\n"
+        "  profgen import --model mynet --stage a=a/ --stage b=b/ --range a=forward "
+        "--range b=forward_fused\n\n" + EXIT_CODES_HELP,
         formatter_class=RAW,
     )
     p.add_argument(
@@ -91,6 +105,26 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=[],
         metavar="KEY=TEXT",
         help="a stage's title (default: its key)",
+    )
+    p.add_argument(
+        "--repeats",
+        action="append",
+        type=repeats_spec,
+        default=[],
+        metavar="[KEY=]N",
+        help="how many repeats the program ran (1 to 1,000,000,000), for every stage or, as "
+        "KEY=N, for stage KEY (which wins over the all-stages value); the staged table's time "
+        "and per-repeat figures are divided by it (default: not said: whole-program totals)",
+    )
+    p.add_argument(
+        "--range",
+        dest="ranges",
+        action="append",
+        default=[],
+        metavar="[KEY=]NAME",
+        help="the NVTX range whose total time is a stage's time in the staged table, for every "
+        "stage or, as KEY=NAME (KEY a stage key), for stage KEY; a range that a stage does not "
+        "have is refused, naming those it has (default: the GPU span of the capture)",
     )
     p.add_argument(
         "--out",
@@ -127,6 +161,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     from profiler import importer
 
-    path = importer.import_run(args.model, args.stages, dict(args.titles), args.out)
+    path = importer.import_run(
+        args.model, args.stages, dict(args.titles), args.out, args.repeats, args.ranges
+    )
     print(path)
     return 0
