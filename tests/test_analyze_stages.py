@@ -94,3 +94,48 @@ def test_without_a_framework_stage(table: pd.DataFrame) -> None:
 def test_rejects_a_table_of_the_wrong_schema(table: pd.DataFrame) -> None:
     with pytest.raises(SchemaError):
         stages.staged_table(table.drop(columns="median_ns"))
+
+
+def _imported(rows: list[tuple[str, str | None, int, int | None]]) -> pd.DataFrame:
+    """Imported STAGES rows: (key, timing, repeats, median_ns)."""
+    frame = pd.DataFrame(
+        [
+            {"stage": k, "order": i, "title": k, "technique": "", "role": "step", "runtime": "",
+             "status": schema.IMPORTED, "reason": "imported", "items": 0, "batch": 0,
+             "warmup": 0, "repeats": n, "timing": t, "median_ns": m}
+            for i, (k, t, n, m) in enumerate(rows)
+        ]
+    )  # fmt: skip
+    fill = [c for c in schema.STAGES.names if c not in frame]
+    return schema.conform(frame, schema.STAGES, fill=fill)
+
+
+def test_imported_stages_are_set_against_imported_stages_of_the_same_kind() -> None:
+    """IMPORTED is no failure: it has speedups, but only against a time of its own kind."""
+    st = stages.staged_table(
+        _imported(
+            [
+                ("a", schema.GPU_SPAN, 0, 800),  # whole program, GPU span
+                ("b", schema.GPU_SPAN, 0, 200),  # same kind: 4x against a
+                ("c", schema.GPU_TIME, 0, 100),  # summed GPU time: not against a span
+                ("d", schema.GPU_SPAN, 10, 20),  # per repeat: not against a whole-program total
+                ("e", schema.GPU_SPAN, 0, 400),  # against b, the nearest of its kind
+                ("f", None, 0, None),  # no time at all
+            ]
+        )
+    )
+    assert list(st["basis"]) == ["program", "program", "program", "repeat", "program", "program"]
+    assert list(st["prev_stage"].fillna("-")) == ["-", "a", "-", "-", "b", "-"]
+    speedups = dict(zip(st["stage"], st["speedup_prev"], strict=True))
+    assert speedups["b"] == pytest.approx(4.0) and speedups["e"] == pytest.approx(0.5)
+    assert all(math.isnan(speedups[k]) for k in "acdf")
+
+
+def test_a_measured_stage_is_never_set_against_an_imported_one(table: pd.DataFrame) -> None:
+    mixed = pd.concat(
+        [table, _imported([("imp", schema.GPU_SPAN, 5, 100)]).assign(order=len(table))],
+        ignore_index=True,
+    )
+    row = _row(stages.staged_table(mixed), "imp")
+    assert pd.isna(row["prev_stage"]) and math.isnan(row["speedup_baseline"])
+    assert math.isnan(row["speedup_framework"]) and row["basis"] == "repeat"

@@ -83,12 +83,17 @@ def kernel_gains(gpu_activities: pd.DataFrame) -> pd.DataFrame:
     return schema.validate(schema.conform(df, AMDAHL), AMDAHL)
 
 
+_COMPARED = (schema.PASS, schema.IMPORTED)
+
+
 def transitions(
     gpu_activities: pd.DataFrame,
     staged: pd.DataFrame,
     repeats: Mapping[str, int] | None = None,
 ) -> pd.DataFrame:
-    """Predicted against measured gain for each pair of consecutive PASS stages with activities.
+    """Predicted against measured gain for each pair of consecutive PASS stages with activities,
+    and each imported stage against the stage its staged-table speedup is against (the nearest
+    earlier imported stage whose time is of the same kind: `stages.staged_table`).
 
     Args:
         gpu_activities: DataFrame with `schema.GPU_ACTIVITIES` columns.
@@ -103,10 +108,19 @@ def transitions(
         / max(repeats.get(str(k), 1), 1)
         for k, g in gpu_activities.groupby("stage", sort=False)
     }
-    ok = staged[(staged["status"] == schema.PASS) & staged["stage"].isin(list(per_stage))]
+    ok = staged[staged["status"].isin(list(_COMPARED)) & staged["stage"].isin(list(per_stage))]
+    ok = ok.sort_values("order")
     times = dict(zip(ok["stage"], ok["median_ns"].astype("float64"), strict=True))
-    keys = list(ok.sort_values("order")["stage"])
-    pairs = zip(keys, keys[1:], strict=False)
+    passed = list(ok.loc[ok["status"] == schema.PASS, "stage"])
+    pairs = list(zip(passed, passed[1:], strict=False))
+    imported = ok[ok["status"] == schema.IMPORTED]
+    pairs += [
+        (str(prev), str(key))
+        for key, prev in zip(imported["stage"], imported["prev_stage"], strict=True)
+        if isinstance(prev, str) and prev in per_stage
+    ]
+    order = dict(zip(ok["stage"], ok["order"], strict=True))
+    pairs.sort(key=lambda pair: order[pair[1]])
     rows = [_transition(a, b, per_stage[a], per_stage[b], times) for a, b in pairs]
     out = pd.DataFrame(rows, columns=TRANSITIONS.names) if rows else schema.empty(TRANSITIONS)
     return schema.validate(schema.conform(out, TRANSITIONS), TRANSITIONS)

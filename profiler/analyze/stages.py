@@ -11,9 +11,18 @@ study states, never guessed from a stage's key:
 
 A stage that did not PASS keeps its row, its status and its reason, and gets no speedups: a fast
 wrong kernel must never look like a win. A speedup is reference time / stage time (> 1 is faster).
+
+An imported stage (IMPORTED: nothing was checked) has a time of another kind, its `basis`: per
+repeat when the user said how many repeats the program ran (`repeat`), else the whole program
+(`program`), where a sweep's is the time for all items of one repeat (`items`). Its speedups are
+against other imported stages only, and only those whose time is of the same basis and timing
+(a GPU span is not set against a summed GPU time, nor a per-repeat time against a total); the
+report says they were not checked for correctness.
 """
 
 from __future__ import annotations
+
+import math
 
 import pandas as pd
 
@@ -21,6 +30,8 @@ from profiler import schema
 from profiler.schema import Column
 
 BASELINE, FRAMEWORK = "baseline", "framework"
+ITEMS, REPEAT, PROGRAM = "items", "repeat", "program"  # column `basis`
+SPEEDUP_STATUSES = (schema.PASS, schema.IMPORTED)  # a stage with one of these may be a reference
 
 STAGED = schema.Table(
     "staged",
@@ -31,12 +42,20 @@ STAGED = schema.Table(
         Column("title", "string"),
         Column("technique", "string"),
         Column("role", "string", doc="`baseline`, `framework` or `step`"),
-        Column("status", "string", doc="PASS, FAIL, TIMEOUT, ERROR or SKIPPED"),
+        Column("status", "string", doc="PASS, FAIL, TIMEOUT, ERROR, SKIPPED or IMPORTED"),
         Column("reason", "string", doc="why the stage did not PASS"),
         Column("items", "int64"),
         Column("batch", "int64"),
         Column("repeats", "int64"),
-        Column("median_ns", "Int64", "ns", "time for all items, median over repeats"),
+        Column("timing", "string", doc="what `median_ns` measures (`schema.TIMINGS`)"),
+        Column("timing_range", "string", doc="the NVTX range that is the time (nvtx_range)"),
+        Column(
+            "basis",
+            "string",
+            doc="`items` (all items, one repeat), `repeat` (an import's time per repeat) or "
+            "`program` (an import's whole-program total)",
+        ),
+        Column("median_ns", "Int64", "ns", "the stage's time, of its `basis` and `timing`"),
         Column("min_ns", "Int64", "ns"),
         Column("max_ns", "Int64", "ns"),
         Column("spread_pct", "float64", "%", "(max - min) / median over the timed repeats"),
@@ -86,40 +105,78 @@ def staged_table(stages: pd.DataFrame) -> pd.DataFrame:
     """
     schema.validate(stages, schema.STAGES)
     df = stages.sort_values("order").reset_index(drop=True)
+    df["basis"] = time_basis(df)
     timed = _valid_times(df)
+    kinds = _kinds(df)
     median = df["median_ns"].astype("float64")
     df["spread_pct"] = (df["max_ns"] - df["min_ns"]).astype("float64") / median * 100.0
-    df["prev_stage"] = _previous_valid(df, timed)
-    prev_time = df["prev_stage"].map(lambda k: timed.get(k) if isinstance(k, str) else None)
-    df["speedup_prev"] = _ratio(prev_time, df, timed)
-    base_time = timed.get(baseline_key(df) or "")
-    df["speedup_baseline"] = _ratio(pd.Series(base_time, index=df.index), df, timed)
-    framework_time = timed.get(framework_key(df) or "")
-    df["speedup_framework"] = _ratio(pd.Series(framework_time, index=df.index), df, timed)
+    df["prev_stage"] = _previous_valid(df, timed, kinds)
+    df["speedup_prev"] = _ratio(df["prev_stage"], df, timed, kinds)
+    for column, reference in (
+        ("speedup_baseline", baseline_key(df)),
+        ("speedup_framework", framework_key(df)),
+    ):
+        df[column] = _ratio(pd.Series(reference, index=df.index, dtype="string"), df, timed, kinds)
     return schema.validate(schema.conform(df, STAGED), STAGED)
 
 
+def time_basis(stages: pd.DataFrame) -> pd.Series:
+    """Each stage's `basis`: `items` for a measured stage, `repeat` or `program` for an import.
+
+    Args:
+        stages: DataFrame with `schema.STAGES` columns.
+    """
+    imported = (stages["status"] == schema.IMPORTED).to_numpy()
+    per_repeat = (stages["repeats"] > 0).to_numpy()
+    basis = [
+        (REPEAT if r else PROGRAM) if i else ITEMS
+        for i, r in zip(imported, per_repeat, strict=True)
+    ]
+    return pd.Series(basis, index=stages.index, dtype="string")
+
+
+def _kinds(df: pd.DataFrame) -> dict[str, tuple[str, str]]:
+    """Each stage's kind of time, (basis, timing): only times of one kind are set against each
+    other."""
+    timing = df["timing"].fillna(schema.HOST).astype(str)
+    pairs = zip(df["stage"], df["basis"].astype(str), timing, strict=True)
+    return {str(k): (b, t) for k, b, t in pairs}
+
+
 def _valid_times(df: pd.DataFrame) -> dict[str, float]:
-    """Median time of every stage that PASSed with a positive time: the only valid references."""
-    ok = (df["status"] == schema.PASS) & df["median_ns"].notna()
+    """Time of every stage that PASSed (or was IMPORTED) with a positive time: the only valid
+    references."""
+    ok = df["status"].isin(SPEEDUP_STATUSES) & df["median_ns"].notna()
     ok &= df["median_ns"].fillna(0) > 0
     pairs = zip(df.loc[ok, "stage"], df.loc[ok, "median_ns"], strict=True)
     return {str(k): float(v) for k, v in pairs}
 
 
-def _previous_valid(df: pd.DataFrame, timed: dict[str, float]) -> pd.Series:
-    """For each row, the key of the nearest earlier stage with a valid time (or <NA>)."""
+def _previous_valid(
+    df: pd.DataFrame, timed: dict[str, float], kinds: dict[str, tuple[str, str]]
+) -> pd.Series:
+    """For each row, the key of the nearest earlier stage with a valid time of the same kind
+    (or <NA>)."""
     out: list[str | None] = []
-    last: str | None = None
+    last: dict[tuple[str, str], str] = {}
     for key in df["stage"]:
-        out.append(last)
+        out.append(last.get(kinds[str(key)]))
         if key in timed:
-            last = str(key)
+            last[kinds[str(key)]] = str(key)
     return pd.Series(out, index=df.index, dtype="string")
 
 
-def _ratio(reference: pd.Series, df: pd.DataFrame, timed: dict[str, float]) -> pd.Series:
-    """reference / own time for rows with a valid own time and a reference; NaN elsewhere."""
-    own = df["stage"].map(lambda k: timed.get(str(k), float("nan"))).astype("float64")
-    ref = pd.to_numeric(reference, errors="coerce").astype("float64")
-    return ref / own
+def _ratio(
+    reference: pd.Series,
+    df: pd.DataFrame,
+    timed: dict[str, float],
+    kinds: dict[str, tuple[str, str]],
+) -> pd.Series:
+    """The reference stage's time / own time, for rows with a valid own time and a reference of
+    the same kind; NaN elsewhere."""
+    out = []
+    for ref, own in zip(reference, df["stage"], strict=True):
+        same = isinstance(ref, str) and kinds.get(ref) == kinds.get(str(own))
+        value = timed.get(ref, math.nan) / timed.get(str(own), math.nan) if same else math.nan
+        out.append(value)
+    return pd.Series(out, index=df.index, dtype="float64")
