@@ -460,7 +460,7 @@ def test_sample_header(ctx: dict[str, Any]) -> None:
         values["Profilers"] == "cupti_python 13.0.1, nvtx 0.2.17, nsys 2025.3.1.0, ncu 2025.3.1.0"
     )
     assert values["Clocks"] == "SM 345 MHz (max 1,980), memory 2,619 MHz (max 2,619)"
-    assert values["Git commit"] == "unknown"  # run.json's git is {}
+    assert "Git commit" not in values  # run.json's git is {}: unknown, so left out
     assert values["Command"] == "profgen sweep lenet --out reports/dev"
     assert ctx["trimmed"].startswith("api_trace: first profiled repeat, at most 3000 rows")
 
@@ -648,19 +648,18 @@ def test_charts_are_deferred_fragments(fixture_ctx: dict[str, Any]) -> None:
         assert "plotly-graph-div" in fragment and "cdn" not in fragment
 
 
-def test_missing_metadata_reads_unknown_and_renders() -> None:
+def test_missing_metadata_is_left_out_and_renders() -> None:
+    """A header row whose value is unknown is left out, never printed as `unknown`."""
     run = Run(meta={"model": "imported", "machine": {"gpu": "NVIDIA H100 80GB HBM3"}})
     ctx = build_context(run)
     values = {r["label"]: r["value"] for r in ctx["header"]}
-    assert values["GPU"] == "NVIDIA H100 80GB HBM3"
-    assert (
-        values["Driver"] == values["Git commit"] == values["Command"] == values["CUDA"] == "unknown"
-    )
-    assert values["Clocks"] == "unknown"
-    assert all(v for v in values.values())
+    assert values["GPU"] == "NVIDIA H100 80GB HBM3" and values["Model"] == "imported"
+    assert not {"Driver", "Git commit", "Command", "CUDA", "Clocks", "Items"} & set(values)
+    assert all(v and "unknown" not in v for v in values.values())
     assert ctx["timeline"] is None and ctx["roofline"] is None and ctx["regressions"] is None
     page = html.render_report(run)
-    assert 'id="timeline"' in page and 'id="roofline"' not in page and "unknown" in page
+    assert 'id="timeline"' in page and 'id="roofline"' not in page
+    assert "unknown" not in page.split('id="run"')[1].split("</section>")[0]
 
 
 def test_summaries_are_derived_from_traces_when_absent() -> None:

@@ -6,13 +6,14 @@ section's table shows.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import pandas as pd
 
+from profiler import schema
 from profiler.analyze import breakdown, overlap, roofline, sweep, timeline
-from profiler.render import figures, figures_roofline
+from profiler.render import figures, figures_roofline, timing
 from profiler.render.records import figure_html, plain, records
 from profiler.store import Run
 
@@ -25,19 +26,33 @@ def charts_section(
     order: list[str],
     repeats: Mapping[str, int],
     titles: Mapping[str, str],
+    unit: str = "items",
+    per: str = "per profiled repeat",
 ) -> dict[str, str | None]:
-    """Time per stage, and the kernel-time breakdown as shares and as absolute times."""
+    """Time per stage, and the kernel-time breakdown as shares and as absolute times, `per`
+    saying what those cover (`breakdown_per`)."""
     out: dict[str, str | None] = {"stage_times": None, "breakdown_abs": None}
     out["breakdown_share"] = None
     if staged["median_ns"].notna().any():
-        fig = figures.stage_times(staged, titles)
+        axis = f"{timing.time_heading(staged, unit).lower()} (s)"
+        fig = figures.stage_times(staged, titles, axis_title=axis)
         out["stage_times"] = figure_html(fig, "chart-stage-times")
     if not activities.empty:
         parts = breakdown.kernel_breakdown(activities, order, repeats)
         for key, shares in (("breakdown_abs", False), ("breakdown_share", True)):
-            fig = figures.kernel_breakdown(parts, shares=shares, labels=titles)
+            fig = figures.kernel_breakdown(
+                parts, shares=shares, labels=titles, per=timing.axis_per(per)
+            )
             out[key] = figure_html(fig, f"chart-{key.replace('_', '-')}")
     return out
+
+
+def breakdown_per(staged: pd.DataFrame, activities: pd.DataFrame, whole: Collection[str]) -> str:
+    """What the breakdown's absolute times (and Amdahl's GPU times) cover: per profiled repeat,
+    per repeat as given, or whole program for the imported stages in `whole`."""
+    imported = staged.loc[staged["status"] == schema.IMPORTED, "stage"].astype(str)
+    shown = set(activities["stage"].dropna().astype(str))
+    return timing.breakdown_per(shown, set(imported), whole)
 
 
 def timeline_section(
@@ -52,12 +67,15 @@ def timeline_section(
     tl = timeline.timeline(trace, run.table("range_trace"), stage, limit=TIMELINE_LIMIT)
     ops = trace[(trace["stage"] == stage) & (trace["repeat"] == tl.repeat)]
     measured = records(overlap.stage_overlap(ops.reset_index(drop=True), ceilings))[0]
-    fig = figures.timeline(tl.ops, tl.phases, titles.get(stage, stage), tl.repeat)
+    whole = tl.repeat < 0  # an import: the trace does not mark its repeats
+    window = figures.WHOLE_CAPTURE if whole else f"repeat {tl.repeat}"
+    fig = figures.timeline(tl.ops, tl.phases, titles.get(stage, stage), window)
     seen = int(trace.loc[trace["stage"] == stage, "repeat"].nunique())
     return {
         "stage": plain(stage),
         "title": titles.get(stage, plain(stage)),
         "repeat": tl.repeat,
+        "whole_capture": whole,
         "html": figure_html(fig, "chart-timeline"),
         "shown": len(tl.ops),
         "total": tl.total_ops,

@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from profiler import schema
 from profiler.analyze import overlap, roofline, stages, timeline
 from profiler.analyze.assemble import missing_summaries
 from profiler.render import charts, sections
@@ -46,19 +47,24 @@ def build_context(run: Run) -> dict[str, Any]:
     staged = stages.staged_table(run.table("stages"))
     order = _order(staged, run)
     titles = _titles(staged)
-    repeats = profiled_repeats(run.table("samples"), run.table("gpu_trace"))
+    repeats = profiled_repeats(run.table("samples"), run.table("gpu_trace"), run.table("stages"))
     ov = overlap.stage_overlap(run.table("gpu_trace"), meta.get("ceilings"))
     roof = roofline.roofline(run.table("metrics"), meta.get("ceilings"))
     acts = run.table("gpu_activities")
+    whole = whole_program(run.table("stages"))
+    unit = str(meta.get("unit") or "items")
     ctx: dict[str, Any] = {
         "title": shown(report_title(meta), NAME_LIMIT),
-        "unit": shown(str(meta.get("unit") or "items"), NAME_LIMIT),
+        "unit": shown(unit, NAME_LIMIT),
         "header": [{k: shown(v) for k, v in row.items()} for row in header_rows(meta, run.path)],
         "trimmed": shown(trimmed_note(meta)) if trimmed_note(meta) else None,
         "deferred_type": DEFERRED_TYPE,
-        "staged": sections.staged_section(staged, titles),
-        "charts": charts.charts_section(staged, acts, order, repeats, titles),
-        "stage_tables": sections.stage_tables_section(run, order, titles, ov, repeats),
+        "staged": sections.staged_section(staged, titles, unit),
+        "breakdown_per": charts.breakdown_per(staged, acts, whole),
+        "charts": charts.charts_section(
+            staged, acts, order, repeats, titles, unit, charts.breakdown_per(staged, acts, whole)
+        ),
+        "stage_tables": sections.stage_tables_section(run, order, titles, ov, repeats, whole),
         "timeline": charts.timeline_section(run, order, titles, repeats),
         "amdahl": sections.amdahl_section(acts, staged, repeats, order, titles),
         "advice": sections.advice_section(run, ov, roof, order, titles, repeats),
@@ -94,14 +100,33 @@ def _titles(staged: pd.DataFrame) -> dict[str, str]:
     return out
 
 
-def profiled_repeats(samples: pd.DataFrame, gpu_trace: pd.DataFrame) -> dict[str, int]:
+def profiled_repeats(
+    samples: pd.DataFrame, gpu_trace: pd.DataFrame, stages: pd.DataFrame | None = None
+) -> dict[str, int]:
     """Profiled repeats per stage: the `profiled` samples (the summaries cover them all, even
-    when the trace was trimmed to fewer), else the repeats seen in the GPU trace."""
+    when the trace was trimmed to fewer), else the repeats seen in the GPU trace. An imported
+    stage's output covers the whole program: the repeats the user said it ran, else 1 (its
+    per-repeat figures are then whole-program totals, and say so)."""
     seen = gpu_trace.groupby("stage")["repeat"].nunique()
     out = {str(k): int(v) for k, v in seen.items()}
     profiled = samples[samples["pass"] == "profiled"].groupby("stage").size()
     out.update({str(k): int(v) for k, v in profiled.items()})
+    if stages is not None:
+        imported = stages[stages["status"] == schema.IMPORTED]
+        out.update(
+            {
+                str(k): max(int(n), 1)
+                for k, n in zip(imported["stage"], imported["repeats"], strict=True)
+            }
+        )
     return out
+
+
+def whole_program(stages: pd.DataFrame) -> set[str]:
+    """The imported stages whose repeats were not given: their per-repeat figures are
+    whole-program totals."""
+    imported = stages[(stages["status"] == schema.IMPORTED) & (stages["repeats"] <= 0)]
+    return {str(k) for k in imported["stage"]}
 
 
 def trimmed_note(meta: Mapping[str, Any]) -> str | None:

@@ -27,7 +27,8 @@ from profiler import schema
 from profiler.render.escape import NAME_LIMIT, clip, plotly_text
 
 TEMPLATE = "plotly_white"
-STATUS_COLOURS = {schema.PASS: "#4c78a8", schema.FAIL: "#e45756"}
+WHOLE_CAPTURE = "whole capture"  # the timeline of an import whose repeats are not known
+STATUS_COLOURS = {schema.PASS: "#4c78a8", schema.FAIL: "#e45756", schema.IMPORTED: "#8a949e"}
 CATEGORY_COLOURS = {
     "kernel": "#4c78a8",
     "memcpy HtoD": "#f58518",
@@ -139,50 +140,62 @@ def log_ticks(values: Sequence[float] | pd.Series | np.ndarray) -> dict[str, obj
     return {"exponentformat": "power"}
 
 
-def stage_times(staged: pd.DataFrame, labels: Mapping[str, str] | None = None) -> go.Figure:
-    """Time for all items per stage (log scale), min-max over repeats as error bars.
+def stage_times(
+    staged: pd.DataFrame,
+    labels: Mapping[str, str] | None = None,
+    axis_title: str = "time for all items (s)",
+) -> go.Figure:
+    """Time per stage (log scale), min-max over repeats as error bars; PASS, IMPORTED (neutral)
+    and other stages in their own colours.
 
     Args:
         staged: DataFrame with `profiler.analyze.stages.STAGED` columns; stages without a time
             are left out (the staged table says why).
         labels: x-axis label per stage key (default: the key).
+        axis_title: the y axis's title (what the times are).
     """
     df = staged[staged["median_ns"].notna()]
     median = df["median_ns"].astype("float64") / 1e9
     keys = [str(k) for k in df["stage"]]
     names = np.array([hover_name((labels or {}).get(k, k)) for k in keys], dtype=object)
     fig = go.Figure()
-    for status, colour in (
-        ("PASS", STATUS_COLOURS[schema.PASS]),
-        ("not PASS", STATUS_COLOURS[schema.FAIL]),
-    ):
-        sel = ((df["status"] == schema.PASS) == (status == "PASS")).to_numpy()
+    status = df["status"].to_numpy()
+    groups = (
+        ("PASS", status == schema.PASS, STATUS_COLOURS[schema.PASS]),
+        ("IMPORTED", status == schema.IMPORTED, STATUS_COLOURS[schema.IMPORTED]),
+        ("not PASS", ~np.isin(status, [schema.PASS, schema.IMPORTED]), STATUS_COLOURS[schema.FAIL]),
+    )
+    for name, sel, colour in groups:
         if not sel.any():
             continue
+        low, high = df.loc[sel, "min_ns"], df.loc[sel, "max_ns"]
         fig.add_trace(
             go.Bar(
                 x=stage_x(k for k, s in zip(keys, sel, strict=True) if s),
                 y=median[sel],
-                name=status,
+                name=name,
                 marker_color=colour,
                 error_y={
                     "type": "data",
                     "symmetric": False,
-                    "array": (df.loc[sel, "max_ns"].astype("float64") / 1e9 - median[sel]),
-                    "arrayminus": (median[sel] - df.loc[sel, "min_ns"].astype("float64") / 1e9),
+                    "array": (high.astype("float64") / 1e9 - median[sel]),
+                    "arrayminus": (median[sel] - low.astype("float64") / 1e9),
                 },
                 hovertext=names[sel],
                 hovertemplate="%{hovertext}<br>%{y:.4g} s<extra></extra>",
             )
         )
-    fig.update_yaxes(type="log", title="time for all items (s)", **log_ticks(median))
+    fig.update_yaxes(type="log", title=axis_title, **log_ticks(median))
     fig.update_xaxes(**stage_axis(keys, labels))
     fig.update_layout(barmode="overlay")
     return layout(fig, "Time per stage (median over repeats; bars: min to max)", 420)
 
 
 def kernel_breakdown(
-    breakdown: pd.DataFrame, shares: bool = False, labels: Mapping[str, str] | None = None
+    breakdown: pd.DataFrame,
+    shares: bool = False,
+    labels: Mapping[str, str] | None = None,
+    per: str = "per profiled repeat",
 ) -> go.Figure:
     """Stacked bars of where GPU time goes in each stage: kernels by name, copies, memsets.
 
@@ -190,6 +203,7 @@ def kernel_breakdown(
         breakdown: DataFrame with `profiler.analyze.breakdown.BREAKDOWN` columns.
         shares: stack shares of each stage's GPU time (%) instead of milliseconds per repeat.
         labels: x-axis label per stage key.
+        per: what the absolute times cover, for the axis title.
     """
     stages = list(dict.fromkeys(breakdown["stage"]))
     legend = short_names(breakdown.loc[breakdown["kind"] == schema.KERNEL, "series"])
@@ -212,9 +226,7 @@ def kernel_breakdown(
         )
     fig.update_xaxes(**stage_axis(stages, labels))
     fig.update_layout(barmode="stack", legend={"traceorder": "reversed"})
-    fig.update_yaxes(
-        title="share of GPU time (%)" if shares else "GPU time per profiled repeat (ms)"
-    )
+    fig.update_yaxes(title="share of GPU time (%)" if shares else f"GPU time {per} (ms)")
     if not shares:  # stages differ by orders of magnitude: let the reader switch to a log axis
         fig.update_layout(updatemenus=[_axis_buttons()])
     title = "Kernel-time breakdown, shares" if shares else "Kernel-time breakdown, absolute"
@@ -245,14 +257,17 @@ def _axis_buttons() -> dict[str, object]:
     }
 
 
-def timeline(ops: pd.DataFrame, phases: pd.DataFrame, stage_title: str, repeat: int) -> go.Figure:
-    """One repeat as horizontal bars: a lane per stream, NVTX ranges in lanes above.
+def timeline(
+    ops: pd.DataFrame, phases: pd.DataFrame, stage_title: str, window: str = "repeat 0"
+) -> go.Figure:
+    """One repeat (or a whole capture) as horizontal bars: a lane per stream, NVTX ranges in
+    lanes above.
 
     Args:
         ops: DataFrame with `profiler.analyze.timeline.TIMELINE_OPS` columns.
         phases: DataFrame with `profiler.analyze.timeline.TIMELINE_PHASES` columns.
         stage_title: the stage's title (run text: escaped here).
-        repeat: the repeat shown.
+        window: what is shown, `repeat 2` or `whole capture`.
     """
     fig = go.Figure()
     lanes_gpu = sorted(ops["lane"].unique(), key=_lane_key)
@@ -271,11 +286,12 @@ def timeline(ops: pd.DataFrame, phases: pd.DataFrame, stage_title: str, repeat: 
         fig.add_trace(_bars(g, plotly_text(category), colour))
     lanes = [plotly_text(lane) for lane in [*reversed(lanes_gpu), *reversed(lanes_nvtx)]]
     fig.update_yaxes(categoryorder="array", categoryarray=lanes, type="category")
-    fig.update_xaxes(title="time since the repeat's first GPU operation (µs)")
+    start = "the capture's" if window == WHOLE_CAPTURE else "the repeat's"
+    fig.update_xaxes(title=f"time since {start} first GPU operation (µs)")
     fig.update_layout(  # a range name that does not fit its bar is hidden (hover shows it)
         barmode="overlay", bargap=0.25, uniformtext={"minsize": 9, "mode": "hide"}
     )
-    title = f"{plotly_text(stage_title)}: repeat {repeat}"
+    title = f"{plotly_text(stage_title)}: {window}"
     return layout(fig, title, 140 + 38 * max(len(lanes), 2))
 
 

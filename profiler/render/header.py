@@ -1,7 +1,7 @@
 """The report's header: what ran, where, when and how, from `run.meta` (run.json).
 
-An imported run may lack any of these fields: each is then shown as `unknown`, never blank and
-never an error.
+An imported run may lack any of these fields: a row whose value is unknown is left out, never
+printed as `unknown`, blank or an error (a value that is partly known says which part is not).
 """
 
 from __future__ import annotations
@@ -88,8 +88,15 @@ def _backend(meta: Mapping[str, Any]) -> str:
     return backend + (" + Nsight Compute metrics" if _get(meta, "settings", "metrics") else "")
 
 
+IMPORTED_TIMING = (
+    "imported: no unprofiled timing; each stage's time is the span the staged table names"
+)
+
+
 def _timing(meta: Mapping[str, Any]) -> str:
     repeat, warmup = _get(meta, "settings", "repeat"), _get(meta, "settings", "warmup")
+    if meta.get("source") == "import":
+        return IMPORTED_TIMING
     if repeat is None:
         return UNKNOWN
     return f"median of {repeat} timed repeats after {_text(warmup)} warm-ups"
@@ -103,7 +110,8 @@ def _commit(meta: Mapping[str, Any]) -> str:
 
 
 def header_rows(meta: Mapping[str, Any], path: Path | None = None) -> list[dict[str, str]]:
-    """The header as (label, value) rows; every value is a non-empty string.
+    """The header as (label, value) rows; every value is a non-empty string, and a row whose
+    value is unknown (an imported run knows no GPU, driver, clocks...) is left out.
 
     Args:
         meta: the run's metadata (run.json).
@@ -129,4 +137,4 @@ def header_rows(meta: Mapping[str, Any], path: Path | None = None) -> list[dict[
         ("Clocks", _clocks(meta)),
         ("Run directory", _text(str(path) if path else None)),
     ]
-    return [{"label": label, "value": value} for label, value in rows]
+    return [{"label": label, "value": value} for label, value in rows if value != UNKNOWN]

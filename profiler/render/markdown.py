@@ -17,7 +17,7 @@ import pandas as pd
 
 from profiler import schema
 from profiler.analyze.stages import staged_table
-from profiler.render import units
+from profiler.render import timing, units
 from profiler.render.comparison import counts_line, describe, format_share, format_significance
 from profiler.render.escape import TEXT_LIMIT, markdown_code, markdown_text
 
@@ -60,16 +60,20 @@ def _staged(stages: pd.DataFrame, meta: dict[str, Any]) -> str:
     if stages.empty:
         return "_No stages._"
     staged = staged_table(stages)
-    items, unit = int(staged["items"].max()), str(meta.get("unit") or "items")
+    heading = markdown_text(timing.time_heading(staged, str(meta.get("unit") or "items")))
     lines = [
-        f"| # | Stage | Time for {items:,} {unit} | Spread | Speedup vs previous | Verdict |",
+        f"| # | Stage | {heading} | Spread | Speedup vs previous | Verdict |",
         "| ---: | --- | ---: | ---: | ---: | --- |",
     ]
     for row in staged.to_dict("records"):
-        ok = row["status"] == schema.PASS
+        ok = row["status"] in (schema.PASS, schema.IMPORTED)
         time = units.seconds(row["median_ns"]) if ok else units.MISSING
         status = markdown_text(row["status"])
-        verdict = status if ok else f"**{status}**: {markdown_text(row['reason'], TEXT_LIMIT)}"
+        note = timing.time_note(row)  # IMPORTED: neither a pass nor a failure, and its time's span
+        if note is not None:
+            verdict = f"{status}: time is the {markdown_text(note, TEXT_LIMIT)}"
+        else:
+            verdict = status if ok else f"**{status}**: {markdown_text(row['reason'], TEXT_LIMIT)}"
         lines.append(
             f"| {row['order'] + 1} | {markdown_code(row['stage'])} {markdown_text(row['title'])} "
             f"| {time} | {units.pct(row['spread_pct'], 1)} | {units.speedup(row['speedup_prev'])} "

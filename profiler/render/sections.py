@@ -5,14 +5,15 @@ records out (see `profiler.render.records`); the charts are in `profiler.render.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import pandas as pd
 
 from profiler import schema
 from profiler.analyze import advice, amdahl, overlap, stages
-from profiler.render.records import anchor, plain, records
+from profiler.render import timing
+from profiler.render.records import anchor, plain, records, shown
 from profiler.store import Run
 
 VERDICT_CLASSES = {
@@ -21,11 +22,16 @@ VERDICT_CLASSES = {
     schema.TIMEOUT: "fail",
     schema.ERROR: "fail",
     schema.SKIPPED: "skipped",
+    schema.IMPORTED: "imported",  # neither a pass nor a failure: shown neutrally
 }
 
 
-def staged_section(staged: pd.DataFrame, titles: Mapping[str, str]) -> dict[str, Any]:
-    """The staged table: one row per stage, its verdict class and its references named."""
+def staged_section(
+    staged: pd.DataFrame, titles: Mapping[str, str], unit: str = "items"
+) -> dict[str, Any]:
+    """The staged table: one row per stage, its verdict class, its references named and, for an
+    imported stage, what its time is (`profiler.render.timing`). `measured` and `imported` count
+    the stages of each kind: the page shows the columns that apply to the stages it has."""
     rows = records(staged)
     base, framework = stages.baseline_key(staged), stages.framework_key(staged)
     for r in rows:
@@ -37,12 +43,16 @@ def staged_section(staged: pd.DataFrame, titles: Mapping[str, str]) -> dict[str,
         r["is_baseline"] = r["role"] == stages.BASELINE
         r["is_framework"] = r["role"] == stages.FRAMEWORK
         r["anchor"] = anchor("staged", r["stage"], r["position"])
+        r["time_label"], r["time_note"] = timing.time_label(r), timing.time_note(r)
+    imported = sum(r["verdict_class"] == "imported" for r in rows)
     return {
         "rows": rows,
         "baseline": titles.get(base, base) if base else None,
         "framework": titles.get(framework, framework) if framework else None,
         "failed": sum(r["verdict_class"] == "fail" for r in rows),
-        "item_count": int(staged["items"].iloc[0]) if staged["items"].nunique() == 1 else None,
+        "imported": imported,
+        "measured": len(rows) - imported,
+        "time_heading": shown(timing.time_heading(staged, unit)),
     }
 
 
@@ -52,8 +62,10 @@ def stage_tables_section(
     titles: Mapping[str, str],
     ov: pd.DataFrame,
     repeats: Mapping[str, int],
+    whole: Collection[str] = (),
 ) -> list[dict[str, Any]]:
-    """Per stage: GPU activities and API calls as nvprof printed them, and the figures above."""
+    """Per stage: GPU activities and API calls as nvprof printed them, and the figures above.
+    `whole`: the imported stages whose figures are whole-program totals (repeats not given)."""
     acts, api, st = run.table("gpu_activities"), run.table("api_calls"), run.table("stages")
     status = dict(zip(st["stage"], st["status"], strict=True))
     reason = dict(zip(st["stage"], st["reason"], strict=True))
@@ -70,6 +82,7 @@ def stage_tables_section(
                 "title": titles.get(key, plain(key)),
                 "anchor": anchor("stage", key, position),
                 "status": plain(status.get(key)),
+                "verdict_class": VERDICT_CLASSES.get(str(status.get(key)), "fail"),
                 "reason": plain(reason.get(key)),
                 "activities": records(a),
                 "api_calls": records(c),
@@ -78,6 +91,8 @@ def stage_tables_section(
                     ov_rows.get(plain(key)),
                     repeats.get(key, 1),
                     calls.get(key),
+                    imported=status.get(key) == schema.IMPORTED,
+                    whole=key in whole,
                 ),
             }
         )
@@ -85,11 +100,18 @@ def stage_tables_section(
 
 
 def stage_stats(
-    copies: dict[str, Any] | None, ov: dict[str, Any] | None, repeats: int, calls: Any
+    copies: dict[str, Any] | None,
+    ov: dict[str, Any] | None,
+    repeats: int,
+    calls: Any,
+    imported: bool = False,
+    whole: bool = False,
 ) -> dict[str, Any] | None:
     """The figures above a stage's tables: copies and bandwidth from the GPU-activities summary
     (whole even when the trace was trimmed), busy time and overlap from the trace (None without
-    one), and, when the trace holds less than the summary, how much it holds."""
+    one), and, when the trace holds less than the summary, how much it holds. `per` says what
+    the per-repeat figures cover (`a repeat`; `whole program` for an import whose repeats were
+    not given) and `repeats_label` what the repeat count is (None: there is none to show)."""
     if copies is None:
         return None
     n = max(repeats, 1)
@@ -99,9 +121,13 @@ def stage_stats(
         stats[k] = None if copies[k] is None else copies[k] / n
     ops = int(calls) / n
     stats.update(repeats=n, ops_per_repeat=ops, trace_note=None)
+    stats["per"] = timing.repeat_word(imported, 0 if whole else n)
+    stats["repeats_label"] = (
+        None if whole else "repeats (as given)" if imported else "profiled repeats"
+    )
     for k in ("busy_ns", "span_ns", "busy_pct", "overlap_pct"):
         stats[k] = ov[k] if ov is not None else None
-    if ov is not None:
+    if ov is not None and not imported:
         whole = round(ops * ov["repeats"])
         kept = f"{ov['repeats']} of the {n} profiled repeats"
         if ov["ops"] < whole:

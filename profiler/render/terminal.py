@@ -16,11 +16,12 @@ from rich.table import Table
 from rich.text import Text
 
 from profiler import schema
-from profiler.analyze.stages import staged_table
-from profiler.render import units
+from profiler.analyze.stages import ITEMS, staged_table
+from profiler.render import timing, units
 from profiler.render.escape import TEXT_LIMIT, terminal
 
-STYLES = {schema.PASS: "green", schema.SKIPPED: "yellow"}
+# IMPORTED is neither a pass nor a failure: a neutral colour, not green, not red
+STYLES = {schema.PASS: "green", schema.SKIPPED: "yellow", schema.IMPORTED: "blue"}
 FAILED_STYLE = "bold red"
 TITLE_WIDTH = 48  # characters of a stage title in the table
 
@@ -45,9 +46,13 @@ def staged_rows(stages: pd.DataFrame, items: int, unit: str) -> StagedRows:
         items: the number of items each stage inferred, and `unit` what one is (for the header).
     """
     staged = staged_table(stages)
+    measured = set(staged["basis"]) == {ITEMS}
+    heading = (
+        f"Time ({items:,} {terminal(unit, 40)})" if measured else timing.time_heading(staged, unit)
+    )
     headers = (
         "Stage",
-        f"Time ({items:,} {terminal(unit, 40)})",
+        heading,
         "min-max",
         "vs previous",
         "vs baseline",
@@ -69,7 +74,10 @@ def staged_rows(stages: pd.DataFrame, items: int, unit: str) -> StagedRows:
                 status,
             )
         )
-        if status != schema.PASS and not units.is_missing(row["reason"]):
+        note = timing.time_note(row)  # what an imported stage's time is
+        if note is not None:
+            notes.append((status, f"{status} {terminal(row['title'])}: time is the {note}"))
+        elif status != schema.PASS and not units.is_missing(row["reason"]):
             text = f"{status} {terminal(row['title'])}: {terminal(row['reason'], TEXT_LIMIT)}"
             notes.append((status, text))
     right = (False, True, True, True, True, True, False)
