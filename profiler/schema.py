@@ -322,8 +322,9 @@ REGRESSIONS = Table(
         _c(
             "verdict",
             "string",
-            doc="`regression`, `improvement` or `unchanged`; `failed`, "
-            "`skipped` or `missing` (in one run only) when the stage or kernel was not compared",
+            doc="`regression`, `improvement` or `unchanged`; `failed`, `skipped`, `missing` "
+            "(in one run only) or `incomparable` (numbers of different kinds: an imported "
+            "stage's) when the stage or kernel was not compared",
         ),
     ),
 )

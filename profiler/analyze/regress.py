@@ -27,6 +27,15 @@ PASS in either run (FAIL, TIMEOUT, ERROR), `skipped` when it was SKIPPED in eith
 when the stage or kernel is in one run only (or has no samples). `exit_code`: 3 when a stage
 failed, else 1 when a check found a regression, else 0.
 
+**Imported stages** (IMPORTED: nothing was checked, so it is no failure and never exits 3) are
+compared like PASS stages when both runs' numbers are of one kind, and are `incomparable`
+otherwise. A stage check needs times of the same kind (`stages.staged_table`'s basis and timing:
+a GPU span against a GPU span, both per repeat or both whole-program; never an imported time
+against a measured host time); its one sample per run is the stage's time. A kernel check needs
+totals of the same kind: per repeat (a sweep's, or an import whose repeats were given: its
+whole-program totals divided by them) or both whole-program; an imported stage's kernel samples
+come from its GPU-activities totals, one sample, since its trace does not mark its repeats.
+
 Pure: no I/O. `evaluate` takes anything with `table(name) -> DataFrame` (a `store.Run`).
 """
 
@@ -54,6 +63,7 @@ from profiler.analyze.checks import (
     resolve_checks,
     validate_regression_args,
 )
+from profiler.analyze.stages import PROGRAM, REPEAT, time_basis
 from profiler.errors import EXIT_OK, EXIT_REGRESSION, EXIT_STAGE_FAILED
 
 __all__ = [  # the check grammar is re-exported: callers need one import for a comparison
@@ -74,6 +84,7 @@ __all__ = [  # the check grammar is re-exported: callers need one import for a c
     "FAILED",
     "SKIPPED",
     "MISSING",
+    "INCOMPARABLE",
     "VERDICTS",
     "MANN_WHITNEY",
     "INTERVAL_OVERLAP",
@@ -90,7 +101,8 @@ __all__ = [  # the check grammar is re-exported: callers need one import for a c
 ALPHA = 0.05
 REGRESSION, IMPROVEMENT, UNCHANGED = "regression", "improvement", "unchanged"
 FAILED, SKIPPED, MISSING = "failed", "skipped", "missing"
-VERDICTS = (REGRESSION, IMPROVEMENT, UNCHANGED, FAILED, SKIPPED, MISSING)
+INCOMPARABLE = "incomparable"  # both runs have it, but their numbers are of different kinds
+VERDICTS = (REGRESSION, IMPROVEMENT, UNCHANGED, FAILED, SKIPPED, MISSING, INCOMPARABLE)
 MANN_WHITNEY, INTERVAL_OVERLAP = "mann-whitney", "interval-overlap"
 
 _FAILED_STATUSES = (schema.FAIL, schema.TIMEOUT, schema.ERROR)
@@ -180,7 +192,7 @@ def evaluate(base: Tables, new: Tables, checks: Sequence[Check]) -> pd.DataFrame
 
 
 def _stage_rows(check: Check, stage: str, b: RunSamples, n: RunSamples) -> list[dict[str, object]]:
-    status = _stage_status(stage, b, n)
+    status = _stage_status(stage, b, n) or _kinds_differ(check, stage, b, n)
     if status is not None:
         return [_row(check, stage, None, None, None, math.nan, status)]
     if check.metric == "stage":
@@ -199,6 +211,13 @@ def _stage_status(stage: str, b: RunSamples, n: RunSamples) -> str | None:
     if None in statuses:
         return MISSING
     return None
+
+
+def _kinds_differ(check: Check, stage: str, b: RunSamples, n: RunSamples) -> str | None:
+    """INCOMPARABLE when the two runs' numbers for `check` on `stage` are of different kinds."""
+    kinds = b.stage_kind if check.metric == "stage" else b.kernel_kind
+    other = n.stage_kind if check.metric == "stage" else n.kernel_kind
+    return INCOMPARABLE if kinds.get(stage) != other.get(stage) else None
 
 
 def _compare(
@@ -263,6 +282,8 @@ class RunSamples:
     stage: dict[str, np.ndarray]
     trace: dict[str, tuple[KernelSamples, Shares]]
     activities: dict[str, tuple[KernelSamples, Shares]]
+    stage_kind: dict[str, tuple[str, str]]  # (basis, timing) of the stage's time
+    kernel_kind: dict[str, str]  # what its kernel totals cover: `repeat` or `program`
 
     @classmethod
     def of(cls, run: Tables) -> RunSamples:
@@ -271,12 +292,25 @@ class RunSamples:
         trace = run.table(schema.GPU_TRACE.name)
         profiled = samples[samples["pass"] == "profiled"].groupby("stage")["repeat"].nunique()
         repeats = {str(k): int(v) for k, v in profiled.items()}
+        imported = stages[stages["status"] == schema.IMPORTED]
+        pairs = zip(imported["stage"], imported["repeats"], strict=True)
+        repeats.update({str(k): max(int(n), 1) for k, n in pairs})
+        traced = trace[~trace["stage"].isin(imported["stage"])]  # an import's trace: no repeats
+        basis = time_basis(stages).astype(str)
+        timing = stages["timing"].fillna(schema.HOST).astype(str)
         return cls(
             status={str(s): str(v) for s, v in zip(stages["stage"], stages["status"], strict=True)},
             order={str(s): int(v) for s, v in zip(stages["stage"], stages["order"], strict=True)},
             stage=_timed_samples(stages, samples),
-            trace=_trace_kernels(trace),
+            trace=_trace_kernels(traced),
             activities=_activity_kernels(run.table(schema.GPU_ACTIVITIES.name), trace, repeats),
+            stage_kind={
+                str(k): (b, t) for k, b, t in zip(stages["stage"], basis, timing, strict=True)
+            },
+            kernel_kind={
+                str(k): PROGRAM if b == PROGRAM else REPEAT
+                for k, b in zip(stages["stage"], basis, strict=True)
+            },
         )
 
 

@@ -23,7 +23,15 @@ FORMATS = ("text", "csv", "json")
 _NAME_WIDTH = 48
 _STAGE_WIDTH = 32
 _PLURAL = {"regression": "regressions", "improvement": "improvements"}
-_ORDER = ("regression", "failed", "improvement", "unchanged", "skipped", "missing")
+_ORDER = ("regression", "failed", "improvement", "unchanged", "skipped", "missing", "incomparable")
+# why a stage or kernel was not compared, by verdict
+NOT_COMPARED = {
+    "failed": "did not PASS in the baseline or in this run (a failed stage exits 3)",
+    "skipped": "was SKIPPED in the baseline or in this run",
+    "missing": "is in only one of the runs (or has no samples)",
+    "incomparable": "was measured differently in the two runs (an imported stage's span against "
+    "a measured time or another span, or per repeat against a whole-program total): not compared",
+}
 
 
 def format_significance(row: Row) -> str:
@@ -54,13 +62,8 @@ def subject(row: Row) -> str:
 def describe(row: Row) -> str:
     """One sentence: what changed, by how much, how sure, and (kernels) how much it matters."""
     verdict = row["verdict"]
-    if verdict in ("failed", "skipped", "missing"):
-        why = {
-            "failed": "did not PASS in the baseline or in this run (a failed stage exits 3)",
-            "skipped": "was SKIPPED in the baseline or in this run",
-            "missing": "is in only one of the runs (or has no samples)",
-        }[verdict]
-        return f"{subject(row)} {why} [{row['check']}]"
+    if verdict in NOT_COMPARED:
+        return f"{subject(row)} {NOT_COMPARED[verdict]} [{row['check']}]"
     text = (
         f"{subject(row)}: {units.duration(row['base_ns'])} -> {units.duration(row['new_ns'])} "
         f"({units.gain(row['ratio'])}, threshold {float(row['threshold_pct']):.3g}%), "

@@ -3,8 +3,10 @@
 One test case per check per stage (stage checks) or per kernel of a stage (kernel checks):
 `classname` is `profgen.<check>` and `name` is the stage key, or `<stage>::<kernel>`. A
 regression is a `<failure>` whose message has the numbers; a stage that did not PASS in either
-run is an `<error>` (the comparison exits 3); a skipped stage or a stage or kernel found in one
-run only is `<skipped>`; an unchanged or improved metric passes. Standard library XML only.
+run is an `<error>` (the comparison exits 3); a skipped stage, a stage or kernel found in one
+run only, and one whose numbers are of different kinds in the two runs (an imported stage:
+`incomparable`) are `<skipped>`, with the reason; an unchanged or improved metric passes. An
+IMPORTED stage is never an error. Standard library XML only.
 """
 
 from __future__ import annotations
@@ -17,7 +19,13 @@ from profiler.render.comparison import Row, describe
 from profiler.render.escape import TEXT_LIMIT, xml_text
 
 SUITE = "profgen.regressions"
-_OUTCOME = {"regression": "failure", "failed": "error", "skipped": "skipped", "missing": "skipped"}
+_OUTCOME = {
+    "regression": "failure",
+    "failed": "error",
+    "skipped": "skipped",
+    "missing": "skipped",
+    "incomparable": "skipped",  # an imported stage measured another way: neither pass nor fail
+}
 
 
 def junit_xml(regressions: pd.DataFrame, suite: str = SUITE) -> str:
