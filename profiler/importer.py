@@ -37,7 +37,7 @@ from typing import Any
 
 import pandas as pd
 
-from profiler import __version__, files, import_timing, schema, store
+from profiler import __version__, files, import_capture, import_timing, schema, store
 from profiler.analyze.assemble import assemble_tables
 from profiler.errors import DataError, OutputError, ParseError, UsageError
 from profiler.import_timing import REASON, StageTiming
@@ -55,6 +55,7 @@ _TECHNIQUE = {
     detect.NSYS_REPORT: "imported from an Nsight Systems report",
     detect.NCU_CSV: "imported from Nsight Compute CSV",
     detect.NVPROF: "imported from nvprof output",
+    detect.CAPTURE: "imported from a terminal capture",
 }
 
 
@@ -100,12 +101,12 @@ def import_run(
         parts, listed, techniques = [], [], []
         for key, path, kind in inputs:
             raw = tmp / "raw" / key
-            tables, read = _read_stage(kind, path, key, raw)
+            tables, read, technique, extra = _read_input(kind, path, key, raw)
             with _disk(out_root):
-                listed.append(_copy_raw(key, path, kind, read, raw, tmp))
-            techniques.append((key, _TECHNIQUE[kind]))
+                listed.append({**_copy_raw(key, path, kind, read, raw, tmp), **extra})
+            techniques.append((key, technique))
             parts.append(tables)
-        tables = assemble_tables(parts, model)
+        tables = assemble_tables(parts, model, keep_printed=True)
         tables[schema.STAGES.name] = import_timing.stages_table(techniques, tables, titles, timings)
         command = _command(model, stages, titles, out_root, repeats, ranges)
         meta = _meta(model, [k for k, _, _ in inputs], listed, command, timings)
@@ -176,6 +177,33 @@ def _resolved(stages: list[tuple[str, str]]) -> list[tuple[str, Path]]:
             raise DataError(f"{text[:200]!r}: cannot be used (stage {key}: {why})") from None
         out.append((key, path))
     return out
+
+
+def _read_input(
+    kind: str, path: Path, stage: str, raw: Path
+) -> tuple[dict[str, pd.DataFrame], list[Path], str, dict[str, Any]]:
+    """A stage's tables, the files read, its technique and what run.json's entry adds: a
+    terminal capture is read section by section (`import_capture`) through `_read_stage`."""
+    if kind != detect.CAPTURE:
+        tables, read = _read_stage(kind, path, stage, raw)
+        return tables, read, _TECHNIQUE[kind], {}
+    found = import_capture.read_capture(path, stage, raw, _read_stage)
+    names = {k: v.removeprefix("imported from ") for k, v in _TECHNIQUE.items()}
+    extra = {"sections": found.sections, "warnings": found.warnings(path)}
+    return found.tables, [path], import_capture.technique(found, names), extra
+
+
+def warnings(run_dir: Path) -> list[str]:
+    """What an import passed over that its user should know (run.json's `inputs[].warnings`):
+    a section of a capture left out, a paste that elides rows."""
+    meta = store.read_json(Path(run_dir) / store.RUN_JSON, "profgen run.json", store.RUN_JSON_LIMIT)
+    inputs = meta.get("inputs") if isinstance(meta, dict) else None
+    return [
+        f"stage {entry.get('stage')}: {line}"
+        for entry in inputs or []
+        if isinstance(entry, dict)
+        for line in entry.get("warnings") or []
+    ]
 
 
 def _read_stage(

@@ -24,13 +24,19 @@ SUMMARIES = {  # summary table <- (trace it is computed from, function)
 
 
 def assemble_tables(
-    parts: Sequence[Mapping[str, pd.DataFrame]], model: str
+    parts: Sequence[Mapping[str, pd.DataFrame]], model: str, keep_printed: bool = False
 ) -> dict[str, pd.DataFrame]:
     """Concatenate the stages' tables, attributing and summarising each stage's traces.
 
+    Args:
+        parts: each stage's tables by name.
+        model: the study's name (its stage ranges are `<model>:<stage>`).
+        keep_printed: keep a summary a stage already has (an import: the one its tool printed,
+            whole, where a trace pasted beside it may be cut short); derive only the missing.
+
     Returns: tables by schema name; only tables some stage has (plus `stages` and `samples`).
     """
-    stages = [with_summaries(attributed(decoded(part), model)) for part in parts]
+    stages = [with_summaries(attributed(decoded(part), model), keep_printed) for part in parts]
     names = [t for t in schema.TABLES if any(t in part for part in stages)]
     out = {}
     for name in names:
@@ -73,14 +79,18 @@ def attributed(part: Mapping[str, pd.DataFrame], model: str) -> dict[str, pd.Dat
     return part
 
 
-def with_summaries(part: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+def with_summaries(
+    part: Mapping[str, pd.DataFrame], keep_printed: bool = False
+) -> dict[str, pd.DataFrame]:
     """One stage's tables plus every summary its traces can give (traces win over a tool's
-    own summary, so all backends summarise the same way). When a trace knows its repeats,
-    only what happened inside the stage's repeats is summarised: the harness's own calls
-    between repeats (a device synchronise, a tracer's flush) are not the stage's."""
+    own summary, so all backends summarise the same way; with `keep_printed` a summary the stage
+    has is kept). When a trace knows its repeats, only what happened inside the stage's repeats
+    is summarised: the harness's own calls between repeats (a device synchronise, a tracer's
+    flush) are not the stage's."""
     part = dict(part)
     for summary, (trace, summarise) in SUMMARIES.items():
-        if trace in part and not part[trace].empty:
+        printed = summary in part and not part[summary].empty
+        if trace in part and not part[trace].empty and not (keep_printed and printed):
             part[summary] = summarise(in_repeats(part[trace]))
     return part
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from profiler import schema
@@ -160,9 +161,12 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from profiler import importer
+    from profiler.render.escape import terminal
 
     path = importer.import_run(
         args.model, args.stages, dict(args.titles), args.out, args.repeats, args.ranges
     )
+    for warning in importer.warnings(path):
+        print(f"profgen: warning: {terminal(warning)}", file=sys.stderr)
     print(path)
     return 0

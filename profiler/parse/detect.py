@@ -1,7 +1,9 @@
 """What kind of profiler output is this file or folder? (for `profgen import`)
 
 Only the first 64 KiB of a file are read; nothing is run. Anything but a regular file or a
-folder (a FIFO, a socket, a device) is refused before it is opened for reading.
+folder (a FIFO, a socket, a device) is refused before it is opened for reading. A terminal
+capture (prompts, fences or several tools' output around the tables: `parse.capture`) is
+CAPTURE; the importer cuts it into sections and asks again for each.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import stat
 from pathlib import Path
 
 from profiler.errors import ParseError
-from profiler.parse import csvtext, nsys_csv, nvprof
+from profiler.parse import capture, csvtext, nsys_csv, nvprof
 
 NSYS_DIR, NSYS_REPORT, NSYS_TEXT, NCU_CSV, NVPROF = (
     "nsys-dir",
@@ -20,10 +22,11 @@ NSYS_DIR, NSYS_REPORT, NSYS_TEXT, NCU_CSV, NVPROF = (
     "ncu-csv",
     "nvprof",
 )
-KINDS = (NSYS_DIR, NSYS_REPORT, NSYS_TEXT, NCU_CSV, NVPROF)
+CAPTURE = "capture"
+KINDS = (NSYS_DIR, NSYS_REPORT, NSYS_TEXT, NCU_CSV, NVPROF, CAPTURE)
 EXPECTED = (
     "a folder of `nsys stats --format csv` files, an .nsys-rep, a capture of `nsys stats` "
-    "output, an `ncu --csv` file or an nvprof log"
+    "output, an `ncu --csv` file, an nvprof log, or a terminal capture of them"
 )
 REPORT_SUFFIXES = (".nsys-rep", ".qdrep", ".sqlite")
 
@@ -53,6 +56,8 @@ def detect(path: str | Path) -> str:
     if path.suffix.lower() in REPORT_SUFFIXES:
         return NSYS_REPORT
     head = csvtext.read_head(path, EXPECTED)
+    if capture.is_capture(head):
+        return CAPTURE
     if _NCU_HEADER.search(head):
         return NCU_CSV
     lines = head.splitlines()

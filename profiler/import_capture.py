@@ -1,0 +1,147 @@
+"""`profgen import` of a terminal capture: a pasted log with prompts, commands, program output and
+one or more tools' output, cut into sections (`profiler.parse.capture`) each of which is read
+by the same detection and parsers as a file of its own.
+
+Each section is written to a private temporary file, `profiler.parse.detect` says what it is,
+and the importer's reader for that kind (passed in: formats added to the importer are read here
+too) returns its tables. A section no reader recognises is passed over: it is the rest of the
+capture. A section one recognises but cannot read (a table cut by the paste, say) is left out
+and said so: in run.json, in the stage's technique and as a warning. Tables of two kinds are
+imported as both (summaries and a gpu trace, nvprof and nsys output of one program): a summary
+a tool printed is kept as printed (the importer assembles with `keep_printed`; a trace pasted
+beside it is often cut short) and the trace gives the timeline and the GPU span. When two
+sections give the same table (two nvprof runs pasted one after another, say), the first one's
+is kept and the later one's is left out and said so: they are never added up.
+
+The capture fails as a whole (ParseError naming the file) only when no section gives a table;
+errors a section's reader raises name the capture and its own lines.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from profiler.errors import ParseError
+from profiler.parse import capture, csvtext, detect
+
+Reader = Callable[[str, Path, str, Path], tuple[dict[str, pd.DataFrame], list[Path]]]
+_LINE = re.compile(r"\bline (?P<line>[0-9]{1,12})\b")
+_NOT_SECTIONS = (detect.CAPTURE, detect.NSYS_DIR, detect.NSYS_REPORT)
+
+
+@dataclass
+class Found:
+    """What the sections of one capture gave: the tables, and per section what became of it."""
+
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    sections: list[dict[str, Any]] = field(default_factory=list)
+
+    def warnings(self, path: Path) -> list[str]:
+        """One line per section left out in whole or in part."""
+        out = []
+        for s in self.sections:
+            if s.get("left_out"):
+                out.append(
+                    f"{path}: line {s['line']}: {s['kind']} output left out: {s['left_out']}"
+                )
+            if s.get("tables_left_out"):
+                out.append(
+                    f"{path}: line {s['line']}: {s['kind']} output's "
+                    f"{', '.join(s['tables_left_out'])} left out (an earlier section gave them; "
+                    "to import this run, give it a file of its own)"
+                )
+            if s.get("elided"):
+                at = ", ".join(map(str, s["elided"]))
+                out.append(f"{path}: line {s['line']}: rows elided at line {at}: tables partial")
+        return out
+
+
+def read_capture(path: Path, stage: str, raw: Path, read: Reader) -> Found:
+    """The tables of every section of the capture at `path` (see the module docstring).
+
+    Args:
+        path: the capture.
+        stage: the stage key written into every table.
+        raw: the stage's raw folder (a reader may write there).
+        read: the importer's reader: (kind, file, stage, raw) -> (tables, files read).
+
+    Raises: ParseError naming `path` when no section gives a table.
+    """
+    text = csvtext.read_text(path, detect.EXPECTED)
+    found = Found()
+    with tempfile.TemporaryDirectory(prefix="profgen-capture-") as tmp:
+        for number, section in enumerate(capture.split(text)):
+            file = Path(tmp) / f"section{number}{path.suffix}"
+            file.write_text(section.text, encoding="utf-8")
+            _read_section(section, file, stage, raw, read, found)
+    if not found.tables:
+        tried = [s for s in found.sections if s.get("left_out")]
+        why = "; ".join(f"line {s['line']}: {s['left_out']}" for s in tried[:3])
+        raise ParseError(
+            path,
+            detect.EXPECTED,
+            "a terminal capture, but none of its sections holds a table profgen reads"
+            + (f" ({why})" if why else ""),
+        )
+    return found
+
+
+def _read_section(
+    section: capture.Section, file: Path, stage: str, raw: Path, read: Reader, found: Found
+) -> None:
+    try:
+        kind = detect.detect(file)
+    except ParseError:
+        return  # not profiler output: the rest of the capture
+    entry: dict[str, Any] = {"line": section.first_line, "kind": kind, "command": section.command}
+    entry["elided"] = list(section.elided)
+    found.sections.append(entry)
+    if kind in _NOT_SECTIONS:
+        entry["left_out"] = "not a section of one tool's output"
+        return
+    try:
+        tables, _ = read(kind, file, stage, raw)
+    except ParseError as exc:
+        entry["left_out"] = _located(exc.detail or str(exc), section.first_line)
+        return
+    entry["tables"] = sorted(name for name, df in tables.items() if len(df))
+    entry["tables_left_out"] = [name for name in entry["tables"] if name in found.tables]
+    for name in entry["tables"]:
+        found.tables.setdefault(name, tables[name])
+
+
+def _located(detail: str, first_line: int) -> str:
+    """A reader's message about the section file, with its line numbers made the capture's."""
+    return _LINE.sub(lambda m: f"line {int(m['line']) + first_line - 1}", detail)
+
+
+def technique(found: Found, kinds: dict[str, str]) -> str:
+    """The stage's technique: what each section was, where it is, and what was left out.
+
+    Args:
+        found: what `read_capture` gave.
+        kinds: a phrase per kind (`imported from nvprof output` -> `nvprof output`).
+    """
+    parts = []
+    for s in found.sections:
+        what = kinds.get(s["kind"], s["kind"])
+        where = f"line {s['line']}" + (f", `{s['command']}`" if s.get("command") else "")
+        if s.get("left_out"):
+            parts.append(f"{what} at {where} left out ({s['left_out']})")
+            continue
+        kept = [t for t in s.get("tables", []) if t not in s.get("tables_left_out", [])]
+        note = (
+            f"; its {', '.join(s['tables_left_out'])} left out: an earlier section gave them"
+            if s.get("tables_left_out")
+            else ""
+        )
+        partial = "; partial: the paste elides rows" if s.get("elided") else ""
+        parts.append(f"{what} at {where} ({', '.join(kept) or 'nothing new'}{note}{partial})")
+    return "imported from a terminal capture: " + "; ".join(parts)

@@ -1,0 +1,269 @@
+"""Terminal captures (issue 14): prompts, commands, program output and several tools' output in
+one file. The tables are found and read by the ordinary parsers, section by section; the rest
+is passed over. Every file in tests/data/captures/ (see its README) is checked for the values
+it yields, worked out from the file itself or from its sources in this corpus.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from clirun import assert_refused, profgen
+
+from profiler import import_capture, schema, store
+from profiler.parse import capture, detect, nsys_csv, nvprof
+
+DATA = Path(__file__).parent / "data"
+CAPTURES = DATA / "captures"
+RUNS_MD = CAPTURES / "nvprof-runs-in-markdown.md"
+ZSH_NSYS = CAPTURES / "nsys-csv-zsh-prompts.md"
+STATS_TRUE = CAPTURES / "nsys-stats-true-prompts.md"
+SUMMARY_TRACE = CAPTURES / "assembled-nvprof-summary-then-gpu-trace.csv"
+NVPROF_NSYS = CAPTURES / "assembled-nvprof-then-nsys.txt"
+CUDA_STREAM = DATA / "nvprof" / "9.x" / "cuda-stream-summary.txt"
+CFD_SUMMARY = DATA / "nvprof" / "9.x" / "cfd-csv-summary.csv"
+CFD_TRACE = DATA / "nvprof" / "9.x" / "cfd-csv-gpu-trace-head.csv"
+DEMO_STDOUT = DATA / "nsys" / "2025.3.1" / "demo" / "nsys-stats-stdout.txt"
+
+
+def imported(capsys, tmp: Path, *stages: str, code: int = 0):  # type: ignore[no-untyped-def]
+    argv = ["import", "--model", "cap", "--out", tmp]
+    result = profgen([*argv, *(a for s in stages for a in ("--stage", s))], capsys)
+    assert result.code == code, result.err
+    return result, store.load_run(result.out.strip().splitlines()[-1]) if code == 0 else None
+
+
+def rows(run: store.Run, table: str) -> pd.DataFrame:
+    return run.table(table).drop(columns="stage").reset_index(drop=True)
+
+
+# --- cutting ----------------------------------------------------------------------------------
+
+
+def test_every_capture_is_detected_as_one_and_plain_files_are_not() -> None:
+    for path in (RUNS_MD, ZSH_NSYS, STATS_TRUE, SUMMARY_TRACE, NVPROF_NSYS):
+        assert detect.detect(path) == detect.CAPTURE, path
+    for path in (CUDA_STREAM, CFD_SUMMARY, CFD_TRACE, DEMO_STDOUT):
+        assert detect.detect(path) != detect.CAPTURE, path
+
+
+def test_runs_are_cut_apart_by_their_pids() -> None:
+    sections = [s for s in capture.split(RUNS_MD.read_text()) if s.tool]
+    assert [s.first_line for s in sections] == [3, 37, 72, 108, 143, 176, 210, 248, 275, 305, 337]
+    assert {s.tool for s in sections} == {capture.NVPROF} and not any(s.command for s in sections)
+    firsts = [s.text.split("\n", 1)[0] for s in sections]
+    assert firsts[0] == "==1049== NVPROF is profiling process 1049, command: ./sumArrayZerocpy"
+    assert firsts[-1].startswith("==985== ")
+
+
+def test_prompts_name_the_command_of_each_section() -> None:
+    sections = [s for s in capture.split(STATS_TRUE.read_text()) if s.tool]
+    assert [s.first_line for s in sections] == [12, 96, 182, 266]  # line 266: an indented prompt
+    outputs = [str(s.command).rsplit("-o ", 1)[1] for s in sections]
+    assert outputs == [
+        "vector_add_profile_v3   ./bench_a100",
+        "vector_add_profile_v4   ./bench_a100",
+        "vector_add_profile_v5_N50M   ./bench_a100",
+        "vector_add_profile_serial   ./bench_a100",
+    ]
+    assert all(s.command.startswith("sudo $(which nsys) profile") for s in sections)  # type: ignore[union-attr]
+
+
+def test_an_elision_ends_a_section_and_is_recorded() -> None:
+    (nsys,) = [s for s in capture.split(ZSH_NSYS.read_text()) if s.tool]
+    assert (
+        nsys.command
+        == "nsys stats --format csv --output - --report cuda_api_trace report1.nsys-rep"
+    )
+    assert (nsys.first_line, nsys.elided) == (62, (70,))
+    assert nsys.text.splitlines()[-1] == "637060753,367537,cudaMemcpy,0,122,811552,811552,20,saxpy"
+
+
+@pytest.mark.parametrize(
+    "line, command",
+    [
+        ("$ nvprof ./a.out", "nvprof ./a.out"),
+        ("    $ nvprof ./a.out", "nvprof ./a.out"),
+        ("% sudo nvprof --print-gpu-trace ./vadd", "sudo nvprof --print-gpu-trace ./vadd"),
+        ("-bash-4.1$ nvprof ./a", "nvprof ./a"),
+        ("[zzb@Workstation-4 bin]$ nvprof ./aes_test -m ENC", "nvprof ./aes_test -m ENC"),
+        ("ady@skr-compute1:/tmp/x$ nvprof ./c.out", "nvprof ./c.out"),
+        ("(base) root@9f2c:/workspace# nsys stats r.nsys-rep", "nsys stats r.nsys-rep"),
+        ("k2/build$ nsys nvprof ./bin/test", None),  # no user@host: not a prompt profgen knows
+        (r"PS C:\work> ncu --csv .\a.exe", r"ncu --csv .\a.exe"),
+        ("# nvprof 性能分析", None),  # a Markdown heading
+        ("> Compute 6.1 CUDA device: [GeForce GTX 1070]", None),  # what CUDA's samples print
+        ("100.00%  463.25ms         1  463.25ms  463.25ms  463.25ms  add(int)", None),
+        (" GPU activities:   33.33%  3.5200us         1  3.5200us  sumArrays(float*)", None),
+        ("456173024,2155,cuModuleGetLoadingMode,0,1,811552,811552,20,saxpy", None),
+    ],
+)  # fmt: skip
+def test_what_is_a_prompt(line: str, command: str | None) -> None:
+    assert capture._prompt(line) == command
+
+
+def test_cutting_is_linear_in_the_size_of_the_capture() -> None:
+    """A capture of 400,000 trace rows and runs of spaces is cut in well under a second a MB."""
+    body = CFD_TRACE.read_text().split("\n", 5)[5]  # data rows of the trace
+    rows = body.splitlines()
+    text = "$ nvprof --csv --print-gpu-trace ./cfd\n" + CFD_TRACE.read_text()
+    text += "\n".join(rows[i % len(rows)] for i in range(400_000)) + "\n"
+    text += "$ " + " " * 1_000_000 + "x\n" + "=" * 1_000_000 + "\n"
+    start = time.perf_counter()
+    sections = capture.split(text)
+    elapsed = time.perf_counter() - start
+    assert len(sections) == 2 and elapsed < 0.5 * len(text) / 1e6 + 1, elapsed
+
+
+# --- importing ----------------------------------------------------------------------------------
+
+
+def test_several_runs_of_one_tool_import_the_first_and_say_so(tmp_path, capsys):
+    result, run = imported(capsys, tmp_path, f"s={RUNS_MD}")
+    acts = rows(run, "gpu_activities").set_index("name")
+    assert list(acts.index) == [
+        "sumArraysZeroCopy(float*, float*, float*, int)",
+        "[CUDA memcpy DtoH]",
+        "sumArrays(float*, float*, float*, int)",
+        "[CUDA memcpy HtoD]",
+    ]  # the first run's rows: 3.5200us, 2.4000us, 2.3360us, 2.3040us; never the later runs'
+    assert list(acts["total_ns"]) == [3520, 2400, 2336, 2304]
+    assert list(acts["calls"]) == [1, 2, 1, 2]
+    api = rows(run, "api_calls")
+    assert len(api) == 17 and api["total_ns"].iloc[0] == 583_140_000  # cudaMalloc 583.14ms
+    stage = run.table("stages").iloc[0]
+    assert stage["timing"] == schema.GPU_TIME and stage["median_ns"] == 3520 + 2400 + 2336 + 2304
+    warnings = [line for line in result.err.splitlines() if "warning" in line]
+    assert (
+        len(warnings) == 10 and "line 37: nvprof output's api_calls, gpu_activities" in warnings[0]
+    )
+    assert "give it a file of its own" in warnings[0]
+    assert "nvprof output at line 37 (nothing new" in stage["technique"]
+    sections = run.meta["inputs"][0]["sections"]
+    assert [s["line"] for s in sections][:3] == [3, 37, 72]
+    assert sections[1]["tables_left_out"] == ["api_calls", "gpu_activities"]
+
+
+def test_nsys_csv_after_prompts_and_an_elision(tmp_path, capsys):
+    result, run = imported(capsys, tmp_path, f"s={ZSH_NSYS}")
+    trace = rows(run, "api_trace")
+    assert list(trace["name"]) == [
+        "cuModuleGetLoadingMode",
+        "cudaMalloc",
+        "cudaMalloc",
+        "cudaMemcpy",
+    ]
+    assert list(trace["start_ns"]) == [456173024, 459348415, 630087558, 637060753]
+    assert list(trace["duration_ns"]) == [2155, 170736162, 1270617, 367537]
+    assert list(trace["correlation_id"]) == [1, 118, 120, 122]
+    calls = rows(run, "api_calls").set_index("name")
+    assert calls.loc["cudaMalloc", "calls"] == 2
+    assert calls.loc["cudaMalloc", "total_ns"] == 170736162 + 1270617
+    stage = run.table("stages").iloc[0]
+    assert pd.isna(stage["timing"]) and pd.isna(stage["median_ns"])  # no GPU data at all
+    assert "rows elided at line 70: tables partial" in result.err
+    assert "`nsys stats --format csv --output - --report cuda_api_trace" in stage["technique"]
+    assert "partial: the paste elides rows" in stage["technique"]
+    assert not run.has("gpu_activities")
+
+
+def test_a_summary_and_a_gpu_trace_are_imported_as_both(tmp_path, capsys):
+    _, run = imported(capsys, tmp_path, f"s={SUMMARY_TRACE}")
+    summary = nvprof.read_log(CFD_SUMMARY, "s")
+    trace = nvprof.read_log(CFD_TRACE, "s")["gpu_trace"]
+    pd.testing.assert_frame_equal(run.table("gpu_activities"), summary["gpu_activities"])
+    pd.testing.assert_frame_equal(run.table("api_calls"), summary["api_calls"])
+    got = run.table("gpu_trace")
+    assert len(got) == len(trace) and list(got["name"]) == list(trace["name"])
+    assert list(got["duration_ns"]) == list(trace["duration_ns"])
+    stage = run.table("stages").iloc[0]  # the printed summary is whole: it is what is kept
+    assert stage["timing"] == schema.GPU_SPAN
+    assert stage["median_ns"] == int(trace["end_ns"].max() - trace["start_ns"].min())
+    kinds = [(s["line"], s["kind"], s["tables"]) for s in run.meta["inputs"][0]["sections"]]
+    assert kinds == [(1, "nvprof", ["api_calls", "gpu_activities"]), (38, "nvprof", ["gpu_trace"])]
+
+
+def test_nvprof_and_nsys_output_in_one_terminal(tmp_path, capsys):
+    result, run = imported(capsys, tmp_path, f"s={NVPROF_NSYS}")
+    printed = nvprof.read_log(CUDA_STREAM, "s")
+    nsys = nsys_csv.read_stats_stdout(DEMO_STDOUT, "s")
+    pd.testing.assert_frame_equal(run.table("gpu_activities"), printed["gpu_activities"])
+    pd.testing.assert_frame_equal(run.table("api_calls"), printed["api_calls"])  # the first's
+    got = run.table("gpu_trace")
+    assert list(got["name"]) == list(nsys["gpu_trace"]["name"])
+    assert list(got["duration_ns"]) == list(nsys["gpu_trace"]["duration_ns"])
+    pd.testing.assert_frame_equal(
+        run.table("ranges").drop(columns=["gpu_total_ns", "gpu_ops"]),
+        nsys["ranges"].drop(columns=["gpu_total_ns", "gpu_ops"]),
+    )
+    sections = run.meta["inputs"][0]["sections"]
+    assert [(s["line"], s["kind"], s["command"].split()[0]) for s in sections] == [
+        (2, detect.NVPROF, "nvprof"),
+        (31, detect.NSYS_TEXT, "nsys"),
+    ]
+    assert "line 31: nsys-text output's api_calls left out" in result.err
+    technique = run.table("stages")["technique"].iloc[0]
+    assert technique.startswith("imported from a terminal capture: nvprof output at line 2, ")
+
+
+def test_nsys_text_tables_are_offered_to_the_parsers(tmp_path, capsys):
+    """nsys's default column-format tables: each run's section goes to the parsers. Until they
+    read that layout (issue 14, Nsight Systems) the capture is refused in one line; once they
+    do, the first run's kernel row is the one imported."""
+    argv = ["import", "--model", "cap", "--out", tmp_path, "--stage", f"s={STATS_TRUE}"]
+    result = profgen(argv, capsys)
+    if result.code != 0:
+        assert_refused(result, 2, str(STATS_TRUE), "none of its sections holds a table")
+        return
+    kern = store.load_run(result.out.strip().splitlines()[-1]).table("gpu_activities")
+    row = kern[kern["kind"] == schema.KERNEL].iloc[0]
+    assert (row["total_ns"], row["calls"]) == (1_831_281, 1_010)
+
+
+def test_every_section_goes_through_the_readers_it_is_given(tmp_path):
+    """The cutting knows no format: each section is detected, then read by the reader passed in
+    (the importer's dispatch, which other formats join)."""
+    from profiler import importer
+
+    offered = []
+
+    def reader(kind, file, stage, raw):  # type: ignore[no-untyped-def]
+        offered.append((kind, file.read_text().split("\n", 1)[0][:24]))
+        return importer._read_stage(kind, file, stage, raw)
+
+    found = import_capture.read_capture(NVPROF_NSYS, "s", tmp_path, reader)
+    assert offered == [
+        ("nvprof", "==8123== NVPROF is profi"),
+        ("nsys-text", "Generating SQLite file /"),
+    ]
+    assert [s["line"] for s in found.sections] == [2, 31]
+
+
+def test_a_broken_table_in_one_section_is_left_out_naming_its_line(tmp_path, capsys):
+    text = NVPROF_NSYS.read_text()
+    assert " GPU activities:   20.21%" in text
+    broken = tmp_path / "broken.txt"
+    broken.write_text(text.replace(" GPU activities:   20.21%", " GPU activities:   ...%", 1))
+    result, run = imported(capsys, tmp_path / "out", f"s={broken}")
+    # line 6 of the capture (line 5 of the summary file, after the prompt line)
+    assert (
+        "line 2: nvprof output left out: line 6, column 'Time(%)': '...%' is not a number"
+        in result.err
+    )
+    assert not run.table("api_calls").empty and set(run.table("gpu_trace")["stage"]) == {"s"}
+
+
+def test_a_capture_without_a_readable_table_is_refused_in_one_line(tmp_path, capsys):
+    path = tmp_path / "log.txt"
+    path.write_text("$ ls\nmain.cu\n$ nvprof ./a\n==41== NVPROF is profiling process 41\n"
+                    "==41== Error: no CUDA-capable device is detected\n")  # fmt: skip
+    out = tmp_path / "out"
+    result = profgen(["import", "--model", "m", "--out", out, "--stage", f"s={path}"], capsys)
+    assert_refused(
+        result, 2, str(path), "a terminal capture, but none of its sections holds a table"
+    )
+    assert "line 4: " in result.err  # the nvprof section's own problem, at its line
+    assert not out.exists() or not any(out.iterdir())
