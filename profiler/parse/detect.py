@@ -27,7 +27,6 @@ EXPECTED = (
 )
 REPORT_SUFFIXES = (".nsys-rep", ".qdrep", ".sqlite")
 
-_NVPROF_LINE = re.compile(r"^==\d+== ", re.MULTILINE)
 _NCU_HEADER = re.compile(r'^"ID","Process ID",', re.MULTILINE)
 
 
@@ -56,7 +55,7 @@ def detect(path: str | Path) -> str:
     if _NCU_HEADER.search(head):
         return NCU_CSV
     lines = head.splitlines()
-    if _NVPROF_LINE.search(head) or any(nvprof.is_table_header(ln) for ln in lines):
+    if nvprof.looks_like(head):
         return NVPROF
     if any(nsys_csv.identify(ln) for ln in lines if "," in ln):
         return NSYS_TEXT

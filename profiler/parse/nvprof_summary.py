@@ -60,7 +60,7 @@ def text_rows(origin: Origin, section: str) -> pd.DataFrame:
         "calls": values.numbers(pd.Series(calls, dtype=object), origin, "Calls", values.COUNT),
     }
     for field, cells in zip(_TIMES, (total, avg, least, most), strict=True):
-        out[field] = _times(cells, origin, _TIMES[field])
+        out[field] = times(pd.Series(cells, dtype=object), origin, _TIMES[field])
     frame = pd.DataFrame(out, columns=COLUMNS)
     _check_shares(frame, origin, resolution=0.01)
     return frame
@@ -118,20 +118,30 @@ def _shares(cells: np.ndarray, origin: Origin) -> pd.Series:
     return values.numbers(numbers, origin, "Time(%)", values.SHARE, 1.0, shown)
 
 
-def _times(cells: np.ndarray, origin: Origin, column: str) -> pd.Series:
-    """`1.8260ms`, `928ns`, `8.5s` -> float ns, each checked."""
-    units = [cell[-2:] for cell in cells]
-    factor = np.array([_TWO_LETTER_UNITS.get(unit, 0.0) for unit in units], dtype="float64")
+def times(cells: pd.Series, origin: Origin, column: str) -> pd.Series:
+    """`1.8260ms`, `928ns`, `8.5s` -> float ns, each checked; the index of `cells` is kept (it
+    numbers the data rows that messages name).
+
+    Raises: ParseError naming the line and column of a cell that is no time.
+    """
+    text = [str(cell) for cell in cells]
+    factor = np.array([_TWO_LETTER_UNITS.get(cell[-2:], 0.0) for cell in text], dtype="float64")
     seconds = factor == 0
     for row in np.flatnonzero(seconds):  # `8.56944s`, rare; or no unit at all
-        if not cells[row].endswith("s") or cells[row].endswith(tuple(_TWO_LETTER_UNITS)):
-            cell = values.shown_cell(cells[row])
-            raise origin.cell_error(int(row), column, f"{cell} is not a time such as 1.8260ms")
+        if not text[row].endswith("s") or text[row].endswith(tuple(_TWO_LETTER_UNITS)):
+            cell = values.shown_cell(text[row])
+            label = cells.index[int(row)]
+            raise origin.cell_error(int(label), column, f"{cell} is not a time such as 1.8260ms")
     factor[seconds] = csvtext.NS_PER_UNIT["s"]
-    numbers = [cell[:-1] if one else cell[:-2] for cell, one in zip(cells, seconds, strict=True)]
-    shown = pd.Series(cells, dtype=object)
+    numbers = [cell[:-1] if one else cell[:-2] for cell, one in zip(text, seconds, strict=True)]
+    shown = pd.Series(text, index=cells.index, dtype=object)
     return values.numbers(
-        pd.Series(numbers, dtype=object), origin, column, values.TIME, factor, shown
+        pd.Series(numbers, index=cells.index, dtype=object),
+        origin,
+        column,
+        values.TIME,
+        factor,
+        shown,
     )
 
 
