@@ -702,6 +702,26 @@ def test_bad_cell_in_csv_metrics(tmp_path, old, new, message):
     assert f"line {line}, column" in str(exc.value) and message in str(exc.value)
 
 
+def test_a_metric_listed_twice_for_one_kernel(tmp_path):
+    lines = TEXT_METRICS.read_text().splitlines()
+    assert "achieved_occupancy" in lines[9]
+    path = tmp_path / "m.txt"
+    path.write_text("\n".join(lines[:10] + lines[9:]) + "\n")
+    with pytest.raises(ParseError, match="line 11: 'achieved_occupancy' again for the same kernel"):
+        nvprof.read_log(path, "s")
+
+
+def test_two_kernels_of_one_name(tmp_path):
+    """A name's second block of rows is another kernel (nvprof lists a kernel once per table)."""
+    lines = TEXT_METRICS.read_text().splitlines()
+    assert lines[7].lstrip().startswith("Kernel:") and len(lines) == 15
+    path = tmp_path / "m.txt"
+    path.write_text("\n".join(lines + lines[7:]) + "\n")
+    metrics = nvprof.read_log(path, "s")["metrics"]
+    assert metrics["kernel_id"].tolist() == [0, 1] and metrics["name"].nunique() == 1
+    assert metrics["achieved_occupancy_pct"].tolist() == pytest.approx([51.7002, 51.7002])
+
+
 def test_bad_text_metric_row(tmp_path):
     lines = TEXT_METRICS.read_text().splitlines()
     lines[9] = lines[9].replace("0.517002    0.517002    0.517002", "0.517002")
@@ -741,4 +761,44 @@ def test_warning_page_of_a_recent_gpu(tmp_path):
     )
     assert detect.detect(path) == detect.NVPROF
     with pytest.raises(ParseError, match="nvprof says: 'Warning: nvprof is not supported on devic"):
+        nvprof.read_log(path, "s")
+
+
+# --- runs of spaces in the new layouts: refused or read in linear time -----------------------
+
+
+def test_text_trace_name_with_a_100k_run_of_spaces(tmp_path):
+    from test_parse_values import deadline
+
+    text = TEXT_TRACE.read_text().replace(" [135]\n", " " * 100_000 + "x [135]\n", 1)
+    path = tmp_path / "t.txt"
+    path.write_text(text)
+    with deadline(20):
+        trace = nvprof.read_log(path, "s")["gpu_trace"]
+    name = trace.iloc[1]["name"]
+    assert name.startswith("void copy_kernel<double>(double const *, double*)   ")
+    assert "[100,056 characters, sha256" in name  # 49 + 100,000 + 7 `x [135]`, capped
+
+
+def test_text_metrics_with_a_100k_run_of_spaces(tmp_path):
+    from test_parse_values import deadline
+
+    lines = TEXT_METRICS.read_text().splitlines()
+    lines[9] = lines[9].replace("Achieved Occupancy", "Achieved" + " " * 100_000 + "Occupancy")
+    lines[5] = lines[5].replace("Metric Name", " " * 100_000 + "Metric Name")
+    path = tmp_path / "m.txt"
+    path.write_text("\n".join(lines) + "\n")
+    with deadline(20):
+        metrics = nvprof.read_log(path, "s")["metrics"]
+    assert metrics["achieved_occupancy_pct"].iloc[0] == pytest.approx(51.7002)
+
+
+def test_trace_header_with_a_100k_run_of_spaces(tmp_path):
+    from test_parse_values import deadline
+
+    lines = TEXT_TRACE.read_text().splitlines()
+    lines[3] = lines[3].replace("Stream  Name", "Stream" + " " * 100_000 + "Name")
+    path = tmp_path / "t.txt"
+    path.write_text("\n".join(lines) + "\n")
+    with deadline(20), pytest.raises(ParseError, match="line 5, column .Name.: no value"):
         nvprof.read_log(path, "s")

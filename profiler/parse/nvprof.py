@@ -325,6 +325,6 @@ def _metrics(tables: list[Table], stage: str, path: Path, alone: bool) -> pd.Dat
     if found.empty and not alone:
         return None
     every = pd.concat([rows for rows, _ in long])
-    kernels = every[["device", "kernel"]].drop_duplicates(ignore_index=True)
+    kernels = every[nvprof_metrics.KEY].drop_duplicates(ignore_index=True)
     names = list(dict.fromkeys(str(m) for m in every["metric"]))
     return nvprof_metrics.metrics_table(kernels, found, names, stage, Origin(path, EXPECTED))

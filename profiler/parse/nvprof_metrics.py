@@ -45,6 +45,9 @@ from profiler.parse import csvtext, values
 from profiler.parse.values import Origin
 
 LONG = ["device", "kernel", "invocations", "metric", "min", "max", "avg"]
+# A kernel is a block of rows: nvprof lists each kernel once per device and table, so a name's
+# second block is another kernel of the same name (`occurrence` 1), met again in the next table.
+KEY = ["device", "kernel", "occurrence"]
 _FB_SECTORS = re.compile(r"fb[0-9]*_subp[0-9]+_(?P<way>read|write)_sectors\Z")
 _PCT_FIELDS = ("achieved_occupancy_pct", "sm_throughput_pct", "dram_throughput_pct")
 _COUNT_FIELDS = ("fp32_flops", "dram_read_bytes", "dram_write_bytes")
@@ -86,7 +89,8 @@ KNOWN = (
 def text_rows(origin: Origin) -> pd.DataFrame:
     """The rows of one text metric or event table (`origin.text` starts at its header).
 
-    Returns: DataFrame with `LONG` columns, as text, indexed by data row (messages name lines).
+    Returns: DataFrame with `LONG` columns (as text) and `occurrence`, indexed by data row (messages
+        name lines).
 
     Raises: ParseError naming the line of a row that is no metric row or comes before any
         `Kernel:` line.
@@ -94,7 +98,7 @@ def text_rows(origin: Origin) -> pd.DataFrame:
     header, *lines = str(origin.text).split("\n")
     n_values = 4 if header.split()[-1] == "Total" else 3
     events = "Event Name" in header
-    device, kernel, rows, labels = "", None, [], []
+    device, kernel, rows, labels, starts, new = "", None, [], [], [], False
     for offset, line in enumerate(lines):
         body = line.strip()
         if not body:
@@ -105,7 +109,7 @@ def text_rows(origin: Origin) -> pd.DataFrame:
             if not body:
                 continue
         if body.startswith("Kernel:"):
-            kernel = body[7:].strip()
+            kernel, new = body[7:].strip(), True
             continue
         fields = _split_row(body, n_values, events)
         if fields is None or kernel is None:
@@ -113,30 +117,36 @@ def text_rows(origin: Origin) -> pd.DataFrame:
             raise origin.error(f"line {origin.first_line + offset + 1}: {what}")
         rows.append((device.strip().strip('"'), kernel, *fields))
         labels.append(offset)
-    return pd.DataFrame(rows, columns=LONG, index=pd.Index(labels, dtype="int64"), dtype=object)
+        starts.append(new)
+        new = False
+    frame = pd.DataFrame(rows, columns=LONG, index=pd.Index(labels, dtype="int64"), dtype=object)
+    return _blocks(frame, origin, np.array(starts, dtype=bool))
 
 
 def _split_row(body: str, n_values: int, events: bool) -> tuple[str, ...] | None:
     """`10  inst_executed  Instructions Executed  3204  3204  3204` -> (invocations, name, Min,
     Max, Avg); values are taken from the right, a level (`Low (3)`) as one value. None: no such
     row."""
-    tokens = body.split()
-    found: list[str] = []
-    while len(found) < n_values and len(tokens) > 2:
-        last = tokens.pop()
-        if last.startswith("(") and last.endswith(")") and len(tokens) > 2:
-            last = f"{tokens.pop()} {last}"
-        found.append(last)
-    if len(found) < n_values or (events and len(tokens) != 2):
+    fast = body.rsplit(None, n_values)  # no level among the values: two splits
+    if len(fast) == n_values + 1 and ")" not in body[len(fast[0]) :]:
+        head, found = fast[0].split(None, 2), fast[:0:-1]
+    else:
+        head, found = body.split(), []
+        while len(found) < n_values and len(head) > 2:
+            last = head.pop()
+            if last.startswith("(") and last.endswith(")") and len(head) > 2:
+                last = f"{head.pop()} {last}"
+            found.append(last)
+    if len(found) < n_values or len(head) < 2 or (events and len(head) != 2):
         return None
     avg, high, low = found[n_values - 3 :]  # found holds [Total,] Avg, Max, Min
-    return tokens[0], tokens[1], low, high, avg
+    return head[0], head[1], low, high, avg
 
 
 def csv_rows(origin: Origin) -> pd.DataFrame:
     """The rows of one `--csv` metric or event table.
 
-    Returns: DataFrame with `LONG` columns, as text, indexed by data row.
+    Returns: DataFrame with `LONG` columns (as text) and `occurrence`, indexed by data row.
 
     Raises: ParseError for a repeated column or a truncated last row.
     """
@@ -150,23 +160,49 @@ def csv_rows(origin: Origin) -> pd.DataFrame:
     nameless = np.flatnonzero(frame["kernel"].isna().to_numpy())
     if len(nameless):
         raise origin.cell_error(int(nameless[0]), "Kernel", "no kernel name")
-    return frame.assign(device=frame["device"].fillna(""))
+    return _blocks(frame.assign(device=frame["device"].fillna("")), origin)
+
+
+def _blocks(frame: pd.DataFrame, origin: Origin, starts: np.ndarray | None = None) -> pd.DataFrame:
+    """`frame` with `occurrence`: how many earlier blocks of rows had its device and kernel. A
+    block starts at each of `starts` (the rows under a `Kernel:` line), by default where the
+    device or kernel changes.
+
+    Raises: ParseError naming the line of a metric listed twice for one kernel.
+    """
+    device = pd.factorize(frame["device"])[0].astype("int64")
+    kernel = pd.factorize(frame["kernel"])[0].astype("int64")
+    key = pd.Series(device * (int(kernel.max(initial=0)) + 1) + kernel, index=frame.index)
+    if starts is None:
+        starts = (key != key.shift()).to_numpy(dtype=bool)
+    first = key[starts]
+    block = pd.Series(np.nan, index=frame.index)
+    block[starts] = first.groupby(first).cumcount().to_numpy()
+    frame = frame.assign(occurrence=block.ffill().fillna(0).astype("int64"))
+    again = np.flatnonzero(frame.duplicated([*KEY, "metric"]).to_numpy())
+    if len(again):
+        row = int(frame.index[again[0]])
+        metric = values.shown_cell(str(frame["metric"].iloc[again[0]]), 80)
+        raise origin.error(f"line {origin.line(row)}: {metric} again for the same kernel")
+    return frame
 
 
 def contributions(rows: pd.DataFrame, origin: Origin) -> pd.DataFrame:
     """Every row that feeds a column of `schema.METRICS`, its Avg parsed and weighted.
 
-    Returns: DataFrame of `device`, `kernel`, `field`, `rank` (the source's place, best 0),
-        `metric` and `value`.
+    Returns: DataFrame of `KEY`, `field`, `rank` (the source's place, best 0), `metric` and
+        `value`.
 
     Raises: ParseError naming the line and column of an Invocations or Avg cell that is no
         number in range.
     """
     values.numbers(rows["invocations"], origin, "Invocations", values.COUNT)
+    codes, names = pd.factorize(rows["metric"])
     found = []
     for field, sources in _SOURCES.items():
         for rank, source in enumerate(sources):
-            weight = rows["metric"].map(lambda m, s=source: _weight(s, str(m)))
+            per_name = np.array([_weight(source, str(m)) for m in names] + [None], dtype=float)
+            weight = pd.Series(per_name[codes], index=rows.index)
             picked = rows[weight.notna().to_numpy()]
             if len(picked):
                 weights = weight[weight.notna()]
@@ -175,8 +211,8 @@ def contributions(rows: pd.DataFrame, origin: Origin) -> pd.DataFrame:
                 number = _avg(picked["avg"], weights, field, origin)
                 found.append(picked.assign(field=field, rank=rank, value=number))
     if not found:
-        return pd.DataFrame(columns=["device", "kernel", "field", "rank", "metric", "value"])
-    return pd.concat(found)[["device", "kernel", "field", "rank", "metric", "value"]]
+        return pd.DataFrame(columns=[*KEY, "field", "rank", "metric", "value"])
+    return pd.concat(found)[[*KEY, "field", "rank", "metric", "value"]]
 
 
 def _weight(source: Source, metric: str) -> float | None:
@@ -210,7 +246,7 @@ def metrics_table(
     """Per kernel, each field from its best complete source.
 
     Args:
-        kernels: `device`, `kernel` of every kernel the file lists, in order.
+        kernels: `KEY` of every kernel the file lists, in order.
         found: `contributions` of every table.
         metrics: the names of every metric and event the file has (for the refusal).
         stage: the stage key of every row.
@@ -227,8 +263,8 @@ def metrics_table(
             f"nvprof metrics/events for {len(kernels)} kernel(s), but none of them ({shown}) is "
             f"one profgen's metrics table holds ({KNOWN})"
         )
-    wide = best.pivot_table(index=["device", "kernel"], columns="field", values="value")
-    table = kernels.merge(wide.reset_index(), on=["device", "kernel"], how="left", sort=False)
+    wide = best.pivot_table(index=KEY, columns="field", values="value")
+    table = kernels.merge(wide.reset_index(), on=KEY, how="left", sort=False)
     for field in _COUNT_FIELDS + _PCT_FIELDS:
         if field not in table:
             table[field] = np.nan
@@ -247,7 +283,7 @@ def _best(found: pd.DataFrame) -> pd.DataFrame:
     """Per kernel and field, the summed value of the best-ranked source that is complete."""
     if found.empty:
         return found
-    sums = found.groupby(["device", "kernel", "field", "rank"], sort=False).agg(
+    sums = found.groupby([*KEY, "field", "rank"], sort=False).agg(
         value=("value", "sum"), n=("metric", "nunique")
     )
     sums = sums.reset_index()
@@ -256,9 +292,7 @@ def _best(found: pd.DataFrame) -> pd.DataFrame:
         for f, r in zip(sums["field"], sums["rank"], strict=True)
     ]
     complete = sums[sums["n"].to_numpy() >= np.array(need, dtype="int64")]
-    return complete.sort_values("rank", kind="stable").drop_duplicates(
-        ["device", "kernel", "field"]
-    )
+    return complete.sort_values("rank", kind="stable").drop_duplicates([*KEY, "field"])
 
 
 def _check_sums(table: pd.DataFrame, origin: Origin) -> None:

@@ -126,19 +126,46 @@ def text_trace(origin: Origin, stage: str) -> pd.DataFrame:
     header, *lines = str(origin.text).split("\n")
     columns = _text_columns(header, origin)
     rows = [ln.rstrip("\r") for ln in lines if ln.strip()]  # data rows, as Origin counts them
-    names, codes = _cells(rows, columns["Name"], origin, "Name", pd.RangeIndex(len(rows)))
+    start = columns["Name"][0] - 1  # a space, then the name to the end of the row
+    names, codes = _cells([row[start:] for row in rows], None, origin, "Name", np.arange(len(rows)))
     unified = names.astype(str).str.startswith(_UNIFIED).to_numpy(dtype=bool)
     keep = np.flatnonzero(~np.append(unified, False)[codes])
-    index = pd.Index(keep)  # the kept rows' numbers in the file's table, for messages
     kept = [rows[i] for i in keep] if len(keep) < len(rows) else rows
-    fields: dict[str, pd.Series] = {}
-    for column, span in columns.items():
-        field = "name" if column == "Name" else _TEXT_FIELDS.get(column.rstrip("*"))
-        if field is not None:
-            fields.update(_text_field(field, kept, span, index, origin, column))
+    fields = _text_field("name", names, codes[keep], pd.Index(keep), origin, "Name")
+    for column, cells in _fixed_cells(kept, columns, keep, origin).items():
+        fields.update(
+            _text_field(_TEXT_FIELDS[column.rstrip("*")], *cells, pd.Index(keep), origin, column)
+        )
     _check_present(fields, origin, {"start": "Start", "duration": "Duration", "name": "Name"})
     values.check_total(fields["duration"], origin, "Duration")
-    return _trace_table(pd.DataFrame(fields, index=index), stage)
+    return _trace_table(pd.DataFrame(fields, index=pd.Index(keep)), stage)
+
+
+def _fixed_cells(
+    rows: list[str], columns: dict[str, tuple[int, int]], labels: np.ndarray, origin: Origin
+) -> dict[str, tuple[pd.Series, np.ndarray]]:
+    """The distinct values and per-row codes of every column profgen reads but Name. Start and
+    Duration are cut from every row; the columns between them and Name, which repeat (grids,
+    registers, devices, streams), are cut from the distinct middles of the rows only.
+
+    Raises: ParseError as `_cells`.
+    """
+    read = {c: span for c, span in columns.items() if _TEXT_FIELDS.get(c.rstrip("*"))}
+    out = {}
+    for column in ("Start", "Duration"):
+        a, b = read.pop(column)
+        out[column] = _cells([row[a : b + 1] for row in rows], b - a, origin, column, labels)
+    if not read:
+        return out
+    low = columns["Duration"][1]
+    high = max(b for a, b in read.values()) + 1
+    middles, codes = pd.factorize(np.asarray([row[low:high] for row in rows], dtype=object))[::-1]
+    firsts = _first_rows(codes, labels, len(middles))
+    for column, (a, b) in read.items():
+        raw = [middle[a - low : b - low + 1] for middle in middles]
+        cats, inner = _cells(raw, b - a, origin, column, firsts)
+        out[column] = (cats, np.append(inner, -1)[codes])
+    return out
 
 
 def _text_columns(header: str, origin: Origin) -> dict[str, tuple[int, int]]:
@@ -160,49 +187,43 @@ def _text_columns(header: str, origin: Origin) -> dict[str, tuple[int, int]]:
 
 
 def _cells(
-    rows: list[str], span: tuple[int, int], origin: Origin, column: str, index: pd.Index
+    raw: list[str], width: int | None, origin: Origin, column: str, rows: np.ndarray
 ) -> tuple[pd.Series, np.ndarray]:
-    """One column's distinct values (stripped; `-` and blank are no value) and each row's code
-    into them (-1: no value). The values are indexed by the first row (as `index` numbers the
-    rows) that holds each, so that a bad one is named by its line.
+    """One column's distinct values (stripped; `-` and blank are no value) and each element's
+    code into them (-1: no value). `raw` holds each cell with the character after it, which must
+    be a space (or the row's end), or for Name (`width` None) the character before it; `rows`
+    the data row of each element. The values are indexed by the first row that holds each, so
+    that a bad one is named by its line.
 
     Raises: ParseError naming the line of the first row whose value crosses the column's edge.
     """
-    start, end = span
-    if end < 0:  # Name: a space, then the rest of the row
-        raw = [row[start - 1 :] for row in rows]
-    else:  # the cell and the character after it, which must be a space (or the row's end)
-        raw = [row[start : end + 1] for row in rows]
     codes, uniques = pd.factorize(np.asarray(raw, dtype=object), use_na_sentinel=False)
     cats = pd.Series(uniques, dtype=object)
-    if end < 0:
+    if width is None:
         crossed = (cats.str.len() > 0) & ~cats.str.startswith(" ")
     else:
-        crossed = (cats.str.len() > end - start) & ~cats.str.endswith(" ")
+        crossed = (cats.str.len() > width) & ~cats.str.endswith(" ")
     if crossed.any():
-        row = int(_first_rows(codes, index)[crossed.to_numpy(dtype=bool)].min())
+        row = int(_first_rows(codes, rows, len(cats))[crossed.to_numpy(dtype=bool)].min())
         raise origin.error(
             f"line {origin.line(row)}: the row does not line up with the gpu trace header at "
             f"column {column!r} (was it re-spaced?)"
         )
     again, stripped = pd.factorize(cats.str.strip().to_numpy(dtype=object))
     codes = again[codes]
-    none = np.isin(stripped, ["", "-"])
-    codes = np.where(none[codes], -1, codes)
-    return pd.Series(stripped, dtype=object).set_axis(
-        _first_rows(codes, index, len(stripped))
-    ), codes
+    codes = np.where(np.isin(stripped, ["", "-"])[codes], -1, codes)
+    firsts = _first_rows(codes, rows, len(stripped))
+    return pd.Series(stripped, index=firsts, dtype=object), codes
 
 
-def _first_rows(codes: np.ndarray, index: pd.Index, n: int | None = None) -> np.ndarray:
-    """The row (as `index` numbers them) where each code first appears (the last row for a code
-    that does not: it has no row)."""
-    n = int(codes.max()) + 1 if n is None else n
-    first = np.full(n, max(len(codes) - 1, 0), dtype="int64")
+def _first_rows(codes: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
+    """The data row (`rows[i]` is element i's) where each of the `n` codes first appears; the
+    first row for a code that does not (no message names it)."""
+    first = np.zeros(n, dtype="int64")
     seen, at = np.unique(codes, return_index=True)
     ok = seen >= 0
     first[seen[ok]] = at[ok]
-    return index.to_numpy()[first] if len(index) else first
+    return rows[first] if len(rows) else first
 
 
 def _per_row(per_value: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -212,13 +233,12 @@ def _per_row(per_value: np.ndarray, codes: np.ndarray) -> np.ndarray:
 
 
 def _text_field(
-    field: str, rows: list[str], span: tuple[int, int], index: pd.Index, origin: Origin, column: str
+    field: str, cats: pd.Series, codes: np.ndarray, index: pd.Index, origin: Origin, column: str
 ) -> dict[str, pd.Series]:
-    """One text column's cells -> its fields (`grid` -> `grid_x`, `grid_y`, `grid_z`).
+    """One text column's distinct values and codes -> its fields (`grid` -> `grid_x`, ...).
 
     Raises: ParseError naming the line and column of a bad cell.
     """
-    cats, codes = _cells(rows, span, origin, column, index)
     if field == "device":
         return {field: gpuops.strings(cats.map(_device_ordinal).tolist(), codes, index)}
     if field in ("name", "src", "dst"):
