@@ -37,6 +37,8 @@ TEXT_METRICS_UNMAPPED = NVPROF / "8.x" / "gradient-text-metrics-unmapped.txt"
 NO_KERNELS = NVPROF / "8.x" / "jacobi-untiled-no-kernels.txt"
 NO_KERNELS_UM = NVPROF / "9.x" / "bfs-gpu-summary-no-kernels.txt"
 LENET = NVPROF / "9.x" / "lenet"
+BLOG_API_SUMMARY = NVPROF / "9.x" / "jetson-blog-api-summary.md"
+README_EVENTS_METRICS = NVPROF / "8.x" / "maxdnn-readme-events-metrics.md"
 
 
 def test_text_summary_with_type_column():
@@ -595,6 +597,23 @@ def test_api_summary_after_no_kernels_were_profiled():
     assert api.iloc[-1]["name"] == "cuDeviceGet" and api.iloc[-1]["total_ns"] == 803
 
 
+def test_api_summary_pasted_into_a_blog_post():
+    """`nvprof --print-api-summary` on a Jetson Xavier, in a Markdown post between the program's
+    output and the next section: the table ends at the code fence."""
+    api = nvprof.read_log(BLOG_API_SUMMARY, "hello")["api_calls"]
+    assert len(api) == 8 and api["name"].iloc[0] == "cudaLaunchKernel"
+    assert api["total_ns"].iloc[0] == 361_690_000  # `99.89%  361.69ms  1  361.69ms ...`
+    attr = api[api["name"] == "cuDeviceGetAttribute"].iloc[0]
+    # `0.06%  213.18us  97  2.1970us  960ns  58.272us  cuDeviceGetAttribute`
+    assert (attr["total_ns"], attr["calls"], attr["min_ns"], attr["max_ns"]) == (
+        213_180,
+        97,
+        960,
+        58_272,
+    )
+    assert attr["avg_ns"] == pytest.approx(2_197)
+
+
 def test_old_text_summary_whose_prefixes_were_stripped(tmp_path):
     """The CUDA 8 layout pasted without `==PID==`: its `API calls:` line still starts the API
     table (were it read as GPU rows, the GPU shares would add up to 200%)."""
@@ -680,6 +699,18 @@ def test_text_metrics_none_of_which_maps_are_refused():
     assert "metrics/events for 3 kernel(s)" in message
     assert "branch_efficiency, gld_efficiency, gst_efficiency" in message
     assert "achieved_occupancy" in message  # what it would have read
+
+
+def test_events_and_metrics_in_a_readme_none_of_which_maps():
+    """maxDNN's README: `--events elapsed_cycles_sm` and nine `--metrics` for one kernel (tab
+    before `Kernel:`), all read, none a column of profgen's metrics table."""
+    with pytest.raises(ParseError) as exc:
+        nvprof.read_log(README_EVENTS_METRICS, "s")
+    message = str(exc.value)
+    assert "metrics/events for 1 kernel(s)" in message
+    assert (
+        "(elapsed_cycles_sm, inst_executed, inst_fp_32, inst_integer, inst_bit_convert," in message
+    )
 
 
 @pytest.mark.parametrize(

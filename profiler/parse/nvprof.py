@@ -61,8 +61,9 @@ _HEADER_WORDS = ("Time(%)", "Duration", "Invocations")  # every header holds one
 _NVPROF_LINE = re.compile(r"^(?:==[0-9]+==|========) ", re.MULTILINE)
 _API_SECTION = re.compile(r"^(?:==[0-9]+== )?API calls:")
 _RESULT = "Profiling result:"
-# A table ends at a blank line or at a line starting `==`.
-_TABLE_END = re.compile(r"\n(?:[ \t\r]*(?:\n|\Z)|==)")
+# A table ends at a blank line, a line starting `==`, or a Markdown code fence (a log pasted
+# into a README or an issue).
+_TABLE_END = re.compile(r"\n(?:[ \t\r]*(?:\n|\Z)|==|[ \t]*```)")
 _SAYS = re.compile(
     r"^(?:==[0-9]+== |======== )?(?P<msg>(?:Error|Warning): [^\n]*"
     r"|No kernels were profiled\.|No API activities were profiled\.)",
