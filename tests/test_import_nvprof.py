@@ -146,7 +146,8 @@ def test_lenet_report_names_every_step(lenet_run):
 
 
 def test_other_layouts_import_in_one_run(tmp_path, capsys):
-    """A text gpu trace, CSV metrics, an old CSV summary and an API-only summary, one stage each."""
+    """A text gpu trace, CSV metrics, an old CSV summary, an API-only summary and an NVTX range
+    summary, one stage each."""
     path = run_import(
         capsys,
         tmp_path,
@@ -154,6 +155,7 @@ def test_other_layouts_import_in_one_run(tmp_path, capsys):
         f"metrics={NVPROF / '8.x' / 'j3d27pt-csv-metrics.csv'}",
         f"summary={NVPROF / '8.x' / 'jacobi-csv-summary.csv'}",
         f"api={NVPROF / '9.x' / 'bfs-api-summary-only.txt'}",
+        f"nvtx={NVPROF / '9.x' / 'psyclone-readme-nvtx-ranges.md'}",
     )
     run = store.load_run(path)
     trace = run.table("gpu_trace")
@@ -171,6 +173,8 @@ def test_other_layouts_import_in_one_run(tmp_path, capsys):
     )
     api = run.table("api_calls")
     assert api[api["stage"] == "api"]["total_ns"].iloc[0] == 972_190_000  # cudaMallocManaged
+    ranges = run.table("ranges")
+    assert ranges["stage"].tolist() == ["nvtx"] and ranges["total_ns"].tolist() == [758_780]
 
 
 @pytest.mark.parametrize(

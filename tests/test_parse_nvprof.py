@@ -39,6 +39,7 @@ NO_KERNELS_UM = NVPROF / "9.x" / "bfs-gpu-summary-no-kernels.txt"
 LENET = NVPROF / "9.x" / "lenet"
 BLOG_API_SUMMARY = NVPROF / "9.x" / "jetson-blog-api-summary.md"
 README_EVENTS_METRICS = NVPROF / "8.x" / "maxdnn-readme-events-metrics.md"
+README_NVTX = NVPROF / "9.x" / "psyclone-readme-nvtx-ranges.md"
 
 
 def test_text_summary_with_type_column():
@@ -612,6 +613,26 @@ def test_api_summary_pasted_into_a_blog_post():
         58_272,
     )
     assert attr["avg_ns"] == pytest.approx(2_197)
+
+
+def test_nvtx_range_summary_in_a_readme():
+    """PSyclone's README shows nvprof's `NVTX result:` for one range, indented as a Markdown code
+    block among other tools' output: the range's CPU time from its `Range:` row, its GPU time and
+    operations summed over its GPU activities."""
+    tables = nvprof.read_log(README_NVTX, "psy")
+    assert set(tables) == {"ranges"}  # no GPU activities outside the range: not a stage summary
+    row = schema.validate(tables["ranges"], schema.RANGES).iloc[0]
+    # `Range:  100.00%  758.78us  10  75.878us  43.322us  348.23us  inc_field_mod:inc_field_code`
+    assert (row["name"], row["calls"], row["total_ns"], row["min_ns"], row["max_ns"]) == (
+        "inc_field_mod:inc_field_code",
+        10,
+        758_780,
+        43_322,
+        348_230,
+    )
+    assert row["avg_ns"] == pytest.approx(75_878)
+    assert row["gpu_total_ns"] == 58_911 + 17_920 + 4_192  # 58.911us, 17.920us, 4.1920us
+    assert row["gpu_ops"] == 34 + 10 + 3
 
 
 def test_old_text_summary_whose_prefixes_were_stripped(tmp_path):

@@ -59,8 +59,9 @@ _HEADER = re.compile(
 )
 _HEADER_WORDS = ("Time(%)", "Duration", "Invocations")  # every header holds one of them
 _NVPROF_LINE = re.compile(r"^(?:==[0-9]+==|========) ", re.MULTILINE)
-_API_SECTION = re.compile(r"^(?:==[0-9]+== )?API calls:")
+_API_SECTION = re.compile(r"^(?:==[0-9]+== )?API calls:")  # on a line's text, blanks dropped
 _RESULT = "Profiling result:"
+_NVTX = "NVTX result:"
 # A table ends at a blank line, a line starting `==`, or a Markdown code fence (a log pasted
 # into a README or an issue).
 _TABLE_END = re.compile(r"\n(?:[ \t\r]*(?:\n|\Z)|==|[ \t]*```)")
@@ -77,13 +78,15 @@ _METRIC_KINDS = ("text_metrics", "csv_metrics")
 @dataclass(frozen=True)
 class Table:
     """One table found in a file: its kind (a group of `_HEADER`), its text and place, the row
-    type of its untyped rows (`GPU`, or `API` under an `API calls:` line) and the run it belongs
-    to (how many `Profiling result:` lines come before it)."""
+    type of its untyped rows (`GPU`, or `API` under an `API calls:` line), the run it belongs
+    to (how many `Profiling result:` lines come before it) and whether it is an NVTX range's
+    summary (under an `NVTX result:` line of its run)."""
 
     kind: str
     origin: Origin
     section: str
     run: int
+    nvtx: bool = False
 
 
 def read_log(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
@@ -111,9 +114,12 @@ def read_log(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
         raise ParseError(path, EXPECTED, _nothing(text))
     _check_one_run(tables, path)
     out: dict[str, pd.DataFrame] = {}
-    summaries = [t for t in tables if t.kind in _SUMMARY_KINDS]
+    summaries = [t for t in tables if t.kind in _SUMMARY_KINDS and not t.nvtx]
     if summaries:
         out.update(_summaries(summaries, stage, path))
+    ranges = [t for t in tables if t.nvtx]
+    if ranges:
+        out["ranges"] = _ranges(ranges, stage)
     traces = [t for t in tables if t.kind in ("csv_trace", "text_trace")]
     if traces:
         out["gpu_trace"] = _gpu_trace(traces, stage, path)
@@ -173,10 +179,10 @@ def _headers(text: str) -> Iterator[re.Match[str]]:
 
 
 def _tables(text: str, path: Path) -> list[Table]:
-    """Every table in the text: its kind, its text (from the header to the blank or `==` line
-    that ends it), its section and its run."""
+    """Every table in the text: its kind, its text (from the header to the blank, `==` or code
+    fence line that ends it), its section, its run and whether it summarises an NVTX range."""
     lines = LineCounter(text)
-    runs = _result_lines(text)
+    runs, nvtx = _marker_lines(text, _RESULT), _marker_lines(text, _NVTX)
     found = []
     for match in _headers(text):
         kind = next(k for k, v in match.groupdict().items() if v is not None)
@@ -184,22 +190,29 @@ def _tables(text: str, path: Path) -> list[Table]:
         end_match = _TABLE_END.search(text, start)
         end = len(text) if end_match is None else end_match.start() + 1
         above = text[text.rfind("\n", 0, max(start - 1, 0)) + 1 : max(start - 1, 0)]
-        section = API if _API_SECTION.match(above) else GPU
+        section = API if _API_SECTION.match(above.lstrip()) else GPU
         skip = 1 if kind in ("csv_summary", "csv_trace") else 0  # the units row
         origin = Origin(path, EXPECTED, text[start:end], lines.at(start), skip)
-        found.append(Table(kind, origin, section, bisect.bisect(runs, start)))
+        run = bisect.bisect(runs, start)
+        in_nvtx = _last_before(nvtx, start) > _last_before(runs, start)
+        found.append(Table(kind, origin, section, run, in_nvtx and kind in _SUMMARY_KINDS))
     return found
 
 
-def _result_lines(text: str) -> list[int]:
-    """Where each `Profiling result:` line starts (with or without its `==PID==` prefix)."""
-    out, at = [], text.find(_RESULT)
+def _last_before(positions: list[int], at: int) -> int:
+    index = bisect.bisect(positions, at)
+    return positions[index - 1] if index else -1
+
+
+def _marker_lines(text: str, marker: str) -> list[int]:
+    """Where each line that is `marker` starts (after blanks and an `==PID==` prefix, if any)."""
+    out, at = [], text.find(marker)
     while at >= 0:
         line_start = text.rfind("\n", 0, at) + 1
-        prefix = text[line_start:at]
+        prefix = text[line_start:at].lstrip(" \t")
         if not prefix or (prefix.startswith("==") and prefix.endswith("== ") and len(prefix) < 24):
             out.append(line_start)
-        at = text.find(_RESULT, at + len(_RESULT))
+        at = text.find(marker, at + len(marker))
     return out
 
 
@@ -285,6 +298,42 @@ def _conform(df: pd.DataFrame, tbl: schema.Table) -> pd.DataFrame:
     return schema.validate(
         schema.conform(df, tbl, fill=("bytes",) if "bytes" in tbl.names else ()), tbl
     )
+
+
+def _ranges(tables: list[Table], stage: str) -> pd.DataFrame:
+    """NVTX range summaries (`Range:`, `GPU activities:`, `API calls:` rows under `NVTX result:`
+    and `Range "name"` lines) -> `ranges`: a row per range, its CPU time from the `Range:` row,
+    its GPU time and operations summed over its GPU activities.
+
+    Raises: ParseError for a table without one `Range:` row, or as the summary readers.
+    """
+    out = []
+    for table in tables:
+        read = nvprof_summary.csv_rows if table.kind == "csv_summary" else nvprof_summary.text_rows
+        rows = read(table.origin, table.section)
+        found = rows[rows["type"] == "Range"]
+        if len(found) != 1:
+            line = table.origin.first_line
+            raise table.origin.error(f"line {line}: an NVTX range summary has one Range: row")
+        gpu = rows[rows["type"] == GPU]
+        out.append(
+            found.assign(
+                gpu_total_ns=float(gpu["total"].sum()) if len(gpu) else np.nan,
+                gpu_ops=float(gpu["calls"].sum()) if len(gpu) else np.nan,
+            )
+        )
+    rows = pd.concat(out, ignore_index=True)
+    df = rows.assign(
+        stage=stage,
+        name=values.cap_names(rows["name"].astype("string")),
+        total_ns=rows["total"].round(),
+        avg_ns=rows["avg"],
+        min_ns=rows["min"].round(),
+        max_ns=rows["max"].round(),
+        gpu_total_ns=values.whole(rows["gpu_total_ns"].round()),
+        gpu_ops=values.whole(rows["gpu_ops"]),
+    )
+    return schema.validate(schema.conform(df, schema.RANGES), schema.RANGES)
 
 
 def _gpu_trace(tables: list[Table], stage: str, path: Path) -> pd.DataFrame:
