@@ -40,6 +40,7 @@ LENET = NVPROF / "9.x" / "lenet"
 BLOG_API_SUMMARY = NVPROF / "9.x" / "jetson-blog-api-summary.md"
 README_EVENTS_METRICS = NVPROF / "8.x" / "maxdnn-readme-events-metrics.md"
 README_NVTX = NVPROF / "9.x" / "psyclone-readme-nvtx-ranges.md"
+PROMPT_CAPTURE = NVPROF / "8.x" / "rgb2gray-readme-capture.md"
 
 
 def test_text_summary_with_type_column():
@@ -633,6 +634,40 @@ def test_nvtx_range_summary_in_a_readme():
     assert row["avg_ns"] == pytest.approx(75_878)
     assert row["gpu_total_ns"] == 58_911 + 17_920 + 4_192  # 58.911us, 17.920us, 4.1920us
     assert row["gpu_ops"] == 34 + 10 + 3
+
+
+def test_old_text_summary_after_a_shell_prompt():
+    """A Markdown capture: the fence, the prompt and command, then CUDA 8 output."""
+    tables = nvprof.read_log(PROMPT_CAPTURE, "rgb2gray")
+    gpu, api = tables["gpu_activities"], tables["api_calls"]
+    assert gpu["name"].tolist() == [
+        "[CUDA memcpy HtoD]",
+        "[CUDA memcpy DtoH]",
+        "rgb2grayGPU_kernel(uchar3 const *, unsigned char*, int, int)",
+        "[CUDA memset]",
+    ]
+    assert gpu["total_ns"].tolist() == [114_810, 40_799, 32_351, 10_784]
+    assert len(api) == 13
+    malloc = api.iloc[0]  # ` 99.94%  1.35782s  2  678.91ms  77.472us  1.35774s  cudaMalloc`
+    assert (malloc["name"], malloc["total_ns"], malloc["min_ns"], malloc["max_ns"]) == (
+        "cudaMalloc",
+        1_357_820_000,
+        77_472,
+        1_357_740_000,
+    )
+
+
+def test_sections_of_a_saved_profile_and_openacc(tmp_path):
+    """`nvprof -i saved.nvprof` writes `========` where a run writes `==PID==`; an `OpenACC
+    (excl):` table (PGI) is neither GPU activities nor API calls."""
+    text = TEXT8.read_text().replace("==7809== ", "======== ")
+    path = tmp_path / "imported.txt"
+    path.write_text(text)
+    tables = nvprof.read_log(path, "s")
+    assert len(tables["gpu_activities"]) == 4 and len(tables["api_calls"]) == 18
+    path.write_text(text.replace("======== API calls:", "======== OpenACC (excl):"))
+    tables = nvprof.read_log(path, "s")
+    assert set(tables) == {"gpu_activities"} and len(tables["gpu_activities"]) == 4
 
 
 def test_old_text_summary_whose_prefixes_were_stripped(tmp_path):

@@ -59,7 +59,9 @@ _HEADER = re.compile(
 )
 _HEADER_WORDS = ("Time(%)", "Duration", "Invocations")  # every header holds one of them
 _NVPROF_LINE = re.compile(r"^(?:==[0-9]+==|========) ", re.MULTILINE)
-_API_SECTION = re.compile(r"^(?:==[0-9]+== )?API calls:")  # on a line's text, blanks dropped
+# The line above a table without a Type column names its rows: `==PID== API calls:`, `========
+# OpenACC (excl):` (`========` when nvprof reads a saved profile, none when pasted without them).
+_SECTION = re.compile(r"(?:==[0-9]+== |======== )?(?P<name>[^:=\n]{1,40}):[ \t\r]*\Z")
 _RESULT = "Profiling result:"
 _NVTX = "NVTX result:"
 # A table ends at a blank line, a line starting `==`, or a Markdown code fence (a log pasted
@@ -190,13 +192,21 @@ def _tables(text: str, path: Path) -> list[Table]:
         end_match = _TABLE_END.search(text, start)
         end = len(text) if end_match is None else end_match.start() + 1
         above = text[text.rfind("\n", 0, max(start - 1, 0)) + 1 : max(start - 1, 0)]
-        section = API if _API_SECTION.match(above.lstrip()) else GPU
+        section = _section(above.strip(" \t"))
         skip = 1 if kind in ("csv_summary", "csv_trace") else 0  # the units row
         origin = Origin(path, EXPECTED, text[start:end], lines.at(start), skip)
         run = bisect.bisect(runs, start)
         in_nvtx = _last_before(nvtx, start) > _last_before(runs, start)
         found.append(Table(kind, origin, section, run, in_nvtx and kind in _SUMMARY_KINDS))
     return found
+
+
+def _section(above: str) -> str:
+    """The row type of a table without a Type column, from the line above it: `API calls`, an
+    OpenACC or OpenMP section (not GPU activities), else GPU activities."""
+    match = _SECTION.match(above)
+    name = match["name"].strip() if match else ""
+    return name if name == API or name.startswith(("OpenACC", "OpenMP")) else GPU
 
 
 def _last_before(positions: list[int], at: int) -> int:
