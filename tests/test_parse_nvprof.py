@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from profiler import schema
@@ -888,4 +889,44 @@ def test_trace_header_with_a_100k_run_of_spaces(tmp_path):
     path = tmp_path / "t.txt"
     path.write_text("\n".join(lines) + "\n")
     with deadline(20), pytest.raises(ParseError, match="line 5, column .Name.: no value"):
+        nvprof.read_log(path, "s")
+
+
+# --- line endings and more of nvprof's own outputs ------------------------------------------
+
+
+@pytest.mark.parametrize("source", [TEXT9, TEXT_TRACE, CSV_METRICS, OLD_CSV_SUMMARY])
+def test_windows_line_endings_give_the_same_tables(tmp_path, source):
+    path = tmp_path / source.name
+    path.write_bytes(source.read_bytes().replace(b"\n", b"\r\n"))
+    crlf, lf = nvprof.read_log(path, "s"), nvprof.read_log(source, "s")
+    assert set(crlf) == set(lf)
+    for name in lf:
+        pd.testing.assert_frame_equal(crlf[name], lf[name])
+
+
+def test_results_written_to_a_file_are_refused_naming_it(tmp_path):
+    """`nvprof -o out.nvprof` prints no table, only where it wrote them."""
+    head = "\n".join(TEXT9.read_text().splitlines()[:2])
+    path = tmp_path / "log.txt"
+    path.write_text(head + "\n==8123== Generated result file: /home/u/stream.nvprof\n")
+    with pytest.raises(ParseError, match="nvprof says: 'Generated result file: /home/u/stream"):
+        nvprof.read_log(path, "s")
+
+
+def test_one_summary_per_device_is_refused(tmp_path):
+    lines = TEXT9.read_text().splitlines()
+    device = lines[3:11]  # the header and the GPU rows, as a second device's table
+    path = tmp_path / "log.txt"
+    path.write_text("\n".join(lines[:11] + ["", '==8123== Device "TITAN Xp (1)"', *device]) + "\n")
+    with pytest.raises(ParseError, match="one run with 2 GPU activity summaries .lines 4, 14"):
+        nvprof.read_log(path, "s")
+
+
+def test_csv_api_trace_is_refused(tmp_path):
+    rows = list(csv.reader(TRACE8.read_text().splitlines()[3:]))
+    keep = [rows[0].index(c) for c in ("Start", "Duration", "Name")]
+    path = tmp_path / "api.csv"
+    path.write_text("\n".join(",".join(f'"{r[i]}"' for i in keep) for r in rows) + "\n")
+    with pytest.raises(ParseError, match="an API trace"):
         nvprof.read_log(path, "s")

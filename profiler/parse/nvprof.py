@@ -68,7 +68,7 @@ _NVTX = "NVTX result:"
 # into a README or an issue).
 _TABLE_END = re.compile(r"\n(?:[ \t\r]*(?:\n|\Z)|==|[ \t]*```)")
 _SAYS = re.compile(
-    r"^(?:==[0-9]+== |======== )?(?P<msg>(?:Error|Warning): [^\n]*"
+    r"^(?:==[0-9]+== |======== )?(?P<msg>(?:Error|Warning|Generated result file): [^\n]*"
     r"|No kernels were profiled\.|No API activities were profiled\.)",
     re.MULTILINE,
 )
@@ -252,7 +252,7 @@ def _nothing(text: str) -> str:
             break
     if not said:
         return "no nvprof table header found"
-    said.sort(key=lambda m: (not m.startswith("Error"), not m.startswith("No ")))
+    said.sort(key=lambda m: (not m.startswith(("Error", "Generated")), not m.startswith("No ")))
     quoted = " / ".join(values.shown_cell(m, 160) for m in said[:2])
     return f"nvprof output with no table profgen reads; nvprof says: {quoted}"
 
@@ -263,6 +263,7 @@ def _summaries(tables: list[Table], stage: str, path: Path) -> dict[str, pd.Data
     for table in tables:
         read = nvprof_summary.csv_rows if table.kind == "csv_summary" else nvprof_summary.text_rows
         parts.append(read(table.origin, table.section))
+    _check_one_summary(tables, parts, path)
     rows = pd.concat(parts, ignore_index=True)
     if rows.empty:
         line = tables[0].origin.first_line
@@ -287,6 +288,22 @@ def _summaries(tables: list[Table], stage: str, path: Path) -> dict[str, pd.Data
     if not api.empty:
         out["api_calls"] = _conform(api, schema.API_CALLS)
     return out
+
+
+def _check_one_summary(tables: list[Table], parts: list[pd.DataFrame], path: Path) -> None:
+    """Raises: ParseError when several tables of one run have GPU activities (per device, as
+    `--print-summary-per-gpu` writes them): their shares would add up to more than 100%."""
+    lines = [
+        t.origin.first_line for t, p in zip(tables, parts, strict=True) if (p["type"] == GPU).any()
+    ]
+    if len(lines) > 1:
+        shown = ", ".join(str(n) for n in lines[:8])
+        raise ParseError(
+            path,
+            EXPECTED,
+            f"one run with {len(lines)} GPU activity summaries (lines {shown}; one per device?); "
+            "profgen reads one summary per stage",
+        )
 
 
 def _gpu_kinds(gpu: pd.DataFrame) -> pd.DataFrame:
@@ -354,7 +371,7 @@ def _gpu_trace(tables: list[Table], stage: str, path: Path) -> pd.DataFrame:
     parts = []
     for table in tables:
         header = str(table.origin.text).split("\n", 1)[0]
-        if table.kind == "text_trace" and "Grid Size" not in header:
+        if "Grid Size" not in header and '"Grid X"' not in header:
             raise table.origin.error(
                 f"line {table.origin.first_line}: an API trace (--print-api-trace); profgen "
                 "reads nvprof's summaries, gpu trace and metrics"
