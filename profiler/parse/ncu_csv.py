@@ -184,7 +184,9 @@ def _by_kernel(table: pd.DataFrame) -> pd.DataFrame:
     if "Kernel Name" not in keys:
         return table  # refused below: no Kernel Name column
     parts = table[keys].astype("string").fillna("")
-    joined = parts[keys[0]].str.cat([parts[k] for k in keys[1:]], sep="\x1f")
+    joined = parts[keys[0]]
+    for k in keys[1:]:
+        joined = joined + "\x1f" + parts[k]
     codes, _ = pd.factorize(joined)
     return table.assign(ID=pd.array(codes.astype(str), dtype="string"))
 

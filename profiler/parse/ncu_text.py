@@ -44,6 +44,7 @@ ERR_NVGPUCTRPERM ...`, `==WARNING== No kernels were profiled.`).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -62,6 +63,16 @@ _NAMES = {name: field for field, (_, names) in ncu_csv.METRICS.items() for name 
 _RULES = {"time": values.TIME, "bytes": values.SIZE, "count": values.COUNT, "pct": values.VALUE}
 _NO_KERNEL = "no kernel results in it (a line `<kernel>, Context N, Stream N` with Section: tables)"
 _MAX_TAIL = 120  # the launch shape, time and ids after a kernel name fit in this
+
+
+@dataclass
+class Launch:
+    """One kernel result of the text: the kernel line's name and shape, the mapped values."""
+
+    name: str
+    grid: str | None = None
+    block: str | None = None
+    values: dict[str, float] = field(default_factory=dict)
 
 
 def recognise(head: str) -> bool:
@@ -95,22 +106,22 @@ def read_metrics(path: str | Path, stage: str) -> pd.DataFrame:
     launches = pd.DataFrame(
         {
             "ID": [str(i) for i in ids],
-            "Kernel Name": [k["name"] for k in kernels],
-            "Grid Size": [k["grid"] for k in kernels],
-            "Block Size": [k["block"] for k in kernels],
+            "Kernel Name": [k.name for k in kernels],
+            "Grid Size": [k.grid for k in kernels],
+            "Block Size": [k.block for k in kernels],
         }
     )
     found = {
-        field: pd.Series([k["values"].get(field, float("nan")) for k in kernels], dtype="float64")
-        for field in ncu_csv.METRICS
+        name: pd.Series([k.values.get(name, float("nan")) for k in kernels], dtype="float64")
+        for name in ncu_csv.METRICS
     }
     origin = values.Origin(path, EXPECTED)
     return ncu_csv.metrics_table(launches, found, stage, origin)
 
 
-def _kernels(text: str, path: Path) -> list[dict]:
+def _kernels(text: str, path: Path) -> list[Launch]:
     """Every kernel launch's name, grid, block and mapped metric values, in file order."""
-    kernels: list[dict] = []
+    kernels: list[Launch] = []
     widths: tuple[int, int, int] | None = None  # the open table's column widths
     header_next = False
     for number, raw in enumerate(text.split("\n"), 1):
@@ -144,7 +155,7 @@ def _is_rule(stripped: str) -> bool:
     return stripped.startswith("-") and not stripped.strip("- ")
 
 
-def _launch(line: str) -> dict | None:
+def _launch(line: str) -> Launch | None:
     """The kernel a result line names (`name, <time>, Context 1, Stream 7` or `name (grid)x(block),
     Context 1, Stream 7, Device 0, CC 8.6`), or None for any other line."""
     cut = line.rfind(", Context ")
@@ -159,10 +170,12 @@ def _launch(line: str) -> dict | None:
     else:
         date = _DATE.search(head[-_MAX_TAIL:])
         head = head[: len(head) - len(date[0])] if date else head
-    return {"name": head.strip(), "grid": grid, "block": block, "values": {}}
+    return Launch(head.strip(), grid, block)
 
 
-def _metric(line: str, widths: tuple[int, int, int], number: int, kernel: dict, path: Path) -> None:
+def _metric(
+    line: str, widths: tuple[int, int, int], number: int, kernel: Launch, path: Path
+) -> None:
     """One `name  unit  value` row, cut from its right end; a mapped metric's value is kept
     (its first appearance for the launch), converted to the METRICS unit.
 
@@ -178,17 +191,17 @@ def _metric(line: str, widths: tuple[int, int, int], number: int, kernel: dict, 
     ):
         raise ParseError(path, EXPECTED, f"line {number}: a metric row does not fit its table")
     name = row[: -value_width - unit_width - 2].strip()
-    field = _NAMES.get(name)
-    if field is None or field in kernel["values"]:
+    target = _NAMES.get(name)
+    if target is None or target in kernel.values:
         return
     unit = row[-value_width - unit_width - 1 : -value_width - 1].strip()
     cell = row[-value_width:].strip()
     if cell.endswith("n/a"):
         return
-    kind = ncu_csv.METRICS[field][0]
+    kind = ncu_csv.METRICS[target][0]
     try:
         factor = ncu_csv.unit_factor(kind, unit, path, name)
-        kernel["values"][field] = values.scalar(cell, _RULES[kind], factor)
+        kernel.values[target] = values.scalar(cell, _RULES[kind], factor)
     except ValueError as exc:
         raise ParseError(path, EXPECTED, f"line {number}, metric {name!r}: {exc}") from None
 

@@ -238,13 +238,15 @@ def _read(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return pd.read_csv(
+            return pd.read_csv(  # type: ignore[call-overload, no-any-return]
                 io.BytesIO(data), dtype=dtypes, thousands=",", na_values=missing, **options
             )
     except (ValueError, OverflowError, pd.errors.ParserError):
         pass
     try:
-        return pd.read_csv(io.BytesIO(data), dtype="string", na_values=[""], **options)
+        return pd.read_csv(  # type: ignore[call-overload, no-any-return]
+            io.BytesIO(data), dtype="string", na_values=[""], **options
+        )
     except (ValueError, pd.errors.ParserError) as exc:
         raise origin.error(f"unreadable table: {str(exc).strip()[:200]}") from None
 
@@ -254,15 +256,14 @@ def _rows_in_python(rows: str, columns: list[Span], origin: Origin) -> pd.DataFr
     column, or no free separator byte): linear, a few microseconds per cell."""
     starts = [a for a, _ in columns]
     bounds = list(zip(starts, starts[1:] + [None], strict=True))
-    out: list[list[str]] = [[] for _ in columns]
+    out: list[list[str | None]] = [[] for _ in columns]
     for row, line in enumerate(ln.rstrip("\r") for ln in rows.split("\n") if ln.strip()):
         for (_, end), nxt in zip(columns[:-1], starts[1:], strict=True):
             if line[end:nxt].strip():
                 raise _outside(origin, row)
         for i, (a, b) in enumerate(bounds):
-            out[i].append(line[a:b].strip())
-    frame = pd.DataFrame({f"c{i}": pd.array(col, dtype="string") for i, col in enumerate(out)})
-    return frame.mask(frame.eq(""))
+            out[i].append(line[a:b].strip() or None)
+    return pd.DataFrame({f"c{i}": pd.array(col, dtype="string") for i, col in enumerate(out)})
 
 
 def _strip_labels(raw: pd.DataFrame, cols: nsys_fields.Columns) -> pd.DataFrame:
@@ -274,7 +275,7 @@ def _strip_labels(raw: pd.DataFrame, cols: nsys_fields.Columns) -> pd.DataFrame:
         if isinstance(series.dtype, pd.CategoricalDtype):
             stripped = series.cat.categories.str.strip()
             if stripped.is_unique:
-                series = series.cat.rename_categories(stripped)
+                series = series.cat.rename_categories(list(stripped))
             else:
                 series = series.astype("string").str.strip()
         elif series.dtype.kind not in "iuf":
