@@ -883,3 +883,31 @@ def test_hostile_text_tables_stay_linear(tmp_path):
     line = next(i for i, ln in enumerate(bad.splitlines(), 1) if ln.endswith(" x"))
     with deadline(20), pytest.raises(ParseError, match=f"line {line}, column .*empty"):
         nsys_csv.read_stats_stdout(path, "s")
+
+
+def test_none_cells_in_csv_reports(tmp_path):
+    """`None` is nsys's "no value" in CSV too (as 2023.x writes nvtx_gpu_proj_trace): the row of
+    GPU work outside every range (`None` name, start and duration) is left out, a `None` level
+    or parent is missing; a summary's `None` minimum is refused by line (profgen's summaries
+    need it)."""
+    src = NESTED / "nsys_nvtx_gpu_proj_trace.csv"
+    lines = src.read_text().splitlines()
+    header = next(csv.reader([lines[0]]))
+    first = next(csv.reader([lines[1]]))
+    first[header.index("Lvl")] = "None"
+    unranged = ["None", "16846708", "100", "None", "None", "None", "556", "556", "1"]
+    unranged += ["None", "0", "None", "None", "None"]
+    folder = tmp_path / "stage"
+    shutil.copytree(NESTED, folder)
+    body = [lines[0], ",".join(unranged), ",".join(first), *lines[2:]]
+    (folder / "nsys_nvtx_gpu_proj_trace.csv").write_text("\n".join(body) + "\n")
+    got = nsys_csv.read_stats_dir(folder, "n")["range_trace"]
+    plain = nsys_csv.read_stats_dir(NESTED, "n")["range_trace"]
+    pd.testing.assert_frame_equal(got, plain)  # Lvl None -> 0, as an empty level is
+    api = (folder / "nsys_cuda_api_sum.csv").read_text().splitlines()
+    cells = next(csv.reader([api[1]]))
+    cells[next(csv.reader([api[0]])).index("Min (ns)")] = "None"
+    (folder / "nsys_cuda_api_sum.csv").write_text("\n".join([api[0], ",".join(cells), *api[2:]]))
+    (folder / "nsys_cuda_api_trace.csv").unlink()
+    with pytest.raises(ParseError, match="line 2, column 'Min \\(ns\\)': the cell is empty"):
+        nsys_csv.read_stats_dir(folder, "n")

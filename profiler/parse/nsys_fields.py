@@ -138,6 +138,7 @@ _TIMES = set("start duration total avg min max gpu_start gpu_duration gpu_total"
 _SIZES = {"ssmem", "dsmem", "bytes"}
 _SUMMED = {"duration", "total", "gpu_duration", "gpu_total"}  # analyses add these up
 LABELS = {"name", "device", "src", "dst"}
+_SUMMARIES = {"cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_api_sum", "nvtx_sum"}
 NONE = "None"  # nsys's word for "no value" in a numeric cell
 
 Columns = dict[str, tuple[str, str]]
@@ -263,7 +264,8 @@ def convert(
         out[field] = _convert(raw[col], field, unit, report, origin, col)
     frame = pd.DataFrame(out, index=raw.index, copy=False)
     header_of = {field: col for col, (field, _) in cols.items()}
-    for field in required(report):
+    whole = [f for f in ("min", "max") if f in frame and report in _SUMMARIES]  # int64 columns
+    for field in (*required(report), *whole):
         empty = np.flatnonzero(frame[field].isna().to_numpy())
         if len(empty):
             row = int(frame.index[empty[0]]) if len(frame.index) else 0
