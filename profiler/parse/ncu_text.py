@@ -179,17 +179,19 @@ def _metric(
     """One `name  unit  value` row, cut from its right end; a mapped metric's value is kept
     (its first appearance for the launch), converted to the METRICS unit.
 
-    Raises: ParseError naming the line when the row does not fit its table's columns or the
-        value is no number in range.
+    Raises: ParseError naming the line when the row of a mapped metric does not fit its
+        table's columns or its value is no number in range.
     """
-    name_width, unit_width, value_width = widths
+    _, unit_width, value_width = widths
     row = line.rstrip()
     if (
         len(row) < value_width + unit_width + 2
         or row[-value_width - 1] != " "
         or (row[-value_width - unit_width - 2] != " ")
     ):
-        raise ParseError(path, EXPECTED, f"line {number}: a metric row does not fit its table")
+        if row.strip().split("  ", 1)[0] in _NAMES:  # a mapped metric must fit its table
+            raise ParseError(path, EXPECTED, f"line {number}: a metric row does not fit its table")
+        return  # a row of some other table (rule advice, source counters): not ours
     name = row[: -value_width - unit_width - 2].strip()
     target = _NAMES.get(name)
     if target is None or target in kernel.values:
