@@ -2,7 +2,7 @@
 
 Each stage is one file or folder, in study order: a folder of `nsys stats --format csv` files,
 a capture of `nsys stats` output, an `.nsys-rep` (turned into CSV with `nsys stats` when nsys is
-installed), an `ncu --csv` file, or an nvprof log (text summary, `--csv` summary or `--csv
+installed), ncu output (text or --csv), or an nvprof log (text summary, `--csv` summary or `--csv
 --print-gpu-trace`). The stage's tables come out as if profgen had profiled it: the same parsers
 and the same nvprof-style summaries. Nothing is checked against a reference, so every stage is
 PASS with that said in its `reason`, and timings the inputs lack stay missing.
@@ -37,7 +37,7 @@ import pandas as pd
 from profiler import __version__, files, schema, store
 from profiler.analyze.assemble import assemble_tables
 from profiler.errors import DataError, OutputError, ParseError, UsageError
-from profiler.parse import detect, ncu_csv, nsys_csv, nvprof
+from profiler.parse import detect, ncu_csv, ncu_text, nsys_csv, nvprof
 from profiler.render import html
 
 REASON = "imported; not checked against a reference"
@@ -49,6 +49,7 @@ _TECHNIQUE = {
     detect.NSYS_TEXT: "imported from nsys stats output",
     detect.NSYS_REPORT: "imported from an Nsight Systems report",
     detect.NCU_CSV: "imported from Nsight Compute CSV",
+    detect.NCU_TEXT: "imported from Nsight Compute output",
     detect.NVPROF: "imported from nvprof output",
 }
 
@@ -178,6 +179,8 @@ def _read_stage(
         tables = nsys_csv.read_stats_dir(_nsys_stats(path, raw), stage)
     elif kind == detect.NCU_CSV:
         tables = {schema.METRICS.name: ncu_csv.read_metrics(path, stage)}
+    elif kind == detect.NCU_TEXT:
+        tables = {schema.METRICS.name: ncu_text.read_metrics(path, stage)}
     else:
         tables = nvprof.read_log(path, stage)
     if not any(len(t) for t in tables.values()):

@@ -4,6 +4,10 @@
   rows of the real H100 capture (tests/data/nsys/2025.3.1/overlap), repeated with shifted
   start times;
 - the same trace inside a capture of `nsys stats` stdout;
+- a 1,000,000-row gpu trace in the column text of `nsys stats` (no `--format csv`), built from
+  the rows of the real 2020.4.3 capture (tests/data/nsys/2020.4.3): blank grid cells, thousands
+  separators, one `Exporting [...gputrace.py ...]` line above it; its first column is widened
+  by three characters so that the shifted start times fit;
 - a 1,000,000-row nvprof text summary (every row cut with str.split, numbers checked);
 - a 1,000,000-row nvprof text gpu trace (rows cut at the header's column edges), built from the
   rows of a real capture (tests/data/nvprof/9.x/cheby-text-gpu-trace.txt) with new start times;
@@ -34,6 +38,7 @@ NVPROF_TEXT = DATA / "nvprof" / "9.x" / "cuda-stream-summary.txt"
 NVPROF_TRACE = DATA / "nvprof" / "9.x" / "cheby-text-gpu-trace.txt"
 NVPROF_METRICS = DATA / "nvprof" / "8.x" / "lbp-text-metrics.txt"
 STDOUT = DATA / "nsys" / "2025.3.1" / "demo" / "nsys-stats-stdout.txt"
+TEXT_TRACE = DATA / "nsys" / "2020.4.3" / "omp-offload-stats.txt"
 
 
 def rows_for(benchmark) -> int:
@@ -90,6 +95,32 @@ def test_parse_million_row_trace_in_stdout(benchmark, made):
     n = rows_for(benchmark)
     tables = run(benchmark, nsys_csv.read_stats_stdout, made("stdout.txt", n, build), "bench")
     assert len(tables["gpu_trace"]) == n
+
+
+def text_trace(n: int) -> str:
+    """`n` rows of the real gputrace text, repeated with start times 1 ms apart per copy."""
+    lines = TEXT_TRACE.read_text().splitlines()
+    mark = next(i for i, ln in enumerate(lines) if ln.startswith("Exporting ["))
+    at = mark + 3  # the marker, a blank line, the header, the rule
+    marker = lines[mark]
+    header, rule, rows = lines[at - 1], lines[at], lines[at + 1 : at + 10]
+    out = [marker, "", "   " + header, " " + "-" * 13 + rule[11:]]
+    for i in range(n):
+        row = rows[i % len(rows)]
+        start = float(row[1:11]) + (i // len(rows)) * 0.001
+        out.append(f" {start:13.6f}{row[11:]}")
+    return "\n".join(out) + "\n"
+
+
+def test_parse_million_row_text_trace(benchmark, made):
+    n = rows_for(benchmark)
+    path = made("text-trace.txt", n, text_trace)
+    tables = run(benchmark, nsys_csv.read_stats_stdout, path, "bench")
+    trace = schema.validate(tables["gpu_trace"], schema.GPU_TRACE)
+    assert len(trace) == n
+    kernels = trace[trace["kind"] == "kernel"]
+    assert len(kernels) == n // 9 + (n % 9 > 5) and set(kernels["duration_ns"]) == {222_080}
+    assert set(kernels["grid_x"]) == {1} and trace["grid_x"].isna().sum() == n - len(kernels)
 
 
 def million_row_summary(n: int) -> str:
