@@ -196,3 +196,21 @@ def test_nvprof_output_profgen_cannot_use_is_refused(tmp_path, capsys, file, fra
     result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", out], capsys)
     assert_refused(result, 2, str(path), *fragments)
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_lenet_logs_with_their_headings_and_fences(tmp_path):
+    """Each log as the README shows it, from its `###` heading to its closing code fence, gives
+    the same tables as the bare log."""
+    from profiler.parse import nvprof
+
+    lines = (LENET / "hyjwpk-LeNet5-README.md").read_text().splitlines()
+    headings = [i for i, line in enumerate(lines) if line.startswith("### ")]
+    assert len(headings) == len(STEPS)
+    for step, at in zip(STEPS, headings, strict=True):
+        end = next(i for i in range(at + 3, len(lines)) if lines[i] == "```")
+        path = tmp_path / f"{step}.md"
+        path.write_text("\n".join(lines[at : end + 1]) + "\n")
+        fenced, bare = nvprof.read_log(path, step), nvprof.read_log(LENET / f"{step}.txt", step)
+        assert set(fenced) == set(bare) == {"gpu_activities", "api_calls"}
+        for name in bare:
+            assert fenced[name].equals(bare[name]), (step, name)
