@@ -930,3 +930,19 @@ def test_csv_api_trace_is_refused(tmp_path):
     path.write_text("\n".join(",".join(f'"{r[i]}"' for i in keep) for r in rows) + "\n")
     with pytest.raises(ParseError, match="an API trace"):
         nvprof.read_log(path, "s")
+
+
+def test_a_summary_run_and_a_trace_run_are_read_as_both(tmp_path):
+    """A README showing `nvprof ./app` and then `nvprof --print-gpu-trace ./app`: two runs, one
+    table kind each, so both tables are read (two summaries or two traces are refused)."""
+    path = tmp_path / "notes.md"
+    path.write_text(TEXT9.read_text() + "\n" + TEXT_TRACE.read_text())
+    tables = nvprof.read_log(path, "s")
+    assert set(tables) == {"gpu_activities", "api_calls", "gpu_trace"}
+    assert (
+        len(tables["gpu_trace"]) == 7
+        and tables["gpu_activities"]["total_ns"].iloc[0] == 188_080_000
+    )
+    path.write_text(TEXT9.read_text() + "\n" + TEXT9.read_text())
+    with pytest.raises(ParseError, match="the output of 2 nvprof runs .tables from lines 4, 33"):
+        nvprof.read_log(path, "s")

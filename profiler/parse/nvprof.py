@@ -11,13 +11,16 @@ Everything nvprof prints that profgen has a table for, with or without the `==PI
 - the gpu trace (`nvprof_trace`), text and `--csv` -> `gpu_trace`;
 - `--metrics` / `--events`, text and `--csv` (`nvprof_metrics`) -> `metrics`.
 
-A file may hold tables of several kinds of one run (a summary and metrics, events and metrics);
-each becomes its table. A file with the output of several runs (several `Profiling result:`
-lines followed by tables, as a README that shows one log per step) is refused: each run is a
-stage of its own. A file whose nvprof output has no table profgen reads (`No kernels were
-profiled.`, an error, a warning page) is refused with nvprof's own message; so is metrics output
-none of whose metrics maps (nvprof_metrics), an API trace (`--print-api-trace`) and a gpu trace
-of Unified Memory events only. Metrics that do not map, beside tables that do, are left out.
+A file may hold tables of several kinds (a summary and metrics, events and metrics, a summary
+of one run and a gpu trace of the next, as a README shows them); each becomes its table. A file
+where several runs (each after its `Profiling result:` line) give tables of one kind, as a README
+that shows one log per step, is refused: each run is a stage of its own. NVTX range summaries
+(under `NVTX result:`) become the `ranges` table.
+
+Refused with a reason: nvprof output with no table profgen reads (`No kernels were profiled.`,
+an error, a warning page), quoting nvprof's own message; metrics output none of whose metrics
+maps (nvprof_metrics); an API trace (`--print-api-trace`); a gpu trace of Unified Memory events
+only; one summary per device. Metrics that do not map, beside tables that do, are left out.
 """
 
 from __future__ import annotations
@@ -28,19 +31,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import csvtext, gpuops, nvprof_metrics, nvprof_summary, nvprof_trace, values
+from profiler.parse import csvtext, nvprof_metrics, nvprof_summary, nvprof_trace, values
 from profiler.parse.values import LineCounter, Origin
 
 EXPECTED = (
     "nvprof output: a summary (text or --csv), a gpu trace (--print-gpu-trace, text or --csv), "
     "or --metrics/--events output (text or --csv)"
 )
-GPU, API = "GPU activities", "API calls"
+GPU, API = nvprof_summary.GPU, nvprof_summary.API
 
 # Every pattern runs in linear time: single character classes, no nested quantifiers; rows are
 # cut into fields with str.split or at fixed columns, never with a pattern (the old row pattern
@@ -74,6 +75,14 @@ _SAYS = re.compile(
 )
 _TIME_UNITS = ("ns", "us", "ms", "s")  # two-letter units first: `ms` also ends with `s`
 _SUMMARY_KINDS = ("text_summary", "csv_summary")
+_KIND_OF = {  # table kind -> what it gives
+    "text_summary": "summary",
+    "csv_summary": "summary",
+    "text_trace": "trace",
+    "csv_trace": "trace",
+    "text_metrics": "metrics",
+    "csv_metrics": "metrics",
+}
 _METRIC_KINDS = ("text_metrics", "csv_metrics")
 
 
@@ -117,11 +126,12 @@ def read_log(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
     _check_one_run(tables, path)
     out: dict[str, pd.DataFrame] = {}
     summaries = [t for t in tables if t.kind in _SUMMARY_KINDS and not t.nvtx]
+    file = Origin(path, EXPECTED)
     if summaries:
-        out.update(_summaries(summaries, stage, path))
+        out.update(nvprof_summary.summary_tables(_summary_rows(summaries), stage, file))
     ranges = [t for t in tables if t.nvtx]
     if ranges:
-        out["ranges"] = _ranges(ranges, stage)
+        out["ranges"] = nvprof_summary.range_table(_summary_rows(ranges), stage)
     traces = [t for t in tables if t.kind in ("csv_trace", "text_trace")]
     if traces:
         out["gpu_trace"] = _gpu_trace(traces, stage, path)
@@ -227,16 +237,22 @@ def _marker_lines(text: str, marker: str) -> list[int]:
 
 
 def _check_one_run(tables: list[Table], path: Path) -> None:
-    """Raises: ParseError when the tables come from more than one nvprof run."""
-    firsts: dict[int, int] = {}
+    """Tables of one kind (summaries, traces, metrics, NVTX ranges) must come from one nvprof
+    run; a summary of one run and a trace of another (a README showing both) are read as both.
+
+    Raises: ParseError when two runs give tables of one kind.
+    """
+    firsts: dict[str, dict[int, int]] = {}
     for table in tables:
-        firsts.setdefault(table.run, table.origin.first_line)
-    if len(firsts) > 1:
-        lines = ", ".join(str(n) for n in list(firsts.values())[:8])
+        kind = "ranges" if table.nvtx else _KIND_OF[table.kind]
+        firsts.setdefault(kind, {}).setdefault(table.run, table.origin.first_line)
+    several = next((runs for runs in firsts.values() if len(runs) > 1), None)
+    if several is not None:
+        lines = ", ".join(str(n) for n in list(several.values())[:8])
         raise ParseError(
             path,
             EXPECTED,
-            f"it holds the output of {len(firsts)} nvprof runs (tables from lines {lines}); "
+            f"it holds the output of {len(several)} nvprof runs (tables from lines {lines}); "
             "import each run as a stage of its own",
         )
 
@@ -257,110 +273,13 @@ def _nothing(text: str) -> str:
     return f"nvprof output with no table profgen reads; nvprof says: {quoted}"
 
 
-def _summaries(tables: list[Table], stage: str, path: Path) -> dict[str, pd.DataFrame]:
-    """Summary tables -> `gpu_activities` (GPU rows) and `api_calls` (API rows)."""
-    parts = []
-    for table in tables:
-        read = nvprof_summary.csv_rows if table.kind == "csv_summary" else nvprof_summary.text_rows
-        parts.append(read(table.origin, table.section))
-    _check_one_summary(tables, parts, path)
-    rows = pd.concat(parts, ignore_index=True)
-    if rows.empty:
-        line = tables[0].origin.first_line
-        raise ParseError(path, EXPECTED, f"the summary at line {line} has no rows (truncated?)")
-    if rows["name"].isna().any():
-        raise ParseError(path, EXPECTED, "a summary row has no name (truncated file?)")
-    for row_type, group in rows.groupby("type", sort=False):
-        values.check_total(group["total"], Origin(path, EXPECTED), f"Time of {row_type}")
-    df = rows.assign(
-        stage=stage,
-        name=values.cap_names(rows["name"].astype("string")),
-        avg_ns=rows["avg"],
-        total_ns=rows["total"].round(),
-        min_ns=rows["min"].round(),
-        max_ns=rows["max"].round(),
-    )
-    out = {}
-    gpu = df[df["type"] == GPU]
-    if not gpu.empty:
-        out["gpu_activities"] = _conform(_gpu_kinds(gpu), schema.GPU_ACTIVITIES)
-    api = df[df["type"] == API]
-    if not api.empty:
-        out["api_calls"] = _conform(api, schema.API_CALLS)
-    return out
-
-
-def _check_one_summary(tables: list[Table], parts: list[pd.DataFrame], path: Path) -> None:
-    """Raises: ParseError when several tables of one run have GPU activities (per device, as
-    `--print-summary-per-gpu` writes them): their shares would add up to more than 100%."""
-    lines = [
-        t.origin.first_line for t, p in zip(tables, parts, strict=True) if (p["type"] == GPU).any()
-    ]
-    if len(lines) > 1:
-        shown = ", ".join(str(n) for n in lines[:8])
-        raise ParseError(
-            path,
-            EXPECTED,
-            f"one run with {len(lines)} GPU activity summaries (lines {shown}; one per device?); "
-            "profgen reads one summary per stage",
-        )
-
-
-def _gpu_kinds(gpu: pd.DataFrame) -> pd.DataFrame:
-    """GPU activity rows with their kind, copy direction and display name, from the label."""
-    names = gpu["name"].astype("string")
-    direction = names.map(gpuops.copy_direction).astype("string")
-    memset = names.map(gpuops.is_memset_label).astype(bool)
-    kind = np.select(
-        [direction.notna().to_numpy(), memset.to_numpy()],
-        [schema.MEMCPY, schema.MEMSET],
-        schema.KERNEL,
-    )
-    label = direction.map(schema.copy_label, na_action="ignore").fillna(names)
-    return gpu.assign(kind=kind, copy_kind=direction, name=label)
-
-
-def _conform(df: pd.DataFrame, tbl: schema.Table) -> pd.DataFrame:
-    df = df.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
-    return schema.validate(
-        schema.conform(df, tbl, fill=("bytes",) if "bytes" in tbl.names else ()), tbl
-    )
-
-
-def _ranges(tables: list[Table], stage: str) -> pd.DataFrame:
-    """NVTX range summaries (`Range:`, `GPU activities:`, `API calls:` rows under `NVTX result:`
-    and `Range "name"` lines) -> `ranges`: a row per range, its CPU time from the `Range:` row,
-    its GPU time and operations summed over its GPU activities.
-
-    Raises: ParseError for a table without one `Range:` row, or as the summary readers.
-    """
+def _summary_rows(tables: list[Table]) -> list[tuple[Origin, pd.DataFrame]]:
+    """Each summary table's origin and rows (`nvprof_summary.COLUMNS`)."""
     out = []
     for table in tables:
         read = nvprof_summary.csv_rows if table.kind == "csv_summary" else nvprof_summary.text_rows
-        rows = read(table.origin, table.section)
-        found = rows[rows["type"] == "Range"]
-        if len(found) != 1:
-            line = table.origin.first_line
-            raise table.origin.error(f"line {line}: an NVTX range summary has one Range: row")
-        gpu = rows[rows["type"] == GPU]
-        out.append(
-            found.assign(
-                gpu_total_ns=float(gpu["total"].sum()) if len(gpu) else np.nan,
-                gpu_ops=float(gpu["calls"].sum()) if len(gpu) else np.nan,
-            )
-        )
-    rows = pd.concat(out, ignore_index=True)
-    df = rows.assign(
-        stage=stage,
-        name=values.cap_names(rows["name"].astype("string")),
-        total_ns=rows["total"].round(),
-        avg_ns=rows["avg"],
-        min_ns=rows["min"].round(),
-        max_ns=rows["max"].round(),
-        gpu_total_ns=values.whole(rows["gpu_total_ns"].round()),
-        gpu_ops=values.whole(rows["gpu_ops"]),
-    )
-    return schema.validate(schema.conform(df, schema.RANGES), schema.RANGES)
+        out.append((table.origin, read(table.origin, table.section)))
+    return out
 
 
 def _gpu_trace(tables: list[Table], stage: str, path: Path) -> pd.DataFrame:
