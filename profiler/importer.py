@@ -81,6 +81,7 @@ def import_run(
     files.check_output_dir(out_root)
     with _disk(out_root):
         tmp = store.start_run(Path(out_root), model)
+    reserved: Path | None = None
     try:
         parts, listed = [], []
         for order, (key, path, kind) in enumerate(inputs):
@@ -92,13 +93,16 @@ def import_run(
             parts.append(tables)
         command = _command(model, stages, titles, out_root)
         meta = _meta(model, [k for k, _, _ in inputs], listed, command)
-        run = store.Run(meta, assemble_tables(parts, model), path=store.final_path(tmp))
+        run = store.Run(meta, assemble_tables(parts, model))
         with _disk(out_root):
             store.save_run(run, tmp)
+            run.path = reserved = store.reserve_name(tmp)
             html.write_report(run, tmp / "report.html")  # before the run gets its final name
-            path = store.finish_run(tmp)
+            path = store.finish_run(tmp, reserved)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)  # the inputs are still where they were
+        if reserved is not None:
+            store.release_name(reserved)
         raise
     run.path = path
     return path
