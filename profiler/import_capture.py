@@ -10,8 +10,11 @@ and said so: in run.json, in the stage's technique and as a warning. Tables of t
 imported as both (summaries and a gpu trace, nvprof and nsys output of one program): a summary
 a tool printed is kept as printed (the importer assembles with `keep_printed`; a trace pasted
 beside it is often cut short) and the trace gives the timeline and the GPU span. When two
-sections give the same table (two nvprof runs pasted one after another, say), the first one's
-is kept and the later one's is left out and said so: they are never added up.
+sections give the same table they are never added up. Each tool's own rule for a file of several
+runs holds here too: several nvprof runs that give tables of one kind (a README with one log per
+step) are refused, each run being a stage of its own (`parse.nvprof`); of anything else (two nsys
+runs, nvprof and nsys output of one program) the first section's table is kept and the later
+one's is left out and said so.
 
 The capture fails as a whole (ParseError naming the file) only when no section gives a table;
 errors a section's reader raises name the capture and its own lines.
@@ -81,6 +84,7 @@ def read_capture(path: Path, stage: str, raw: Path, read: Reader) -> Found:
             file = Path(tmp) / f"section{number}{path.suffix}"
             file.write_text(section.text, encoding="utf-8")
             _read_section(section, file, stage, raw, read, found)
+    _check_one_nvprof_run(found, path)
     if not found.tables:
         tried = [s for s in found.sections if s.get("left_out")]
         why = "; ".join(f"line {s['line']}: {s['left_out']}" for s in tried[:3])
@@ -115,6 +119,21 @@ def _read_section(
     entry["tables_left_out"] = [name for name in entry["tables"] if name in found.tables]
     for name in entry["tables"]:
         found.tables.setdefault(name, tables[name])
+
+
+def _check_one_nvprof_run(found: Found, path: Path) -> None:
+    """Refuse, as `parse.nvprof` does, several nvprof runs that give tables of one kind."""
+    runs = [s for s in found.sections if s["kind"] == detect.NVPROF and s.get("tables")]
+    for table in sorted({t for s in runs for t in s["tables"]}):
+        giving = [s["line"] for s in runs if table in s["tables"]]
+        if len(giving) > 1:
+            lines = ", ".join(map(str, giving[:8]))
+            raise ParseError(
+                path,
+                detect.EXPECTED,
+                f"a terminal capture that holds the output of {len(giving)} nvprof runs "
+                f"(from lines {lines}); import each run as a stage of its own",
+            )
 
 
 def _located(detail: str, first_line: int) -> str:

@@ -2,9 +2,10 @@
 
 Each stage is one file or folder, in study order: a folder of `nsys stats --format csv` files,
 a capture of `nsys stats` output, an `.nsys-rep` (turned into CSV with `nsys stats` when nsys is
-installed), an `ncu --csv` file, or an nvprof log (text summary, `--csv` summary or `--csv
---print-gpu-trace`). The stage's tables come out as if profgen had profiled it: the same parsers
-and the same nvprof-style summaries. Nothing is checked against a reference, so every stage is
+installed), ncu output (text or --csv), an nvprof log (text summary, `--csv` summary or `--csv
+--print-gpu-trace`), or a terminal capture of several tools' output (`profiler.import_capture`).
+The stage's tables come out as if profgen had profiled it: the same parsers and the same
+nvprof-style summaries. Nothing is checked against a reference, so every stage is
 IMPORTED (never PASS) with that said in its `reason`. Its time is the span the user names
 (`--range`), else the GPU span of the capture, else its summed GPU time; per repeat when the user
 says how many repeats the program ran (`--repeats`), else a whole-program total
@@ -41,7 +42,7 @@ from profiler import __version__, files, import_capture, import_timing, schema, 
 from profiler.analyze.assemble import assemble_tables
 from profiler.errors import DataError, OutputError, ParseError, UsageError
 from profiler.import_timing import REASON, StageTiming
-from profiler.parse import detect, ncu_csv, nsys_csv, nvprof
+from profiler.parse import detect, ncu_csv, ncu_text, nsys_csv, nvprof
 from profiler.render import html
 
 __all__ = ["KEY_PATTERN", "REASON", "StageTiming", "import_run"]
@@ -54,6 +55,7 @@ _TECHNIQUE = {
     detect.NSYS_TEXT: "imported from nsys stats output",
     detect.NSYS_REPORT: "imported from an Nsight Systems report",
     detect.NCU_CSV: "imported from Nsight Compute CSV",
+    detect.NCU_TEXT: "imported from Nsight Compute output",
     detect.NVPROF: "imported from nvprof output",
     detect.CAPTURE: "imported from a terminal capture",
 }
@@ -97,6 +99,7 @@ def import_run(
     files.check_output_dir(out_root)
     with _disk(out_root):
         tmp = store.start_run(Path(out_root), model)
+    reserved: Path | None = None
     try:
         parts, listed, techniques = [], [], []
         for key, path, kind in inputs:
@@ -110,13 +113,16 @@ def import_run(
         tables[schema.STAGES.name] = import_timing.stages_table(techniques, tables, titles, timings)
         command = _command(model, stages, titles, out_root, repeats, ranges)
         meta = _meta(model, [k for k, _, _ in inputs], listed, command, timings)
-        run = store.Run(meta, tables, path=store.final_path(tmp))
+        run = store.Run(meta, tables)
         with _disk(out_root):
             store.save_run(run, tmp)
+            run.path = reserved = store.reserve_name(tmp)
             html.write_report(run, tmp / "report.html")  # before the run gets its final name
-            path = store.finish_run(tmp)
+            path = store.finish_run(tmp, reserved)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)  # the inputs are still where they were
+        if reserved is not None:
+            store.release_name(reserved)
         raise
     run.path = path
     return path
@@ -224,6 +230,8 @@ def _read_stage(
         tables = nsys_csv.read_stats_dir(_nsys_stats(path, raw), stage)
     elif kind == detect.NCU_CSV:
         tables = {schema.METRICS.name: ncu_csv.read_metrics(path, stage)}
+    elif kind == detect.NCU_TEXT:
+        tables = {schema.METRICS.name: ncu_text.read_metrics(path, stage)}
     else:
         tables = nvprof.read_log(path, stage)
     if not any(len(t) for t in tables.values()):

@@ -65,8 +65,12 @@ def run_pipeline(settings: SweepSettings, progress: Progress | None = None) -> S
     if regressions is not None:
         run.tables[schema.REGRESSIONS.name] = regressions
     store.save_run(run, tmp)  # store
-    run.path = store.final_path(tmp)
-    steps.render(run, tmp, settings)  # render
-    run.path = store.finish_run(tmp)
+    run.path = store.reserve_name(tmp)
+    try:
+        steps.render(run, tmp, settings)  # render, naming the reserved directory
+    except BaseException:
+        store.release_name(run.path)
+        raise
+    run.path = store.finish_run(tmp, run.path)
     steps.write_ci_outputs(run, settings)
     return SweepResult(path=run.path, exit_code=steps.exit_code(run), run=run)

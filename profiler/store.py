@@ -14,6 +14,7 @@ partial directory is kept so nothing collected is lost.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -78,14 +79,30 @@ def start_run(root: Path, model: str, now: datetime | None = None) -> Path:
     return tmp
 
 
-def final_path(tmp: Path) -> Path:
-    """The name the temporary run directory `tmp` would get if it finished now (the first of
-    `<stem>`, `<stem>-2`, `<stem>-3`... not taken)."""
+def reserve_name(tmp: Path) -> Path:
+    """Reserve and return the name the temporary run directory `tmp` will get: the first of
+    `<stem>`, `<stem>-2`, `<stem>-3`... that an atomic, exclusive mkdir can create. The report
+    is rendered knowing this name; `finish_run` then renames the run over the empty reservation,
+    so two runs finishing at once never take (or print) the same name.
+
+    Raises: OutputError when no name can be created.
+    """
     stem = _stem(tmp)
-    for candidate in _names(tmp.parent, stem):
-        if not candidate.exists():
-            return candidate
+    for final in _names(tmp.parent, stem):
+        try:
+            final.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise OutputError(f"{final}: cannot be created ({exc.strerror})") from None
+        return final
     raise OutputError(f"{tmp.parent}: no free run name for {stem}")  # pragma: no cover
+
+
+def release_name(final: Path) -> None:
+    """Give back a name `reserve_name` took and the run never moved into (it stays empty)."""
+    with contextlib.suppress(OSError):
+        final.rmdir()
 
 
 def _stem(tmp: Path) -> str:
@@ -110,28 +127,19 @@ def save_run(run: Run, directory: Path) -> None:
     _write_json_atomic(directory / RUN_JSON, meta)
 
 
-def finish_run(tmp: Path) -> Path:
-    """Give the complete temporary run directory `tmp` its final name and return that.
+def finish_run(tmp: Path, final: Path | None = None) -> Path:
+    """Give the complete temporary run directory `tmp` its final name and return that: the
+    name reserved earlier with `reserve_name`, or one reserved now.
 
-    The name is reserved by creating it (an atomic, exclusive mkdir), then the run is renamed
-    over the empty reservation, so two runs finishing at once never take the same name.
-    Raises: OutputError when the directory cannot be renamed.
+    Raises: OutputError when the directory cannot be renamed (the reservation is released).
     """
-    stem = _stem(tmp)
-    for final in _names(tmp.parent, stem):
-        try:
-            final.mkdir()
-        except FileExistsError:
-            continue
-        except OSError as exc:
-            raise OutputError(f"{final}: cannot be created ({exc.strerror})") from None
-        try:
-            os.replace(tmp, final)
-        except OSError as exc:
-            final.rmdir()
-            raise OutputError(f"{tmp} -> {final}: cannot be renamed ({exc.strerror})") from None
-        return final
-    raise OutputError(f"{tmp.parent}: no free run name for {stem}")
+    final = final or reserve_name(tmp)
+    try:
+        os.replace(tmp, final)
+    except OSError as exc:
+        release_name(final)
+        raise OutputError(f"{tmp} -> {final}: cannot be renamed ({exc.strerror})") from None
+    return final
 
 
 def load_run(path: str | Path) -> Run:

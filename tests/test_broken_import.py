@@ -230,10 +230,10 @@ BAD = {
         edited(NVPROF_TEXT, " GPU activities:", " " * 100_000 + "x\n GPU activities:"),
         fragments=("line 5: not a summary row",),
     ),
-    "text gpu trace": Case(
-        lambda tmp: file_with("t.txt", (DATA / "nvprof/9.x/cuda-stream-text-gpu-trace-head.txt")
-                              .read_text())(tmp),
-        fragments=("--csv",),
+    "text gpu trace with a re-spaced row": Case(
+        edited(DATA / "nvprof/9.x/cuda-stream-text-gpu-trace-head.txt", "  (1024 1 1)",
+               "(1024 1 1)", "t.txt"),
+        fragments=("line 5: the row does not line up with the gpu trace header",),
     ),
     "nsys chatter without reports": Case(
         file_with("out.txt", "Generating SQLite file /tmp/x.sqlite\nSKIPPED: no CUDA data\n"),

@@ -135,6 +135,35 @@ def test_runs_finishing_in_the_same_second_get_different_names(tmp_path):
     assert not list(tmp_path.glob(".*.partial"))
 
 
+def test_a_reserved_name_is_the_one_the_run_gets(tmp_path):
+    from datetime import UTC, datetime
+
+    now = datetime(2026, 11, 23, 1, 2, 3, tzinfo=UTC)
+    first, second = (store.start_run(tmp_path, "toy", now) for _ in range(2))
+    reserved = [store.reserve_name(first), store.reserve_name(second)]
+    assert [p.name for p in reserved] == ["toy-20261123T010203Z", "toy-20261123T010203Z-2"]
+    # the second finishes first: it still gets the name its report was rendered with
+    assert store.finish_run(second, reserved[1]) == reserved[1]
+    assert store.finish_run(first, reserved[0]) == reserved[0]
+    store.release_name(reserved[0])  # a finished run is not empty: nothing is removed
+    assert reserved[0].is_dir() and not list(tmp_path.glob(".*.partial"))
+
+
+def test_a_failed_render_gives_the_reserved_name_back(tmp_path, capsys, monkeypatch):
+    from profiler import sweep_steps
+    from profiler.errors import OutputError
+
+    def broken(run, tmp, settings):
+        assert run.path.is_dir() and run.path.name.startswith("toy-")  # reserved, empty
+        raise OutputError("disk full")
+
+    monkeypatch.setattr(sweep_steps, "render", broken)
+    result = profgen(sweep(tmp_path, "--stages", "ref"), capsys)
+    assert result.code == 4 and result.err.strip().endswith("disk full"), result.err
+    runs = list((tmp_path / "runs").iterdir())
+    assert len(runs) == 1 and runs[0].name.endswith(".partial")  # kept, and no empty name left
+
+
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [

@@ -302,9 +302,9 @@ def test_report_exists_before_the_run_gets_its_name(tmp_path, capsys, monkeypatc
     seen = []
     finish = store.finish_run
 
-    def checking_finish(tmp):
+    def checking_finish(tmp, final=None):
         seen.append((tmp / "report.html").is_file() and (tmp / "run.json").is_file())
-        return finish(tmp)
+        return finish(tmp, final)
 
     monkeypatch.setattr(store, "finish_run", checking_finish)
     path = run_import(capsys, tmp_path, f"demo={DEMO}")

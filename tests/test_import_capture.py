@@ -43,11 +43,16 @@ def rows(run: store.Run, table: str) -> pd.DataFrame:
 # --- cutting ----------------------------------------------------------------------------------
 
 
-def test_every_capture_is_detected_as_one_and_plain_files_are_not() -> None:
-    for path in (RUNS_MD, ZSH_NSYS, STATS_TRUE, SUMMARY_TRACE, NVPROF_NSYS):
+def test_several_tools_or_an_elided_paste_make_a_capture_one_tool_alone_does_not() -> None:
+    """Several tools' output (or a paste that elides rows) is a capture; one tool's output, with
+    prompts, Markdown and program output around it, is left to that tool's parser, which finds
+    its tables there and applies its own rule to several runs."""
+    for path in (ZSH_NSYS, NVPROF_NSYS):
         assert detect.detect(path) == detect.CAPTURE, path
-    for path in (CUDA_STREAM, CFD_SUMMARY, CFD_TRACE, DEMO_STDOUT):
-        assert detect.detect(path) != detect.CAPTURE, path
+    for path in (RUNS_MD, SUMMARY_TRACE, CUDA_STREAM, CFD_SUMMARY, CFD_TRACE):
+        assert detect.detect(path) == detect.NVPROF, path
+    for path in (STATS_TRUE, DEMO_STDOUT):
+        assert detect.detect(path) == detect.NSYS_TEXT, path
 
 
 def test_runs_are_cut_apart_by_their_pids() -> None:
@@ -105,6 +110,23 @@ def test_what_is_a_prompt(line: str, command: str | None) -> None:
     assert capture._prompt(line) == command
 
 
+@pytest.mark.parametrize(
+    "line, tool",
+    [
+        ("==8123== Profiling application: ./cuda-stream", (capture.NVPROF, "8123")),
+        ("==PROF== Connected to process 3300 (/usr/bin/python3.10)", (capture.NCU, None)),
+        ("[3/8] Executing 'nvtx_sum' stats report", (capture.NSYS, None)),
+        ("[1/8] [========================100%] vector_add_v3.nsys-rep", (capture.NSYS, None)),
+        ("Generating '/tmp/nsys-report-2ee6.qdstrm'", (capture.NSYS, None)),
+        ("[1/10] epoch 1, loss 0.31", (None, None)),  # a program's progress, not nsys's
+        ("======== Warning: No CUDA application was profiled, exiting", (None, None)),
+        ("Train Epoch: 1 [0/60000 (0%)]\tLoss: 2.291555", (None, None)),
+    ],
+)  # fmt: skip
+def test_whose_output_a_line_is(line: str, tool: tuple[str | None, str | None]) -> None:
+    assert capture._signature(line, paragraph_start=False) == tool
+
+
 def test_cutting_is_linear_in_the_size_of_the_capture() -> None:
     """A capture of 400,000 trace rows and runs of spaces is cut in well under a second a MB."""
     body = CFD_TRACE.read_text().split("\n", 5)[5]  # data rows of the trace
@@ -121,30 +143,28 @@ def test_cutting_is_linear_in_the_size_of_the_capture() -> None:
 # --- importing ----------------------------------------------------------------------------------
 
 
-def test_several_runs_of_one_tool_import_the_first_and_say_so(tmp_path, capsys):
-    result, run = imported(capsys, tmp_path, f"s={RUNS_MD}")
-    acts = rows(run, "gpu_activities").set_index("name")
-    assert list(acts.index) == [
-        "sumArraysZeroCopy(float*, float*, float*, int)",
-        "[CUDA memcpy DtoH]",
-        "sumArrays(float*, float*, float*, int)",
-        "[CUDA memcpy HtoD]",
-    ]  # the first run's rows: 3.5200us, 2.4000us, 2.3360us, 2.3040us; never the later runs'
-    assert list(acts["total_ns"]) == [3520, 2400, 2336, 2304]
-    assert list(acts["calls"]) == [1, 2, 1, 2]
-    api = rows(run, "api_calls")
-    assert len(api) == 17 and api["total_ns"].iloc[0] == 583_140_000  # cudaMalloc 583.14ms
-    stage = run.table("stages").iloc[0]
-    assert stage["timing"] == schema.GPU_TIME and stage["median_ns"] == 3520 + 2400 + 2336 + 2304
-    warnings = [line for line in result.err.splitlines() if "warning" in line]
-    assert (
-        len(warnings) == 10 and "line 37: nvprof output's api_calls, gpu_activities" in warnings[0]
-    )
-    assert "give it a file of its own" in warnings[0]
-    assert "nvprof output at line 37 (nothing new" in stage["technique"]
-    sections = run.meta["inputs"][0]["sections"]
-    assert [s["line"] for s in sections][:3] == [3, 37, 72]
-    assert sections[1]["tables_left_out"] == ["api_calls", "gpu_activities"]
+def test_several_nvprof_runs_are_refused_as_nvprof_refuses_them(tmp_path, capsys):
+    """Eleven runs of different programs in one README: nvprof's own rule (each run is a stage
+    of its own) holds, naming where the runs' tables are."""
+    argv = ["import", "--model", "m", "--out", tmp_path, "--stage", f"s={RUNS_MD}"]
+    result = profgen(argv, capsys)
+    firsts = [s.first_line for s in capture.split(RUNS_MD.read_text()) if s.tool][:8]
+    tables = [n + 4 for n in firsts]  # each run's table starts 4 lines below its first line
+    assert_refused(result, 2, str(RUNS_MD), "the output of 11 nvprof runs",
+                   "tables from lines " + ", ".join(map(str, tables)),
+                   "import each run as a stage of its own")  # fmt: skip
+
+
+def test_two_nvprof_runs_around_another_tools_output_are_refused_too(tmp_path, capsys):
+    """In a capture of several tools, nvprof's rule still holds: two runs giving one table."""
+    again = CUDA_STREAM.read_text().replace("==8123==", "==8124==")
+    path = tmp_path / "log.txt"
+    path.write_text(NVPROF_NSYS.read_text() + "$ nvprof ./cuda-stream\n" + again)
+    result = profgen(["import", "--model", "m", "--out", tmp_path / "o", "--stage", f"s={path}"],
+                     capsys)  # fmt: skip
+    second = len(NVPROF_NSYS.read_text().splitlines()) + 2
+    said = f"holds the output of 2 nvprof runs (from lines 2, {second}); import each run as a"
+    assert_refused(result, 2, str(path), "a terminal capture that " + said)
 
 
 def test_nsys_csv_after_prompts_and_an_elision(tmp_path, capsys):
@@ -182,8 +202,7 @@ def test_a_summary_and_a_gpu_trace_are_imported_as_both(tmp_path, capsys):
     stage = run.table("stages").iloc[0]  # the printed summary is whole: it is what is kept
     assert stage["timing"] == schema.GPU_SPAN
     assert stage["median_ns"] == int(trace["end_ns"].max() - trace["start_ns"].min())
-    kinds = [(s["line"], s["kind"], s["tables"]) for s in run.meta["inputs"][0]["sections"]]
-    assert kinds == [(1, "nvprof", ["api_calls", "gpu_activities"]), (38, "nvprof", ["gpu_trace"])]
+    assert stage["technique"] == "imported from nvprof output"  # nvprof's parser reads both
 
 
 def test_nvprof_and_nsys_output_in_one_terminal(tmp_path, capsys):
@@ -209,18 +228,23 @@ def test_nvprof_and_nsys_output_in_one_terminal(tmp_path, capsys):
     assert technique.startswith("imported from a terminal capture: nvprof output at line 2, ")
 
 
-def test_nsys_text_tables_are_offered_to_the_parsers(tmp_path, capsys):
-    """nsys's default column-format tables: each run's section goes to the parsers. Until they
-    read that layout (issue 14, Nsight Systems) the capture is refused in one line; once they
-    do, the first run's kernel row is the one imported."""
-    argv = ["import", "--model", "cap", "--out", tmp_path, "--stage", f"s={STATS_TRUE}"]
-    result = profgen(argv, capsys)
-    if result.code != 0:
-        assert_refused(result, 2, str(STATS_TRUE), "none of its sections holds a table")
-        return
-    kern = store.load_run(result.out.strip().splitlines()[-1]).table("gpu_activities")
-    row = kern[kern["kind"] == schema.KERNEL].iloc[0]
-    assert (row["total_ns"], row["calls"]) == (1_831_281, 1_010)
+def test_nsys_text_runs_after_prompts_give_the_first_runs_tables(tmp_path, capsys):
+    """nsys's default column-format tables after `user@host:~/dir$ ... --stats=true` prompts,
+    read by nsys's own parser: of five runs, the first run's tables (nsys's rule)."""
+    _, run = imported(capsys, tmp_path, f"s={STATS_TRUE}")
+    acts = rows(run, "gpu_activities")
+    assert list(acts["name"]) == [
+        "vectorAdd(const float *, const float *, float *, int)",
+        "[CUDA memcpy HtoD]",
+        "[CUDA memcpy DtoH]",
+    ]
+    assert list(acts["total_ns"]) == [1_831_281, 2_432, 2_336]
+    assert list(acts["calls"]) == [1_010, 2, 1]
+    ranges = rows(run, "ranges").set_index("name")
+    assert ranges.loc["Profile_Loop", "total_ns"] == 3_481_709
+    assert ranges.loc["Warmup", "total_ns"] == 182_472
+    stage = run.table("stages").iloc[0]
+    assert stage["technique"] == "imported from nsys stats output"
 
 
 def test_every_section_goes_through_the_readers_it_is_given(tmp_path):
@@ -259,11 +283,15 @@ def test_a_broken_table_in_one_section_is_left_out_naming_its_line(tmp_path, cap
 def test_a_capture_without_a_readable_table_is_refused_in_one_line(tmp_path, capsys):
     path = tmp_path / "log.txt"
     path.write_text("$ ls\nmain.cu\n$ nvprof ./a\n==41== NVPROF is profiling process 41\n"
-                    "==41== Error: no CUDA-capable device is detected\n")  # fmt: skip
+                    "==41== Error: no CUDA-capable device is detected\n"
+                    "$ ncu ./a\n==PROF== Connected to process 42 (/tmp/a)\n"
+                    "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\n")  # fmt: skip
     out = tmp_path / "out"
     result = profgen(["import", "--model", "m", "--out", out, "--stage", f"s={path}"], capsys)
     assert_refused(
         result, 2, str(path), "a terminal capture, but none of its sections holds a table"
     )
-    assert "line 4: " in result.err  # the nvprof section's own problem, at its line
+    # each section's own problem, at its line, in its tool's words
+    assert "line 4: " in result.err and "no CUDA-capable device is detected" in result.err
+    assert "line 7: " in result.err and "ERR_NVGPUCTRPERM" in result.err
     assert not out.exists() or not any(out.iterdir())

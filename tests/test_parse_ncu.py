@@ -6,13 +6,15 @@ Expected values are read from the files with the `csv` module here, not from the
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import ncu_csv
+from profiler.parse import ncu_csv, ncu_text
 
 NCU = Path(__file__).parent / "data" / "ncu" / "2025.3.1"
 RAW, DETAILS, INCLUDE = (
@@ -271,3 +273,226 @@ def test_start_that_is_no_ncu_output_is_refused_early(tmp_path):
     path.write_text("x\n" * 100_000 + RAW.read_text())
     with pytest.raises(ParseError, match="no such header nor ==PROF== line at its start"):
         ncu_csv.read_metrics(path, "s")
+
+
+# --- ncu's default text output, 2020.x-2023.x, and its error-only output ----------------------
+# Real captures copied from public repositories (tests/data/ncu/README.md says where from). The
+# expected values are read from the file text by `text_metric` (rows cut at runs of blanks).
+
+DATA = NCU.parent
+NS = {"nsecond": 1, "usecond": 1e3, "msecond": 1e6, "second": 1e9}
+
+
+def kernel_blocks(path: Path) -> list[list[str]]:
+    """The lines of each kernel result, from its `..., Context N, Stream N` line on."""
+    blocks: list[list[str]] = []
+    for line in path.read_text().splitlines():
+        if ", Context " in line and ", Stream " in line:
+            blocks.append([])
+        if blocks:
+            blocks[-1].append(line)
+    return blocks
+
+
+def text_metric(path: Path, kernel: int, name: str) -> tuple[str, str]:
+    """(unit, value) of the first row `name` of the kernel's result; unit '' when blank."""
+    for line in kernel_blocks(path)[kernel]:
+        cells = re.split(r"\s{2,}", line.strip())
+        if cells[0] == name:
+            return (cells[1], cells[2]) if len(cells) == 3 else ("", cells[1])
+    raise AssertionError(f"{name} not in kernel {kernel} of {path}")
+
+
+def value(path: Path, kernel: int, name: str) -> float:
+    unit, cell = text_metric(path, kernel, name)
+    return float(cell.replace(",", "")) * NS.get(unit, 1)
+
+
+def assert_text_metrics(path: Path, sm: str, dram: str | None) -> pd.DataFrame:
+    m = schema.validate(ncu_text.read_metrics(path, "s"), schema.METRICS)
+    n = len(kernel_blocks(path))
+    assert len(m) == n
+    for k in range(n):
+        assert m["duration_ns"].iloc[k] == round(value(path, k, "Duration"))
+        assert m["sm_throughput_pct"].iloc[k] == pytest.approx(value(path, k, sm))
+        assert m["achieved_occupancy_pct"].iloc[k] == pytest.approx(
+            value(path, k, "Achieved Occupancy")
+        )
+        assert m["registers"].iloc[k] == value(path, k, "Registers Per Thread")
+        if dram:
+            assert m["dram_throughput_pct"].iloc[k] == pytest.approx(value(path, k, dram))
+    if dram is None:
+        assert m["dram_throughput_pct"].isna().all()
+    assert m["range"].isna().all() and m["dram_read_bytes"].isna().all()
+    return m
+
+
+def test_text_2022_sections_without_header_rows():
+    """ncu 2022.x: `name(args), <date>, Context 1, Stream 7`; `Compute (SM) [%]`; `msecond`."""
+    path = DATA / "2022.x" / "matrix_sums.profile1-simple.output"
+    m = assert_text_metrics(path, "Compute (SM) [%]", "DRAM Throughput")
+    assert list(m["kernel_id"]) == [0, 1]  # ==PROF== Profiling "row_sums" - 0: ...
+    assert list(m["name"]) == [
+        "row_sums(const float *, float *, unsigned long)",
+        "column_sums(const float *, float *, unsigned long)",
+    ]
+    assert list(m["duration_ns"]) == [11_970_000, 3_020_000]  # 11.97 and 3.02 msecond
+    assert list(m["registers"]) == [20, 22] and m["grid"].isna().all()
+
+
+def test_text_2022_rows_indented_deeper_than_their_rule():
+    path = DATA / "2022.x" / "nsight-profile.1.reductions-b-160K.output"
+    m = assert_text_metrics(path, "Compute (SM) [%]", "DRAM Throughput")
+    assert list(m["name"]) == [
+        "atomic_red(const float *, float *)", "reduce_a(float *, float *)",
+        "reduce_ws(float *, float *)",
+    ]  # fmt: skip
+    assert list(m["duration_ns"]) == [600_640, 15_780, 10_660]  # usecond
+
+
+def test_text_2020_sol_section_ids_from_one():
+    """ncu 2020.x: `Section: GPU Speed Of Light`, `SM [%]`, numbers without separators, launch
+    numbers from 1 in the `==PROF==` lines (one of them cut by the program's output); `SOL FB`
+    is not DRAM throughput and is not mapped."""
+    path = DATA / "2020.x" / "matrix_sums-2a.txt"
+    m = assert_text_metrics(path, "SM [%]", None)
+    assert list(m["kernel_id"]) == [1, 2]
+    assert list(m["name"]) == [
+        "row_sums(float const *,float*,unsigned long)",
+        "column_sums(float const *,float*,unsigned long)",
+    ]
+    three = assert_text_metrics(DATA / "2020.x" / "reductions-1b.txt", "SM [%]", None)
+    assert list(three["kernel_id"]) == [1, 2, 3] and list(three["registers"]) == [16, 16, 16]
+
+
+def test_text_2023_metric_name_headers_and_launch_shape():
+    """ncu 2023.x: `name (grid)x(block), Context 1, Stream 7, Device 0, CC 8.6`, tables with a
+    `Metric Name  Metric Unit  Metric Value` header between two rules, durations in `second`,
+    an `INF` line with trailing blanks; pasted without `==PROF==` lines."""
+    path = DATA / "2023.x" / "ppc-max-flops.txt"
+    m = assert_text_metrics(path, "Compute (SM) Throughput", "DRAM Throughput")
+    assert list(m["name"]) == ["gpu_kernel"] and list(m["kernel_id"]) == [0]
+    assert (m["grid"].iloc[0], m["block"].iloc[0]) == ("(1024, 1, 1)", "(256, 1, 1)")
+    assert m["duration_ns"].iloc[0] == 1_130_000_000
+    cp5 = assert_text_metrics(
+        DATA / "2023.x" / "ppc-cp5-matmul.txt", "Compute (SM) Throughput", "DRAM Throughput"
+    )
+    assert (cp5["grid"].iloc[0], cp5["block"].iloc[0]) == ("(110, 110, 1)", "(16, 16, 1)")
+    assert list(cp5["registers"]) == [100] and cp5["achieved_occupancy_pct"].iloc[0] == 33.30
+
+
+def test_text_metrics_run_without_mapped_metrics():
+    """`ncu --metrics l1tex__...`: `Section: Command line profiler metrics`, raw names none of
+    which METRICS maps: the launches are there, their values missing."""
+    m = ncu_text.read_metrics(DATA / "2022.x" / "matrix_sums.profile2-flags.output", "s")
+    assert list(m["kernel_id"]) == [0, 1]
+    assert list(m["name"]) == [
+        "row_sums(const float *, float *, unsigned long)",
+        "column_sums(const float *, float *, unsigned long)",
+    ]
+    assert m["duration_ns"].isna().all() and m["sm_throughput_pct"].isna().all()
+
+
+@pytest.mark.parametrize(
+    "path, said",
+    [
+        (
+            DATA / "2024.3.2" / "tornadovm-nvgpuctrperm-error.log",
+            "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA "
+            "GPU Performance Counters on the target device 0.",
+        ),
+        (
+            DATA / "2026.2.1" / "tornadovm-connect-error.log",
+            "==ERROR== Nsight Compute failed to connect to the CUDA driver",
+        ),
+    ],
+)
+def test_error_only_output_is_refused_with_ncus_own_line(path, said):
+    with pytest.raises(ParseError) as exc:
+        ncu_text.read_metrics(path, "s")
+    message = str(exc.value)
+    assert str(path) in message and said in message and "profiled no kernel" in message
+    assert "\n" not in message
+
+
+def test_no_kernels_profiled_warning_is_quoted(tmp_path):
+    """The warning ncu writes when a filter matched nothing (its words, as ncu prints them)."""
+    path = tmp_path / "ncu.txt"
+    path.write_text(
+        "==PROF== Connected to process 1929595 (/home/u/cnn)\n"
+        "==PROF== Disconnected from process 1929595\n"
+        "==WARNING== No kernels were profiled.\n"
+    )
+    with pytest.raises(ParseError, match="it said '==WARNING== No kernels were profiled.'"):
+        ncu_text.read_metrics(path, "s")
+
+
+def test_text_bad_value_and_misfit_row_name_their_line(tmp_path):
+    src = DATA / "2022.x" / "matrix_sums.profile1-simple.output"
+    text = src.read_text()
+    bad = text.replace("msecond                          11.97", "msecond" + " " * 25 + "-11.97")
+    path = tmp_path / "bad.txt"
+    path.write_text(bad)
+    line = next(i for i, ln in enumerate(bad.splitlines(), 1) if "-11.97" in ln)
+    with pytest.raises(ParseError, match=f"line {line}, metric 'Duration': '-11.97' is negative"):
+        ncu_text.read_metrics(path, "s")
+    wide = "msecond " + "1" * 40 + ".97"  # a value wider than its column
+    bad = text.replace("msecond                          11.97", wide)
+    path.write_text(bad)
+    line = next(i for i, ln in enumerate(bad.splitlines(), 1) if "1111.97" in ln)
+    with pytest.raises(ParseError, match=f"line {line}: a metric row does not fit its table"):
+        ncu_text.read_metrics(path, "s")
+
+
+def test_text_long_lines_are_linear(tmp_path):
+    from test_parse_values import deadline
+
+    text = (DATA / "2023.x" / "ppc-max-flops.txt").read_text()
+    path = tmp_path / "long.txt"
+    tail = " " * 300_000 + ", Context 1\n" + "x" * 300_000 + ", Context 1, Stream\n"
+    path.write_text(text + tail + "    " + "-" * 300_000 + " " + "- " * 100_000 + "\n")
+    with deadline(20):
+        assert len(ncu_text.read_metrics(path, "s")) == 1
+
+
+# --- `ncu --csv --print-summary per-kernel` ----------------------------------------------------
+
+
+def test_per_kernel_summary_csv(tmp_path):
+    """No whole per-kernel summary CSV was found in public repositories (only excerpts with
+    elided rows), so this one is built here from the real H100 details page: its header and
+    layout as ncu 2025.x prints them (`"Process ID","Process Name",...,"Invocations",...,
+    "Minimum","Maximum","Average"`), one row per kernel shape and metric, the values the min,
+    max and mean over the launches of the real file."""
+    table = csv_rows(DETAILS)
+    h = {name: i for i, name in enumerate(table[0])}
+    groups: dict[tuple, dict[tuple, list[float]]] = {}
+    for r in table[1:]:
+        shape = (r[h["Kernel Name"]], r[h["Block Size"]], r[h["Grid Size"]])
+        key = (r[h["Section Name"]], r[h["Metric Name"]], r[h["Metric Unit"]])
+        cell = r[h["Metric Value"]].replace(",", "")
+        if re.fullmatch(r"[0-9.]+", cell):
+            groups.setdefault(shape, {}).setdefault(key, []).append(float(cell))
+    head = '"Process ID","Process Name","Host Name","Kernel Name","Block Size","Grid Size",'
+    head += '"Device","CC","Invocations","Section Name","Metric Name","Metric Unit",'
+    head += '"Minimum","Maximum","Average"'
+    lines = ["==PROF== Connected to process 543 (/usr/bin/python3.12)", head]
+    for (kernel, block, grid), metrics in groups.items():
+        for (section, metric, unit), vals in metrics.items():
+            stats = [min(vals), max(vals), sum(vals) / len(vals)]
+            cells = ["543", "python3.12", "127.0.0.1", kernel, block, grid, "0", "9.0"]
+            cells += [str(len(vals)), section, metric, unit] + [f"{v:,.2f}" for v in stats]
+            lines.append(",".join(f'"{c}"' for c in cells))
+    path = tmp_path / "summary.csv"
+    path.write_text("\n".join(lines) + "\n")
+    m = schema.validate(ncu_csv.read_metrics(path, "s"), schema.METRICS)
+    assert list(m["name"]) == ["scale", "relu"] and list(m["kernel_id"]) == [0, 1]
+    for k, kernel in enumerate(["scale", "relu"]):
+        durations = [
+            float(r[h["Metric Value"]].replace(",", ""))
+            for r in table[1:]
+            if r[h["Kernel Name"]] == kernel and r[h["Metric Name"]] == "Duration"
+        ]
+        assert len(durations) == 8  # ns in this file
+        assert m["duration_ns"].iloc[k] == round(float(f"{sum(durations) / 8:.2f}"))
+    assert set(m["registers"]) == {16} and set(m["grid"]) == {"(4096, 1, 1)"}

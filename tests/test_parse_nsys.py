@@ -8,6 +8,7 @@ not from the parser's output.
 from __future__ import annotations
 
 import csv
+import re
 import shutil
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import nsys_csv
+from profiler.parse import nsys_csv, nsys_text
 
 NSYS = Path(__file__).parent / "data" / "nsys" / "2025.3.1"
 DEMO, OVERLAP = NSYS / "demo", NSYS / "overlap"
@@ -626,3 +627,287 @@ def test_stdout_that_starts_with_no_nsys_line_is_refused_early(tmp_path):
     path.write_text("x\n" * 100_000 + (DEMO / "nsys-stats-stdout.txt").read_text())
     with pytest.raises(ParseError, match="its start has no nsys report header"):
         nsys_csv.read_stats_stdout(path, "s")
+
+
+# --- the default column text of `nsys stats` / `nsys profile --stats=true`, 2019.x-2023.x -------
+# Real captures copied from public repositories (tests/data/nsys/README.md says where from).
+# Expected values come from the files themselves through `text_rows`, which cuts rows at runs
+# of two or more blanks (not at the columns of the rule, as the parser does).
+
+DATA = NSYS.parent
+
+
+def text_rows(path: Path, after: str, nth: int = 1) -> list[list[str]]:
+    """The rows of the `nth` column-text table below the first line holding `after`."""
+    lines = path.read_text().splitlines()
+    at = next(i for i, ln in enumerate(lines) if after in ln)
+    for _ in range(nth):
+        at = next(i for i in range(at + 1, len(lines)) if nsys_text.is_rule(lines[i]))
+    out = []
+    for line in lines[at + 1 :]:
+        if not line.strip():
+            break
+        out.append(re.split(r"\s{2,}", line.strip()))
+    return out
+
+
+def num(cell: str) -> float:
+    return float(cell.replace(",", ""))
+
+
+def reports(path: Path) -> dict[str, pd.DataFrame]:
+    return {name: frame for name, (frame, _) in nsys_csv.read_stdout_reports(path).items()}
+
+
+def assert_summary(frame: pd.DataFrame, rows: list[list[str]], size: float = 1.0) -> None:
+    """A summary's fields equal the oracle's rows: name last, total first after Time (%)."""
+    assert list(frame["name"]) == [r[-1] for r in rows]
+    assert list(frame["total"]) == [round(num(r[1]) * size) for r in rows]
+    assert list(frame["calls"]) == [int(num(r[2])) for r in rows]
+
+
+def test_2019_5_2_statistics_headings_in_nanoseconds_and_kib():
+    """nsys 2019.5.2 `--stats=true`: `Generating CUDA API Statistics...` then a heading `CUDA
+    API Statistics (nanoseconds)`, headers without units (`Total Time`, `Calls`), memory
+    operations named `Name`, sizes in a table headed `(KiB)`; the OS runtime table, whose
+    header passes for an API summary, is left out."""
+    path = DATA / "2019.5.2" / "conv-kernel-stats.md"
+    got = reports(path)
+    assert set(got) == {
+        "cuda_api_sum", "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum",
+    }  # fmt: skip
+    api = text_rows(path, "CUDA API Statistics (nanoseconds)")
+    assert_summary(got["cuda_api_sum"], api)
+    assert list(got["cuda_api_sum"]["max"]) == [int(r[5]) for r in api]
+    assert list(got["cuda_api_sum"]["avg"]) == [float(r[3]) for r in api]
+    kern = text_rows(path, "CUDA Kernel Statistics (nanoseconds)")
+    assert_summary(got["cuda_gpu_kern_sum"], kern)
+    assert got["cuda_gpu_kern_sum"]["name"].iloc[0] == "conv_forward_kernel"
+    assert_summary(got["cuda_gpu_mem_time_sum"], text_rows(path, "Statistics (nanoseconds)", 3))
+    size = text_rows(path, "CUDA Memory Operation Statistics (KiB)")
+    assert list(got["cuda_gpu_mem_size_sum"]["total"]) == [round(num(r[0]) * 1024) for r in size]
+    tables = nsys_csv.read_stats_stdout(path, "s")
+    assert "sem_timedwait" not in set(tables["api_calls"]["name"])
+    act = tables["gpu_activities"].set_index("name")
+    assert act.loc["[CUDA memcpy DtoH]", "bytes"] == 1_723_922 * 1024
+
+
+def test_2020_4_3_headings_and_gpu_trace_text_with_blank_cells():
+    """nsys 2020.4.3 (a terminal capture with prompts): headings `CUDA Kernel Statistics:`,
+    `CUDA Memory Operation Statistics (by time):` / `(by size in KiB):`, then `nsys stats
+    --report gputrace` as text: `Start(sec)`, `Duration(nsec)`, blank grid cells for copies."""
+    path = DATA / "2020.4.3" / "omp-offload-stats.txt"
+    got = reports(path)
+    assert_summary(got["cuda_api_sum"], text_rows(path, "CUDA API Statistics:"))
+    assert_summary(got["cuda_gpu_kern_sum"], text_rows(path, "CUDA Kernel Statistics:"))
+    assert_summary(got["cuda_gpu_mem_time_sum"], text_rows(path, "(by time):"))
+    size = text_rows(path, "(by size in KiB):")
+    assert list(got["cuda_gpu_mem_size_sum"]["total"]) == [round(num(r[0]) * 1024) for r in size]
+    trace = nsys_csv.read_stats_stdout(path, "s")["gpu_trace"]
+    rows = text_rows(path, "gputrace.py report1.sqlite")
+    assert len(trace) == len(rows) == 9
+    assert list(trace["start_ns"]) == [round(float(r[0]) * 1e9) for r in rows]
+    assert list(trace["duration_ns"]) == [int(num(r[1])) for r in rows]
+    assert list(trace["correlation_id"]) == [int(r[2]) for r in rows]
+    kernel = trace[trace["kind"] == "kernel"].iloc[0]
+    line = next(r for r in rows if r[-1].startswith("__omp"))  # 1 1 1 33 1 1 36 1,134 0
+    assert kernel["name"] == line[-1] == "__omp_offloading_30_736b0b47_main_l20"
+    grid = [kernel[c] for c in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z")]
+    assert grid == [int(c) for c in line[3:9]] == [1, 1, 1, 33, 1, 1]
+    assert (kernel["registers"], kernel["shared_bytes"]) == (36, 1134)
+    copies = trace[trace["kind"] == "memcpy"]
+    assert copies["grid_x"].isna().all() and copies["registers"].isna().all()
+    assert list(copies["bytes"]) == [int(num(r[3])) for r in rows if r[-1].startswith("[CUDA")]
+    assert list(copies["copy_kind"])[:2] == ["DtoH", "HtoD"]
+    assert set(copies["src_kind"]) == {"device", "pageable"} and set(trace["stream"]) == {7, 13}
+
+
+def test_2022_executing_markers_headings_and_progress_bars():
+    """nsys 2022.x `--stats=true`: `[5/8] Executing 'cudaapisum' stats report` and a heading
+    `CUDA API Statistics:` under it; progress bars rewritten with carriage returns; sizes in
+    `Total (MB)`; `'osrtsum'` skipped."""
+    path = DATA / "2022.x" / "array_inc_a.output"
+    assert path.read_bytes().count(b"\r") == 108  # the progress bars, as captured
+    got = reports(path)
+    assert_summary(got["cuda_api_sum"], text_rows(path, "CUDA API Statistics:"))
+    assert_summary(got["cuda_gpu_kern_sum"], text_rows(path, "CUDA Kernel Statistics:"))
+    assert_summary(got["cuda_gpu_mem_time_sum"], text_rows(path, "(by time):"))
+    assert list(got["cuda_gpu_mem_size_sum"]["total"]) == [134_218_000, 134_218_000]
+    tables = nsys_csv.read_stats_stdout(path, "s")
+    assert list(tables["api_calls"]["name"])[:2] == ["cudaMemcpy", "cudaMalloc"]
+    kernel = tables["gpu_activities"].set_index("name").loc["inc(int *, unsigned long)"]
+    assert (kernel["total_ns"], kernel["calls"], kernel["min_ns"]) == (883_936, 1, 883_936)
+
+
+def test_2023_stats_capture_with_shell_prompt_and_notes():
+    """A README that is a terminal capture of `nsys profile --stats=true` (2023.x, `[3/8]
+    Executing 'nvtx_sum'`), the prompt and the author's notes around it."""
+    path = DATA / "2023.x" / "vector-add-stats-head.md"
+    got = reports(path)
+    assert set(got) == {
+        "nvtx_sum", "cuda_api_sum", "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum",
+        "cuda_gpu_mem_size_sum",
+    }  # fmt: skip
+    nvtx = text_rows(path, "Executing 'nvtx_sum'")
+    assert list(got["nvtx_sum"]["name"]) == ["Profile_Loop", "Warmup"] == [r[-1] for r in nvtx]
+    assert list(got["nvtx_sum"]["total"]) == [int(num(r[1])) for r in nvtx]
+    assert_summary(got["cuda_api_sum"], text_rows(path, "Executing 'cuda_api_sum'"))
+    assert list(got["cuda_api_sum"]["min"]) == [4697, 0, 2925, 6098, 0, 2512]
+    assert_summary(got["cuda_gpu_kern_sum"], text_rows(path, "Executing 'cuda_gpu_kern_sum'"))
+    ranges = nsys_csv.read_stats_stdout(path, "s")["ranges"]
+    assert list(ranges["total_ns"]) == [3_481_709, 182_472]
+
+
+def test_2023_2_3_nvtx_gpu_projection_with_none_cells():
+    """`nsys stats --report nvtx_gpu_proj_trace` as text under a `Processing [...]` line and a
+    ` ** NVTX GPU Projection Trace (nvtx_gpu_proj_trace):` banner: `None` is no value, and the
+    row of GPU work outside every range (`None` start and duration) is left out."""
+    path = DATA / "2023.2.3" / "derivative-nvtx-gpu-proj-trace.txt"
+    rows = text_rows(path, "NVTX GPU Projection Trace")
+    assert rows[0][0] == "None" and rows[0][3:5] == ["None", "None"]
+    ranges = nsys_csv.read_stats_stdout(path, "s")["range_trace"]
+    kept = rows[1:]
+    assert len(ranges) == len(kept) == 9
+    by_start = sorted(kept, key=lambda r: num(r[3]))
+    assert list(ranges["name"]) == [r[0] for r in by_start]
+    assert list(ranges["start_ns"]) == [int(num(r[3])) for r in by_start]
+    assert list(ranges["duration_ns"]) == [int(num(r[4])) for r in by_start]
+    assert list(ranges["gpu_start_ns"]) == [int(num(r[1])) for r in by_start]
+    assert list(ranges["gpu_end_ns"]) == [int(num(r[1])) + int(num(r[2])) for r in by_start]
+    assert set(ranges["thread"]) == {101_690} and set(ranges["gpu_ops"]) == {1}
+    assert set(ranges["level"]) == {0}
+
+
+def test_2023_2_3_stats_capture_matches_its_projection():
+    path = DATA / "2023.2.3" / "derivative-stats.txt"
+    tables = nsys_csv.read_stats_stdout(path, "s")
+    assert set(tables) == {"gpu_activities", "api_calls", "ranges"}
+    kern = text_rows(path, "Executing 'cuda_gpu_kern_sum'")
+    act = tables["gpu_activities"]
+    kernels = act[act["kind"] == "kernel"].set_index("name")
+    assert {n: kernels.loc[n, "total_ns"] for n in kernels.index} == {
+        r[-1]: int(num(r[1])) for r in kern
+    }
+    ranges = tables["ranges"].set_index("name")
+    trace = nsys_csv.read_stats_stdout(
+        DATA / "2023.2.3" / "derivative-nvtx-gpu-proj-trace.txt", "s"
+    )["range_trace"]
+    for _, r in trace.iterrows():  # the two captures of one run agree
+        assert ranges.loc[r["name"], "total_ns"] == r["duration_ns"]
+
+
+def test_decimal_comma_numbers_are_refused_by_line_and_column():
+    """A capture printed in a pt_BR locale (`81,0`, `33.916.556.517`): refused at its first
+    such cell, with a hint; the `SKIPPED:` line and the shell prompts before it are no error."""
+    path = DATA / "2023.x" / "adi-gpu-profile-allgpu-ptbr.txt"
+    line = next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if "81,0" in ln)
+    with pytest.raises(ParseError) as exc:
+        nsys_csv.read_stats_stdout(path, "s")
+    message = str(exc.value)
+    assert f"line {line}, column 'Time (%)': '81,0' is not a number" in message
+    assert "LC_ALL=C" in message and "\n" not in message
+
+
+def test_text_table_with_a_cell_outside_its_column(tmp_path):
+    text = (DATA / "2022.x" / "array_inc_a.output").read_text()
+    bad = text.replace("  883,936.0  883,936.0", " 883,936.0X 883,936.0", 1)
+    path = tmp_path / "out.txt"
+    path.write_text(bad)
+    line = next(i for i, ln in enumerate(bad.splitlines(), 1) if "936.0X" in ln)
+    with pytest.raises(ParseError, match=f"line {line}: a cell runs outside its column"):
+        nsys_csv.read_stats_stdout(path, "s")
+
+
+def test_text_table_bad_number_names_line_and_column(tmp_path):
+    text = (DATA / "2019.5.2" / "conv-kernel-stats.md").read_text()
+    bad = text.replace(" 104424277", "-104424277", 1)
+    path = tmp_path / "out.md"
+    path.write_text(bad)
+    line = next(i for i, ln in enumerate(bad.splitlines(), 1) if "-104424277" in ln)
+    with pytest.raises(ParseError, match=f"line {line}, column 'Total Time': .* is negative"):
+        nsys_csv.read_stats_stdout(path, "s")
+
+
+def test_non_ascii_text_before_the_last_column(tmp_path):
+    """A device name with non-ASCII text (before the last column) sends the rows through the
+    Python cutter: the same values as numpy's."""
+    src = DATA / "2020.4.3" / "omp-offload-stats.txt"
+    plain = nsys_csv.read_stats_stdout(src, "s")["gpu_trace"]
+    text = src.read_text().replace("A100-PCIE-40GB (0)", "A100-PCIE-40Gé (0)")
+    path = tmp_path / "out.txt"
+    path.write_text(text)
+    accented = nsys_csv.read_stats_stdout(path, "s")["gpu_trace"]
+    pd.testing.assert_frame_equal(plain, accented)
+
+
+def test_csv_report_file_with_processing_lines_above_its_header(tmp_path):
+    """`nsys stats --format csv --report cuda_gpu_kern_sum x.nsys-rep > kern.csv`: the file
+    starts with nsys's `Generating SQLite file` and `Processing [...]` lines."""
+    stdout = (DEMO / "nsys-stats-stdout.txt").read_text()
+    (tmp_path / "cuda_gpu_kern_sum.csv").write_text(stdout)
+    (tmp_path / "cuda_api_sum.csv").write_text(stdout)
+    tables = nsys_csv.read_stats_dir(tmp_path, "demo")
+    plain = nsys_csv.read_stats_dir(DEMO, "demo")
+    pd.testing.assert_frame_equal(tables["api_calls"], plain["api_calls"])
+    act = tables["gpu_activities"]
+    assert list(act["name"]) == ["addone"] and list(act["total_ns"]) == [33153]
+
+
+def test_hostile_text_tables_stay_linear(tmp_path):
+    """A rule of 100,000 columns or with a 100,000-blank gap is no table (the cutter's work is
+    per column and per blank between columns); a 3 MB kernel name is capped; a row of 100,000
+    blanks and a letter inside a table is an empty row, refused by line."""
+    from test_parse_values import deadline
+
+    from profiler.parse.values import MAX_NAME
+
+    src = DATA / "2022.x" / "array_inc_a.output"
+    text = src.read_text()
+    many = "Time (%)  Total Time (ns)  Instances\n" + "- " * 100_000 + "\n" + "1 " * 100_000
+    wide = " Time (%)\n --------" + " " * 100_000 + "----\n  100.0\n"
+    for i, junk in enumerate((many, wide)):
+        path = tmp_path / f"junk{i}.txt"
+        path.write_text(text + "\n" + junk + "\n")
+        with deadline(20):
+            assert len(nsys_csv.read_stats_stdout(path, "s")["api_calls"]) == 4
+    name = "k" * 3_000_000
+    path = tmp_path / "name.txt"
+    path.write_text(text.replace("inc(int *, unsigned long)", name))
+    with deadline(20):
+        act = nsys_csv.read_stats_stdout(path, "s")["gpu_activities"]
+    long = act[act["name"].str.startswith("kkk")]["name"].iloc[0]
+    assert len(long) < MAX_NAME + 80 and "3,000,000 characters" in long
+    row = "\n    100.0          883,936"
+    bad = text.replace(row, "\n" + " " * 100_000 + "x" + row)
+    path.write_text(bad)
+    line = next(i for i, ln in enumerate(bad.splitlines(), 1) if ln.endswith(" x"))
+    with deadline(20), pytest.raises(ParseError, match=f"line {line}, column .*empty"):
+        nsys_csv.read_stats_stdout(path, "s")
+
+
+def test_none_cells_in_csv_reports(tmp_path):
+    """`None` is nsys's "no value" in CSV too (as 2023.x writes nvtx_gpu_proj_trace): the row of
+    GPU work outside every range (`None` name, start and duration) is left out, a `None` level
+    or parent is missing; a summary's `None` minimum is refused by line (profgen's summaries
+    need it)."""
+    src = NESTED / "nsys_nvtx_gpu_proj_trace.csv"
+    lines = src.read_text().splitlines()
+    header = next(csv.reader([lines[0]]))
+    first = next(csv.reader([lines[1]]))
+    first[header.index("Lvl")] = "None"
+    unranged = ["None", "16846708", "100", "None", "None", "None", "556", "556", "1"]
+    unranged += ["None", "0", "None", "None", "None"]
+    folder = tmp_path / "stage"
+    shutil.copytree(NESTED, folder)
+    body = [lines[0], ",".join(unranged), ",".join(first), *lines[2:]]
+    (folder / "nsys_nvtx_gpu_proj_trace.csv").write_text("\n".join(body) + "\n")
+    got = nsys_csv.read_stats_dir(folder, "n")["range_trace"]
+    plain = nsys_csv.read_stats_dir(NESTED, "n")["range_trace"]
+    pd.testing.assert_frame_equal(got, plain)  # Lvl None -> 0, as an empty level is
+    api = (folder / "nsys_cuda_api_sum.csv").read_text().splitlines()
+    cells = next(csv.reader([api[1]]))
+    cells[next(csv.reader([api[0]])).index("Min (ns)")] = "None"
+    (folder / "nsys_cuda_api_sum.csv").write_text("\n".join([api[0], ",".join(cells), *api[2:]]))
+    (folder / "nsys_cuda_api_trace.csv").unlink()
+    with pytest.raises(ParseError, match="line 2, column 'Min \\(ns\\)': the cell is empty"):
+        nsys_csv.read_stats_dir(folder, "n")

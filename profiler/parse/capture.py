@@ -11,11 +11,13 @@ layout (the parsers, which other formats join, find the tables in each section):
   a paste puts where it cut rows out (recorded: what follows it is partial);
 - the first line of another tool's output: nvprof (`==PID==`, and a new PID is a new run),
   Nsight Compute (`==PROF==`) or Nsight Systems (`Processing [...]`, `Generating '...'`, a
-  `[3/8] Executing 'nvtx_sum'` step, a `** ... (report):` banner, or an nsys CSV header at the
-  start of a paragraph).
+  `[3/8] Executing 'nvtx_sum'` step or `[1/8] [====100%]` bar, a `** ... (report):` banner,
+  or an nsys CSV header at the start of a paragraph); a program's own `[1/10] epoch` is none.
 
-A file is a capture (`is_capture`) when that cuts it into two or more sections that some tool
-printed; a file that one tool wrote alone is left to that tool's parser whole.
+A file is a capture (`is_capture`) when it holds the output of two or more tools, or when a
+paste elides rows of a tool's output (`...` after it: the importer says its tables are partial).
+Any other file is left to its tool's parser whole: each parser finds its tables among prompts,
+Markdown and program output, and applies its own rule to several runs in one file.
 
 Linear in the text: lines are visited once, each looked at by its first characters before any
 pattern is tried, and every pattern is anchored, bounded and free of nested repeats.
@@ -52,7 +54,8 @@ _ELISION = re.compile(r"[ \t]*(?:\.\.\.|…|\[\.\.\.\]|<snip>|\[snip\])[ \t\r]*"
 _NVPROF = re.compile(r"==(?P<pid>[0-9]{1,10})== ")
 _NSYS = re.compile(
     r"(?:Processing \[|Running \[|Generating SQLite file|Generating '|Collecting data\.\.\."
-    r"|\[[0-9]{1,3}/[0-9]{1,3}\] |[ \t]{0,4}\*\* [^\n]{1,200}\([A-Za-z_]{1,64}\):)"
+    r"|\[[0-9]{1,3}/[0-9]{1,3}\] (?:\[|Executing ')"
+    r"|[ \t]{0,4}\*\* [^\n]{1,200}\([A-Za-z_]{1,64}\):)"
 )
 
 
@@ -107,13 +110,10 @@ def split(text: str) -> list[Section]:
 
 
 def is_capture(head: str) -> bool:
-    """True when the text (a file's first 64 KiB) holds a tool's output and is cut into sections:
-    several tools' output or several runs of one, or prompts, code fences or elision marks
-    around a tool's output."""
-    sections = split(head)
-    printed = [s for s in sections if s.tool is not None]
-    marked = any(s.marked or s.elided for s in sections)
-    return len(printed) >= 2 or (len(printed) == 1 and marked)
+    """True when the text (a file's first 64 KiB) holds several tools' output, or a tool's output
+    that a paste cut short with an elision mark."""
+    printed = [s for s in split(head) if s.tool is not None]
+    return len({s.tool for s in printed}) >= 2 or any(s.elided for s in printed)
 
 
 def _prompt(line: str) -> str | None:

@@ -13,25 +13,26 @@ import stat
 from pathlib import Path
 
 from profiler.errors import ParseError
-from profiler.parse import capture, csvtext, nsys_csv, nvprof
+from profiler.parse import capture, csvtext, ncu_text, nsys_csv, nsys_stdout, nvprof
 
-NSYS_DIR, NSYS_REPORT, NSYS_TEXT, NCU_CSV, NVPROF = (
+NSYS_DIR, NSYS_REPORT, NSYS_TEXT, NCU_CSV, NCU_TEXT, NVPROF = (
     "nsys-dir",
     "nsys-rep",
     "nsys-text",
     "ncu-csv",
+    "ncu-text",
     "nvprof",
 )
 CAPTURE = "capture"
-KINDS = (NSYS_DIR, NSYS_REPORT, NSYS_TEXT, NCU_CSV, NVPROF, CAPTURE)
+KINDS = (NSYS_DIR, NSYS_REPORT, NSYS_TEXT, NCU_CSV, NCU_TEXT, NVPROF, CAPTURE)
 EXPECTED = (
     "a folder of `nsys stats --format csv` files, an .nsys-rep, a capture of `nsys stats` "
-    "output, an `ncu --csv` file, an nvprof log, or a terminal capture of them"
+    "output, ncu output (text or --csv), an nvprof log, or a terminal capture of them"
 )
 REPORT_SUFFIXES = (".nsys-rep", ".qdrep", ".sqlite")
 
-_NVPROF_LINE = re.compile(r"^==\d+== ", re.MULTILINE)
-_NCU_HEADER = re.compile(r'^"ID","Process ID",', re.MULTILINE)
+# `--page raw|details` ("ID" first) and `--print-summary per-kernel` ("Process ID" first)
+_NCU_HEADER = re.compile(r'^"(?:ID","Process ID|Process ID","Process Name)",', re.MULTILINE)
 
 
 def detect(path: str | Path) -> str:
@@ -60,10 +61,12 @@ def detect(path: str | Path) -> str:
         return CAPTURE
     if _NCU_HEADER.search(head):
         return NCU_CSV
+    if ncu_text.recognise(head):
+        return NCU_TEXT
     lines = head.splitlines()
-    if _NVPROF_LINE.search(head) or any(nvprof.is_table_header(ln) for ln in lines):
+    if nvprof.looks_like(head):
         return NVPROF
-    if any(nsys_csv.identify(ln) for ln in lines if "," in ln):
+    if nsys_stdout.recognise(head):
         return NSYS_TEXT
     hint = f"it starts {lines[0].strip()[:80]!r}" if lines else "it has no text"
     raise ParseError(path, EXPECTED, f"recognised none of them; {hint}")

@@ -1,12 +1,17 @@
 """Nsight Compute `ncu --csv` output -> `schema.METRICS`, one row per profiled kernel launch.
 
-Both CSV pages are read:
+Both CSV pages are read, and the per-kernel summary:
 
 - `--page raw` (profgen's own collection): one row per launch, one column per metric, and a
   units row (`,,,"ns","byte",...`) under the header;
 - `--page details` (ncu's default): one row per launch and metric with `Section Name`,
   `Metric Name`, `Metric Unit`, `Metric Value` columns, pivoted here; section display names
-  (`Duration`, `DRAM Throughput`, ...) are understood as well as raw metric names.
+  (`Duration`, `DRAM Throughput`, `SM [%]` of 2020.x, ...) are understood as well as raw metric
+  names;
+- `--print-summary per-kernel` (header `"Process ID","Process Name",...`, no `ID`): one row
+  per kernel and metric with `Invocations`, `Minimum`, `Maximum`, `Average`. Each kernel (its
+  name, block and grid size) becomes one row, numbered in file order from 0, whose metrics are
+  ncu's averages over its invocations (a duration is the mean duration of one launch).
 
 ncu writes its `==PROF==` lines and the program's own stdout before the header; numbers carry
 thousands separators inside quotes (`"6,144"`, `"2,601,092,896.17"`); `n/a` means no value.
@@ -46,7 +51,12 @@ METRICS = {
     "fmul": ("count", (_SASS.format("fmul"),)),
     "sm_throughput_pct": (
         "pct",
-        ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "Compute (SM) Throughput"),
+        (
+            "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+            "Compute (SM) Throughput",
+            "Compute (SM) [%]",  # 2021.x-2022.1
+            "SM [%]",  # 2019.x-2020.x
+        ),
     ),
     "dram_throughput_pct": (
         "pct",
@@ -54,6 +64,7 @@ METRICS = {
             "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
             "dram__throughput.avg.pct_of_peak_sustained_elapsed",
             "DRAM Throughput",
+            "SOL DRAM",  # 2020.x
         ),
     ),
     "achieved_occupancy_pct": (
@@ -62,7 +73,8 @@ METRICS = {
     ),
     "registers": ("count", ("launch__registers_per_thread", "Registers Per Thread")),
 }
-_HEADER = re.compile(r'^"?ID"?,"?Process ID"?,', re.MULTILINE)
+_HEADER = re.compile(r'^"?(?:ID"?,"?Process ID|Process ID"?,"?Process Name)"?,', re.MULTILINE)
+_SUMMARY_KEYS = ("Kernel Name", "Block Size", "Grid Size", "Device", "Context", "Stream")
 _PROF_LINE = re.compile(r"^==[A-Z]+==", re.MULTILINE)
 _TOOL_LINE = re.compile(r"^==[^\n]*(?:\n|\Z)", re.MULTILINE)  # ==PROF==, ==WARNING== ...
 _QUOTED = re.compile(r'"([^"]*)"')
@@ -91,7 +103,7 @@ def read_metrics(path: str | Path, stage: str) -> pd.DataFrame:
     text = csvtext.read_text(path, EXPECTED)
     match = _HEADER.search(text)
     if match is None:
-        raise ParseError(path, EXPECTED, "no such header found")
+        raise ParseError(path, EXPECTED, nothing_profiled(text, "no such header found"))
     origin = _table(text, match.start(), path)
     header = csvtext.header_cells(str(origin.text).split("\n", 1)[0])
     csvtext.check_header(header, path, EXPECTED)
@@ -99,6 +111,8 @@ def read_metrics(path: str | Path, stage: str) -> pd.DataFrame:
     csvtext.check_last_row(origin, len(header), len(table) - 1)
     if "Metric Name" in table.columns and "Metric Value" in table.columns:
         launches, found = _details(table, origin)
+    elif "Metric Name" in table.columns and "Average" in table.columns:
+        launches, found = _details(_by_kernel(table), origin, value="Average")
     else:
         units: dict[str, str] = {}
         if len(table) and "ID" in table and pd.isna(table["ID"].iloc[0]):  # the units row
@@ -106,7 +120,7 @@ def read_metrics(path: str | Path, stage: str) -> pd.DataFrame:
             table = table.iloc[1:].reset_index(drop=True)
             origin = dataclasses.replace(origin, skip=1)
         launches, found = _raw(table, units, origin)
-    return _metrics(launches, found, stage, origin)
+    return metrics_table(launches, found, stage, origin)
 
 
 def innermost_range(cell: object, domain: str = DOMAIN) -> str | None:
@@ -159,13 +173,44 @@ def _raw(
     for field, (kind, names) in METRICS.items():
         column = next((n for n in names if n in table.columns), None)
         if column is not None:
-            factor = _factor(kind, units.get(column, ""), origin.path, column)
+            factor = unit_factor(kind, units.get(column, ""), origin.path, column)
             found[field] = values.numbers(table[column], origin, column, _RULES[kind], factor)
     return table, found
 
 
-def _details(table: pd.DataFrame, origin: Origin) -> tuple[pd.DataFrame, dict[str, pd.Series]]:
-    """The details page: one row per launch and metric, pivoted to one row per launch."""
+def _by_kernel(table: pd.DataFrame) -> pd.DataFrame:
+    """A per-kernel summary with an `ID` per kernel (name and launch shape), in file order."""
+    keys = [c for c in _SUMMARY_KEYS if c in table.columns]
+    if "Kernel Name" not in keys:
+        return table  # refused below: no Kernel Name column
+    parts = table[keys].astype("string").fillna("")
+    joined = parts[keys[0]]
+    for k in keys[1:]:
+        joined = joined + "\x1f" + parts[k]
+    codes, _ = pd.factorize(joined)
+    return table.assign(ID=pd.array(codes.astype(str), dtype="string"))
+
+
+def nothing_profiled(text: str, otherwise: str) -> str:
+    """Why ncu's output holds no results, in ncu's own words (its first `==ERROR==` line, or
+    `==WARNING== No kernels were profiled.`) when it wrote any; else `otherwise`."""
+    said = None
+    for line in text.split("\n"):
+        if line.startswith("==ERROR=="):
+            said = line.strip()
+            break
+        if said is None and line.startswith("==WARNING==") and "No kernels were profiled" in line:
+            said = line.strip()
+    if said is None:
+        return otherwise
+    return f"ncu profiled no kernel; it said {values.shown_cell(said, 300)}"
+
+
+def _details(
+    table: pd.DataFrame, origin: Origin, value: str = "Metric Value"
+) -> tuple[pd.DataFrame, dict[str, pd.Series]]:
+    """The details page: one row per launch and metric, pivoted to one row per launch (the
+    per-kernel summary likewise, with `value` its `Average` column)."""
     rows = table[table["Metric Name"].notna()]
     launches = table.drop_duplicates("ID").reset_index(drop=True)
     found = {}
@@ -175,9 +220,9 @@ def _details(table: pd.DataFrame, origin: Origin) -> tuple[pd.DataFrame, dict[st
             if hits.empty:
                 continue
             units = hits["Metric Unit"].fillna("").astype(str)
-            factor = units.map(lambda u, k=kind, n=name: _factor(k, u, origin.path, n))
+            factor = units.map(lambda u, k=kind, n=name: unit_factor(k, u, origin.path, n))
             number = values.numbers(
-                hits["Metric Value"], origin, name, _RULES[kind], factor.to_numpy(dtype="float64")
+                hits[value], origin, name, _RULES[kind], factor.to_numpy(dtype="float64")
             )
             by_id = pd.Series(number.to_numpy(), index=hits["ID"].to_numpy())
             found[field] = pd.Series(launches["ID"].map(by_id).to_numpy(dtype="float64"))
@@ -185,9 +230,14 @@ def _details(table: pd.DataFrame, origin: Origin) -> tuple[pd.DataFrame, dict[st
     return launches, found
 
 
-def _metrics(
+def metrics_table(
     launches: pd.DataFrame, found: dict[str, pd.Series], stage: str, origin: Origin
 ) -> pd.DataFrame:
+    """Launches (`ID`, `Kernel Name`, optional `Grid Size`, `Block Size` and NVTX columns) and
+    the metric values found for them, by field -> `schema.METRICS`, by launch ID.
+
+    Raises: ParseError for a launch without ID or name, or FLOPs or durations past 2**62.
+    """
     if "ID" not in launches or "Kernel Name" not in launches:
         raise origin.error("no ID or Kernel Name column")
     ids = values.numbers(launches["ID"], origin, "ID", values.COUNT)
@@ -235,7 +285,11 @@ def _metrics(
     return schema.validate(out, schema.METRICS)
 
 
-def _factor(kind: str, unit: str, path: Path, column: str) -> float:
+def unit_factor(kind: str, unit: str, path: Path, column: str) -> float:
+    """Nanoseconds (time) or bytes (bytes) per `unit`; 1 for counts and percentages.
+
+    Raises: ParseError for a unit that is not of its kind.
+    """
     if kind == "time":
         return csvtext.time_factor(unit, path, column)
     if kind == "bytes":

@@ -1,116 +1,158 @@
 """Legacy nvprof output -> profgen's tables.
 
-Three layouts, as nvprof wrote them (examples in tests/data/nvprof/, from public repositories):
+Everything nvprof prints that profgen has a table for, with or without the `==PID==` prefixes
+(people paste logs without them), found anywhere in a file (a terminal capture, a README):
 
-- the text summary after `==PID== Profiling result:`: `Type  Time(%)  Time  Calls  Avg  Min  Max
-  Name` with `GPU activities:` and `API calls:` rows (CUDA 9 and later), or the older table
-  without `Type` followed by a separate `==PID== API calls:` table; times with units
-  (`1.8260ms`, `928ns`, `8.56944s`);
-- `nvprof --csv` summary: `"Type","Time(%)","Time","Calls","Avg","Min","Max","Name"` and a units
-  row (`,%,ms,,us,us,ms,`);
-- `nvprof --csv --print-gpu-trace`: `"Start","Duration","Grid X",...,"Name"[,"Correlation_ID"]`
-  and a units row (`s,ms,,,,,,,,B,B,MB,GB/s,...`). Unified Memory rows are not GPU activities
-  and are dropped. Old traces append the correlation id to kernel names (`kernel(...) [218]`);
-  it is moved into `correlation_id`.
+- summaries (`nvprof_summary`): the text table after `Profiling result:` (`Type  Time(%)  Time
+  Calls  Avg  Min  Max  Name` with `GPU activities:` / `API calls:` rows, CUDA 9 and later; or
+  without `Type`, an `API calls:` line above the API table, before CUDA 9), the `--csv` table with
+  its units row (`,%,ms,,us,us,ms,`), `--print-gpu-summary` and `--print-api-summary`
+  -> `gpu_activities`, `api_calls`;
+- the gpu trace (`nvprof_trace`), text and `--csv` -> `gpu_trace`;
+- `--metrics` / `--events`, text and `--csv` (`nvprof_metrics`) -> `metrics`.
 
-nvprof's sizes use binary prefixes (a 40000-byte copy is `39.0625` KB).
+A file may hold tables of several kinds (a summary and metrics, events and metrics, a summary
+of one run and a gpu trace of the next, as a README shows them); each becomes its table. A file
+where several runs (each after its `Profiling result:` line) give tables of one kind, as a README
+that shows one log per step, is refused: each run is a stage of its own. NVTX range summaries
+(under `NVTX result:`) become the `ranges` table.
+
+Refused with a reason: nvprof output with no table profgen reads (`No kernels were profiled.`,
+an error, a warning page), quoting nvprof's own message; metrics output none of whose metrics
+maps (nvprof_metrics); an API trace (`--print-api-trace`); a gpu trace of Unified Memory events
+only; one summary per device. Metrics that do not map, beside tables that do, are left out.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import csvtext, gpuops, nvprof_summary, values
+from profiler.parse import csvtext, nvprof_metrics, nvprof_summary, nvprof_trace, values
 from profiler.parse.values import LineCounter, Origin
 
 EXPECTED = (
-    "nvprof output: a summary with `GPU activities:`/`API calls:`, `nvprof --csv` or "
-    "`nvprof --csv --print-gpu-trace`"
+    "nvprof output: a summary (text or --csv), a gpu trace (--print-gpu-trace, text or --csv), "
+    "or --metrics/--events output (text or --csv)"
 )
-GPU, API = "GPU activities", "API calls"
+GPU, API = nvprof_summary.GPU, nvprof_summary.API
 
-# Every pattern runs in linear time: single character classes, no nested quantifiers; a summary
-# row is cut into fields with str.split, never with a pattern (the old row pattern took 44 s on
-# a 100 KB run of spaces).
+# Every pattern runs in linear time: single character classes, no nested quantifiers; rows are
+# cut into fields with str.split or at fixed columns, never with a pattern (the old row pattern
+# took 44 s on a 100 KB run of spaces).
+_S = r"[ \t]+"
 _HEADER = re.compile(
     r'^(?:(?P<csv_trace>"Start","Duration",)'
     r'|(?P<csv_summary>(?:"Type",)?"Time\(%\)","Time","Calls","Avg","Min","Max","Name"[ \t\r]*$)'
-    r"|(?P<text_summary>[ \t]*(?:Type[ \t]+)?Time\(%\)[ \t]+Time[ \t]+Calls[ \t]+Avg[ \t]+Min"
-    r"[ \t]+Max[ \t]+Name[ \t\r]*$)"
-    r"|(?P<text_trace>[ \t]*Start[ \t]+Duration[ \t]+(?:Grid Size|Name)))",
+    r'|(?P<csv_metrics>"Device","Kernel","Invocations","(?:Metric|Event) Name",)'
+    rf"|(?P<text_summary>[ \t]*(?:Type{_S})?Time\(%\){_S}Time{_S}Calls{_S}Avg{_S}Min{_S}Max"
+    rf"{_S}Name[ \t\r]*$)"
+    rf"|(?P<text_trace>[ \t]*Start{_S}Duration{_S}(?:Grid Size|Name))"
+    rf"|(?P<text_metrics>[ \t]*Invocations{_S}(?:Metric Name{_S}Metric Description|Event Name)"
+    rf"{_S}Min{_S}Max{_S}Avg))",
     re.MULTILINE,
 )
-_PID_LINE = re.compile(r"^==[0-9]+== ", re.MULTILINE)
-_API_SECTION = re.compile(r"^==[0-9]+== API calls:")
-# A table ends at a blank line or at a line starting `==`.
-_TABLE_END = re.compile(r"\n(?:[ \t\r]*(?:\n|\Z)|==)")
+_HEADER_WORDS = ("Time(%)", "Duration", "Invocations")  # every header holds one of them
+_NVPROF_LINE = re.compile(r"^(?:==[0-9]+==|========) ", re.MULTILINE)
+# The line above a table without a Type column names its rows: `==PID== API calls:`, `========
+# OpenACC (excl):` (`========` when nvprof reads a saved profile, none when pasted without them).
+_SECTION = re.compile(r"(?:==[0-9]+== |======== )?(?P<name>[^:=\n]{1,40}):[ \t\r]*\Z")
+_RESULT = "Profiling result:"
+_NVTX = "NVTX result:"
+# A table ends at a blank line, a line starting `==`, or a Markdown code fence (a log pasted
+# into a README or an issue).
+_TABLE_END = re.compile(r"\n(?:[ \t\r]*(?:\n|\Z)|==|[ \t]*```)")
+_SAYS = re.compile(
+    r"^(?:==[0-9]+== |======== )?(?P<msg>(?:Error|Warning|Generated result file): [^\n]*"
+    r"|No kernels were profiled\.|No API activities were profiled\.)",
+    re.MULTILINE,
+)
 _TIME_UNITS = ("ns", "us", "ms", "s")  # two-letter units first: `ms` also ends with `s`
-_CORR_SUFFIX = re.compile(r"^(?P<name>.*\S) \[(?P<corr>[0-9]{1,18})\]\Z")
-_TRACE_FIELDS = {
-    "Start": "start",
-    "Duration": "duration",
-    "Grid X": "grid_x",
-    "Grid Y": "grid_y",
-    "Grid Z": "grid_z",
-    "Block X": "block_x",
-    "Block Y": "block_y",
-    "Block Z": "block_z",
-    "Registers Per Thread": "registers",
-    "Static SMem": "ssmem",
-    "Dynamic SMem": "dsmem",
-    "Size": "bytes",
-    "SrcMemType": "src",
-    "DstMemType": "dst",
-    "Device": "device",
-    "Stream": "stream",
-    "Name": "name",
-    "Correlation_ID": "corr",
+_SUMMARY_KINDS = ("text_summary", "csv_summary")
+_KIND_OF = {  # table kind -> what it gives
+    "text_summary": "summary",
+    "csv_summary": "summary",
+    "text_trace": "trace",
+    "csv_trace": "trace",
+    "text_metrics": "metrics",
+    "csv_metrics": "metrics",
 }
+_METRIC_KINDS = ("text_metrics", "csv_metrics")
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table found in a file: its kind (a group of `_HEADER`), its text and place, the row
+    type of its untyped rows (`GPU`, or `API` under an `API calls:` line), the run it belongs
+    to (how many `Profiling result:` lines come before it) and whether it is an NVTX range's
+    summary (under an `NVTX result:` line of its run)."""
+
+    kind: str
+    origin: Origin
+    section: str
+    run: int
+    nvtx: bool = False
 
 
 def read_log(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
-    """Read one nvprof output file (text summary, CSV summary or CSV gpu trace).
+    """Read one file of nvprof output.
 
     Args:
-        path: the file, with whatever nvprof and the program printed around its tables.
+        path: the file, with whatever nvprof, the shell and the program printed around its tables.
         stage: the stage key written into every table.
 
-    Returns: for a summary `gpu_activities` (and `api_calls` when the file has API rows), for a
-        gpu trace `gpu_trace`; DataFrames with the `schema` tables of those names.
+    Returns: the tables the file has, by `schema` name: `gpu_activities` and/or `api_calls` (a
+        summary), `gpu_trace`, `metrics`.
 
-    Raises: ParseError when the file's first 64 KiB have neither an `==PID==` line nor a table
-        header, it holds none of these layouts, a table is malformed or truncated, or a cell is
-        no number in range (naming its line and column).
+    Raises: ParseError when the file's first 64 KiB have no nvprof line nor table header, it has
+        no table profgen reads (quoting nvprof's own message when it has one), it holds several
+        runs, a table is malformed or truncated, or a cell is no number in range (naming its
+        line and column).
     """
     path = Path(path)
     head = csvtext.read_head(path, EXPECTED)
-    if not (_PID_LINE.search(head) or _HEADER.search(head)):
+    if not looks_like(head):
         raise ParseError(path, EXPECTED, "no nvprof table header nor ==PID== line at its start")
     text = csvtext.read_text(path, EXPECTED)
-    first = next(_headers(text), None)
-    if first is None:
-        raise ParseError(path, EXPECTED, "no nvprof table header found")
-    if first["text_trace"]:
-        raise ParseError(path, EXPECTED, "this is a text gpu trace; run nvprof with --csv for it")
-    if first["csv_trace"]:
-        return {"gpu_trace": _csv_trace(_tables(text, path, "csv_trace")[0][0], stage)}
-    kind = "csv_summary" if first["csv_summary"] else "text_summary"
-    read = nvprof_summary.csv_rows if kind == "csv_summary" else nvprof_summary.text_rows
-    parts = [read(origin, section) for origin, section in _tables(text, path, kind)]
-    return _summaries(pd.concat(parts, ignore_index=True), stage, path)
+    tables = _tables(text, path)
+    if not tables:
+        raise ParseError(path, EXPECTED, _nothing(text))
+    _check_one_run(tables, path)
+    out: dict[str, pd.DataFrame] = {}
+    summaries = [t for t in tables if t.kind in _SUMMARY_KINDS and not t.nvtx]
+    file = Origin(path, EXPECTED)
+    if summaries:
+        out.update(nvprof_summary.summary_tables(_summary_rows(summaries), stage, file))
+    ranges = [t for t in tables if t.nvtx]
+    if ranges:
+        out["ranges"] = nvprof_summary.range_table(_summary_rows(ranges), stage)
+    traces = [t for t in tables if t.kind in ("csv_trace", "text_trace")]
+    if traces:
+        out["gpu_trace"] = _gpu_trace(traces, stage, path)
+    metrics = [t for t in tables if t.kind in _METRIC_KINDS]
+    table = _metrics(metrics, stage, path, alone=not out) if metrics else None
+    if table is not None:
+        out["metrics"] = table
+    return out
+
+
+def looks_like(head: str) -> bool:
+    """True when the start of a file is nvprof output: an `==PID==` or `========` line, or the
+    header of a table nvprof writes."""
+    if _NVPROF_LINE.search(head):
+        return True
+    return any(is_table_header(line) for line in head.splitlines() if _has_header_word(line))
 
 
 def is_table_header(line: str) -> bool:
-    """True for the header line of a table nvprof writes (summary, CSV summary, CSV trace)."""
-    found = _HEADER.match(line)
-    return found is not None and not found["text_trace"]
+    """True for the header line of a table nvprof writes."""
+    return _HEADER.match(line) is not None
 
 
 def parse_time(text: str, path: Path) -> float:
@@ -127,12 +169,16 @@ def parse_time(text: str, path: Path) -> float:
         ) from None
 
 
+def _has_header_word(line: str) -> bool:
+    return any(word in line for word in _HEADER_WORDS)
+
+
 def _headers(text: str) -> Iterator[re.Match[str]]:
     """Every table header in the text, in order. Lines are picked by the words every header
-    holds (`Time(%)`, `Duration`) with str.find, then matched whole: a `^` pattern tried at
-    every position of a 100 MB text would take seconds."""
+    holds with str.find, then matched whole: a `^` pattern tried at every position of a 100 MB
+    text would take seconds."""
     starts = set()
-    for word in ("Time(%)", "Duration"):
+    for word in _HEADER_WORDS:
         at = text.find(word)
         while at >= 0:
             starts.add(text.rfind("\n", 0, at) + 1)
@@ -144,124 +190,137 @@ def _headers(text: str) -> Iterator[re.Match[str]]:
             yield match
 
 
-def _tables(text: str, path: Path, kind: str) -> list[tuple[Origin, str]]:
-    """Every table of `kind` in the text: its origin (text from the header to the blank or
-    `==` line that ends it) and its section (GPU, or API under an `==PID== API calls:` line)."""
+def _tables(text: str, path: Path) -> list[Table]:
+    """Every table in the text: its kind, its text (from the header to the blank, `==` or code
+    fence line that ends it), its section, its run and whether it summarises an NVTX range."""
     lines = LineCounter(text)
+    runs, nvtx = _marker_lines(text, _RESULT), _marker_lines(text, _NVTX)
     found = []
     for match in _headers(text):
-        if not match[kind]:
-            continue
+        kind = next(k for k, v in match.groupdict().items() if v is not None)
         start = match.start()
         end_match = _TABLE_END.search(text, start)
         end = len(text) if end_match is None else end_match.start() + 1
         above = text[text.rfind("\n", 0, max(start - 1, 0)) + 1 : max(start - 1, 0)]
-        section = API if _API_SECTION.match(above) else GPU
-        skip = 1 if kind.startswith("csv") else 0  # the units row
-        found.append((Origin(path, EXPECTED, text[start:end], lines.at(start), skip), section))
+        section = _section(above.strip(" \t"))
+        skip = 1 if kind in ("csv_summary", "csv_trace") else 0  # the units row
+        origin = Origin(path, EXPECTED, text[start:end], lines.at(start), skip)
+        run = bisect.bisect(runs, start)
+        in_nvtx = _last_before(nvtx, start) > _last_before(runs, start)
+        found.append(Table(kind, origin, section, run, in_nvtx and kind in _SUMMARY_KINDS))
     return found
 
 
-def _summaries(rows: pd.DataFrame, stage: str, path: Path) -> dict[str, pd.DataFrame]:
-    """Summary rows (`nvprof_summary.COLUMNS`) -> `gpu_activities` and `api_calls`."""
-    if not (rows["type"] == GPU).any():
-        raise ParseError(path, EXPECTED, "no GPU activities rows")
-    if rows["name"].isna().any():
-        raise ParseError(path, EXPECTED, "a summary row has no name (truncated file?)")
-    for row_type, group in rows.groupby("type", sort=False):
-        values.check_total(group["total"], Origin(path, EXPECTED), f"Time of {row_type}")
-    df = rows.assign(
-        stage=stage,
-        name=values.cap_names(rows["name"].astype("string")),
-        avg_ns=rows["avg"],
-        total_ns=rows["total"].round(),
-        min_ns=rows["min"].round(),
-        max_ns=rows["max"].round(),
-    )
-    out = {}
-    gpu = df[df["type"] == GPU]
-    names = gpu["name"].astype("string")
-    direction = names.map(gpuops.copy_direction).astype("string")
-    memset = names.map(gpuops.is_memset_label).astype(bool)
-    kind = np.select(
-        [direction.notna().to_numpy(), memset.to_numpy()],
-        [schema.MEMCPY, schema.MEMSET],
-        schema.KERNEL,
-    )
-    label = direction.map(schema.copy_label, na_action="ignore").fillna(names)
-    gpu = gpu.assign(kind=kind, copy_kind=direction, name=label)
-    out["gpu_activities"] = _conform(gpu, schema.GPU_ACTIVITIES)
-    api = df[df["type"] == API]
-    if not api.empty:
-        out["api_calls"] = _conform(api, schema.API_CALLS)
+def _section(above: str) -> str:
+    """The row type of a table without a Type column, from the line above it: `API calls`, an
+    OpenACC or OpenMP section (not GPU activities), else GPU activities."""
+    match = _SECTION.match(above)
+    name = match["name"].strip() if match else ""
+    return name if name == API or name.startswith(("OpenACC", "OpenMP")) else GPU
+
+
+def _last_before(positions: list[int], at: int) -> int:
+    index = bisect.bisect(positions, at)
+    return positions[index - 1] if index else -1
+
+
+def _marker_lines(text: str, marker: str) -> list[int]:
+    """Where each line that is `marker` starts (after blanks and an `==PID==` prefix, if any)."""
+    out, at = [], text.find(marker)
+    while at >= 0:
+        line_start = text.rfind("\n", 0, at) + 1
+        prefix = text[line_start:at].lstrip(" \t")
+        if not prefix or (prefix.startswith("==") and prefix.endswith("== ") and len(prefix) < 24):
+            out.append(line_start)
+        at = text.find(marker, at + len(marker))
     return out
 
 
-def _conform(df: pd.DataFrame, tbl: schema.Table) -> pd.DataFrame:
-    df = df.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
-    return schema.validate(
-        schema.conform(df, tbl, fill=("bytes",) if "bytes" in tbl.names else ()), tbl
-    )
+def _check_one_run(tables: list[Table], path: Path) -> None:
+    """Tables of one kind (summaries, traces, metrics, NVTX ranges) must come from one nvprof
+    run; a summary of one run and a trace of another (a README showing both) are read as both.
+
+    Raises: ParseError when two runs give tables of one kind.
+    """
+    firsts: dict[str, dict[int, int]] = {}
+    for table in tables:
+        kind = "ranges" if table.nvtx else _KIND_OF[table.kind]
+        firsts.setdefault(kind, {}).setdefault(table.run, table.origin.first_line)
+    several = next((runs for runs in firsts.values() if len(runs) > 1), None)
+    if several is not None:
+        lines = ", ".join(str(n) for n in list(several.values())[:8])
+        raise ParseError(
+            path,
+            EXPECTED,
+            f"it holds the output of {len(several)} nvprof runs (tables from lines {lines}); "
+            "import each run as a stage of its own",
+        )
 
 
-def _csv_trace(origin: Origin, stage: str) -> pd.DataFrame:
-    """The `--print-gpu-trace` CSV table: units from the row under the header."""
-    cells = csvtext.header_cells(str(origin.text).split("\n", 1)[0])
-    csvtext.check_header(cells, origin.path, EXPECTED)
-    labels = ("Name", "Device", "SrcMemType", "DstMemType")
-    raw = csvtext.read_csv_text(
-        origin.text,
-        origin.path,
-        EXPECTED,
-        dtype={c: "category" if c in labels else "string" for c in _TRACE_FIELDS},
-    )
-    if len(raw) < 1 or "Name" not in raw or not pd.isna(raw["Name"].iloc[0]):
-        raise origin.error(f"line {origin.first_line + 1}: no units row under the trace header")
-    units = raw.iloc[0].astype("string").fillna("")
-    raw = raw.iloc[1:].set_axis(pd.RangeIndex(len(raw) - 1))  # data rows from 0, as in origin
-    csvtext.check_last_row(origin, len(cells), len(raw) - 1)
-    raw = raw[~raw["Name"].astype("string").str.startswith("[Unified Memory").fillna(False)]
-    fields = {
-        _TRACE_FIELDS[c]: _trace_column(raw[c], str(units[c]), origin, c)
-        for c in raw.columns
-        if c in _TRACE_FIELDS
-    }
-    for field, column in (("start", "Start"), ("duration", "Duration"), ("name", "Name")):
-        empty = np.flatnonzero(fields[field].isna().to_numpy()) if field in fields else [0]
-        if len(empty):
-            row = int(raw.index[empty[0]]) if len(raw) else None
-            raise origin.cell_error(row, column, "no value (truncated file?)")
-    values.check_total(fields["duration"], origin, "Duration")
-    return _trace_table(pd.DataFrame(fields, index=raw.index), stage)
+def _nothing(text: str) -> str:
+    """Why a file with no table is refused, in nvprof's own words when it has some."""
+    said = []
+    for match in _SAYS.finditer(text):
+        message = match["msg"].strip()
+        if message not in said:
+            said.append(message)
+        if len(said) >= 8:
+            break
+    if not said:
+        return "no nvprof table header found"
+    said.sort(key=lambda m: (not m.startswith(("Error", "Generated")), not m.startswith("No ")))
+    quoted = " / ".join(values.shown_cell(m, 160) for m in said[:2])
+    return f"nvprof output with no table profgen reads; nvprof says: {quoted}"
 
 
-def _trace_column(cells: pd.Series, unit: str, origin: Origin, column: str) -> pd.Series:
-    field = _TRACE_FIELDS[column]
-    if field in ("name", "device", "src", "dst"):
-        return values.cap_names(cells)
-    if field in ("start", "duration"):
-        factor = csvtext.time_factor(unit, origin.path, column)
-        return values.integers(cells, origin, column, values.TIME, factor)
-    if field in ("ssmem", "dsmem", "bytes"):
-        factor = csvtext.byte_factor(unit, origin.path, column, binary=True)
-        return values.integers(cells, origin, column, values.SIZE, factor)
-    return values.integers(cells, origin, column, values.COUNT)
+def _summary_rows(tables: list[Table]) -> list[tuple[Origin, pd.DataFrame]]:
+    """Each summary table's origin and rows (`nvprof_summary.COLUMNS`)."""
+    out = []
+    for table in tables:
+        read = nvprof_summary.csv_rows if table.kind == "csv_summary" else nvprof_summary.text_rows
+        out.append((table.origin, read(table.origin, table.section)))
+    return out
 
 
-def _trace_table(f: pd.DataFrame, stage: str) -> pd.DataFrame:
-    names, corr = _split_correlation(f["name"])
-    return gpuops.trace_table(f.assign(name=names, corr=f["corr"] if "corr" in f else corr), stage)
+def _gpu_trace(tables: list[Table], stage: str, path: Path) -> pd.DataFrame:
+    """Gpu trace tables -> one `gpu_trace`.
+
+    Raises: ParseError for an API trace, or a trace with no kernel, copy or memset.
+    """
+    parts = []
+    for table in tables:
+        header = str(table.origin.text).split("\n", 1)[0]
+        if "Grid Size" not in header and '"Grid X"' not in header:
+            raise table.origin.error(
+                f"line {table.origin.first_line}: an API trace (--print-api-trace); profgen "
+                "reads nvprof's summaries, gpu trace and metrics"
+            )
+        read = nvprof_trace.csv_trace if table.kind == "csv_trace" else nvprof_trace.text_trace
+        parts.append(read(table.origin, stage))
+    trace = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    if trace.empty:
+        raise ParseError(
+            path,
+            EXPECTED,
+            "its gpu trace holds Unified Memory events only (page faults, migrations): "
+            "no kernel, copy or memset",
+        )
+    return trace.sort_values("start_ns", kind="stable", ignore_index=True)
 
 
-def _split_correlation(names: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """`kernel(float*) [218]` -> (`kernel(float*)`, 218), by distinct value."""
+def _metrics(tables: list[Table], stage: str, path: Path, alone: bool) -> pd.DataFrame | None:
+    """Metric and event tables -> one `metrics` table, a row per kernel; None when none of
+    their metrics maps and the file has other tables (`alone` False).
 
-    def name_of(v: object) -> str | None:
-        match = _CORR_SUFFIX.match(v) if isinstance(v, str) else None
-        return match["name"] if match else (v if isinstance(v, str) else None)
-
-    def corr_of(v: object) -> int | None:
-        match = _CORR_SUFFIX.match(v) if isinstance(v, str) else None
-        return int(match["corr"]) if match else None
-
-    return gpuops.map_strings(names, name_of), gpuops.map_ints(names, corr_of)
+    Raises: ParseError for a bad row or cell, or as `nvprof_metrics.metrics_table` (when
+        `alone`).
+    """
+    read = {"text_metrics": nvprof_metrics.text_rows, "csv_metrics": nvprof_metrics.csv_rows}
+    long = [(read[t.kind](t.origin), t.origin) for t in tables]
+    found = pd.concat([nvprof_metrics.contributions(rows, origin) for rows, origin in long])
+    if found.empty and not alone:
+        return None
+    every = pd.concat([rows for rows, _ in long])
+    kernels = every[nvprof_metrics.KEY].drop_duplicates(ignore_index=True)
+    names = list(dict.fromkeys(str(m) for m in every["metric"]))
+    return nvprof_metrics.metrics_table(kernels, found, names, stage, Origin(path, EXPECTED))

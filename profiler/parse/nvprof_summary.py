@@ -1,11 +1,12 @@
-"""nvprof's summary tables (text and `--csv`) -> rows of checked numbers, for `nvprof`.
+"""nvprof's summary tables (text and `--csv`) -> rows of checked numbers -> profgen's tables
+(`gpu_activities`, `api_calls`, and `ranges` from NVTX range summaries), for `nvprof`.
 
 A text row is cut into its seven fields with `str.split` (never with a pattern, whose
 backtracking made a run of spaces quadratic): an optional `GPU activities:` / `API calls:`
 type, then `Time(%) Time Calls Avg Min Max Name`, the name being the rest of the line.
 
-Every line of a table (from its header to the blank or `==` line that ends it) must be a
-row; every number is checked (see `profiler.parse.values`) and named by line and column when
+Every line of a table (from its header to the blank, `==` or code fence line that ends it) must
+be a row; every number is checked (see `profiler.parse.values`) and named by line and column when
 it is wrong. A table cut short is refused rather than imported with rows missing, since its
 totals would silently understate the stage: a row cut mid-way lacks fields or a time unit,
 and a table cut after whole rows has shares that no longer add up to 100% per row type.
@@ -16,10 +17,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from profiler.parse import csvtext, values
+from profiler import schema
+from profiler.parse import csvtext, gpuops, values
 from profiler.parse.values import Origin
 
 COLUMNS = ["type", "name", "time_pct", "calls", "total", "avg", "min", "max"]
+GPU, API = "GPU activities", "API calls"
 _TIMES = {"total": "Time", "avg": "Avg", "min": "Min", "max": "Max"}
 _CELLS = ["type", "Time(%)", "Time", "Calls", "Avg", "Min", "Max", "Name"]
 _TWO_LETTER_UNITS = {unit: csvtext.NS_PER_UNIT[unit] for unit in ("ns", "us", "ms")}
@@ -60,7 +63,7 @@ def text_rows(origin: Origin, section: str) -> pd.DataFrame:
         "calls": values.numbers(pd.Series(calls, dtype=object), origin, "Calls", values.COUNT),
     }
     for field, cells in zip(_TIMES, (total, avg, least, most), strict=True):
-        out[field] = _times(cells, origin, _TIMES[field])
+        out[field] = times(pd.Series(cells, dtype=object), origin, _TIMES[field])
     frame = pd.DataFrame(out, columns=COLUMNS)
     _check_shares(frame, origin, resolution=0.01)
     return frame
@@ -118,20 +121,30 @@ def _shares(cells: np.ndarray, origin: Origin) -> pd.Series:
     return values.numbers(numbers, origin, "Time(%)", values.SHARE, 1.0, shown)
 
 
-def _times(cells: np.ndarray, origin: Origin, column: str) -> pd.Series:
-    """`1.8260ms`, `928ns`, `8.5s` -> float ns, each checked."""
-    units = [cell[-2:] for cell in cells]
-    factor = np.array([_TWO_LETTER_UNITS.get(unit, 0.0) for unit in units], dtype="float64")
+def times(cells: pd.Series, origin: Origin, column: str) -> pd.Series:
+    """`1.8260ms`, `928ns`, `8.5s` -> float ns, each checked; the index of `cells` is kept (it
+    numbers the data rows that messages name).
+
+    Raises: ParseError naming the line and column of a cell that is no time.
+    """
+    text = cells.tolist()  # str cells (a summary's fields, a trace's distinct values)
+    factor = np.array([_TWO_LETTER_UNITS.get(cell[-2:], 0.0) for cell in text], dtype="float64")
     seconds = factor == 0
     for row in np.flatnonzero(seconds):  # `8.56944s`, rare; or no unit at all
-        if not cells[row].endswith("s") or cells[row].endswith(tuple(_TWO_LETTER_UNITS)):
-            cell = values.shown_cell(cells[row])
-            raise origin.cell_error(int(row), column, f"{cell} is not a time such as 1.8260ms")
+        if not text[row].endswith("s") or text[row].endswith(tuple(_TWO_LETTER_UNITS)):
+            cell = values.shown_cell(text[row])
+            label = cells.index[int(row)]
+            raise origin.cell_error(int(label), column, f"{cell} is not a time such as 1.8260ms")
     factor[seconds] = csvtext.NS_PER_UNIT["s"]
-    numbers = [cell[:-1] if one else cell[:-2] for cell, one in zip(cells, seconds, strict=True)]
-    shown = pd.Series(cells, dtype=object)
+    numbers = [cell[:-1] if one else cell[:-2] for cell, one in zip(text, seconds, strict=True)]
+    shown = pd.Series(text, index=cells.index, dtype=object)
     return values.numbers(
-        pd.Series(numbers, dtype=object), origin, column, values.TIME, factor, shown
+        pd.Series(numbers, index=cells.index, dtype=object),
+        origin,
+        column,
+        values.TIME,
+        factor,
+        shown,
     )
 
 
@@ -139,3 +152,110 @@ def _check_shares(rows: pd.DataFrame, origin: Origin, resolution: float) -> None
     """Per row type, the rows' Time(%) add up to 100 (a table cut after whole rows does not)."""
     for kind, group in rows.groupby("type", sort=False):
         values.check_shares(group["time_pct"], resolution, origin, str(kind))
+
+
+def summary_tables(
+    parts: list[tuple[Origin, pd.DataFrame]], stage: str, file: Origin
+) -> dict[str, pd.DataFrame]:
+    """The rows of a run's summary tables (each with its table's origin) -> `gpu_activities`
+    (GPU rows) and `api_calls` (API rows), each only when it has rows.
+
+    Returns: DataFrames with `schema.GPU_ACTIVITIES` and `schema.API_CALLS` columns.
+
+    Raises: ParseError (naming `file`) for tables without rows, a row without a name, totals
+        past the int64 range, or GPU activities in several tables (one per device).
+    """
+    _check_one_summary(parts, file)
+    rows = pd.concat([p for _, p in parts], ignore_index=True)
+    if rows.empty:
+        line = parts[0][0].first_line
+        raise file.error(f"the summary at line {line} has no rows (truncated?)")
+    if rows["name"].isna().any():
+        raise file.error("a summary row has no name (truncated file?)")
+    for row_type, group in rows.groupby("type", sort=False):
+        values.check_total(group["total"], file, f"Time of {row_type}")
+    df = _in_ns(rows, stage)
+    out = {}
+    gpu = df[df["type"] == GPU]
+    if not gpu.empty:
+        out["gpu_activities"] = _conform(_gpu_kinds(gpu), schema.GPU_ACTIVITIES)
+    api = df[df["type"] == API]
+    if not api.empty:
+        out["api_calls"] = _conform(api, schema.API_CALLS)
+    return out
+
+
+def range_table(parts: list[tuple[Origin, pd.DataFrame]], stage: str) -> pd.DataFrame:
+    """NVTX range summaries (`Range:`, `GPU activities:`, `API calls:` rows under `NVTX result:`
+    and `Range "name"` lines) -> a row per range: its CPU time from the `Range:` row, its GPU
+    time and operations summed over its GPU activities.
+
+    Returns: DataFrame with `schema.RANGES` columns.
+
+    Raises: ParseError for a table without one `Range:` row.
+    """
+    out = []
+    for origin, rows in parts:
+        found = rows[rows["type"] == "Range"]
+        if len(found) != 1:
+            raise origin.error(
+                f"line {origin.first_line}: an NVTX range summary has one Range: row"
+            )
+        gpu = rows[rows["type"] == GPU]
+        out.append(
+            found.assign(
+                gpu_total_ns=float(gpu["total"].sum()) if len(gpu) else np.nan,
+                gpu_ops=float(gpu["calls"].sum()) if len(gpu) else np.nan,
+            )
+        )
+    rows = pd.concat(out, ignore_index=True)
+    df = _in_ns(rows, stage).assign(
+        gpu_total_ns=values.whole(rows["gpu_total_ns"].round()),
+        gpu_ops=values.whole(rows["gpu_ops"]),
+    )
+    return schema.validate(schema.conform(df, schema.RANGES), schema.RANGES)
+
+
+def _in_ns(rows: pd.DataFrame, stage: str) -> pd.DataFrame:
+    """Summary rows with the stage, capped names and the `*_ns` columns (whole but the mean)."""
+    return rows.assign(
+        stage=stage,
+        name=values.cap_names(rows["name"].astype("string")),
+        avg_ns=rows["avg"],
+        total_ns=rows["total"].round(),
+        min_ns=rows["min"].round(),
+        max_ns=rows["max"].round(),
+    )
+
+
+def _check_one_summary(parts: list[tuple[Origin, pd.DataFrame]], file: Origin) -> None:
+    """Raises: ParseError when several tables of one run have GPU activities (per device, as
+    `--print-summary-per-gpu` writes them): their shares would add up to more than 100%."""
+    lines = [origin.first_line for origin, rows in parts if (rows["type"] == GPU).any()]
+    if len(lines) > 1:
+        shown = ", ".join(str(n) for n in lines[:8])
+        raise file.error(
+            f"one run with {len(lines)} GPU activity summaries (lines {shown}; one per device?); "
+            "profgen reads one summary per stage"
+        )
+
+
+def _gpu_kinds(gpu: pd.DataFrame) -> pd.DataFrame:
+    """GPU activity rows with their kind, copy direction and display name, from the label."""
+    names = gpu["name"].astype("string")
+    direction = names.map(gpuops.copy_direction).astype("string")
+    memset = names.map(gpuops.is_memset_label).astype(bool)
+    kind = np.select(
+        [direction.notna().to_numpy(), memset.to_numpy()],
+        [schema.MEMCPY, schema.MEMSET],
+        schema.KERNEL,
+    )
+    label = direction.map(schema.copy_label, na_action="ignore").fillna(names)
+    return gpu.assign(kind=kind, copy_kind=direction, name=label)
+
+
+def _conform(df: pd.DataFrame, tbl: schema.Table) -> pd.DataFrame:
+    df = df.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
+    return schema.validate(
+        schema.conform(df, tbl, fill=("bytes",) if "bytes" in tbl.names else ()), tbl
+    )

@@ -4,7 +4,14 @@
   rows of the real H100 capture (tests/data/nsys/2025.3.1/overlap), repeated with shifted
   start times;
 - the same trace inside a capture of `nsys stats` stdout;
+- a 1,000,000-row gpu trace in the column text of `nsys stats` (no `--format csv`), built from
+  the rows of the real 2020.4.3 capture (tests/data/nsys/2020.4.3): blank grid cells, thousands
+  separators, one `Exporting [...gputrace.py ...]` line above it; its first column is widened
+  by three characters so that the shifted start times fit;
 - a 1,000,000-row nvprof text summary (every row cut with str.split, numbers checked);
+- a 1,000,000-row nvprof text gpu trace (rows cut at the header's column edges), built from the
+  rows of a real capture (tests/data/nvprof/9.x/cheby-text-gpu-trace.txt) with new start times;
+- 1,000,000 rows of nvprof text metrics, from a real `--metrics` file's rows;
 - files with a 100,000-space run, which the old nvprof row pattern and nsys stdout splitter
   took minutes over (quadratic backtracking), and 10,000,000 blank lines.
 
@@ -28,7 +35,10 @@ SMALL = 10_000
 DATA = Path(__file__).parent.parent / "data"
 SOURCE = DATA / "nsys" / "2025.3.1" / "overlap" / "cuda_gpu_trace.csv"
 NVPROF_TEXT = DATA / "nvprof" / "9.x" / "cuda-stream-summary.txt"
+NVPROF_TRACE = DATA / "nvprof" / "9.x" / "cheby-text-gpu-trace.txt"
+NVPROF_METRICS = DATA / "nvprof" / "8.x" / "lbp-text-metrics.txt"
 STDOUT = DATA / "nsys" / "2025.3.1" / "demo" / "nsys-stats-stdout.txt"
+TEXT_TRACE = DATA / "nsys" / "2020.4.3" / "omp-offload-stats.txt"
 
 
 def rows_for(benchmark) -> int:
@@ -87,6 +97,32 @@ def test_parse_million_row_trace_in_stdout(benchmark, made):
     assert len(tables["gpu_trace"]) == n
 
 
+def text_trace(n: int) -> str:
+    """`n` rows of the real gputrace text, repeated with start times 1 ms apart per copy."""
+    lines = TEXT_TRACE.read_text().splitlines()
+    mark = next(i for i, ln in enumerate(lines) if ln.startswith("Exporting ["))
+    at = mark + 3  # the marker, a blank line, the header, the rule
+    marker = lines[mark]
+    header, rule, rows = lines[at - 1], lines[at], lines[at + 1 : at + 10]
+    out = [marker, "", "   " + header, " " + "-" * 13 + rule[11:]]
+    for i in range(n):
+        row = rows[i % len(rows)]
+        start = float(row[1:11]) + (i // len(rows)) * 0.001
+        out.append(f" {start:13.6f}{row[11:]}")
+    return "\n".join(out) + "\n"
+
+
+def test_parse_million_row_text_trace(benchmark, made):
+    n = rows_for(benchmark)
+    path = made("text-trace.txt", n, text_trace)
+    tables = run(benchmark, nsys_csv.read_stats_stdout, path, "bench")
+    trace = schema.validate(tables["gpu_trace"], schema.GPU_TRACE)
+    assert len(trace) == n
+    kernels = trace[trace["kind"] == "kernel"]
+    assert len(kernels) == n // 9 + (n % 9 > 5) and set(kernels["duration_ns"]) == {222_080}
+    assert set(kernels["grid_x"]) == {1} and trace["grid_x"].isna().sum() == n - len(kernels)
+
+
 def million_row_summary(n: int) -> str:
     """An nvprof text summary: one GPU row and `n` API rows (the shares are nvprof's `0.00%`)."""
     head = NVPROF_TEXT.read_text().splitlines()[:5]  # preamble, header, first GPU row
@@ -106,6 +142,44 @@ def test_parse_million_row_text_summary(benchmark, made):
     n = rows_for(benchmark)
     tables = run(benchmark, nvprof.read_log, made("summary.txt", n, million_row_summary), "b")
     assert len(tables["api_calls"]) == n and len(tables["gpu_activities"]) == 1
+
+
+def million_row_text_trace(n: int) -> str:
+    """The real trace's preamble, header and seven rows, repeated with start times 5 us apart
+    (`0.50000s` is as wide as the Start column), then its legend."""
+    lines = NVPROF_TRACE.read_text().splitlines()
+    header = next(i for i, line in enumerate(lines) if line.lstrip().startswith("Start"))
+    rows = lines[header + 1 : header + 8]
+    width = len(lines[header]) - len(lines[header].lstrip()) + len("Start")
+    body = [f"{0.5 + i * 5e-6:.5f}s".rjust(width) + rows[i % 7][width:] for i in range(n)]
+    return "\n".join(lines[: header + 1] + body + lines[header + 8 :]) + "\n"
+
+
+def test_parse_million_row_text_gpu_trace(benchmark, made):
+    n = rows_for(benchmark)
+    path = made("trace.txt", n, million_row_text_trace)
+    trace = run(benchmark, nvprof.read_log, path, "b")["gpu_trace"]
+    assert len(trace) == n and trace["start_ns"].is_monotonic_increasing
+    assert trace["kind"].value_counts().to_dict() == {
+        "memcpy": n // 7 * 5 + min(n % 7, 4) + (n % 7 == 7),
+        "kernel": n // 7 * 2 + max(0, min(n % 7, 6) - 4),
+    }
+
+
+def million_row_text_metrics(n: int) -> str:
+    """A real `--metrics` file's preamble and one kernel's block (its `Kernel:` line and seven
+    rows), repeated: nvprof reads a repeated name as another kernel of that name."""
+    lines = NVPROF_METRICS.read_text().splitlines()
+    block = lines[7:15]
+    return "\n".join(lines[:7] + block * (n // 7)) + "\n"
+
+
+def test_parse_million_row_text_metrics(benchmark, made):
+    n = rows_for(benchmark)
+    metrics = run(benchmark, nvprof.read_log, made("metrics.txt", n, million_row_text_metrics), "b")
+    table = metrics["metrics"]
+    assert len(table) == n // 7 and table["kernel_id"].tolist() == list(range(n // 7))
+    assert table["achieved_occupancy_pct"].to_numpy() == pytest.approx(51.7002)
 
 
 def test_parse_100k_space_run(benchmark, made):

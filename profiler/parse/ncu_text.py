@@ -1,0 +1,222 @@
+"""Nsight Compute's default text output (`ncu ./app`, `ncu --import x.ncu-rep`) -> `schema.METRICS`.
+
+What ncu prints, from 2019.x to 2025.x: its own `==PROF==` lines mixed with the program's output,
+then per kernel launch a line naming the kernel and one table per section:
+
+      row_sums(const float *, float *, unsigned long), 2022-Jun-02 19:46:33, Context 1, Stream 7
+        Section: GPU Speed Of Light Throughput
+        ----------------------------------------------- --------------- ----------------
+        Duration                                                msecond            11.97
+
+Since 2022.x the kernel line carries the launch shape instead of the time (`name (64, 1, 1)x(256,
+1, 1), Context 1, Stream 7, Device 0, CC 8.6`) and each table has a `Metric Name  Metric Unit
+Metric Value` header between two rules. Rows may be indented deeper than their rule (2022.x);
+the name is left-aligned, unit and value right-aligned, so a row is cut from its right end by
+the widths of the rule's three dash runs. `WRN`/`INF`/`OPT` advice, tables of other shapes and
+the program's output are skipped. A `--metrics` run gives the same tables (`Section: Command
+line profiler metrics`, raw metric names).
+
+Mapped to `schema.METRICS`:
+
+| METRICS column | ncu metrics (display names of all versions, raw names) |
+| --- | --- |
+| duration_ns | `Duration` (`usecond`, `msecond`, `second`, `us`, ...), `gpu__time_duration.sum` |
+| dram_throughput_pct | `DRAM Throughput`, `SOL DRAM`, `gpu__dram_throughput`, `dram__throughput` |
+| sm_throughput_pct | `Compute (SM) Throughput`, `Compute (SM) [%]`, `SM [%]`, `sm__throughput` |
+| achieved_occupancy_pct | `Achieved Occupancy`, `sm__warps_active` (pct of peak, active) |
+| registers | `Registers Per Thread`, `launch__registers_per_thread` |
+| dram_read_bytes, _write_ | `dram__bytes_read.sum`, `dram__bytes_write.sum` (`byte`, `Kbyte`, SI) |
+| fp32_flops | 2 * ffma + fadd + fmul thread instructions executed (`smsp__sass_...`) |
+
+Not mapped, as METRICS has no column for them: `Memory Throughput` / `Memory [%]` (the busiest
+of the memory units, not DRAM alone), `SOL FB` (ncu 2019.x-2020.1's frame-buffer throughput,
+not the DRAM throughput of later versions), the L1/L2 throughputs, cycles and frequencies,
+theoretical occupancy, launch sizes other than grid and block, and every other section. The
+NVTX range of a launch is not read from text (use `--csv --nvtx`): `range` is missing. `n/a`
+and `(!) n/a` are missing values. ncu's text numbers the launches only in its `==PROF==
+Profiling "name" - N` lines: those numbers are the launch IDs when they match the launches
+found, else launches are numbered in file order from 0.
+
+An output with no kernel results is refused with the line ncu itself wrote about it (`==ERROR==
+ERR_NVGPUCTRPERM ...`, `==WARNING== No kernels were profiled.`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from profiler.errors import ParseError
+from profiler.parse import csvtext, ncu_csv, values
+
+EXPECTED = "Nsight Compute output (ncu's per-kernel `Section:` tables, or ncu --csv)"
+
+_KERNEL_TAIL = re.compile(r", Context [0-9]+, Stream [0-9]+(?:, Device [0-9]+, CC [0-9.]+)?\Z")
+_SHAPE = re.compile(r" \(([0-9]+, [0-9]+, [0-9]+)\)x\(([0-9]+, [0-9]+, [0-9]+)\)\Z")
+_DATE = re.compile(r", [0-9]{4}-[A-Za-z]{3}-[0-9]{2} [0-9:]{8}\Z")
+_TOOL_LINE = re.compile(r"^==(?:PROF|ERROR|WARNING)==", re.MULTILINE)
+_SECTION = re.compile(r"^[ \t]+Section: ", re.MULTILINE)
+_NAMES = {name: field for field, (_, names) in ncu_csv.METRICS.items() for name in names}
+_RULES = {"time": values.TIME, "bytes": values.SIZE, "count": values.COUNT, "pct": values.VALUE}
+_NO_KERNEL = "no kernel results in it (a line `<kernel>, Context N, Stream N` with Section: tables)"
+_MAX_TAIL = 120  # the launch shape, time and ids after a kernel name fit in this
+
+
+@dataclass
+class Launch:
+    """One kernel result of the text: the kernel line's name and shape, the mapped values."""
+
+    name: str
+    grid: str | None = None
+    block: str | None = None
+    values: dict[str, float] = field(default_factory=dict)
+
+
+def recognise(head: str) -> bool:
+    """Whether the start of a file looks like ncu's text output: its `==PROF==`, `==ERROR==`,
+    `==WARNING==` lines or a `Section:` line."""
+    return bool(_TOOL_LINE.search(head) or _SECTION.search(head))
+
+
+def read_metrics(path: str | Path, stage: str) -> pd.DataFrame:
+    """Read ncu's text output (see the module docstring for what is mapped).
+
+    Args:
+        path: the captured output, with whatever the program printed around it.
+        stage: the stage key written into every row.
+
+    Returns: DataFrame with `schema.METRICS` columns, one row per kernel launch.
+
+    Raises: ParseError when the file's first 64 KiB hold no ncu line, ncu profiled nothing (the
+        message quotes ncu's own error or warning line), a metric row does not fit its table, or
+        a mapped value is no number in range (naming its line).
+    """
+    path = Path(path)
+    head = csvtext.read_head(path, EXPECTED)
+    if not recognise(head):
+        raise ParseError(path, EXPECTED, "no ==PROF== line nor Section: table at its start")
+    text = csvtext.read_text(path, EXPECTED)
+    kernels = _kernels(text, path)
+    if not kernels:
+        raise ParseError(path, EXPECTED, ncu_csv.nothing_profiled(text, _NO_KERNEL))
+    ids = _launch_ids(text, len(kernels))
+    launches = pd.DataFrame(
+        {
+            "ID": [str(i) for i in ids],
+            "Kernel Name": [k.name for k in kernels],
+            "Grid Size": [k.grid for k in kernels],
+            "Block Size": [k.block for k in kernels],
+        }
+    )
+    found = {
+        name: pd.Series([k.values.get(name, float("nan")) for k in kernels], dtype="float64")
+        for name in ncu_csv.METRICS
+    }
+    origin = values.Origin(path, EXPECTED)
+    return ncu_csv.metrics_table(launches, found, stage, origin)
+
+
+def _kernels(text: str, path: Path) -> list[Launch]:
+    """Every kernel launch's name, grid, block and mapped metric values, in file order."""
+    kernels: list[Launch] = []
+    widths: tuple[int, int, int] | None = None  # the open table's column widths
+    header_next = False
+    for number, raw in enumerate(text.split("\n"), 1):
+        line = raw.rstrip("\r")
+        launch = _launch(line)
+        if launch is not None:
+            kernels.append(launch)
+            widths = None
+            continue
+        if not kernels:
+            continue
+        stripped = line.strip()
+        if stripped.startswith("Section:"):
+            widths = None
+        elif _is_rule(stripped):
+            runs = [len(run) for run in stripped.split()]
+            if widths is None and len(runs) == 3:
+                widths, header_next = (runs[0], runs[1], runs[2]), False
+            elif widths is not None and not header_next:
+                widths = None
+            header_next = False
+        elif widths is not None and stripped:
+            if stripped.startswith("Metric Name") and stripped.endswith("Metric Value"):
+                header_next = True
+                continue
+            _metric(line, widths, number, kernels[-1], path)
+    return kernels
+
+
+def _is_rule(stripped: str) -> bool:
+    return stripped.startswith("-") and not stripped.strip("- ")
+
+
+def _launch(line: str) -> Launch | None:
+    """The kernel a result line names (`name, <time>, Context 1, Stream 7` or `name (grid)x(block),
+    Context 1, Stream 7, Device 0, CC 8.6`), or None for any other line."""
+    cut = line.rfind(", Context ")
+    if cut < 0 or not _KERNEL_TAIL.search(line[cut : cut + _MAX_TAIL]):
+        return None
+    head = line[:cut].strip()
+    grid = block = None
+    shape = _SHAPE.search(head[-_MAX_TAIL:])
+    if shape is not None:
+        grid, block = f"({shape[1]})", f"({shape[2]})"
+        head = head[: len(head) - len(shape[0])]
+    else:
+        date = _DATE.search(head[-_MAX_TAIL:])
+        head = head[: len(head) - len(date[0])] if date else head
+    return Launch(head.strip(), grid, block)
+
+
+def _metric(
+    line: str, widths: tuple[int, int, int], number: int, kernel: Launch, path: Path
+) -> None:
+    """One `name  unit  value` row, cut from its right end; a mapped metric's value is kept
+    (its first appearance for the launch), converted to the METRICS unit.
+
+    Raises: ParseError naming the line when the row of a mapped metric does not fit its
+        table's columns or its value is no number in range.
+    """
+    _, unit_width, value_width = widths
+    row = line.rstrip()
+    if (
+        len(row) < value_width + unit_width + 2
+        or row[-value_width - 1] != " "
+        or (row[-value_width - unit_width - 2] != " ")
+    ):
+        if row.strip().split("  ", 1)[0] in _NAMES:  # a mapped metric must fit its table
+            raise ParseError(path, EXPECTED, f"line {number}: a metric row does not fit its table")
+        return  # a row of some other table (rule advice, source counters): not ours
+    name = row[: -value_width - unit_width - 2].strip()
+    target = _NAMES.get(name)
+    if target is None or target in kernel.values:
+        return
+    unit = row[-value_width - unit_width - 1 : -value_width - 1].strip()
+    cell = row[-value_width:].strip()
+    if cell.endswith("n/a"):
+        return
+    kind = ncu_csv.METRICS[target][0]
+    try:
+        factor = ncu_csv.unit_factor(kind, unit, path, name)
+        kernel.values[target] = values.scalar(cell, _RULES[kind], factor)
+    except ValueError as exc:
+        raise ParseError(path, EXPECTED, f"line {number}, metric {name!r}: {exc}") from None
+
+
+def _launch_ids(text: str, count: int) -> list[int]:
+    """The launch numbers of ncu's `==PROF== Profiling "name" - N: ...` lines when there is one
+    per launch found, else 0 .. count - 1."""
+    ids = []
+    for match in re.finditer(r'^==PROF== Profiling "', text, re.MULTILINE):
+        end = text.find("\n", match.end())
+        line = text[match.end() : end if end >= 0 else len(text)]
+        cut = line.rfind('" - ')
+        number = line[cut + 4 :].split(":", 1)[0] if cut >= 0 else ""
+        if number.isdigit() and len(number) < 12:
+            ids.append(int(number))
+    return ids if len(ids) == count else list(range(count))

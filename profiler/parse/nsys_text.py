@@ -1,0 +1,284 @@
+"""The column text of `nsys stats` (no `--format csv`): one report table -> nsys fields.
+
+A table is a header line, a rule of dash runs (one run per column) and the rows:
+
+     Time (%)  Total Time (ns)  Instances  Avg (ns)   ...  Name
+     --------  ---------------  ---------  ---------  ...  -------------------------
+        100.0          883,936          1  883,936.0  ...  inc(int *, unsigned long)
+
+The rule gives each column's place. Numbers are right-aligned and end where their run ends;
+text is left-aligned; the last column (a name) may run past its rule; an empty cell is blank
+(a copy has no grid). Every version from 2019.x to 2025.x writes this layout; headers differ
+(`Time(%)`, `Total Time` with the unit in the heading, `Start(sec)`, ...) and `nsys_fields`
+reads them all. Numbers carry thousands separators (`1,400,294`); `None` means no value.
+
+A cell must stay inside its column: text in the gap between two columns is refused with its
+line, since it would otherwise shift a number into the wrong field. Rows are cut with numpy and
+parsed by pandas' C reader, with no Python per row, unless a row holds non-ASCII text before
+its last column (then Python cuts the rows: still linear, slower).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from profiler.errors import ParseError
+from profiler.parse import nsys_fields
+from profiler.parse.values import Origin
+
+Span = tuple[int, int]
+_DASHES = re.compile(r"-+")
+MAX_COLUMNS = 256
+MAX_GAP = 16
+_COMMA_DECIMAL = re.compile(r"'[0-9.]{0,40},[0-9]{1,2}'")  # `'81,0'`, `'4.521.022,0'`
+# Bytes that can stand for the column separator: one the rows do not hold is used.
+_DELIMITERS = (0x1F, 0x1E, 0x1D, 0x1C, 0x1B, 0x01)
+
+
+def is_rule(line: str) -> bool:
+    """A line of dash runs and blanks only, as nsys rules its tables: 2 to `MAX_COLUMNS` runs,
+    at most `MAX_GAP` blanks apart (nsys puts two). Anything wider is no table of nsys, and the
+    bounds keep the work of cutting rows (per column and per blank between columns) small."""
+    text = line.strip()
+    if not text.startswith("-") or text.strip("- ") or " " not in text:
+        return False
+    runs = spans(text)
+    gaps = (b[0] - a[1] for a, b in zip(runs, runs[1:], strict=False))
+    return len(runs) <= MAX_COLUMNS and max(gaps) <= MAX_GAP
+
+
+def spans(rule: str) -> list[Span]:
+    """The (start, end) of every dash run of a rule line."""
+    return [m.span() for m in _DASHES.finditer(rule)]
+
+
+def header_cells(header: str, columns: list[Span]) -> list[str]:
+    """The header's cell over each column: from the column's start to the next one's."""
+    starts = [a for a, _ in columns] + [max(len(header), columns[-1][1])]
+    return [header[starts[i] : starts[i + 1]].strip() for i in range(len(columns))]
+
+
+def read_table(
+    block: str, report: str, origin: Origin, units: dict[str, str] | None = None
+) -> pd.DataFrame:
+    """One report's column text (header, rule, rows) -> nsys fields (see `nsys_fields.convert`).
+
+    Args:
+        block: the table's text, header line first, the rule second.
+        report: the canonical report name.
+        origin: where the table is in its file (its `text` is `block`, `skip` 1: the rule).
+        units: units that a heading gives for fields whose header has none.
+
+    Raises: ParseError for a missing or repeated column, a cell outside its column, or a cell
+        that is no number in range (naming its line and column).
+    """
+    header, rule, rows = _three_parts(block)
+    columns = spans(rule)
+    cells = header_cells(header, columns)
+    cols = nsys_fields.columns(cells, report, origin)
+    used = [i for i, cell in enumerate(cells) if cell in cols]
+    names = [f"c{i}" for i in range(len(columns))]
+    if not rows.strip():
+        raw = pd.DataFrame({names[i]: pd.Series(dtype="string") for i in used})
+    else:
+        raw = _rows(rows, columns, cells, cols, origin)
+    raw = raw[[names[i] for i in used]].set_axis([cells[i] for i in used], axis=1)
+    raw = _strip_labels(raw, cols)
+    try:
+        return nsys_fields.convert(raw, cols, report, origin, units)
+    except ParseError as exc:
+        if _COMMA_DECIMAL.search(exc.detail):
+            detail = f"{exc.detail}; numbers with a decimal comma: print them with LC_ALL=C"
+            raise ParseError(exc.path, exc.expected, detail) from None
+        raise
+
+
+def _three_parts(block: str) -> tuple[str, str, str]:
+    """Header line, rule line and the rest (one copy of the rows, however many)."""
+    one = block.find("\n")
+    two = block.find("\n", one + 1) if one >= 0 else -1
+    if one < 0:
+        return block, "", ""
+    if two < 0:
+        return block[:one], block[one + 1 :], ""
+    return block[:one], block[one + 1 : two], block[two + 1 :]
+
+
+def _rows(
+    rows: str,
+    columns: list[Span],
+    cells: list[str],
+    cols: nsys_fields.Columns,
+    origin: Origin,
+) -> pd.DataFrame:
+    """The rows cut at the columns: a frame of cells (numbers already parsed where the C reader
+    could), columns named `c0`, `c1`, ... by position."""
+    buf = bytearray(rows if rows.endswith("\n") else rows + "\n", "utf-8")
+    arr = np.frombuffer(buf, dtype=np.uint8)  # a view: writes go to `buf`
+    delimiter = next((d for d in _DELIMITERS if d not in buf), None)
+    plain = buf.isascii() and b"\r" not in buf
+    table = _as_table(buf, arr) if plain else None
+    if delimiter is not None and table is not None:
+        _separate_table(table, columns, delimiter, origin)
+        return _read(buf, chr(delimiter), cells, cols, origin)
+    starts, ends = _lines(arr)
+    if delimiter is None or not (plain or _plain_before(arr, starts, columns[-1][0])):
+        return _rows_in_python(rows, columns, origin)
+    _check_gaps(arr, starts, ends, columns, origin)
+    for _, end in columns[:-1]:
+        pos = starts + end
+        arr[pos[pos < ends]] = delimiter
+    return _read(buf, chr(delimiter), cells, cols, origin)
+
+
+def _as_table(buf: bytearray, arr: np.ndarray) -> np.ndarray | None:
+    """The rows as a 2-D array (one row per line, the newline last) when every line has the
+    same length, as nsys pads them; else None."""
+    width = buf.find(b"\n") + 1
+    if width < 2 or len(buf) % width:
+        return None
+    table = arr.reshape(len(buf) // width, width)
+    if buf.count(b"\n") != len(table) or not (table[:, -1] == 10).all():
+        return None
+    return table
+
+
+def _separate_table(table: np.ndarray, columns: list[Span], delimiter: int, origin: Origin) -> None:
+    """Rows of one length (as nsys pads them) as a 2-D array: every gap between two columns
+    checked blank and a separator put at its start, in one pass over the gap columns.
+
+    Raises: ParseError naming the first line with text between two columns.
+    """
+    width = table.shape[1] - 1  # the newline
+    gaps = [c for (_, a), (b, _) in zip(columns, columns[1:], strict=False) for c in range(a, b)]
+    gaps = [c for c in gaps if c < width]
+    if gaps:
+        bad = np.flatnonzero((table[:, gaps] != 32).any(axis=1))
+        if len(bad):
+            raise _outside(origin, int(bad[0]))
+    starts = [end for _, end in columns[:-1] if end < width]
+    if starts:
+        table[:, starts] = delimiter
+
+
+def _lines(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end (exclusive) of every non-empty line of a byte array."""
+    newlines = np.flatnonzero(arr == 10)
+    starts = np.concatenate(([0], newlines + 1))
+    ends = np.concatenate((newlines, [len(arr)]))
+    keep = ends > starts
+    return starts[keep], ends[keep]
+
+
+def _plain_before(arr: np.ndarray, starts: np.ndarray, last: int) -> bool:
+    """No byte before the last column is non-ASCII or a carriage return (so that byte offsets
+    are character offsets wherever a separator goes)."""
+    odd = np.flatnonzero((arr >= 128) | (arr == 13))
+    if not len(odd):
+        return True
+    line = np.searchsorted(starts, odd, side="right") - 1
+    return bool(((odd - starts[line]) >= last).all())
+
+
+def _check_gaps(
+    arr: np.ndarray, starts: np.ndarray, ends: np.ndarray, columns: list[Span], origin: Origin
+) -> None:
+    """Every character between two columns is blank.
+
+    Raises: ParseError naming the first line with text between two columns.
+    """
+    worst = len(starts)
+    for (_, end), (nxt, _) in zip(columns, columns[1:], strict=False):
+        for offset in range(end, nxt):
+            pos = starts + offset
+            inside = pos < ends
+            bad = np.flatnonzero(inside & (arr[np.minimum(pos, len(arr) - 1)] != 32))
+            if len(bad):
+                worst = min(worst, int(bad[0]))
+    if worst < len(starts):
+        raise _outside(origin, worst)
+
+
+def _outside(origin: Origin, row: int) -> ParseError:
+    return origin.error(
+        f"line {origin.line(row)}: a cell runs outside its column (the rule under the "
+        "header gives each column's place)"
+    )
+
+
+def _read(
+    data: bytes | bytearray, sep: str, cells: list[str], cols: nsys_fields.Columns, origin: Origin
+) -> pd.DataFrame:
+    """The separated rows through pandas' C reader, only the columns profgen uses: numbers
+    parsed there (thousands separators, `None` as no value), text as categories; if a cell
+    defeats it, every cell as text (the checks in `nsys_fields` then name the cell)."""
+    fast = nsys_fields.fast_dtypes(cols)
+    used = {f"c{i}": cell for i, cell in enumerate(cells) if cell in cols}
+    dtypes = {name: fast[cell] for name, cell in used.items()}
+    missing = {
+        name: [""] if dtypes[name] == "category" else ["", nsys_fields.NONE] for name in used
+    }
+    options = {
+        "sep": sep,
+        "header": None,
+        "names": [f"c{i}" for i in range(len(cells))],
+        "usecols": list(used),
+        "quoting": csv.QUOTE_NONE,
+        "skipinitialspace": True,
+        "keep_default_na": False,
+        "engine": "c",
+        "index_col": False,
+    }
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return pd.read_csv(  # type: ignore[call-overload, no-any-return]
+                io.BytesIO(data), dtype=dtypes, thousands=",", na_values=missing, **options
+            )
+    except (ValueError, OverflowError, pd.errors.ParserError):
+        pass
+    try:
+        return pd.read_csv(  # type: ignore[call-overload, no-any-return]
+            io.BytesIO(data), dtype="string", na_values=[""], **options
+        )
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise origin.error(f"unreadable table: {str(exc).strip()[:200]}") from None
+
+
+def _rows_in_python(rows: str, columns: list[Span], origin: Origin) -> pd.DataFrame:
+    """The rows cut in Python, by character (rows with non-ASCII text before their last
+    column, or no free separator byte): linear, a few microseconds per cell."""
+    starts = [a for a, _ in columns]
+    bounds = list(zip(starts, starts[1:] + [None], strict=True))
+    out: list[list[str | None]] = [[] for _ in columns]
+    for row, line in enumerate(ln.rstrip("\r") for ln in rows.split("\n") if ln.strip()):
+        for (_, end), nxt in zip(columns[:-1], starts[1:], strict=True):
+            if line[end:nxt].strip():
+                raise _outside(origin, row)
+        for i, (a, b) in enumerate(bounds):
+            out[i].append(line[a:b].strip() or None)
+    return pd.DataFrame({f"c{i}": pd.array(col, dtype="string") for i, col in enumerate(out)})
+
+
+def _strip_labels(raw: pd.DataFrame, cols: nsys_fields.Columns) -> pd.DataFrame:
+    """Text cells without the blanks that pad them to their column's width (a categorical's
+    categories only, where that keeps them distinct)."""
+    out = {}
+    for col in raw.columns:
+        series = raw[col]
+        if isinstance(series.dtype, pd.CategoricalDtype):
+            stripped = series.cat.categories.str.strip()
+            if stripped.is_unique:
+                series = series.cat.rename_categories(list(stripped))
+            else:
+                series = series.astype("string").str.strip()
+        elif series.dtype.kind not in "iuf":
+            series = series.astype("string").str.strip()
+        out[col] = series
+    return pd.DataFrame(out, index=raw.index)

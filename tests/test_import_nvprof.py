@@ -1,0 +1,216 @@
+"""`profgen import` of nvprof output end to end (issue 14), on the real files in tests/data/nvprof.
+
+The LeNet study's eight logs (the document profgen's LeNet study comes from, hyjwpk/LeNet5) are
+imported as one run and every row of every table is checked against the log's own text, read
+here by a reference reader that converts units with `Decimal` (exact), independent of the
+parser under test.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from clirun import assert_refused, profgen
+
+from profiler import schema, store
+
+NVPROF = Path(__file__).parent / "data" / "nvprof"
+LENET = NVPROF / "9.x" / "lenet"
+STEPS = [
+    "01-cuda-baseline",
+    "02-image-parallel",
+    "03-conv-kernels",
+    "04-fc-kernels",
+    "05-no-redundant-syncs",
+    "06-pinned-memory",
+    "07-fc-coalesced",
+    "08-overlap-fusion",
+]
+NS = {"ns": Decimal(1), "us": Decimal(10**3), "ms": Decimal(10**6), "s": Decimal(10**9)}
+
+
+def ns(cell: str) -> Decimal:
+    """`1.40806s` -> Decimal(1408060000), exactly."""
+    unit = next(u for u in ("ns", "us", "ms", "s") if cell.endswith(u))
+    return Decimal(cell[: -len(unit)]) * NS[unit]
+
+
+def reference_rows(log: Path) -> dict[str, list[dict[str, object]]]:
+    """The summary rows of a log as it prints them, by row type: the reference the import must
+    give back."""
+    lines = log.read_text().splitlines()
+    header = next(i for i, line in enumerate(lines) if "Time(%)" in line)
+    rows: dict[str, list[dict[str, object]]] = {"GPU activities": [], "API calls": []}
+    kind = ""
+    for line in lines[header + 1 :]:
+        body = line.strip()
+        if body.startswith(("GPU activities:", "API calls:")):
+            kind, body = body.split(":", 1)
+        pct, total, calls, avg, low, high, name = body.split(None, 6)
+        rows[kind].append(
+            {
+                "name": name,
+                "time_pct": float(pct[:-1]),
+                "total_ns": int(ns(total)),
+                "calls": int(calls),
+                "avg_ns": ns(avg),
+                "min_ns": int(ns(low)),
+                "max_ns": int(ns(high)),
+            }
+        )
+    return rows
+
+
+def run_import(capsys: pytest.CaptureFixture[str], out: Path, *stages: str) -> Path:
+    argv = ["import", "--model", "lenet", "--out", out]
+    argv += [a for stage in stages for a in ("--stage", stage)]
+    result = profgen(argv, capsys)
+    assert result.code == 0, result.err
+    return Path(result.out.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def lenet_run(tmp_path_factory: pytest.TempPathFactory) -> store.Run:
+    from profiler.importer import import_run
+
+    stages = [(step, str(LENET / f"{step}.txt")) for step in STEPS]
+    path = import_run("lenet", stages, {}, tmp_path_factory.mktemp("runs"))
+    return store.load_run(path)
+
+
+def test_lenet_logs_import_as_one_run(lenet_run):
+    stages = lenet_run.table("stages")
+    assert list(stages["stage"]) == STEPS and list(stages["order"]) == list(range(8))
+    kinds = {i["stage"]: i["kind"] for i in lenet_run.meta["inputs"]}
+    assert set(kinds.values()) == {"nvprof"}
+    assert list(dict.fromkeys(lenet_run.table("gpu_activities")["stage"])) == STEPS
+    assert list(dict.fromkeys(lenet_run.table("api_calls")["stage"])) == STEPS
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_lenet_tables_give_back_the_logged_values(lenet_run, step):
+    """Every row of both tables of every step, to the nanosecond (Avg, printed with more digits
+    than a nanosecond in a few rows, to within half of one)."""
+    expected = reference_rows(LENET / f"{step}.txt")
+    for table, kind in (("gpu_activities", "GPU activities"), ("api_calls", "API calls")):
+        got = lenet_run.table(table)
+        got = got[got["stage"] == step]
+        assert len(got) == len(expected[kind]), (step, table)
+        by_name = {row["name"]: row for row in got.to_dict("records")}
+        for want in expected[kind]:
+            row = by_name[want["name"]]
+            for column in ("total_ns", "calls", "min_ns", "max_ns"):
+                assert row[column] == want[column], (step, want["name"], column)
+            assert abs(Decimal(repr(row["avg_ns"])) - want["avg_ns"]) <= Decimal("0.5")
+            assert row["time_pct"] == pytest.approx(want["time_pct"], abs=1e-9)
+
+
+def test_lenet_values_read_by_hand(lenet_run):
+    """A few cells converted by hand from the logs' text."""
+    api = lenet_run.table("api_calls")
+    sync = api[(api["stage"] == "01-cuda-baseline") & (api["name"] == "cudaDeviceSynchronize")]
+    # `66.33%  5.07250s  70001  72.463us  1.1000us  4.5818ms  cudaDeviceSynchronize`
+    assert sync[["total_ns", "calls", "min_ns", "max_ns"]].iloc[0].tolist() == [
+        5_072_500_000,
+        70_001,
+        1_100,
+        4_581_800,
+    ]
+    gpu = lenet_run.table("gpu_activities")
+    fused = gpu[gpu["stage"] == "08-overlap-fusion"]
+    conv2 = fused[fused["name"] == "Conv2_ReLu(float*, float*, float*, float*, float*)"].iloc[0]
+    # `42.50%  12.128ms  16  757.97us  628.96us  920.99us  Conv2_ReLu(float*, ...)`
+    assert (conv2["total_ns"], conv2["calls"], conv2["min_ns"], conv2["max_ns"]) == (
+        12_128_000,
+        16,
+        628_960,
+        920_990,
+    )
+    pinned = gpu[(gpu["stage"] == "06-pinned-memory") & (gpu["kind"] == "memcpy")]
+    # `23.97%  4.8775ms  11  443.41us ... [CUDA memcpy HtoD]`, `0.30%  60.515us  1 ... DtoH`
+    assert dict(zip(pinned["copy_kind"], pinned["total_ns"], strict=True)) == {
+        "HtoD": 4_877_500,
+        "DtoH": 60_515,
+    }
+    kernels = gpu[(gpu["stage"] == "01-cuda-baseline") & (gpu["kind"] == "kernel")]
+    assert sorted(kernels["calls"]) == [20_000, 20_000, 30_000]  # MaxPool, Conv_ReLu, Linear_ReLu
+
+
+def test_lenet_report_names_every_step(lenet_run):
+    report = (lenet_run.path / "report.html").read_text()
+    for step in STEPS:
+        assert step in report
+    assert "Linear_ReLu" in report and "cudaHostAlloc" in report
+
+
+def test_other_layouts_import_in_one_run(tmp_path, capsys):
+    """A text gpu trace, CSV metrics, an old CSV summary, an API-only summary and an NVTX range
+    summary, one stage each."""
+    path = run_import(
+        capsys,
+        tmp_path,
+        f"trace={NVPROF / '9.x' / 'cheby-text-gpu-trace.txt'}",
+        f"metrics={NVPROF / '8.x' / 'j3d27pt-csv-metrics.csv'}",
+        f"summary={NVPROF / '8.x' / 'jacobi-csv-summary.csv'}",
+        f"api={NVPROF / '9.x' / 'bfs-api-summary-only.txt'}",
+        f"nvtx={NVPROF / '9.x' / 'psyclone-readme-nvtx-ranges.md'}",
+    )
+    run = store.load_run(path)
+    trace = run.table("gpu_trace")
+    assert set(trace["stage"]) == {"trace"} and len(trace) == 7
+    assert list(trace["duration_ns"].iloc[:2]) == [29_925_000, 29_949_000]  # 29.925ms, 29.949ms
+    act = run.table("gpu_activities")  # from the trace, and from the summary
+    kernels = act[(act["stage"] == "trace") & (act["kind"] == "kernel")]
+    assert kernels["calls"].tolist() == [2] and kernels["total_ns"].tolist() == [
+        4_385_000 + 4_579_900
+    ]
+    assert act[act["stage"] == "summary"]["total_ns"].iloc[0] == 122_472_626
+    metrics = schema.validate(run.table("metrics"), schema.METRICS)
+    assert (
+        metrics["stage"].tolist() == ["metrics"] and metrics["fp32_flops"].iloc[0] == 36_134_886_144
+    )
+    api = run.table("api_calls")
+    assert api[api["stage"] == "api"]["total_ns"].iloc[0] == 972_190_000  # cudaMallocManaged
+    ranges = run.table("ranges")
+    assert ranges["stage"].tolist() == ["nvtx"] and ranges["total_ns"].tolist() == [758_780]
+
+
+@pytest.mark.parametrize(
+    "file, fragments",
+    [
+        (
+            "8.x/jacobi-untiled-no-kernels.txt",
+            ("nvprof says: 'Error: Application received signal 2' / 'No kernels were profiled.'",),
+        ),
+        ("9.x/bfs-gpu-summary-no-kernels.txt", ("nvprof says: 'No kernels were profiled.'",)),
+        ("9.x/bfs-text-gpu-trace-unified-memory-only.txt", ("Unified Memory events only",)),
+        ("8.x/gradient-text-metrics-unmapped.txt", ("none of them (branch_efficiency",)),
+        ("9.x/lenet/hyjwpk-LeNet5-README.md", ("the output of 8 nvprof runs",)),
+    ],
+)
+def test_nvprof_output_profgen_cannot_use_is_refused(tmp_path, capsys, file, fragments):
+    path = NVPROF / file
+    out = tmp_path / "out"
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", out], capsys)
+    assert_refused(result, 2, str(path), *fragments)
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_lenet_logs_with_their_headings_and_fences(tmp_path):
+    """Each log as the README shows it, from its `###` heading to its closing code fence, gives
+    the same tables as the bare log."""
+    from profiler.parse import nvprof
+
+    lines = (LENET / "hyjwpk-LeNet5-README.md").read_text().splitlines()
+    headings = [i for i, line in enumerate(lines) if line.startswith("### ")]
+    assert len(headings) == len(STEPS)
+    for step, at in zip(STEPS, headings, strict=True):
+        end = next(i for i in range(at + 3, len(lines)) if lines[i] == "```")
+        path = tmp_path / f"{step}.md"
+        path.write_text("\n".join(lines[at : end + 1]) + "\n")
+        fenced, bare = nvprof.read_log(path, step), nvprof.read_log(LENET / f"{step}.txt", step)
+        assert set(fenced) == set(bare) == {"gpu_activities", "api_calls"}
+        for name in bare:
+            assert fenced[name].equals(bare[name]), (step, name)
