@@ -136,8 +136,10 @@ def test_other_tables_as_aligned_columns(nsys_run, capsys):
     assert code == 0 and lines[0] == "role step, timing gpu_span"
     assert lines[1].split()[:3] == ["stage", "title", "status"]
     assert "median" in lines[1].split() and "technique" not in lines[1]
-    assert len(lines) == 5 and lines[2].startswith("demo ") and "Two streams" in lines[3]
+    assert lines[2].startswith("demo ") and "Two streams" in lines[3]
     assert lines[2].split()[2] == "IMPORTED" and lines[4].startswith("IMPORTED: made from")
+    note = " ".join(lines[4:])  # wrapped to the width, never clipped
+    assert note.endswith("else for the whole program") and all(len(ln) <= 120 for ln in lines)
     code, out, _ = show(capsys, str(nsys_run), "--table", "gpu_trace", "--stage", "demo")
     assert code == 0 and len(out.splitlines()) == 1 + 5 and "319.69us" in out
 

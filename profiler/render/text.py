@@ -10,6 +10,8 @@ aligned columns, durations with units. Run text in it is escaped for a terminal 
 
 from __future__ import annotations
 
+import textwrap
+
 import pandas as pd
 
 from profiler import schema
@@ -173,12 +175,15 @@ def stages_text(stages: pd.DataFrame, width: int = WIDTH) -> str:
     shares (items, batch, warm-ups, repeats...; one that no stage has is left out), a table of
     what differs (in study order, titles clipped to fit, without the techniques, which are
     paragraphs, the overhead, which is the profiled time over the median, and the absolute error:
-    `--format csv` or `json` has them), then one line per stage that did not PASS saying why
-    (imported stages share one line: they were not checked).
+    `--format csv` or `json` has them, nor columns no stage has a value in), then one line per
+    stage that did not PASS saying why (imported stages share one note, wrapped to `width`: what
+    their times are).
 
     An imported stage has no items, batch or warm-ups, and repeats only when the user said how
     many the program ran: those show as missing, never as 0."""
     df = _not_applicable(stages.drop(columns=[c for c in (*_PROSE, *_IMPLIED) if c in stages]))
+    empty = [c for c in df.columns if c not in _KEYS and df[c].map(_missing).all()]
+    df = df.drop(columns=empty)  # a column no stage has a value in says nothing (an import's min)
     shared = [
         c for c in _SHARED if c in df.columns and len(df) > 1 and df[c].nunique(dropna=False) == 1
     ]
@@ -191,10 +196,12 @@ def stages_text(stages: pd.DataFrame, width: int = WIDTH) -> str:
         if r["status"] not in (schema.PASS, schema.IMPORTED) and not _missing(r["reason"])
     ]
     if (stages["status"] == schema.IMPORTED).any():
-        notes.append(clip(f"{schema.IMPORTED}: {IMPORTED_NOTE}", width))
+        # wrapped, never clipped: it is what says what an imported time is
+        notes.append(textwrap.fill(f"{schema.IMPORTED}: {IMPORTED_NOTE}", width))
     return (f"{head}\n" if head else "") + body + "".join(f"{n}\n" for n in notes)
 
 
+_KEYS = ("stage", "title", "status")
 IMPORTED_NOTE = (
     "made from profiler output found elsewhere (profgen import); not checked against a "
     "reference. timing says what the time is: nvtx_range (that range's total), gpu_span (first "
