@@ -113,7 +113,7 @@ def _read_section(
     try:
         tables, _ = read(kind, file, stage, raw)
     except ParseError as exc:
-        entry["left_out"] = _located(exc.detail or str(exc), section.first_line)
+        entry["left_out"] = _located(exc.detail or str(exc), section)
         return
     entry["tables"] = sorted(name for name, df in tables.items() if len(df))
     entry["tables_left_out"] = [name for name in entry["tables"] if name in found.tables]
@@ -136,9 +136,9 @@ def _check_one_nvprof_run(found: Found, path: Path) -> None:
             )
 
 
-def _located(detail: str, first_line: int) -> str:
+def _located(detail: str, section: capture.Section) -> str:
     """A reader's message about the section file, with its line numbers made the capture's."""
-    return _LINE.sub(lambda m: f"line {int(m['line']) + first_line - 1}", detail)
+    return _LINE.sub(lambda m: f"line {section.file_line(int(m['line']))}", detail)
 
 
 def technique(found: Found, kinds: dict[str, str]) -> str:

@@ -27,6 +27,7 @@ CUDA_STREAM = DATA / "nvprof" / "9.x" / "cuda-stream-summary.txt"
 CFD_SUMMARY = DATA / "nvprof" / "9.x" / "cfd-csv-summary.csv"
 CFD_TRACE = DATA / "nvprof" / "9.x" / "cfd-csv-gpu-trace-head.csv"
 DEMO_STDOUT = DATA / "nsys" / "2025.3.1" / "demo" / "nsys-stats-stdout.txt"
+TRACES = CAPTURES / "nvprof-text-gpu-traces-elided.md"
 
 
 def imported(capsys, tmp: Path, *stages: str, code: int = 0):  # type: ignore[no-untyped-def]
@@ -165,6 +166,53 @@ def test_two_nvprof_runs_around_another_tools_output_are_refused_too(tmp_path, c
     second = len(NVPROF_NSYS.read_text().splitlines()) + 2
     said = f"holds the output of 2 nvprof runs (from lines 2, {second}); import each run as a"
     assert_refused(result, 2, str(path), "a terminal capture that " + said)
+
+
+def test_typed_nvprof_runs_without_pids_are_told_apart(tmp_path):
+    """Five `nvprof --print-gpu-trace` runs of different programs in a README, the PIDs and
+    `Profiling result:` lines cut by the paste (`[...]`, and `[...warmup...]` right under the
+    header): the prompts (and fences) tell the runs apart, the elision marks are left out of
+    each run's table, and each trace gives the rows the file prints."""
+    sections = [s for s in capture.split(TRACES.read_text()) if "Start  Duration" in s.text]
+    assert [s.first_line for s in sections] == [31, 50, 64, 78, 92]
+    assert [s.elided for s in sections] == [(32, 34), (49, 51), (63, 65), (77, 79), (91, 93)]
+    assert [s.tool for s in sections] == [None] + [capture.NVPROF] * 4  # the first has no `$`
+    assert sections[0].file_line(3) == 35  # its first row, below two left-out marks
+    traces = []
+    for s in sections:
+        file = tmp_path / f"{s.first_line}.txt"
+        file.write_text(s.text)
+        traces.append(nvprof.read_log(file, "s")["gpu_trace"])
+    # `461.73ms  72.703us ... [CUDA memcpy HtoD]` ... `465.48ms  72.032us ... [CUDA memcpy DtoH]`
+    assert list(traces[0]["start_ns"]) == [461_730_000, 461_830_000, 463_070_000, 465_480_000]
+    assert list(traces[0]["duration_ns"]) == [72_703, 1_226_700, 2_385_100, 72_032]
+    assert list(traces[3]["duration_ns"]) == [1_084_100, 20_323_000, 25_289_000, 1_097_700]
+    assert list(traces[4]["duration_ns"]) == [68_671, 16_297_000, 602_750]
+    assert list(traces[4]["kind"]) == [schema.MEMSET, schema.KERNEL, schema.KERNEL]
+
+
+def test_typed_nvprof_runs_are_refused_as_several_runs(tmp_path, capsys):
+    result = profgen(["import", "--model", "m", "--out", tmp_path, "--stage", f"s={TRACES}"],
+                     capsys)  # fmt: skip
+    assert_refused(result, 2, str(TRACES), "holds the output of 5 nvprof runs (from lines 31, "
+                   "50, 64, 78, 92); import each run as a stage of its own")  # fmt: skip
+
+
+def test_one_typed_run_whose_rows_a_paste_elided_imports_as_partial(tmp_path, capsys):
+    """Lines 47-55 of the README alone: one run, its header and rows around `[...warmup...]`."""
+    path = tmp_path / "one.md"
+    path.write_text("".join(TRACES.read_text().splitlines(keepends=True)[46:55]))
+    assert detect.detect(path) == detect.CAPTURE
+    result, run = imported(capsys, tmp_path / "out", f"s={path}")
+    trace = rows(run, "gpu_trace")
+    assert list(trace["start_ns"]) == [444_670_000, 444_690_000, 445_760_000]
+    assert list(trace["duration_ns"]) == [11_872, 1_045_700, 39_295]
+    stage = run.table("stages").iloc[0]
+    assert stage["timing"] == schema.GPU_SPAN
+    assert stage["median_ns"] == 445_760_000 + 39_295 - 444_670_000  # first start to last end
+    assert "one.md: line 4: rows elided at line 3, 5: tables partial" in result.err  # the header
+    said = "nvprof output at line 4, `nvprof --print-gpu-trace popcorn2d_cuda testc"
+    assert stage["technique"].startswith(f"imported from a terminal capture: {said}")
 
 
 def test_nsys_csv_after_prompts_and_an_elision(tmp_path, capsys):

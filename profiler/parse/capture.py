@@ -6,16 +6,21 @@ stats ...`, `% ...`), program output, Markdown around it, and one or more tools'
 another. `split` cuts it at every line that starts something new, without knowing any table
 layout (the parsers, which other formats join, find the tables in each section):
 
-- a shell prompt with a command (the section after it records the command);
-- a Markdown code fence (three backticks or tildes), and an elision line (`...`, `[...]`) that
-  a paste puts where it cut rows out (recorded: what follows it is partial);
+- a shell prompt with a command (the section after it records the command, and the profiler
+  the command runs, if it runs one);
+- a Markdown code fence (three backticks or tildes);
 - the first line of another tool's output: nvprof (`==PID==`, and a new PID is a new run),
   Nsight Compute (`==PROF==`) or Nsight Systems (`Processing [...]`, `Generating '...'`, a
   `[3/8] Executing 'nvtx_sum'` step or `[1/8] [====100%]` bar, a `** ... (report):` banner,
   or an nsys CSV header at the start of a paragraph); a program's own `[1/10] epoch` is none.
 
-A file is a capture (`is_capture`) when it holds the output of two or more tools, or when a
-paste elides rows of a tool's output (`...` after it: the importer says its tables are partial).
+An elision line (`...`, `[...]`, `[...warmup...]`) that a paste puts where it cut rows out is
+left out of its section and recorded (the section's tables are partial); it cuts nothing, so a
+table whose rows a paste elided, even right under its header, stays one table.
+
+A file is a capture (`is_capture`) when it holds the output of two or more tools, two or more
+nvprof or ncu runs typed after prompts (each is a run of its own, whatever its tool prints), or
+a tool's output a paste elides rows of (the importer says its tables are partial).
 Any other file is left to its tool's parser whole: each parser finds its tables among prompts,
 Markdown and program output, and applies its own rule to several runs in one file.
 
@@ -50,7 +55,14 @@ _PROMPT = re.compile(
 )
 _PROMPT_FIRST = frozenset(" \t$%([-_.~/" + string.ascii_letters + string.digits)
 _FENCE = re.compile(r"[ \t]{0,3}(?:```|~~~)")
-_ELISION = re.compile(r"[ \t]*(?:\.\.\.|…|\[\.\.\.\]|<snip>|\[snip\])[ \t\r]*")
+_ELISION = re.compile(
+    r"[ \t]*(?:\.\.\.|…|\[(?:\.\.\.|…)[^\]\n]{0,80}\]|<snip>|\[snip\])[ \t\r]*"
+)
+# A profiler named as a word of a command: `nvprof ./a`, `sudo /usr/local/cuda/bin/ncu ...`,
+# `$(which nsys) profile` (not `nvprof.log`, `nsys_notes.md`)
+_RUNS = re.compile(r"(?:^|[\s/(])(?P<tool>nvprof|nsys|ncu|nv-nsight-cu-cli)(?=[\s)]|$)")
+_RUNS_UNMARKED = (NVPROF, NCU)
+_TOOL_OF = {"nvprof": NVPROF, "nsys": NSYS, "ncu": NCU, "nv-nsight-cu-cli": NCU}
 _NVPROF = re.compile(r"==(?P<pid>[0-9]{1,10})== ")
 _NSYS = re.compile(
     r"(?:Processing \[|Running \[|Generating SQLite file|Generating '|Collecting data\.\.\."
@@ -67,8 +79,9 @@ class Section:
     text: its lines, as in the file.
     tool: the tool whose output it holds (`NVPROF`, `NCU`, `NSYS`), or None (none seen).
     command: the command of the prompt above it, or None.
-    elided: the file lines of elision marks (`...`) that end it.
-    marked: whether a prompt, a fence or an elision mark cut it from what came before.
+    elided: the file lines of elision marks (`...`, `[...warmup...]`) in it: left out of `text`,
+        which is the rest of its lines run together (a table cut by a paste stays one table).
+    marked: whether a prompt or a fence cut it from what came before.
     """
 
     first_line: int
@@ -77,6 +90,15 @@ class Section:
     command: str | None
     elided: tuple[int, ...] = ()
     marked: bool = False
+
+    def file_line(self, line: int) -> int:
+        """The file line of line `line` (1-based) of `text`: the elision marks left out of
+        `text` count again."""
+        at = self.first_line + line - 1
+        for mark in self.elided:  # ascending
+            if self.first_line <= mark <= at:
+                at += 1
+        return at
 
 
 def split(text: str) -> list[Section]:
@@ -90,17 +112,16 @@ def split(text: str) -> list[Section]:
         if prompt is not None or _FENCE.match(stripped):
             cur.close(out)
             cur = _Open(first_line=number + 1, command=prompt, marked=True)
+            cur.tool = None if prompt is None else profiler_run(prompt)
         elif _ELISION.fullmatch(stripped):
-            cur.elided.append(number)
-            cur.close(out)
-            cur = _Open(first_line=number + 1, command=cur.command, marked=True)
+            cur.elided.append(number)  # left out; the section goes on
         else:
             tool, run = _signature(stripped, previous_blank)
-            if tool is not None and cur.tool is not None and (tool, run) != (cur.tool, cur.run):
+            if tool is not None and cur.tool is not None and _another(cur, tool, run):
                 cur.close(out)
                 cur = _Open(first_line=number)
-            if tool is not None and cur.tool is None:
-                cur.tool, cur.run = tool, run
+            if tool is not None and (cur.tool is None or cur.run is None):
+                cur.tool, cur.run = tool, run  # a prompt's `nvprof` gets its PID
             if not cur.lines:
                 cur.first_line = number
             cur.lines.append(line)
@@ -109,11 +130,26 @@ def split(text: str) -> list[Section]:
     return out
 
 
+def _another(cur: _Open, tool: str, run: str | None) -> bool:
+    """Whether a line of `tool`'s output (of `run`) starts a section other than `cur`."""
+    return tool != cur.tool or (cur.run is not None and run != cur.run)
+
+
+def profiler_run(command: str) -> str | None:
+    """The profiler a typed command runs (`sudo $(which nsys) profile ...` -> NSYS), or None."""
+    found = _RUNS.search(command[:400])
+    return None if found is None else _TOOL_OF[found["tool"]]
+
+
 def is_capture(head: str) -> bool:
-    """True when the text (a file's first 64 KiB) holds several tools' output, or a tool's output
-    that a paste cut short with an elision mark."""
-    printed = [s for s in split(head) if s.tool is not None]
-    return len({s.tool for s in printed}) >= 2 or any(s.elided for s in printed)
+    """True when the text (a file's first 64 KiB) holds several tools' output, several nvprof or
+    ncu runs typed after prompts (their output need not mark where a run starts: a paste cuts
+    nvprof's `Profiling result:` lines; nsys's parser reads the first run of each report), or a
+    tool's output that a paste elides rows of."""
+    sections = split(head)
+    printed = [s for s in sections if s.tool is not None]
+    typed = [s for s in printed if s.command is not None and s.tool in _RUNS_UNMARKED]
+    return len({s.tool for s in printed}) >= 2 or len(typed) >= 2 or any(s.elided for s in printed)
 
 
 def _prompt(line: str) -> str | None:
