@@ -58,6 +58,7 @@ _FENCE = re.compile(r"[ \t]{0,3}(?:```|~~~)")
 _ELISION = re.compile(
     r"[ \t]*(?:\.\.\.|…|\[(?:\.\.\.|…)[^\]\n]{0,80}\]|<snip>|\[snip\])[ \t\r]*"
 )
+_ELISION_MAX = 100  # longer lines are no elision mark (table rows, mostly: not even tried)
 # A profiler named as a word of a command: `nvprof ./a`, `sudo /usr/local/cuda/bin/ncu ...`,
 # `$(which nsys) profile` (not `nvprof.log`, `nsys_notes.md`)
 _RUNS = re.compile(r"(?:^|[\s/(])(?P<tool>nvprof|nsys|ncu|nv-nsight-cu-cli)(?=[\s)]|$)")
@@ -113,7 +114,7 @@ def split(text: str) -> list[Section]:
             cur.close(out)
             cur = _Open(first_line=number + 1, command=prompt, marked=True)
             cur.tool = None if prompt is None else profiler_run(prompt)
-        elif _ELISION.fullmatch(stripped):
+        elif len(stripped) <= _ELISION_MAX and _ELISION.fullmatch(stripped):
             cur.elided.append(number)  # left out; the section goes on
         else:
             tool, run = _signature(stripped, previous_blank)
@@ -125,7 +126,7 @@ def split(text: str) -> list[Section]:
             if not cur.lines:
                 cur.first_line = number
             cur.lines.append(line)
-        previous_blank = not stripped.strip()
+        previous_blank = not stripped or stripped.isspace()
     cur.close(out)
     return out
 
@@ -156,6 +157,8 @@ def _prompt(line: str) -> str | None:
     """The command of a prompt line, or None."""
     if not line or line[0] not in _PROMPT_FIRST:
         return None
+    if "$" not in line and "%" not in line and "#" not in line and ">" not in line:
+        return None  # a table row, most often: no prompt mark at all
     found = _PROMPT.fullmatch(line.rstrip())
     return found["command"].strip() if found else None
 

@@ -12,6 +12,8 @@
 - a 1,000,000-row nvprof text gpu trace (rows cut at the header's column edges), built from the
   rows of a real capture (tests/data/nvprof/9.x/cheby-text-gpu-trace.txt) with new start times;
 - 1,000,000 rows of nvprof text metrics, from a real `--metrics` file's rows;
+- a terminal capture of that nvprof trace and a real `nsys stats` stdout, cut into sections and
+  each read (`import_capture`);
 - files with a 100,000-space run, which the old nvprof row pattern and nsys stdout splitter
   took minutes over (quadratic backtracking), and 10,000,000 blank lines.
 
@@ -203,3 +205,25 @@ def test_parse_stdout_with_100k_space_run_and_blank_lines(benchmark, made):
     path = made("stdout-blank.txt", 1_000 if benchmark.disabled else blank, build)
     tables = run(benchmark, nsys_csv.read_stats_stdout, path, "b")
     assert len(tables["gpu_trace"]) == 5
+
+
+def million_row_capture(n: int) -> str:
+    """A terminal capture of two tools: a prompt and the million-row nvprof text gpu trace, then
+    a prompt and a real nsys `stats` stdout (the capture is cut, then each section parsed)."""
+    return (
+        "$ nvprof --print-gpu-trace ./cheby\n"
+        + million_row_text_trace(n)
+        + "$ nsys stats --report cuda_gpu_trace r.nsys-rep\n"
+        + STDOUT.read_text()
+    )
+
+
+def test_import_million_row_capture(benchmark, made, tmp_path):
+    from profiler import import_capture, importer
+
+    n = rows_for(benchmark)
+    path = made("capture.txt", n, million_row_capture)
+    found = run(benchmark, import_capture.read_capture, path, "b", tmp_path, importer._read_stage)
+    assert [s["kind"] for s in found.sections] == ["nvprof", "nsys-text"]
+    assert len(found.tables["gpu_trace"]) == n  # nvprof's; nsys's is left out, and said so
+    assert "gpu_trace" in found.sections[1]["tables_left_out"]
