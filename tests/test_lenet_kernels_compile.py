@@ -20,6 +20,9 @@ KERNELS = Path(__file__).resolve().parents[1] / "variants" / "lenet" / "kernels"
 TITLES = {
     "torch_cpu": "Framework CPU baseline",
     "torch_gpu": "Framework GPU baseline",
+    "torch_pinned": "Framework GPU baseline, pinned input",
+    "torch_compile": "Framework GPU, torch.compile",
+    "jax_gpu": "Framework GPU, JAX",
     "cuda_baseline": "CUDA baseline",
     "batch_parallel": "Image-parallel inference",
     "conv_opt": "Convolution kernel optimisation",
@@ -28,6 +31,10 @@ TITLES = {
     "pinned": "Pinned host memory",
     "fc_coalesced": "Coalesced fully-connected access",
     "overlap_fusion": "Copy/compute overlap and kernel fusion",
+    "one_kernel": "Whole network in one kernel",
+    "one_kernel_const": "Weights in constant memory",
+    "uint8_input": "uint8 input converted on the device",
+    "graph": "CUDA graphs for small batches",
 }
 
 # (file, extra nvcc flags, kernels it must define)
@@ -37,6 +44,9 @@ BUILDS = [
     ("fc", [], {"Linear1_ReLu", "Linear2_ReLu", "Linear3"}),
     ("fc", ["-DLENET_FC_TRANSPOSED"], {"Linear1_ReLu", "Linear2_ReLu", "Linear3"}),
     ("fused", [], {"Conv1_ReLu_Pool1", "Conv2_ReLu_Pool2", "Linear_ReLu_Fused"}),
+    ("one_kernel", ["-DLENET_IMGS=8"], {"LeNet_Fused"}),
+    ("one_kernel", ["-DLENET_IMGS=8", "-DLENET_CONST_WEIGHTS"], {"LeNet_Fused"}),
+    ("one_kernel", ["-DLENET_IMGS=8", "-DLENET_INPUT_U8"], {"LeNet_Fused"}),
 ]
 
 
@@ -78,7 +88,7 @@ def test_stage_modules_import_without_cupy_or_torch() -> None:
         "import sys\n"
         "from variants.lenet.study import STUDY\n"
         "classes = STUDY.stages\n"
-        "bad = [m for m in ('cupy', 'cupyx', 'torch') if m in sys.modules]\n"
+        "bad = [m for m in ('cupy', 'cupyx', 'torch', 'jax') if m in sys.modules]\n"
         "assert not bad, bad\n"
         "print(len(classes))\n"
     )
@@ -104,7 +114,8 @@ def test_stage_order_is_the_study_order() -> None:
 def test_roles_are_stated_not_guessed() -> None:
     roles = {s.key: s.role for s in STUDY.stages}
     assert roles.pop("cuda_baseline") == "baseline"
-    assert roles.pop("torch_cpu") == roles.pop("torch_gpu") == "framework"
+    frameworks = ("torch_cpu", "torch_gpu", "torch_pinned", "torch_compile", "jax_gpu")
+    assert {roles.pop(k) for k in frameworks} == {"framework"}
     assert set(roles.values()) == {"step"}
     assert STUDY.get("torch_cpu").runtime == "cpu" and not STUDY.get("torch_cpu").uses_gpu
 

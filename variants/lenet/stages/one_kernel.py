@@ -1,0 +1,88 @@
+"""The whole network in one kernel (kernels/one_kernel.cu), chunked and overlapped with the
+copies; conv weights in shared memory (one_kernel) or in constant memory (one_kernel_const)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from variants.cuda import build, launch, memory
+from variants.lenet import gpu
+from variants.lenet.stages._chunked import ChunkedStage
+from variants.lenet.stages._layered import device_weights
+
+IMGS = 8  # images per block (LENET_IMGS in one_kernel.cu)
+THREADS = 256
+CONV_WEIGHT_FLOATS = 160 + 2416  # conv1 (padded) and conv2 weights and biases in shared memory
+
+
+def shared_bytes(imgs: int, const_weights: bool) -> int:
+    """Dynamic shared memory of one block: the input and pool1 maps of `imgs` images, plus the
+    conv weights unless they are in constant memory (the kernel's layout)."""
+    return 4 * (imgs * (784 + 864) + (0 if const_weights else CONV_WEIGHT_FLOATS))
+
+
+def conv_constants(weights: Any) -> dict[str, np.ndarray]:
+    """conv1's and conv2's weights by the names of one_kernel.cu's `__constant__` arrays, conv2's
+    transposed to (c, ky, kx, o) as its shared-memory copy is."""
+    return {
+        "c_conv1_w": weights["conv1.weight"],
+        "c_conv1_b": weights["conv1.bias"],
+        "c_conv2_wt": np.transpose(weights["conv2.weight"], (1, 2, 3, 0)),
+        "c_conv2_b": weights["conv2.bias"],
+    }
+
+
+class OneKernel(ChunkedStage):
+    """Whole network in one kernel
+
+    One kernel runs all of LeNet: a block of 256 threads owns eight images end to end (conv1,
+    pool, conv2, pool, three fully-connected layers), keeps the pooled maps and hidden vectors in
+    shared memory and writes only the logits, with the conv weights copied into shared memory
+    and each fully-connected dot product split over threads so all 256 work, and the chunks that
+    follow the batch overlap its copies as before.
+    """
+
+    #: conv weights in __constant__ memory instead of shared memory (LENET_CONST_WEIGHTS)
+    const_weights: ClassVar[bool] = False
+
+    def defines(self) -> list[str]:
+        out = [f"LENET_IMGS={IMGS}"]
+        out += ["LENET_CONST_WEIGHTS"] if self.const_weights else []
+        out += ["LENET_INPUT_U8"] if np.dtype(self.input_dtype) == np.uint8 else []
+        return out
+
+    def allocate(self, model: Any, batch: int) -> None:
+        self._module = gpu.compile_module("one_kernel", self.defines())
+        if self.const_weights:
+            gpu.set_constants(self._module, "one_kernel", conv_constants(model.weights))
+        self._kernel = build.kernels(self._module, ["LeNet_Fused"])["LeNet_Fused"]
+        self._smem = shared_bytes(IMGS, self.const_weights)
+        launch.allow_shared(self._kernel, self._smem)
+        self._w = device_weights(model.weights, fc_transposed=True)
+        self._a = {
+            "input": memory.device_empty((batch, gpu.IMAGE_FLOATS), self.input_dtype),
+            "logits": memory.device_empty((batch, gpu.CLASSES)),
+        }
+
+    def launches(self, start: int, count: int) -> list[tuple[str, launch.PackedLaunch]]:
+        """The one kernel for images start..start+count."""
+        ptr, w = self.row_ptrs(start), self._w
+        names = ("conv1.weight", "conv1.bias", "conv2.weight_t", "conv2.bias")
+        names += tuple(f"fc{i}.{kind}" for i in (1, 2, 3) for kind in ("weight", "bias"))
+        args = (ptr["input"], *(w[k] for k in names), ptr["logits"], launch.i32(count))
+        grid = launch.grid_for(count, IMGS)
+        return [("lenet", launch.PackedLaunch(self._kernel, grid, THREADS, args, self._smem))]
+
+
+class OneKernelConst(OneKernel):
+    """Weights in constant memory
+
+    The same one kernel with conv1's and conv2's weights and biases in constant memory, read as
+    operands of the FMAs through the constant cache, instead of copied into each block's shared
+    memory (the fully-connected weights, 173 KB, exceed the 64 KB constant bank in both), the
+    choice the known study compared layer by layer, answered here by Nsight Compute's counters.
+    """
+
+    const_weights = True
