@@ -46,9 +46,11 @@ class OneKernel(ChunkedStage):
 
     #: conv weights in __constant__ memory instead of shared memory (LENET_CONST_WEIGHTS)
     const_weights: ClassVar[bool] = False
+    #: images per block (LENET_IMGS)
+    imgs: ClassVar[int] = IMGS
 
     def defines(self) -> list[str]:
-        out = [f"LENET_IMGS={IMGS}"]
+        out = [f"LENET_IMGS={self.imgs}"]
         out += ["LENET_CONST_WEIGHTS"] if self.const_weights else []
         out += ["LENET_INPUT_U8"] if np.dtype(self.input_dtype) == np.uint8 else []
         return out
@@ -58,7 +60,7 @@ class OneKernel(ChunkedStage):
         if self.const_weights:
             gpu.set_constants(self._module, "one_kernel", conv_constants(model.weights))
         self._kernel = build.kernels(self._module, ["LeNet_Fused"])["LeNet_Fused"]
-        self._smem = shared_bytes(IMGS, self.const_weights)
+        self._smem = shared_bytes(self.imgs, self.const_weights)
         launch.allow_shared(self._kernel, self._smem)
         self._w = device_weights(model.weights, fc_transposed=True)
         self._a = {
@@ -72,7 +74,7 @@ class OneKernel(ChunkedStage):
         names = ("conv1.weight", "conv1.bias", "conv2.weight_t", "conv2.bias")
         names += tuple(f"fc{i}.{kind}" for i in (1, 2, 3) for kind in ("weight", "bias"))
         args = (ptr["input"], *(w[k] for k in names), ptr["logits"], launch.i32(count))
-        grid = launch.grid_for(count, IMGS)
+        grid = launch.grid_for(count, self.imgs)
         return [("lenet", launch.PackedLaunch(self._kernel, grid, THREADS, args, self._smem))]
 
 
