@@ -8,7 +8,9 @@ report's batch figure comes from `profgen sweep --batch-sizes`, a process per po
 For each stage: prepare for the largest batch, then per batch size two warm-up passes and R
 timed passes over `items` images, `batch` per `infer` call (host clock, after a device
 synchronise), each pass checked against the reference. Prints a table of microseconds per image
-last; writes batches.json under $OUT (else the current folder).
+last; writes batches.json under $OUT (else the current folder). `--crossings FILE` reads such a
+file and prints the batch table and where the custom stages and the frameworks cross
+(profiler.analyze.sweep).
 """
 
 from __future__ import annotations
@@ -62,12 +64,58 @@ def bench(key: str, model, images: np.ndarray, sizes: list[int], args) -> dict:
                 if not verdict.passed:
                     row["failed"].append(f"batch {b}: {verdict.reason}")
             row["us_per_image"][b] = statistics.median(times) / len(images) * 1e6
+            row.setdefault("times_ns", {})[b] = [int(t * 1e9) for t in times]
     finally:
         stage.release()
     return row
 
 
+def batch_sweep_table(result: dict):
+    """batches.json as a `schema.BATCH_SWEEP` table."""
+    import pandas as pd
+
+    from profiler import schema
+
+    items, rows = result["items"], []
+    for r in result["rows"]:
+        for b, times in (r.get("times_ns") or {}).items():
+            b = int(b)
+            median = int(statistics.median(times))
+            rows.append(
+                {
+                    "stage": r["key"],
+                    "batch": b,
+                    "items": items,
+                    "repeats": len(times),
+                    "median_ns": median,
+                    "min_ns": min(times),
+                    "max_ns": max(times),
+                    "batch_median_ns": median // -(-items // b),
+                }
+            )
+    return schema.validate(
+        schema.conform(pd.DataFrame(rows), schema.BATCH_SWEEP), schema.BATCH_SWEEP
+    )
+
+
+def print_crossings(path: Path) -> None:
+    from profiler.analyze import sweep
+
+    curves = sweep.batch_curves(batch_sweep_table(json.loads(path.read_text())))
+    roles = {s.key: s.role for s in STUDY.stages}
+    wide = curves.pivot(index="stage", columns="batch", values="per_item_ns") / 1e3
+    print("\nus per image (batch table)\n" + wide.round(3).to_string())
+    lat = curves.pivot(index="stage", columns="batch", values="batch_median_ns") / 1e3
+    print("\nlatency of one batch, us\n" + lat.round(1).to_string())
+    versus = sweep.batch_versus(curves, roles)
+    print("\nfastest custom stage against each framework\n" + versus.round(3).to_string())
+    print("\ncrossings\n" + sweep.batch_crossings(versus).round(2).to_string())
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--crossings"]:
+        print_crossings(Path(sys.argv[2]))
+        return 0
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--stages", default="pinned,overlap_fusion,one_kernel,uint8_input,graph")
     p.add_argument("--batch-sizes", default="1,4,16,64,256,1024,4096")
@@ -91,7 +139,8 @@ def main() -> int:
             traceback.print_exc()
             rows.append({"key": key, "error": f"{type(exc).__name__}: {exc}"})
     out = Path(os.environ.get("OUT", "."))
-    (out / "batches.json").write_text(json.dumps({"set": args.set, "rows": rows}, indent=1))
+    result = {"set": args.set, "items": args.items, "rows": rows}
+    (out / "batches.json").write_text(json.dumps(result, indent=1))
     print(f"\nus per image, {args.items} images, median of {args.repeat} ({args.set or ''})")
     print(f"{'stage':<16}" + "".join(f"{b:>9}" for b in sizes))
     for r in rows:

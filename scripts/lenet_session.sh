@@ -3,7 +3,8 @@
 # one-kernel variants and of batch sizes, the study's sweeps, Nsight Compute on the constant- vs
 # shared-memory pair; logs tarred under $OUT, a summary printed last. Every phase has its own
 # time limit and a phase that would overrun the call's budget is skipped (and says so).
-#   scripts/lenet_session.sh PHASE...   phases: tests bench batches sweep batch metrics ncu pack
+#   scripts/lenet_session.sh PHASE...   phases: tests tests2 bench gap batches staged sweep batch
+#                                       small metrics ncu ncu2 pack
 # Run from the repository root after `source .device-kit/activate.sh`. BUDGET: seconds (450).
 set -u -o pipefail
 OUT=${OUT:-/tmp/out}; LOGS=/tmp/lenet-logs; RUNS=reports/dev
@@ -34,16 +35,60 @@ for phase in "$@"; do
         tests/gpu/test_lenet_stages.py -k "overlap_fusion or one_kernel or uint8 or graph or torch_pinned or jax_gpu"
       tail -3 "$LOGS/gpu-tests.log" >>"$SUMMARY"
       grep -E '^(FAILED|ERROR)|Error|assert' "$LOGS/gpu-tests.log" | head -12 >>"$SUMMARY" ;;
+    tests2)  # the chunked and graph stages only
+      run gpu-tests2 80 python3 -m pytest -m gpu -q -p no:cacheprovider \
+        tests/gpu/test_lenet_stages.py -k "overlap_fusion or one_kernel or uint8 or graph"
+      tail -3 "$LOGS/gpu-tests2.log" >>"$SUMMARY"
+      grep -E '^(FAILED|ERROR)|Error|assert' "$LOGS/gpu-tests2.log" | head -12 >>"$SUMMARY" ;;
+    gap)  # the same calls with the GPU left idle 10 ms before each, as the sweep's checks do
+      for g in 0 10; do
+        run "gap$g" 30 python3 scripts/bench_stages.py --repeat 20 --gap-ms $g \
+          --stages pinned,overlap_fusion,one_kernel,one_kernel_const,uint8_input,graph
+        grep -E '^(floor|pinned|overlap|one_kernel|uint8|graph|    )' "$LOGS/gap$g.log" >>"$SUMMARY"
+      done ;;
+    staged)
+      run staged 110 profgen sweep lenet --out "$RUNS" \
+        --stages torch_pinned,torch_compile,jax_gpu,pinned,overlap_fusion,one_kernel,one_kernel_const,uint8_input,graph
+      sweep_table staged ;;
+    small)  # the report's batch figure and crossing table from profgen itself, a few points
+      run small 90 profgen sweep lenet --out "$RUNS" --backend none --items 4096 --repeat 3 \
+        --warmup 1 --stages torch_pinned,one_kernel,graph --batch-sizes 1,64,4096
+      sweep_table small
+      d=$(tail -1 "$LOGS/small.log"); [ -d "$d" ] && grep -o 'custom is faster\|from batch [0-9,]* to [0-9,]*' "$d/report.html" | head -6 >>"$SUMMARY" ;;
+    ncu2)  # raw counters of the constant/shared pair, as registered (8 images a block)
+      for v in 8; do
+        run "ncu$v" 60 ncu --csv --page raw -k LeNet_Fused --section SpeedOfLight \
+          --section WarpStateStats --section Occupancy --section InstructionStats --section LaunchStats \
+          --section MemoryWorkloadAnalysis_Tables --section SchedulerStats \
+          python3 scripts/bench_stages.py --repeat 1 --warmup 0 --stages one_kernel,one_kernel_const \
+          --set one_kernel.imgs=$v --set one_kernel_const.imgs=$v
+        python3 - "$LOGS/ncu$v.log" "$v" >>"$SUMMARY" 2>&1 <<'PY'
+import csv, io, re, sys
+text = open(sys.argv[1]).read()
+start = text.find('"ID"')
+rows = list(csv.DictReader(io.StringIO(text[start:]))) if start >= 0 else []
+units, rows = (rows[0], rows[1:]) if rows else ({}, [])
+want = re.compile(r"gpu__time_duration.sum|warps_issue_stalled_(imc_miss|short_scoreboard|mio_throttle|long_scoreboard|wait|barrier|math_pipe_throttle|not_selected|no_instruction|lg_throttle|selected)_per_issue_active|inst_executed.sum$|smsp__inst_executed_op_(shared|ldc|uldc)|l1tex__data_pipe_lsu_wavefronts_mem_shared.sum$|l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum$|warps_active.avg.pct_of_peak|smsp__issue_active.avg.pct|sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active|launch__grid_size|shared_mem_per_block_dynamic")
+big = [r for r in rows if r.get("launch__grid_size", "").replace(",", "") in ("1250", "2500")]
+names = ["one_kernel (shared)", "one_kernel_const"]
+for i, r in enumerate(big[-10:][::5] if len(big) >= 10 else big):
+    vals = [f"{k}={v}" for k, v in r.items() if want.search(k)]
+    print(f"ncu imgs={sys.argv[2]} {names[i] if i < 2 else i}: " + "; ".join(vals))
+print(f"ncu imgs={sys.argv[2]}: {len(rows)} launches, {len(big)} of the full batch")
+PY
+      done ;;
     bench)
       for v in "" "--set one_kernel.imgs=4" "--set one_kernel.imgs=16"; do
         run "bench${v//[^0-9]/}" 35 python3 scripts/bench_stages.py --repeat 20 \
           --stages pinned,overlap_fusion,one_kernel,one_kernel_const,uint8_input,graph $v
         grep -E '^(floor|pinned|overlap|one_kernel|uint8|graph|    )' "$LOGS/bench${v//[^0-9]/}.log" >>"$SUMMARY"
       done ;;
-    batches)
-      run batches 90 python3 scripts/bench_batches.py \
-        --stages torch_pinned,jax_gpu,pinned,overlap_fusion,one_kernel,uint8_input,graph
-      tail -12 "$LOGS/batches.log" >>"$SUMMARY" ;;
+    batches)  # every batch size in one process a stage (the figure's numbers, quickly)
+      run batches 200 env OUT="$LOGS" python3 scripts/bench_batches.py --repeat 3 \
+        --stages torch_pinned,torch_compile,jax_gpu,pinned,overlap_fusion,one_kernel,one_kernel_const,uint8_input,graph
+      tail -16 "$LOGS/batches.log" >>"$SUMMARY"
+      python3 scripts/bench_batches.py --crossings "$LOGS/batches.json" >"$LOGS/crossings.log" 2>&1
+      cat "$LOGS/crossings.log" >>"$SUMMARY" ;;
     sweep) run sweep 220 profgen sweep lenet --out "$RUNS"; sweep_table sweep ;;
     batch)
       run batch 150 profgen sweep lenet --out "$RUNS" --backend none --items 4096 --repeat 3 \

@@ -47,6 +47,8 @@ BUILDS = [
     ("one_kernel", ["-DLENET_IMGS=8"], {"LeNet_Fused"}),
     ("one_kernel", ["-DLENET_IMGS=8", "-DLENET_CONST_WEIGHTS"], {"LeNet_Fused"}),
     ("one_kernel", ["-DLENET_IMGS=8", "-DLENET_INPUT_U8"], {"LeNet_Fused"}),
+    ("one_kernel", ["-DLENET_IMGS=2", "-DLENET_INPUT_U8"], {"LeNet_Fused"}),
+    ("one_kernel", ["-DLENET_IMGS=2", "-DLENET_CONST_WEIGHTS"], {"LeNet_Fused"}),
 ]
 
 

@@ -141,7 +141,7 @@ def kernel_constant(name: str) -> int:
     return int(re.search(rf"#define {name} (\d+)", text).group(1))
 
 
-@pytest.mark.parametrize(("n", "imgs"), [(11, 8), (3, 4)])
+@pytest.mark.parametrize(("n", "imgs"), [(11, 8), (3, 4), (5, 2)])
 def test_the_twin_matches_the_reference(n: int, imgs: int) -> None:
     weights = random_weights(seed=n)
     images = np.random.default_rng(n).random((n, 1, 28, 28), dtype=np.float32)

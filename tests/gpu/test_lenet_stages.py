@@ -39,6 +39,15 @@ def prepared(key: str, model: LeNet, batch: int) -> Stage:
     if note:
         pytest.skip(f"{key}: {note}")
     stage.prepare(model, batch)
+    if hasattr(stage, "new_output"):  # logits into a fresh page-locked array: make it NaN
+        make = stage.new_output
+
+        def poisoned(n: int) -> np.ndarray:
+            out = make(n)
+            out.fill(np.nan)
+            return out
+
+        stage.new_output = poisoned
     return stage
 
 
@@ -157,3 +166,35 @@ def test_every_batch_size_of_one_prepared_stage(key: str) -> None:
     finally:
         stage.release()
 
+
+def test_graph_replays_a_large_batch_per_input_buffer() -> None:
+    """Above 1,024 images the graph is captured per batch size and input buffer: a second
+    buffer of the same size gets its own graph, new images in a buffer already seen are read
+    at replay, and pageable input takes the chunked path."""
+    model = LeNet(weights=random_weights(seed=13))
+    stage = prepared("graph", model, batch=3000)
+    keep = []  # every input buffer stays alive, so no two share an address
+    try:
+        for seed, n, pinned in [
+            (1, 3000, True),
+            (2, 3000, True),
+            (3, 2500, True),
+            (4, 3000, False),
+        ]:
+            images = random_images(n, seed=seed)
+            x = stage.host_input(images)
+            x = x if pinned else np.array(x)  # a pageable copy of the uint8 pixels
+            keep.append(x)
+            for _ in range(2):  # the second call replays
+                poison(stage)
+                out = stage.infer(x)
+                verdict = check_logits(out, expected(stage, images, model.weights))
+                assert verdict.passed, f"seed {seed}, n={n}, pinned={pinned}: {verdict.reason}"
+            if pinned:
+                x[...] = stage.host_input(random_images(n, seed=seed + 10))  # same buffer
+                out = stage.infer(x)
+                fresh = random_images(n, seed=seed + 10)
+                assert check_logits(out, expected(stage, fresh, model.weights)).passed
+        assert len(stage._large) == 3
+    finally:
+        stage.release()

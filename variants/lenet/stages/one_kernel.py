@@ -13,6 +13,7 @@ from variants.lenet.stages._chunked import ChunkedStage
 from variants.lenet.stages._layered import device_weights
 
 IMGS = 8  # images per block (LENET_IMGS in one_kernel.cu)
+TAIL_IMGS = 2  # images per block of the last chunk's kernel: a quarter of the block's latency
 THREADS = 256
 CONV_WEIGHT_FLOATS = 160 + 2416  # conv1 (padded) and conv2 weights and biases in shared memory
 
@@ -40,42 +41,59 @@ class OneKernel(ChunkedStage):
     One kernel runs all of LeNet: a block of 256 threads owns eight images end to end (conv1,
     pool, conv2, pool, three fully-connected layers), keeps the pooled maps and hidden vectors in
     shared memory and writes only the logits, with the conv weights copied into shared memory
-    and each fully-connected dot product split over threads so all 256 work, and the chunks that
-    follow the batch overlap its copies as before.
+    and each fully-connected dot product split over threads so all 256 work, the chunks that
+    follow the batch overlap its copies as before (the last chunk, which nothing overlaps, with
+    two images a block for a quarter of the latency), and the logits land in a fresh
+    page-locked array handed to the caller instead of being copied out of the stage's own.
     """
+
+    output = "fresh"
 
     #: conv weights in __constant__ memory instead of shared memory (LENET_CONST_WEIGHTS)
     const_weights: ClassVar[bool] = False
-    #: images per block (LENET_IMGS)
+    #: images per block (LENET_IMGS), and in the kernel of a call's last chunk, which runs
+    #: after the last copy with nothing to overlap it: its blocks' latency is the call's tail
     imgs: ClassVar[int] = IMGS
+    tail_imgs: ClassVar[int] = TAIL_IMGS
 
-    def defines(self) -> list[str]:
-        out = [f"LENET_IMGS={self.imgs}"]
+    def defines(self, imgs: int) -> list[str]:
+        out = [f"LENET_IMGS={imgs}"]
         out += ["LENET_CONST_WEIGHTS"] if self.const_weights else []
         out += ["LENET_INPUT_U8"] if np.dtype(self.input_dtype) == np.uint8 else []
         return out
 
     def allocate(self, model: Any, batch: int) -> None:
-        self._module = gpu.compile_module("one_kernel", self.defines())
-        if self.const_weights:
-            gpu.set_constants(self._module, "one_kernel", conv_constants(model.weights))
-        self._kernel = build.kernels(self._module, ["LeNet_Fused"])["LeNet_Fused"]
-        self._smem = shared_bytes(self.imgs, self.const_weights)
-        launch.allow_shared(self._kernel, self._smem)
+        self._modules: list[Any] = []  # kept: the kernels live in them
+        self._kernels = {imgs: self.kernel(model, imgs) for imgs in {self.imgs, self.tail_imgs}}
         self._w = device_weights(model.weights, fc_transposed=True)
         self._a = {
             "input": memory.device_empty((batch, gpu.IMAGE_FLOATS), self.input_dtype),
             "logits": memory.device_empty((batch, gpu.CLASSES)),
         }
 
-    def launches(self, start: int, count: int) -> list[tuple[str, launch.PackedLaunch]]:
-        """The one kernel for images start..start+count."""
+    def kernel(self, model: Any, imgs: int) -> Any:
+        """LeNet_Fused compiled for `imgs` images a block, allowed its shared memory."""
+        module = gpu.compile_module("one_kernel", self.defines(imgs))
+        if self.const_weights:
+            gpu.set_constants(module, "one_kernel", conv_constants(model.weights))
+        self._modules.append(module)
+        kernel = build.kernels(module, ["LeNet_Fused"])["LeNet_Fused"]
+        launch.allow_shared(kernel, shared_bytes(imgs, self.const_weights))
+        return kernel
+
+    def launches(
+        self, start: int, count: int, last: bool = False
+    ) -> list[tuple[str, launch.PackedLaunch]]:
+        """The one kernel for images start..start+count (built for `tail_imgs` images a block
+        in the last chunk)."""
         ptr, w = self.row_ptrs(start), self._w
         names = ("conv1.weight", "conv1.bias", "conv2.weight_t", "conv2.bias")
         names += tuple(f"fc{i}.{kind}" for i in (1, 2, 3) for kind in ("weight", "bias"))
         args = (ptr["input"], *(w[k] for k in names), ptr["logits"], launch.i32(count))
-        grid = launch.grid_for(count, self.imgs)
-        return [("lenet", launch.PackedLaunch(self._kernel, grid, THREADS, args, self._smem))]
+        imgs = self.tail_imgs if last else self.imgs
+        smem = shared_bytes(imgs, self.const_weights)
+        grid = launch.grid_for(count, imgs)
+        return [("lenet", launch.PackedLaunch(self._kernels[imgs], grid, THREADS, args, smem))]
 
 
 class OneKernelConst(OneKernel):

@@ -37,7 +37,9 @@ class OverlapFusion(ChunkedStage):
             "logits": memory.device_empty((batch, 10)),
         }
 
-    def launches(self, start: int, count: int) -> list[tuple[str, launch.PackedLaunch]]:
+    def launches(
+        self, start: int, count: int, last: bool = False
+    ) -> list[tuple[str, launch.PackedLaunch]]:
         """The three fused kernels for images start..start+count."""
         ptr = self.row_ptrs(start)
         w, k, m = self._w, self._k, launch.i32(count)
