@@ -131,16 +131,16 @@ def main() -> int:
     sizes = [int(s) for s in args.batch_sizes.split(",")]
     model = load()
     images = STUDY.make_inputs(args.items)
-    rows = []
+    rows: list[dict] = []
+    out = Path(os.environ.get("OUT", "."))
+    result = {"set": args.set, "items": args.items, "rows": rows}
     for key in args.stages.split(","):
         try:
             rows.append(bench(key, model, images, sizes, args))
         except Exception as exc:
             traceback.print_exc()
             rows.append({"key": key, "error": f"{type(exc).__name__}: {exc}"})
-    out = Path(os.environ.get("OUT", "."))
-    result = {"set": args.set, "items": args.items, "rows": rows}
-    (out / "batches.json").write_text(json.dumps(result, indent=1))
+        (out / "batches.json").write_text(json.dumps(result, indent=1))  # after every stage
     print(f"\nus per image, {args.items} images, median of {args.repeat} ({args.set or ''})")
     print(f"{'stage':<16}" + "".join(f"{b:>9}" for b in sizes))
     for r in rows:

@@ -46,6 +46,20 @@ for phase in "$@"; do
           --stages pinned,overlap_fusion,one_kernel,one_kernel_const,uint8_input,graph
         grep -E '^(floor|pinned|overlap|one_kernel|uint8|graph|    )' "$LOGS/gap$g.log" >>"$SUMMARY"
       done ;;
+    knobs)  # each new choice against the one before it, at 10,000 images
+      K=0
+      for v in "one_kernel.tail_imgs=8 uint8_input.tail_imgs=8 graph.tail_imgs=8" \
+               "one_kernel.fresh_min_images=100000 uint8_input.fresh_min_images=100000" \
+               "uint8_input.min_chunk_images=1024 graph.large_graphs=0" \
+               "uint8_input.min_chunk_images=4096 graph.min_chunk_images=2048" \
+               "one_kernel.imgs=4 uint8_input.imgs=4 graph.imgs=4" \
+               "uint8_input.const_weights=1 graph.const_weights=1"; do
+        K=$((K + 1)); sets=""; for kv in $v; do sets="$sets --set $kv"; done
+        run "knob$K" 25 python3 scripts/bench_stages.py --repeat 20 \
+          --stages one_kernel,uint8_input,graph $sets
+        say "   knob$K: $v"
+        grep -E '^(one_kernel|uint8|graph|    )' "$LOGS/knob$K.log" >>"$SUMMARY"
+      done ;;
     staged)
       run staged 110 profgen sweep lenet --out "$RUNS" \
         --stages torch_pinned,torch_compile,jax_gpu,pinned,overlap_fusion,one_kernel,one_kernel_const,uint8_input,graph
@@ -85,7 +99,7 @@ PY
       done ;;
     batches)  # every batch size in one process a stage (the figure's numbers, quickly)
       run batches 200 env OUT="$LOGS" python3 scripts/bench_batches.py --repeat 3 \
-        --stages torch_pinned,torch_compile,jax_gpu,pinned,overlap_fusion,one_kernel,one_kernel_const,uint8_input,graph
+        --stages pinned,overlap_fusion,one_kernel,one_kernel_const,uint8_input,graph,torch_pinned,jax_gpu,torch_compile
       tail -16 "$LOGS/batches.log" >>"$SUMMARY"
       python3 scripts/bench_batches.py --crossings "$LOGS/batches.json" >"$LOGS/crossings.log" 2>&1
       cat "$LOGS/crossings.log" >>"$SUMMARY" ;;

@@ -44,7 +44,7 @@ def is_pinned(x: np.ndarray) -> bool:
         attrs = runtime.pointerGetAttributes(x.ctypes.data)
     except runtime.CUDARuntimeError:
         return False
-    return int(attrs.type) == runtime.memoryTypeHost
+    return int(attrs.type) == getattr(runtime, "memoryTypeHost", 1)  # cudaMemoryTypeHost
 
 
 def device_empty(shape: tuple[int, ...], dtype: Any = np.float32) -> Any:

@@ -114,7 +114,7 @@ __device__ __forceinline__ void dense(const float* xs, const float* __restrict__
         float acc[IMGS];
 #pragma unroll
         for (int im = 0; im < IMGS; ++im) acc[im] = 0.f;
-#pragma unroll 8
+#pragma unroll 4
         for (int k = 0; k < K; ++k) {
             const float wv = __ldg(w + k * OUT);
 #pragma unroll

@@ -63,6 +63,7 @@ class ChunkedStage(CudaStage):
     #: "copy" (one buffer of the stage's own, copied out on every call: 400 KB, tens of
     #: microseconds, for 10,000 images; cheaper than an allocation for a few images)
     output: ClassVar[str] = "copy"
+    fresh_min_images: ClassVar[int] = FRESH_MIN_IMAGES
 
     def prepare(self, model: Any, batch: int) -> None:
         import cupy
@@ -107,7 +108,7 @@ class ChunkedStage(CudaStage):
         n = len(images)
         if n == 0:
             return self._empty_logits()
-        if self.output == "fresh" and n >= FRESH_MIN_IMAGES:
+        if self.output == "fresh" and n >= self.fresh_min_images:
             out = self.new_output(n)
             self.issue(images, n, out)
             return out

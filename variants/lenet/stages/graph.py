@@ -31,6 +31,8 @@ class Graph(Uint8Input):
     """
 
     min_chunk_images = 1024  # issuing a chunk costs nothing once captured
+    #: large-batch graphs kept (0: large batches are issued chunk by chunk, uncaptured)
+    large_graphs: int = LARGE_GRAPHS
 
     def prepare(self, model: Any, batch: int) -> None:
         import cupy
@@ -48,7 +50,7 @@ class Graph(Uint8Input):
         if n == 0:
             return self._empty_logits()
         stream = self._streams[0]
-        if n > GRAPH_MAX_BATCH and not memory.is_pinned(images):
+        if n > GRAPH_MAX_BATCH and (not self.large_graphs or not memory.is_pinned(images)):
             out = self.new_output(n)  # a copy from pageable memory cannot be captured
             self.issue(images, n, out)
             return out
@@ -113,6 +115,6 @@ class Graph(Uint8Input):
         finally:
             graph = first.end_capture()
         self._large[key] = graph
-        if len(self._large) > LARGE_GRAPHS:
+        if len(self._large) > self.large_graphs:
             self._large.popitem(last=False)
         return graph
