@@ -48,7 +48,7 @@ for phase in "$@"; do
       done ;;
     knobs)  # each new choice against the one before it, at 10,000 images
       K=0
-      for v in "one_kernel.tail_imgs=8 uint8_input.tail_imgs=8 graph.tail_imgs=8" \
+      for v in "one_kernel.small_imgs=8 uint8_input.small_imgs=8 graph.small_imgs=8" \
                "one_kernel.fresh_min_images=100000 uint8_input.fresh_min_images=100000" \
                "uint8_input.min_chunk_images=1024 graph.large_graphs=0" \
                "uint8_input.min_chunk_images=4096 graph.min_chunk_images=2048" \

@@ -86,10 +86,10 @@ class ChunkedStage(CudaStage):
         raise NotImplementedError
 
     def launches(
-        self, start: int, count: int, last: bool = False
+        self, start: int, count: int, alone: bool = False
     ) -> list[tuple[str, launch.PackedLaunch]]:
-        """(phase, launch) of the kernels for images start..start+count (`last`: the call's
-        last chunk, whose kernels nothing overlaps)."""
+        """(phase, launch) of the kernels for images start..start+count (`alone`: the call's
+        only chunk, a small batch, whose latency is the call's)."""
         raise NotImplementedError
 
     @property
@@ -147,7 +147,7 @@ class ChunkedStage(CudaStage):
                     start,
                     count,
                     self._streams[i % len(self._streams)],
-                    self.launches(start, count, last=i == len(bounds) - 1),
+                    self.launches(start, count, alone=len(bounds) == 1),
                 )
                 for i, (start, count) in enumerate(bounds)
             ]

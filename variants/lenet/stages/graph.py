@@ -30,7 +30,6 @@ class Graph(Uint8Input):
     so the host issues one launch instead of three operations a chunk.
     """
 
-    min_chunk_images = 1024  # issuing a chunk costs nothing once captured
     #: large-batch graphs kept (0: large batches are issued chunk by chunk, uncaptured)
     large_graphs: int = LARGE_GRAPHS
 

@@ -13,7 +13,10 @@ from variants.lenet.stages._chunked import ChunkedStage
 from variants.lenet.stages._layered import device_weights
 
 IMGS = 8  # images per block (LENET_IMGS in one_kernel.cu)
-TAIL_IMGS = 2  # images per block of the last chunk's kernel: a quarter of the block's latency
+#: images per block of a call of one chunk (a small batch): four times the blocks, each a quarter
+#: of the work, for latency. Not for the last of several chunks: with 2 images a block, 1,250
+#: images are 625 blocks, two waves, and measured 25 us slower than one wave of 157 (NOTES.md)
+SMALL_IMGS = 2
 THREADS = 256
 CONV_WEIGHT_FLOATS = 160 + 2416  # conv1 (padded) and conv2 weights and biases in shared memory
 
@@ -41,20 +44,19 @@ class OneKernel(ChunkedStage):
     One kernel runs all of LeNet: a block of 256 threads owns eight images end to end (conv1,
     pool, conv2, pool, three fully-connected layers), keeps the pooled maps and hidden vectors in
     shared memory and writes only the logits, with the conv weights copied into shared memory
-    and each fully-connected dot product split over threads so all 256 work, the chunks that
-    follow the batch overlap its copies as before (the last chunk, which nothing overlaps, with
-    two images a block for a quarter of the latency), and the logits land in a fresh
-    page-locked array handed to the caller instead of being copied out of the stage's own.
+    and each fully-connected dot product split over threads so all 256 work (a small batch, one
+    chunk, two images a block for latency), the chunks that follow the batch overlap its copies
+    as before, and the logits land in a fresh page-locked array handed to the caller instead of
+    being copied out of a buffer of the stage's own.
     """
 
     output = "fresh"
 
     #: conv weights in __constant__ memory instead of shared memory (LENET_CONST_WEIGHTS)
     const_weights: ClassVar[bool] = False
-    #: images per block (LENET_IMGS), and in the kernel of a call's last chunk, which runs
-    #: after the last copy with nothing to overlap it: its blocks' latency is the call's tail
+    #: images per block (LENET_IMGS), and in a call of one chunk (see SMALL_IMGS)
     imgs: ClassVar[int] = IMGS
-    tail_imgs: ClassVar[int] = TAIL_IMGS
+    small_imgs: ClassVar[int] = SMALL_IMGS
 
     def defines(self, imgs: int) -> list[str]:
         out = [f"LENET_IMGS={imgs}"]
@@ -64,7 +66,7 @@ class OneKernel(ChunkedStage):
 
     def allocate(self, model: Any, batch: int) -> None:
         self._modules: list[Any] = []  # kept: the kernels live in them
-        self._kernels = {imgs: self.kernel(model, imgs) for imgs in {self.imgs, self.tail_imgs}}
+        self._kernels = {imgs: self.kernel(model, imgs) for imgs in {self.imgs, self.small_imgs}}
         self._w = device_weights(model.weights, fc_transposed=True)
         self._a = {
             "input": memory.device_empty((batch, gpu.IMAGE_FLOATS), self.input_dtype),
@@ -82,15 +84,15 @@ class OneKernel(ChunkedStage):
         return kernel
 
     def launches(
-        self, start: int, count: int, last: bool = False
+        self, start: int, count: int, alone: bool = False
     ) -> list[tuple[str, launch.PackedLaunch]]:
-        """The one kernel for images start..start+count (built for `tail_imgs` images a block
-        in the last chunk)."""
+        """The one kernel for images start..start+count (built for `small_imgs` images a block
+        when the chunk is the call's only one)."""
         ptr, w = self.row_ptrs(start), self._w
         names = ("conv1.weight", "conv1.bias", "conv2.weight_t", "conv2.bias")
         names += tuple(f"fc{i}.{kind}" for i in (1, 2, 3) for kind in ("weight", "bias"))
         args = (ptr["input"], *(w[k] for k in names), ptr["logits"], launch.i32(count))
-        imgs = self.tail_imgs if last else self.imgs
+        imgs = self.small_imgs if alone else self.imgs
         smem = shared_bytes(imgs, self.const_weights)
         grid = launch.grid_for(count, imgs)
         return [("lenet", launch.PackedLaunch(self._kernels[imgs], grid, THREADS, args, smem))]

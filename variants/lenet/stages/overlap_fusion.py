@@ -38,7 +38,7 @@ class OverlapFusion(ChunkedStage):
         }
 
     def launches(
-        self, start: int, count: int, last: bool = False
+        self, start: int, count: int, alone: bool = False
     ) -> list[tuple[str, launch.PackedLaunch]]:
         """The three fused kernels for images start..start+count."""
         ptr = self.row_ptrs(start)

@@ -34,8 +34,6 @@ class Uint8Input(OneKernel):
     """
 
     input_dtype = np.uint8
-    #: a uint8 chunk of 2,048 images is copied in 30 us, about what the host takes to issue it
-    min_chunk_images = 2048
 
     def reference_input(self, images: np.ndarray) -> np.ndarray:
         return dequantize(quantize(images))
