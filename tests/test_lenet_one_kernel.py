@@ -201,3 +201,16 @@ def test_uint8_input_checks_other_images_on_their_dequantised_values() -> None:
     assert held.dtype == np.float32 and not np.array_equal(held, images)
     assert np.abs(held - images).max() <= 0.5 / 255 + 1e-7
     assert np.array_equal(np.rint(held * 255) / np.float32(255), held)
+
+
+def test_the_compiled_torch_forward_has_no_phase_ranges_inside() -> None:
+    """TorchDynamo breaks the graph at every NVTX call: a phase inside the compiled function
+    would leave torch.compile running eager kernels (seen in the first device sweeps)."""
+    import ast
+    import inspect
+
+    from variants.lenet.stages import torch_compile
+
+    tree = ast.parse(inspect.getsource(torch_compile.plain_forward))
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.With)]
+    assert "phase" not in {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
