@@ -158,7 +158,7 @@ def test_every_batch_size_of_one_prepared_stage(key: str) -> None:
     model = LeNet(weights=random_weights(seed=11))
     stage = prepared(key, model, batch=5000)
     try:
-        for i, n in enumerate([1, 64, 1, 5000, 2047, 2048, 64, 1024, 1025, 3]):
+        for i, n in enumerate([1, 64, 1, 5000, 2047, 2048, 64, 1024, 1025, 3, 16, 17]):
             images = random_images(n, seed=500 + i)
             poison(stage)
             verdict = check_logits(run(stage, images), expected(stage, images, model.weights))

@@ -13,8 +13,13 @@ from variants.cuda import memory
 from variants.lenet import gpu
 from variants.lenet.stages.uint8_input import Uint8Input
 
-#: the largest batch replayed from a graph that reads a staging buffer of the stage's own
-GRAPH_MAX_BATCH = 1024
+#: the largest batch replayed from a graph that reads a staging buffer of the stage's own: the
+#: host copy into it outgrows what the graph saves above this (measured: graph faster than
+#: uint8_input at 1, 4 and 16 images, slower at 64, 256 and 1,024 with the staging copy)
+GRAPH_MAX_BATCH = 16
+#: the smallest batch captured per (batch size, input buffer): a caller's buffers of a large
+#: batch are few; of a small batch many (a 4,096-image input cut in 64s is 64 of them)
+LARGE_GRAPH_MIN = 1025
 #: graphs of large batches kept, one per (batch size, input buffer); the oldest goes first
 LARGE_GRAPHS = 4
 
@@ -22,12 +27,13 @@ LARGE_GRAPHS = 4
 class Graph(Uint8Input):
     """CUDA graphs for small batches
 
-    Each call's launch sequence is captured once into a CUDA graph and then replayed by one
-    launch: up to 1,024 images the copy in, the one kernel and the copy out, per batch size,
-    after a host-side copy of the uint8 pixels into the page-locked buffer the graph reads, and
-    above that the whole chunked, multi-stream sequence per batch size and input buffer (an
-    application that decodes into the same page-locked buffer every call replays one graph),
-    so the host issues one launch instead of three operations a chunk.
+    A call's launch sequence is captured once into a CUDA graph and then replayed by one launch:
+    up to 16 images the copy in, the one kernel and the copy out, per batch size, after a
+    host-side copy of the uint8 pixels into the page-locked buffer the graph reads, and above
+    1,024 the whole chunked, multi-stream sequence per batch size and input buffer (an
+    application that decodes into the same page-locked buffer every call replays one graph), so
+    the host issues one launch instead of three operations a chunk; batches in between run as
+    in uint8_input.
     """
 
     #: large-batch graphs kept (0: large batches are issued chunk by chunk, uncaptured)
@@ -48,21 +54,23 @@ class Graph(Uint8Input):
         n = len(images)
         if n == 0:
             return self._empty_logits()
+        if n <= GRAPH_MAX_BATCH:
+            return self.small_call(images, n)
+        if n < LARGE_GRAPH_MIN or not self.large_graphs or not memory.is_pinned(images):
+            return super().infer(images)  # (a copy from pageable memory cannot be captured)
         stream = self._streams[0]
-        if n > GRAPH_MAX_BATCH and (not self.large_graphs or not memory.is_pinned(images)):
-            out = self.new_output(n)  # a copy from pageable memory cannot be captured
-            self.issue(images, n, out)
-            return out
-        if n > GRAPH_MAX_BATCH:
-            out = self.new_output(n)
-            with phase("graph"):
-                self.large_graph(images, n).launch(stream)
-            with phase("d2h"):
-                logits = self._a["logits"].data.ptr
-                memory.d2h(out, 0, logits, n * gpu.LOGIT_BYTES, stream)
-            with phase("sync"):
-                stream.synchronize()
-            return out
+        out = self.new_output(n)
+        with phase("graph"):
+            self.large_graph(images, n).launch(stream)
+        with phase("d2h"):
+            memory.d2h(out, 0, self._a["logits"].data.ptr, n * gpu.LOGIT_BYTES, stream)
+        with phase("sync"):
+            stream.synchronize()
+        return out
+
+    def small_call(self, images: np.ndarray, n: int) -> np.ndarray:
+        """A call of at most GRAPH_MAX_BATCH images: staged, then replayed from its graph."""
+        stream = self._streams[0]
         with phase("stage"):
             np.copyto(self._staging[:n], images)
         with phase("graph"):
