@@ -23,6 +23,10 @@ reference, its comparison rule, and its stages in order, each with an explicit r
         def infer(self, x): ...               # timed: copies and kernels all count
         def release(self): ...
 
+A class stage whose input format holds less than the study's input (uint8 pixels of float
+images) says so with `reference_input(x)`: the reference it is checked against is then computed
+on that input, and the result says so in a note.
+
 Registration order is the study order. A stage's title and technique default to the first line
 and the rest of its docstring. Roles: `baseline` (at most one: speedups count from it),
 `framework` (any number of framework references) and `step` (an optimisation step). The
@@ -167,6 +171,12 @@ class Stage:
     def host_input(self, x: np.ndarray) -> np.ndarray:
         """Where the application keeps its input before `infer` (not timed): the array as
         given, or a copy in page-locked memory for a stage whose technique is about that."""
+        return x
+
+    def reference_input(self, x: np.ndarray) -> np.ndarray:
+        """The input this stage's outputs are checked on: `x` itself, or, for a stage whose
+        input format holds less than `x` does (e.g. uint8 pixels), `x` as that format gives it
+        back, so the reference is computed on the very values the stage computes on."""
         return x
 
     def infer(self, x: np.ndarray) -> np.ndarray:

@@ -87,3 +87,86 @@ def test_nsys_capture_range_for_a_cpu_stage_goes_through_cudart():
     cpu, torch = runtimes.CpuRuntime(), runtimes.TorchRuntime()
     assert isinstance(harness.capture_runtime(cpu), runtimes.CudartRuntime)
     assert harness.capture_runtime(torch) is torch
+
+
+QUANTISED_STUDY = '''
+import numpy as np
+from profiler.study import Compare, Stage, Study
+
+STUDY = Study("coarse", title="Coarse input", unit="rows",
+              inputs=lambda n: np.random.default_rng(0).random((n, 8)).astype(np.float32),
+              reference=lambda x: np.tanh(x.astype(np.float64)),
+              compare=Compare(rtol=1e-6, atol=1e-7))
+
+
+def to_format(x):
+    return (np.rint(x * 4) / 4).astype(np.float32)  # what a 2-bit format keeps
+
+
+class Coarse(Stage):
+    """Input in a coarse format
+
+    The input is stored in quarters and the stage computes on what it stored."""
+    def infer(self, x):
+        return np.tanh(to_format(x))
+
+
+class CoarseChecked(Coarse):
+    """Input in a coarse format, checked on it
+
+    The same, and the stage names its input format, so it is checked on the same values."""
+    def reference_input(self, x):
+        return to_format(x)
+
+
+class Exact(Stage):
+    """Input format that holds the input
+
+    A format that keeps every value."""
+    def reference_input(self, x):
+        return x.copy()
+
+    def infer(self, x):
+        return np.tanh(x)
+
+
+STUDY.add(Coarse, key="coarse", runtime="cpu")
+STUDY.add(CoarseChecked, key="checked", runtime="cpu")
+STUDY.add(Exact, key="exact", runtime="cpu")
+'''
+
+
+@pytest.mark.parametrize(
+    ("key", "status", "note"),
+    [
+        ("coarse", "FAIL", None),
+        ("checked", "PASS", "computed on the input as the stage's own input format holds it"),
+        ("exact", "PASS", "the stage's own input format holds the input exactly"),
+    ],
+)
+def test_a_stage_is_checked_on_its_own_input_format(tmp_path, key, status, note):
+    study = tmp_path / "coarse_study.py"
+    study.write_text(QUANTISED_STUDY)
+    args = worker.parse_args(
+        [
+            "run",
+            "--study",
+            str(study),
+            "--stage",
+            key,
+            "--items",
+            "16",
+            "--repeat",
+            "2",
+            "--profiled-repeats",
+            "1",
+            "--out",
+            str(tmp_path / "o"),
+            "--result",
+            str(tmp_path / "r.json"),
+        ]
+    )
+    result = worker.run(args)
+    assert result["status"] == status, result["reason"]
+    notes = " ".join(result["notes"])
+    assert (note in notes) if note else "reference" not in notes

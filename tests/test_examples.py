@@ -97,6 +97,6 @@ def test_list_names_the_installed_studies_from_their_entry_points(outside: Path)
     done = profgen(["list"], outside)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("lenet: LeNet-5 on 28x28 handwritten digits")
-    assert " 3. cuda_baseline" in done.stdout and "[baseline, cupy]" in done.stdout
+    assert " 6. cuda_baseline" in done.stdout and "[baseline, cupy]" in done.stdout
     one = profgen(["list", str(TWIN)], outside)
     assert one.returncode == 0 and one.stdout.startswith("softmax_cpu: Row-wise softmax on the CPU")

@@ -113,10 +113,17 @@ def roofline_section(
     }
 
 
-def batch_sweep_section(batch: pd.DataFrame) -> dict[str, Any]:
-    """Time per image and the latency of one batch against batch size."""
+def batch_sweep_section(
+    batch: pd.DataFrame, roles: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Time per image and the latency of one batch against batch size, framework stages drawn
+    dashed; with the stages' roles, where the fastest custom stage beats each framework."""
+    roles = dict(roles or {})
     curves = sweep.batch_curves(batch)
+    versus = sweep.batch_versus(curves, roles)
     return {
-        "html": figure_html(figures.batch_curves(curves), "chart-batch-sweep"),
+        "html": figure_html(figures.batch_curves(curves, roles), "chart-batch-sweep"),
         "rows": records(curves),
+        "versus": records(versus),
+        "crossings": records(sweep.batch_crossings(versus)),
     }

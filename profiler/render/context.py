@@ -71,7 +71,7 @@ def build_context(run: Run) -> dict[str, Any]:
         "roofline": charts.roofline_section(roof, meta.get("ceilings"), titles)
         if run.has("metrics")
         else None,
-        "batch_sweep": charts.batch_sweep_section(run.table("batch_sweep"))
+        "batch_sweep": charts.batch_sweep_section(run.table("batch_sweep"), _roles(run))
         if run.has("batch_sweep")
         else None,
         "regressions": sections.regressions_section(run.table("regressions"))
@@ -88,6 +88,15 @@ def _order(staged: pd.DataFrame, run: Run) -> list[str]:
     for name in ("gpu_activities", "gpu_trace", "api_calls"):
         keys += [str(k) for k in run.table(name)["stage"].dropna().unique() if k not in keys]
     return keys
+
+
+def _roles(run: Run) -> dict[str, str]:
+    """Each stage's role (baseline, framework, step) by its key, from the stages table."""
+    stages = run.table("stages")
+    if "role" not in stages:
+        return {}
+    pairs = zip(stages["stage"], stages["role"], strict=True)
+    return {str(k): str(r) for k, r in pairs if pd.notna(r)}
 
 
 def _titles(staged: pd.DataFrame) -> dict[str, str]:

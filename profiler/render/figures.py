@@ -323,25 +323,30 @@ def _lane_key(lane: str) -> tuple[str, float]:
         return head, math.inf
 
 
-def batch_curves(curves: pd.DataFrame) -> go.Figure:
-    """Time per image (throughput) and the latency of one batch against batch size, log axes.
+def batch_curves(curves: pd.DataFrame, roles: Mapping[str, str] | None = None) -> go.Figure:
+    """Time per image (throughput) and the latency of one batch against batch size, log axes;
+    stages whose role is `framework` drawn dashed with open markers, the study's own solid.
 
     Args:
         curves: DataFrame with `profiler.analyze.sweep.BATCH_CURVES` columns.
+        roles: each stage's role, where known.
     """
+    roles = roles or {}
     fig = make_subplots(
         rows=1, cols=2, subplot_titles=("time per item (µs)", "latency of one batch (ms)")
     )
     for i, (key, g) in enumerate(curves.groupby("stage", sort=False)):
         colour = KERNEL_PALETTE[i % len(KERNEL_PALETTE)]
         stage = plotly_text(key)
+        framework = roles.get(str(key)) == "framework"
         fig.add_trace(
             go.Scatter(
                 x=g["batch"],
                 y=g["per_item_ns"] / 1e3,
                 mode="lines+markers",
-                name=str(stage),
-                line={"color": colour},
+                name=str(stage) + (" (framework)" if framework else ""),
+                line={"color": colour, "dash": "dash" if framework else "solid"},
+                marker={"symbol": "circle-open" if framework else "circle"},
                 legendgroup=stage,
                 customdata=g["items_per_s"],
                 hovertemplate="batch %{x}<br>%{y:.4g} µs per item<br>"

@@ -8,6 +8,7 @@ model on the shipped images; and a deliberately wrong model that must fail the c
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,8 @@ from variants.lenet.model import MODEL_PATH, LeNet, load, random_weights
 from variants.lenet.study import LOGITS_RULE, STUDY
 
 pytestmark = pytest.mark.gpu
+# JAX would take 75% of the GPU's memory when it first starts, leaving the stages after it short
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 KEYS = tuple(s.key for s in STUDY.stages)
 Stage = Any
@@ -36,20 +39,43 @@ def prepared(key: str, model: LeNet, batch: int) -> Stage:
     if note:
         pytest.skip(f"{key}: {note}")
     stage.prepare(model, batch)
+    if hasattr(stage, "new_output"):  # logits into a fresh page-locked array: make it NaN
+        make = stage.new_output
+
+        def poisoned(n: int) -> np.ndarray:
+            out = make(n)
+            out.fill(np.nan)
+            return out
+
+        stage.new_output = poisoned
     return stage
 
 
 def poison(stage: Stage) -> int:
-    """Fill every buffer the stage exposes with NaN and check that it took. Returns how many."""
+    """Fill every buffer the stage exposes with NaN (integer buffers, e.g. uint8 pixels, with
+    their largest value) and check that it took. Returns how many."""
     import cupy
 
     buffers = getattr(stage, "buffers", dict)()
     for buf in buffers.values():
-        buf.fill(np.nan)
+        buf.fill(poison_value(buf.dtype))
     cupy.cuda.Device().synchronize()
     for name, buf in buffers.items():
-        assert bool(np.isnan(cupy.asnumpy(buf)).all()), f"{name} was not poisoned"
+        host = cupy.asnumpy(buf)
+        value = poison_value(buf.dtype)
+        took = np.isnan(host).all() if np.isnan(value) else (host == value).all()
+        assert bool(took), f"{name} was not poisoned"
     return len(buffers)
+
+
+def poison_value(dtype: Any) -> Any:
+    dtype = np.dtype(dtype)
+    return np.iinfo(dtype).max if dtype.kind in "ui" else np.nan
+
+
+def expected(stage: Stage, images: np.ndarray, weights: Any) -> np.ndarray:
+    """The float64 reference on the input as the stage's format holds it (uint8 stages)."""
+    return reference.forward(stage.reference_input(images), weights)
 
 
 def run(stage: Stage, images: np.ndarray) -> np.ndarray:
@@ -62,7 +88,7 @@ def random_images(n: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).random((n, 1, 28, 28), dtype=np.float32)
 
 
-@pytest.mark.parametrize("n", [1037, 1])
+@pytest.mark.parametrize("n", [1037, 1, 4500])
 @pytest.mark.parametrize("key", KEYS)
 def test_stage_matches_reference_on_fresh_inputs(key: str, n: int) -> None:
     model = LeNet(weights=random_weights(seed=n))
@@ -72,8 +98,8 @@ def test_stage_matches_reference_on_fresh_inputs(key: str, n: int) -> None:
             images = random_images(n, seed=100 * n + seed)
             poisoned = poison(stage)
             if STUDY.get(key).runtime == "cupy":
-                assert poisoned >= 4, f"{key} exposes too few buffers to poison"
-            verdict = check_logits(run(stage, images), reference.forward(images, model.weights))
+                assert poisoned >= 3, f"{key} exposes too few buffers to poison"
+            verdict = check_logits(run(stage, images), expected(stage, images, model.weights))
             assert verdict.passed, f"{key}, n={n}, call {seed}: {verdict.reason}"
     finally:
         stage.release()
@@ -91,7 +117,7 @@ def test_stage_matches_reference_on_shipped_images(key: str) -> None:
         out = run(stage, images)
     finally:
         stage.release()
-    verdict = check_logits(out, model.reference(images))
+    verdict = check_logits(out, expected(stage, images, model.weights))
     assert verdict.passed, f"{key}: {verdict.reason}"
 
 
@@ -107,7 +133,7 @@ def test_wrong_weights_fail_the_check(key: str) -> None:
     finally:
         stage.release()
     assert np.isfinite(out).all()
-    verdict = check_logits(out, reference.forward(images, weights))
+    verdict = check_logits(out, expected(stage, images, weights))
     assert not verdict.passed
     assert verdict.max_rel_err > 1e-3
 
@@ -118,5 +144,57 @@ def test_more_images_than_prepared_for_is_refused(key: str) -> None:
     try:
         with pytest.raises(UsageError, match="prepared for 4"):
             stage.infer(stage.host_input(random_images(5, seed=3)))
+    finally:
+        stage.release()
+
+
+CHUNKED = ("overlap_fusion", "one_kernel", "one_kernel_const", "uint8_input", "graph")
+
+
+@pytest.mark.parametrize("key", CHUNKED)
+def test_every_batch_size_of_one_prepared_stage(key: str) -> None:
+    """One prepared stage called at sizes that take each path: one chunk, several chunks with
+    a ragged tail, a graph captured and then replayed, sizes in any order."""
+    model = LeNet(weights=random_weights(seed=11))
+    stage = prepared(key, model, batch=5000)
+    try:
+        for i, n in enumerate([1, 64, 1, 5000, 2047, 2048, 64, 1024, 1025, 3, 16, 17]):
+            images = random_images(n, seed=500 + i)
+            poison(stage)
+            verdict = check_logits(run(stage, images), expected(stage, images, model.weights))
+            assert verdict.passed, f"{key}, n={n}: {verdict.reason}"
+    finally:
+        stage.release()
+
+
+def test_graph_replays_a_large_batch_per_input_buffer() -> None:
+    """Above 1,024 images the graph is captured per batch size and input buffer: a second
+    buffer of the same size gets its own graph, new images in a buffer already seen are read
+    at replay, and pageable input takes the chunked path."""
+    model = LeNet(weights=random_weights(seed=13))
+    stage = prepared("graph", model, batch=3000)
+    keep = []  # every input buffer stays alive, so no two share an address
+    try:
+        for seed, n, pinned in [
+            (1, 3000, True),
+            (2, 3000, True),
+            (3, 2500, True),
+            (4, 3000, False),
+        ]:
+            images = random_images(n, seed=seed)
+            x = stage.host_input(images)
+            x = x if pinned else np.array(x)  # a pageable copy of the uint8 pixels
+            keep.append(x)
+            for _ in range(2):  # the second call replays
+                poison(stage)
+                out = stage.infer(x)
+                verdict = check_logits(out, expected(stage, images, model.weights))
+                assert verdict.passed, f"seed {seed}, n={n}, pinned={pinned}: {verdict.reason}"
+            if pinned:
+                x[...] = stage.host_input(random_images(n, seed=seed + 10))  # same buffer
+                out = stage.infer(x)
+                fresh = random_images(n, seed=seed + 10)
+                assert check_logits(out, expected(stage, fresh, model.weights)).passed
+        assert len(stage._large) == 3
     finally:
         stage.release()

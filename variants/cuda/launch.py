@@ -23,11 +23,14 @@ class PackedLaunch:
     pointers cuLaunchKernel takes, so a call is a single driver call. CuPy's RawKernel call
     converts every argument again on each call, a cost a one-item-at-a-time stage would pay
     tens of thousands of times a pass. Arguments: CuPy arrays (their device address),
-    numpy.int32 (an `int`) and Python ints (a device address).
+    numpy.int32 (an `int`) and Python ints (a device address). `shared_bytes`: dynamic shared
+    memory per block (over 48 KB the kernel must first allow it, see `allow_shared`).
     Raises: cupy's CUDADriverError when the launch fails.
     """
 
-    def __init__(self, kernel: Any, grid: int, block: int, args: Sequence[Any]):
+    def __init__(
+        self, kernel: Any, grid: int, block: int, args: Sequence[Any], shared_bytes: int = 0
+    ):
         import ctypes
 
         import cupy
@@ -39,12 +42,28 @@ class PackedLaunch:
         self._params_ptr = ctypes.addressof(self._params)
         self._function = kernel.kernel.ptr
         self._launch = cupy.cuda.driver.launchKernel
-        self.grid, self.block = grid, block
+        self.grid, self.block, self.shared_bytes = grid, block, shared_bytes
 
     def __call__(self, stream_ptr: int = 0) -> None:
         self._launch(
-            self._function, self.grid, 1, 1, self.block, 1, 1, 0, stream_ptr, self._params_ptr, 0
+            self._function,
+            self.grid,
+            1,
+            1,
+            self.block,
+            1,
+            1,
+            self.shared_bytes,
+            stream_ptr,
+            self._params_ptr,
+            0,
         )
+
+
+def allow_shared(kernel: Any, nbytes: int) -> None:
+    """Let `kernel` (a cupy.RawKernel) launch with `nbytes` of dynamic shared memory per block
+    (cudaFuncAttributeMaxDynamicSharedMemorySize; needed above 48 KB)."""
+    kernel.max_dynamic_shared_size_bytes = nbytes
 
 
 def _ctype(arg: Any) -> Any:

@@ -35,6 +35,18 @@ def pinned_copy(x: np.ndarray) -> np.ndarray:
     return pinned
 
 
+def is_pinned(x: np.ndarray) -> bool:
+    """Whether `x`'s memory is page-locked host memory the CUDA runtime knows (an asynchronous
+    copy from it can be captured into a CUDA graph)."""
+    from cupy.cuda import runtime
+
+    try:
+        attrs = runtime.pointerGetAttributes(x.ctypes.data)
+    except runtime.CUDARuntimeError:
+        return False
+    return int(attrs.type) == getattr(runtime, "memoryTypeHost", 1)  # cudaMemoryTypeHost
+
+
 def device_empty(shape: tuple[int, ...], dtype: Any = np.float32) -> Any:
     """An uninitialised device array."""
     import cupy

@@ -1,6 +1,6 @@
-"""The LeNet-5 study: ten stages from PyTorch and a naive per-image CUDA baseline to fused,
-stream-overlapped inference on 10,000 handwritten digits. The registration order below is
-the study's order."""
+"""The LeNet-5 study: from PyTorch, JAX and a naive per-image CUDA baseline to the whole
+network in one kernel, uint8 input and CUDA graphs, on 10,000 handwritten digits. The
+registration order below is the study's order."""
 
 from __future__ import annotations
 
@@ -16,11 +16,17 @@ from variants.lenet.stages.conv_opt import ConvOpt
 from variants.lenet.stages.cuda_baseline import CudaBaseline
 from variants.lenet.stages.fc_coalesced import FcCoalesced
 from variants.lenet.stages.fc_opt import FcOpt
+from variants.lenet.stages.graph import Graph
+from variants.lenet.stages.jax_gpu import JaxGpu
 from variants.lenet.stages.no_sync import NoSync
+from variants.lenet.stages.one_kernel import OneKernel, OneKernelConst
 from variants.lenet.stages.overlap_fusion import OverlapFusion
 from variants.lenet.stages.pinned import Pinned
+from variants.lenet.stages.torch_compile import TorchCompile
 from variants.lenet.stages.torch_cpu import TorchCpu
 from variants.lenet.stages.torch_gpu import TorchGpu
+from variants.lenet.stages.torch_pinned import TorchPinned
+from variants.lenet.stages.uint8_input import Uint8Input
 
 #: every stage's logits: within 1e-4 of the float64 reference relative to the image's largest
 #: logit, and the same top-1 class wherever the two largest logits are not a near tie
@@ -54,6 +60,9 @@ STUDY = Study(
 
 STUDY.add(TorchCpu, key="torch_cpu", role="framework", runtime="cpu", needs=("torch",))
 STUDY.add(TorchGpu, key="torch_gpu", role="framework", runtime="torch")
+STUDY.add(TorchPinned, key="torch_pinned", role="framework", runtime="torch")
+STUDY.add(TorchCompile, key="torch_compile", role="framework", runtime="torch")
+STUDY.add(JaxGpu, key="jax_gpu", role="framework", runtime="jax", needs=("jax",))
 # One profiled repeat is ~90,000 GPU ops and ~200,000 API calls: trace one, not five. Nsight
 # Compute replays every launch (7 an image): its metrics pass profiles the first 8 images.
 STUDY.add(
@@ -71,3 +80,7 @@ STUDY.add(NoSync, key="no_sync", runtime="cupy")
 STUDY.add(Pinned, key="pinned", runtime="cupy")
 STUDY.add(FcCoalesced, key="fc_coalesced", runtime="cupy")
 STUDY.add(OverlapFusion, key="overlap_fusion", runtime="cupy")
+STUDY.add(OneKernel, key="one_kernel", runtime="cupy")
+STUDY.add(OneKernelConst, key="one_kernel_const", runtime="cupy")
+STUDY.add(Uint8Input, key="uint8_input", runtime="cupy")
+STUDY.add(Graph, key="graph", runtime="cupy")

@@ -1,0 +1,161 @@
+"""What the overlapped LeNet stages share: the batch cut into chunks whose number follows the
+batch, the chunks dealt round-robin over a few streams, and per chunk a copy in, its kernels
+and a copy of its logits out.
+
+Chunking pays only when a chunk's copy takes longer than the host takes to issue a chunk (a
+copy, the kernels and a copy back: about 30-40 us from Python): below `MIN_CHUNK_IMAGES`
+images per chunk the batch is not cut at all, so a small batch costs what one un-chunked call
+costs and no batch size is slower here than in the stage before because of a chunk count.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from profiler.ranges import range as phase
+from variants.cuda import launch, memory
+from variants.lenet import gpu
+from variants.lenet.stages._cuda import CudaStage
+
+MAX_CHUNKS = 8  # chunks per call at most (the large-batch optimum measured in NOTES.md)
+STREAMS = 4
+#: fewest images in a chunk: ~1024 images are ~60 us of fp32 copy, more than a chunk's issue
+MIN_CHUNK_IMAGES = 1024
+ALIGN = 16  # a chunk's images are a multiple of this (the largest images-per-block)
+FRESH_MIN_IMAGES = 256  # below this, copying the logits out costs less than a new array
+#: (start, count, stream, [(phase, launch)]) of one chunk
+Chunk = tuple[int, int, Any, list[tuple[str, launch.PackedLaunch]]]
+
+
+def chunk_bounds(
+    n: int,
+    max_chunks: int = MAX_CHUNKS,
+    min_images: int = MIN_CHUNK_IMAGES,
+    align: int = ALIGN,
+) -> list[tuple[int, int]]:
+    """(start, count) of each chunk for `n` images: as many chunks as there are `min_images`
+    in n, at least one and at most `max_chunks`, each a multiple of `align` images except the
+    last, together covering 0..n."""
+    chunks = min(max_chunks, max(1, n // max(min_images, 1)))
+    size = -(-max(n, 1) // chunks)
+    size = -(-size // align) * align
+    return [(s, min(size, n - s)) for s in range(0, n, size)]
+
+
+class ChunkedStage(CudaStage):
+    """A stage whose call is chunks of copy in, kernels, copy out, over `streams` streams.
+
+    Subclasses allocate `self._a` (device arrays with "input" and "logits", one row per image)
+    in `allocate` and say which kernels a chunk runs in `launches`.
+    """
+
+    #: chunks per call at most, fewest images per chunk, and streams the chunks are dealt over
+    max_chunks: ClassVar[int] = MAX_CHUNKS
+    min_chunk_images: ClassVar[int] = MIN_CHUNK_IMAGES
+    streams: ClassVar[int] = STREAMS
+    #: the input's element type as it crosses PCIe (float32, or uint8 as in an IDX file)
+    input_dtype: ClassVar[Any] = np.float32
+
+    #: where the logits land on the host: "fresh" (a new page-locked array each call of at
+    #: least FRESH_MIN_IMAGES images, from CuPy's pinned pool, handed to the caller as it is) or
+    #: "copy" (one buffer of the stage's own, copied out on every call: 400 KB, tens of
+    #: microseconds, for 10,000 images; cheaper than an allocation for a few images)
+    output: ClassVar[str] = "copy"
+    fresh_min_images: ClassVar[int] = FRESH_MIN_IMAGES
+
+    def prepare(self, model: Any, batch: int) -> None:
+        import cupy
+
+        self._batch = batch
+        self._a: dict[str, Any] = {}
+        self.allocate(model, batch)
+        self._out = memory.pinned_empty((batch, 10))
+        self._buffers = {**self._a, "host_logits": self._out}
+        self._streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(self.streams)]
+        self._plans: dict[int, list[Chunk]] = {}
+
+    def new_output(self, n: int) -> np.ndarray:
+        """The page-locked array a "fresh" call copies its logits into (tests fill it with NaN
+        to see that every row is written)."""
+        return memory.pinned_empty((n, 10))
+
+    def allocate(self, model: Any, batch: int) -> None:
+        """Compile the kernels, upload the weights and fill `self._a` (not timed)."""
+        raise NotImplementedError
+
+    def launches(
+        self, start: int, count: int, alone: bool = False
+    ) -> list[tuple[str, launch.PackedLaunch]]:
+        """(phase, launch) of the kernels for images start..start+count (`alone`: the call's
+        only chunk, a small batch, whose latency is the call's)."""
+        raise NotImplementedError
+
+    @property
+    def image_bytes(self) -> int:
+        return gpu.IMAGE_FLOATS * np.dtype(self.input_dtype).itemsize
+
+    def host_input(self, images: np.ndarray) -> np.ndarray:
+        return memory.pinned_copy(images)
+
+    def check(self, images: np.ndarray) -> np.ndarray:
+        """The images as the kernels read them (see gpu.check_images)."""
+        return gpu.check_images(images, self._batch)
+
+    def infer(self, images: np.ndarray) -> np.ndarray:
+        images = self.check(images)
+        n = len(images)
+        if n == 0:
+            return self._empty_logits()
+        if self.output == "fresh" and n >= self.fresh_min_images:
+            out = self.new_output(n)
+            self.issue(images, n, out)
+            return out
+        self.issue(images, n, self._out)
+        return self._out[:n].copy()
+
+    def issue(self, images: np.ndarray, n: int, out: np.ndarray) -> None:
+        """Queue every chunk's copies and kernels, the logits into `out`, and wait for the
+        streams they used."""
+        self.enqueue(images, n, out)
+        with phase("sync"):
+            for stream in self._streams[: len(self.plan(n))]:
+                stream.synchronize()
+
+    def enqueue(self, images: np.ndarray, n: int, out: np.ndarray) -> None:
+        """Queue every chunk's copy in, kernels and copy of its logits into `out`."""
+        in_ptr, logits_ptr = self._a["input"].data.ptr, self._a["logits"].data.ptr
+        for start, count, stream, launches in self.plan(n):
+            with phase("h2d"):
+                offset, nbytes = start * self.image_bytes, count * self.image_bytes
+                memory.h2d(in_ptr + offset, images, offset, nbytes, stream)
+            for name, packed in launches:
+                with phase(name):
+                    packed(stream.ptr)
+            with phase("d2h"):
+                offset, nbytes = start * gpu.LOGIT_BYTES, count * gpu.LOGIT_BYTES
+                memory.d2h(out, offset, logits_ptr + offset, nbytes, stream)
+
+    def plan(self, n: int) -> list[Chunk]:
+        """(start, count, stream, [(phase, launch)]) of every chunk for `n` images, built once
+        per batch size."""
+        if n not in self._plans:
+            bounds = chunk_bounds(n, self.max_chunks, self.min_chunk_images)
+            self._plans[n] = [
+                (
+                    start,
+                    count,
+                    self._streams[i % len(self._streams)],
+                    self.launches(start, count, alone=len(bounds) == 1),
+                )
+                for i, (start, count) in enumerate(bounds)
+            ]
+        return self._plans[n]
+
+    def row_ptrs(self, start: int) -> dict[str, int]:
+        """The device address of image `start`'s row in every array of `self._a`."""
+        return {
+            name: arr.data.ptr + start * (arr.size // len(arr)) * arr.itemsize
+            for name, arr in self._a.items()
+        }

@@ -1,0 +1,110 @@
+"""The whole network in one kernel (kernels/one_kernel.cu), chunked and overlapped with the
+copies; conv weights in shared memory (one_kernel) or in constant memory (one_kernel_const)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from variants.cuda import build, launch, memory
+from variants.lenet import gpu
+from variants.lenet.stages._chunked import ChunkedStage
+from variants.lenet.stages._layered import device_weights
+
+IMGS = 8  # images per block (LENET_IMGS in one_kernel.cu)
+#: images per block of a call of one chunk (a small batch): four times the blocks, each a quarter
+#: of the work, for latency. Not for the last of several chunks: with 2 images a block, 1,250
+#: images are 625 blocks, two waves, and measured 25 us slower than one wave of 157 (NOTES.md)
+SMALL_IMGS = 2
+THREADS = 256
+CONV_WEIGHT_FLOATS = 160 + 2416  # conv1 (padded) and conv2 weights and biases in shared memory
+
+
+def shared_bytes(imgs: int, const_weights: bool) -> int:
+    """Dynamic shared memory of one block: the input and pool1 maps of `imgs` images, plus the
+    conv weights unless they are in constant memory (the kernel's layout)."""
+    return 4 * (imgs * (784 + 864) + (0 if const_weights else CONV_WEIGHT_FLOATS))
+
+
+def conv_constants(weights: Any) -> dict[str, np.ndarray]:
+    """conv1's and conv2's weights by the names of one_kernel.cu's `__constant__` arrays, conv2's
+    transposed to (c, ky, kx, o) as its shared-memory copy is."""
+    return {
+        "c_conv1_w": weights["conv1.weight"],
+        "c_conv1_b": weights["conv1.bias"],
+        "c_conv2_wt": np.transpose(weights["conv2.weight"], (1, 2, 3, 0)),
+        "c_conv2_b": weights["conv2.bias"],
+    }
+
+
+class OneKernel(ChunkedStage):
+    """Whole network in one kernel
+
+    One kernel runs all of LeNet: a block of 256 threads owns eight images end to end (conv1,
+    pool, conv2, pool, three fully-connected layers), keeps the pooled maps and hidden vectors in
+    shared memory and writes only the logits, with the conv weights copied into shared memory
+    and each fully-connected dot product split over threads so all 256 work (a small batch, one
+    chunk, two images a block for latency), the chunks that follow the batch overlap its copies
+    as before, and the logits land in a fresh page-locked array handed to the caller instead of
+    being copied out of a buffer of the stage's own.
+    """
+
+    output = "fresh"
+
+    #: conv weights in __constant__ memory instead of shared memory (LENET_CONST_WEIGHTS)
+    const_weights: ClassVar[bool] = False
+    #: images per block (LENET_IMGS), and in a call of one chunk (see SMALL_IMGS)
+    imgs: ClassVar[int] = IMGS
+    small_imgs: ClassVar[int] = SMALL_IMGS
+
+    def defines(self, imgs: int) -> list[str]:
+        out = [f"LENET_IMGS={imgs}"]
+        out += ["LENET_CONST_WEIGHTS"] if self.const_weights else []
+        out += ["LENET_INPUT_U8"] if np.dtype(self.input_dtype) == np.uint8 else []
+        return out
+
+    def allocate(self, model: Any, batch: int) -> None:
+        self._modules: list[Any] = []  # kept: the kernels live in them
+        self._kernels = {imgs: self.kernel(model, imgs) for imgs in {self.imgs, self.small_imgs}}
+        self._w = device_weights(model.weights, fc_transposed=True)
+        self._a = {
+            "input": memory.device_empty((batch, gpu.IMAGE_FLOATS), self.input_dtype),
+            "logits": memory.device_empty((batch, gpu.CLASSES)),
+        }
+
+    def kernel(self, model: Any, imgs: int) -> Any:
+        """LeNet_Fused compiled for `imgs` images a block, allowed its shared memory."""
+        module = gpu.compile_module("one_kernel", self.defines(imgs))
+        if self.const_weights:
+            gpu.set_constants(module, "one_kernel", conv_constants(model.weights))
+        self._modules.append(module)
+        kernel = build.kernels(module, ["LeNet_Fused"])["LeNet_Fused"]
+        launch.allow_shared(kernel, shared_bytes(imgs, self.const_weights))
+        return kernel
+
+    def launches(
+        self, start: int, count: int, alone: bool = False
+    ) -> list[tuple[str, launch.PackedLaunch]]:
+        """The one kernel for images start..start+count (built for `small_imgs` images a block
+        when the chunk is the call's only one)."""
+        ptr, w = self.row_ptrs(start), self._w
+        names = ("conv1.weight", "conv1.bias", "conv2.weight_t", "conv2.bias")
+        names += tuple(f"fc{i}.{kind}" for i in (1, 2, 3) for kind in ("weight", "bias"))
+        args = (ptr["input"], *(w[k] for k in names), ptr["logits"], launch.i32(count))
+        imgs = self.small_imgs if alone else self.imgs
+        smem = shared_bytes(imgs, self.const_weights)
+        grid = launch.grid_for(count, imgs)
+        return [("lenet", launch.PackedLaunch(self._kernels[imgs], grid, THREADS, args, smem))]
+
+
+class OneKernelConst(OneKernel):
+    """Weights in constant memory
+
+    The same one kernel with conv1's and conv2's weights and biases in constant memory, read as
+    operands of the FMAs through the constant cache, instead of copied into each block's shared
+    memory (the fully-connected weights, 173 KB, exceed the 64 KB constant bank in both), the
+    choice the known study compared layer by layer, answered here by Nsight Compute's counters.
+    """
+
+    const_weights = True
