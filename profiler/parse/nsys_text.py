@@ -36,6 +36,7 @@ Span = tuple[int, int]
 _DASHES = re.compile(r"-+")
 MAX_COLUMNS = 256
 MAX_GAP = 16
+_CHUNK_BYTES = 1 << 20
 _COMMA_DECIMAL = re.compile(r"'[0-9.]{0,40},[0-9]{1,2}'")  # `'81,0'`, `'4.521.022,0'`
 # Bytes that can stand for the column separator: one the rows do not hold is used.
 _DELIMITERS = (0x1F, 0x1E, 0x1D, 0x1C, 0x1B, 0x01)
@@ -84,7 +85,7 @@ def read_table(
     cols = nsys_fields.columns(cells, report, origin)
     used = [i for i, cell in enumerate(cells) if cell in cols]
     names = [f"c{i}" for i in range(len(columns))]
-    if not rows.strip():
+    if not rows or rows.isspace():  # (`strip` would copy the rows)
         raw = pd.DataFrame({names[i]: pd.Series(dtype="string") for i in used})
     else:
         raw = _rows(rows, columns, cells, cols, origin)
@@ -156,15 +157,22 @@ def _separate_table(table: np.ndarray, columns: list[Span], delimiter: int, orig
     Raises: ParseError naming the first line with text between two columns.
     """
     width = table.shape[1] - 1  # the newline
-    gaps = [c for (_, a), (b, _) in zip(columns, columns[1:], strict=False) for c in range(a, b)]
-    gaps = [c for c in gaps if c < width]
-    if gaps:
-        bad = np.flatnonzero((table[:, gaps] != 32).any(axis=1))
-        if len(bad):
-            raise _outside(origin, int(bad[0]))
+    gap = np.zeros(table.shape[1], dtype=bool)
+    for (_, a), (b, _) in zip(columns, columns[1:], strict=False):
+        gap[a:b] = True
+    gap[width:] = False
     starts = [end for _, end in columns[:-1] if end < width]
-    if starts:
-        table[:, starts] = delimiter
+    # In slices of rows that stay in the cache: a column of a row-major table is a strided
+    # walk over all of it, once per gap column.
+    step = max(1, _CHUNK_BYTES // table.shape[1])
+    for first in range(0, len(table), step):
+        part = table[first : first + step]
+        if gap.any():
+            bad = np.flatnonzero(((part != 32) & gap).any(axis=1))
+            if len(bad):
+                raise _outside(origin, first + int(bad[0]))
+        if starts:
+            part[:, starts] = delimiter
 
 
 def _lines(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -234,6 +242,7 @@ def _read(
         "keep_default_na": False,
         "engine": "c",
         "index_col": False,
+        "low_memory": False,  # one pass: reading in chunks and concatenating costs a quarter more
     }
     try:
         with warnings.catch_warnings():
