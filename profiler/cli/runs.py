@@ -61,8 +61,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "import",
         help="build a run from nsys, ncu or nvprof output made elsewhere",
         description="Build a run directory and its report from profiler output made elsewhere: "
-        "a folder of `nsys stats --format csv` files, an .nsys-rep (needs nsys), an "
-        "`ncu --csv --page raw` file or an nvprof log, one per stage. Prints the run directory.",
+        "a folder of `nsys stats --format csv` files, an .nsys-rep or .sqlite (needs nsys), an "
+        ".ncu-rep (needs ncu), ncu or nsys output as text or CSV, or an nvprof log, one per "
+        "stage. Nothing is written beside the inputs. Prints the run directory.",
         epilog="example:\n  profgen import --model mynet --stage before=run1/ --stage "
         "after=run2.nsys-rep --title after='Fused kernels'\n\n" + EXIT_CODES_HELP,
         formatter_class=RAW,
