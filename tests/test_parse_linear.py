@@ -133,7 +133,7 @@ CASES = {
     "nvprof text trace": (nvprof.read_log, "nvprof/9.x/cheby-text-gpu-trace.txt", "Start"),
     "nvprof metrics": (nvprof.read_log, "nvprof/8.x/lbp-text-metrics.txt", "Invocations"),
     "nsys column text": (
-        nsys_csv.read_stats_stdout, "nsys/2020.4.3/omp-offload-stats.txt", "Start(sec)",
+        nsys_csv.read_stats_stdout, "nsys/2020.4.3/omp-offload-stats.txt", "[CUDA memcpy HtoD]",
     ),
     "nsys stdout": (nsys_csv.read_stats_stdout, "nsys/2025.3.1/demo/nsys-stats-stdout.txt", "Name"),
     "ncu text": (ncu_text.read_metrics, "ncu/2023.x/ppc-max-flops.txt", "Duration"),
