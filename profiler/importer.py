@@ -1,8 +1,9 @@
 """`profgen import`: a run built from profiler output that already exists.
 
 Each stage is one file or folder, in study order: a folder of `nsys stats --format csv` files,
-a capture of `nsys stats` output, an `.nsys-rep` (turned into CSV with `nsys stats` when nsys is
-installed), ncu output (text or --csv), an nvprof log (text summary, `--csv` summary or `--csv
+a capture of `nsys stats` output, an `.nsys-rep` or `.sqlite` (turned into CSV with the real
+`nsys stats`, which must be installed, in a temporary folder), an `.ncu-rep` (read through `ncu
+--import --csv`), ncu output (text or --csv), an nvprof log (text summary, `--csv` summary or `--csv
 --print-gpu-trace`), or a terminal capture of several tools' output (`profiler.import_capture`).
 The stage's tables come out as if profgen had profiled it: the same parsers and the same
 nvprof-style summaries. Nothing is checked against a reference, so every stage is
@@ -40,6 +41,7 @@ import pandas as pd
 
 from profiler import __version__, files, import_capture, import_timing, schema, store
 from profiler.analyze.assemble import assemble_tables
+from profiler.collect import reports
 from profiler.errors import DataError, OutputError, ParseError, UsageError
 from profiler.import_timing import REASON, StageTiming
 from profiler.parse import detect, ncu_csv, ncu_text, nsys_csv, nvprof
@@ -54,6 +56,7 @@ _TECHNIQUE = {
     detect.NSYS_DIR: "imported from nsys stats CSV files",
     detect.NSYS_TEXT: "imported from nsys stats output",
     detect.NSYS_REPORT: "imported from an Nsight Systems report",
+    detect.NCU_REPORT: "imported from an Nsight Compute report",
     detect.NCU_CSV: "imported from Nsight Compute CSV",
     detect.NCU_TEXT: "imported from Nsight Compute output",
     detect.NVPROF: "imported from nvprof output",
@@ -90,8 +93,9 @@ def import_run(
         DataError: a path that does not exist.
         ParseError: a file or folder that is not profiler output profgen reads, is corrupt, or
             has no rows.
-        ToolNotFound: an .nsys-rep was given and nsys is not installed.
-        ProfilerRunError: `nsys stats` failed on an .nsys-rep.
+        ToolNotFound: an .nsys-rep or .sqlite was given and nsys is not installed, or an
+            .ncu-rep and ncu is not.
+        ProfilerRunError: `nsys stats` or `ncu --import` failed on a report.
         OutputError: the run cannot be written (a full or read-only disk).
     """
     inputs = _check(model, stages, titles)
@@ -227,7 +231,9 @@ def _read_stage(
     elif kind == detect.NSYS_TEXT:
         tables = nsys_csv.read_stats_stdout(path, stage)
     elif kind == detect.NSYS_REPORT:
-        tables = nsys_csv.read_stats_dir(_nsys_stats(path, raw), stage)
+        tables = nsys_csv.read_stats_dir(reports.nsys_stats(path, raw), stage)
+    elif kind == detect.NCU_REPORT:
+        tables = {schema.METRICS.name: ncu_csv.read_metrics(reports.ncu_import(path, raw), stage)}
     elif kind == detect.NCU_CSV:
         tables = {schema.METRICS.name: ncu_csv.read_metrics(path, stage)}
     elif kind == detect.NCU_TEXT:
@@ -237,21 +243,6 @@ def _read_stage(
     if not any(len(t) for t in tables.values()):
         raise ParseError(path, detect.EXPECTED, "it has tables but no rows to import")
     return tables, read
-
-
-def _nsys_stats(report: Path, out_dir: Path) -> Path:
-    """Run `nsys stats` on an .nsys-rep into `out_dir` (the one subprocess of an import).
-
-    Raises: ToolNotFound when nsys is not installed; ProfilerRunError when nsys stats fails.
-    """
-    from profiler.collect import nsys as nsys_tool
-    from profiler.collect.tools import run_tool
-
-    nsys = nsys_tool.find_nsys()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    prefix = out_dir / nsys_tool.STATS_PREFIX
-    run_tool(nsys_tool.stats_cmd(nsys, report, prefix), out_dir / "nsys-stats.log", timeout=600)
-    return out_dir
 
 
 def _copy_raw(

@@ -242,6 +242,12 @@ BAD = {
     ".nsys-rep without nsys": Case(
         file_with("x.nsys-rep", b"\x00report"), code=4, fragments=("nsys",)
     ),
+    ".sqlite without nsys": Case(
+        file_with("x.sqlite", b"SQLite format 3\x00"), code=4, fragments=("nsys",)
+    ),
+    ".ncu-rep without ncu": Case(
+        file_with("x.ncu-rep", b"\x00report"), code=4, fragments=("ncu",)
+    ),
 }  # fmt: skip
 
 
@@ -249,6 +255,7 @@ BAD = {
 def test_broken_input_is_refused(tmp_path, capsys, monkeypatch, case):
     monkeypatch.setenv("PATH", "/nonexistent")  # no nsys: an .nsys-rep cannot be converted
     monkeypatch.setenv("NSYS", "/nonexistent/nsys")
+    monkeypatch.setenv("NCU", "/nonexistent/ncu")
     stage, named = case.make(tmp_path)
     out = tmp_path / "out"
     with deadline(60):

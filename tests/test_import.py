@@ -15,7 +15,7 @@ from profiler.analyze import activities
 from profiler.cli import main
 from profiler.errors import ToolNotFound
 from profiler.importer import REASON
-from profiler.parse import nsys_csv
+from profiler.parse import ncu_csv, nsys_csv
 
 DATA = Path(__file__).parent / "data"
 DEMO, OVERLAP = DATA / "nsys" / "2025.3.1" / "demo", DATA / "nsys" / "2025.3.1" / "overlap"
@@ -113,15 +113,73 @@ def test_nsys_report_runs_nsys_stats(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setattr(nsys_tool, "find_nsys", lambda env=None: Path("/opt/fake/nsys"))
     monkeypatch.setattr(tools, "run_tool", fake_run_tool)
-    rep = tmp_path / "overlap.nsys-rep"
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    rep = inputs / "overlap.nsys-rep"
     rep.write_bytes(b"\x00binary report\x00")
     path = run_import(capsys, tmp_path / "out", f"overlap={rep}")
-    assert calls and calls[0][:2] == ["/opt/fake/nsys", "stats"] and str(rep) in calls[0]
+    assert calls and calls[0][:2] == ["/opt/fake/nsys", "stats"]
+    assert "--force-export=true" in calls[0]
+    given = Path(calls[0][-1])  # a copy in a temporary folder: nsys writes its .sqlite there
+    assert given.parent != inputs and not given.parent.exists()  # removed afterwards
+    assert [p.name for p in inputs.iterdir()] == ["overlap.nsys-rep"]
     run = store.load_run(path)
     assert (
         len(run.table("gpu_trace")) == 32
         and (path / "raw" / "overlap" / "overlap.nsys-rep").is_file()
     )
+
+
+def test_sqlite_runs_nsys_stats_without_export(tmp_path, capsys, monkeypatch):
+    from profiler.collect import nsys as nsys_tool
+    from profiler.collect import tools
+
+    seen: list[tuple[list[str], bytes]] = []
+
+    def fake_run_tool(cmd, log_path, timeout, **kwargs):
+        seen.append((cmd, Path(cmd[-1]).read_bytes()))
+        prefix = Path(cmd[cmd.index("--output") + 1])
+        name = f"{prefix.name}_cuda_gpu_trace.csv"
+        shutil.copy(OVERLAP / "cuda_gpu_trace.csv", prefix.with_name(name))
+
+    monkeypatch.setattr(nsys_tool, "find_nsys", lambda env=None: Path("/opt/fake/nsys"))
+    monkeypatch.setattr(tools, "run_tool", fake_run_tool)
+    db = tmp_path / "overlap.sqlite"
+    db.write_bytes(b"SQLite format 3\x00...")
+    path = run_import(capsys, tmp_path / "out", f"overlap={db}")
+    cmd, given = seen[0]
+    assert given == db.read_bytes() and Path(cmd[-1]).suffix == ".sqlite"
+    assert not any(a.startswith("--force-export") for a in cmd)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "overlap.sqlite"]
+    assert len(store.load_run(path).table("gpu_trace")) == 32
+    assert store.load_run(path).meta["inputs"][0]["kind"] == "nsys-rep"
+
+
+def test_ncu_report_runs_ncu_import(tmp_path, capsys, monkeypatch):
+    from profiler.collect import ncu as ncu_tool
+    from profiler.collect import tools
+
+    calls = []
+
+    def fake_run_tool(cmd, log_path, timeout, **kwargs):  # ncu --import prints the CSV
+        calls.append(cmd)
+        with open(log_path, "ab") as log:
+            log.write(b"$ " + " ".join(cmd).encode() + b"\n" + NCU_RAW.read_bytes())
+
+    monkeypatch.setattr(ncu_tool, "find_ncu", lambda env=None: Path("/opt/fake/ncu"))
+    monkeypatch.setattr(tools, "run_tool", fake_run_tool)
+    rep = tmp_path / "counters.ncu-rep"
+    rep.write_bytes(b"\x00binary report\x00")
+    path = run_import(capsys, tmp_path / "out", f"counters={rep}")
+    assert calls[0][:3] == ["/opt/fake/ncu", "--import", str(rep)]
+    assert calls[0][3:] == ["--csv", "--page", "raw", "--print-units", "base"]
+    run = store.load_run(path)
+    expected = ncu_csv.read_metrics(NCU_RAW, "counters")
+    got = run.table("metrics").reset_index(drop=True)
+    assert len(got) == 16 and list(got["duration_ns"]) == list(expected["duration_ns"])
+    assert run.meta["inputs"][0]["kind"] == "ncu-rep"
+    assert (path / "raw" / "counters" / "counters.ncu-rep").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["counters.ncu-rep", "out"]
 
 
 def test_nsys_report_without_nsys(tmp_path, capsys, monkeypatch):
@@ -365,7 +423,7 @@ def test_report_named_like_an_option_reaches_nsys_as_a_file(tmp_path, capsys, mo
     Path("--help.nsys-rep").write_bytes(b"\x00report\x00")
     path = run_import(capsys, Path("out"), "overlap=--help.nsys-rep")
     cmd = calls[0]
-    assert cmd[-1] == str(tmp_path / "--help.nsys-rep")
+    assert Path(cmd[-1]).is_absolute() and Path(cmd[-1]).name == "report.nsys-rep"  # a copy
     assert not any(a.startswith("--help") for a in cmd)
     assert (path / "raw" / "overlap" / "--help.nsys-rep").is_file()
 
@@ -377,6 +435,8 @@ def test_command_builders_never_pass_a_path_as_an_option(tmp_path, monkeypatch):
     stats = nsys.stats_cmd(Path("nsys"), Path("--help.nsys-rep"), Path("-o"))
     assert stats[-1] == str(tmp_path / "--help.nsys-rep")
     assert stats[stats.index("--output") + 1] == str(tmp_path / "-o")
+    imported = ncu.import_cmd(Path("ncu"), Path("--help.ncu-rep"))
+    assert imported[2] == str(tmp_path / "--help.ncu-rep")
     prof = nsys.profile_cmd(Path("nsys"), Path("--version"), ["-evil", "--arg"])
     assert f"--output={tmp_path / '--version'}" in prof and prof[-2:] == ["./-evil", "--arg"]
     cmd = ncu.profile_cmd(Path("ncu"), "m:s", Path("--list-sets"), ["-p", "-q"])

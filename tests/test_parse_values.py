@@ -192,3 +192,14 @@ def test_messages_quote_huge_cells_briefly():
     with pytest.raises(ParseError) as exc:
         values.numbers(pd.Series([huge]), ORIGIN, "c" * 10_000, values.COUNT)
     assert len(str(exc.value)) < 400 and "(100,000 characters)" in str(exc.value)
+
+
+@pytest.mark.parametrize("rule", [values.COUNT, values.TIME, values.SHARE])
+@pytest.mark.parametrize("factor", [1.0, 1e9])
+def test_one_value_is_judged_as_a_column_is(rule, factor):
+    cells = [0.0, 1.5, -1.0, 2.0, 99.9, 100.0, 101.0, 1e300, float("inf"), float("nan"), 4.6e18]
+    number = np.array(cells)
+    with np.errstate(over="ignore"):
+        column = values._reasons(number, number * factor, rule)
+    one = [values._reason(n, n * factor, rule) for n in cells]
+    assert one == column.tolist()

@@ -62,11 +62,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "import",
         help="build a run from nsys, ncu or nvprof output made elsewhere",
         description="Build a run directory and its report from profiler output made elsewhere: "
-        "a folder of `nsys stats --format csv` files, an .nsys-rep (needs nsys), an "
-        "ncu output (its default text, `--csv --page raw` or `--print-summary per-kernel`), an "
-        "nvprof log (summaries, gpu trace, metrics and events; text or --csv), or a terminal "
-        "capture that holds several of them (shell prompts, commands and program output around "
-        "the tables are passed over), one per stage. Prints the run directory.\n\n"
+        "a folder of `nsys stats --format csv` files, an .nsys-rep or .sqlite (needs nsys), an "
+        ".ncu-rep (needs ncu), ncu output (its default text, `--csv --page raw` or "
+        "`--print-summary per-kernel`), an nvprof log (summaries, gpu trace, metrics and events; "
+        "text or --csv), or a terminal capture that holds several of them (shell prompts, "
+        "commands and program output around the tables are passed over), one per stage. Nothing "
+        "is written beside the inputs. Prints the run directory.\n\n"
         "An imported stage is IMPORTED, not PASS: nothing checks its outputs. Its time in the "
         "staged table is the NVTX range named with --range (its total time), else the GPU span "
         "of the capture (first GPU activity to last), else its summed GPU time; the report says "

@@ -82,6 +82,15 @@ def profile_cmd(
     return cmd + program_args(program)
 
 
+def import_cmd(ncu: Path, report: Path) -> list[str]:
+    """`ncu --import` printing a .ncu-rep's raw page as CSV (every metric it holds, one row per
+    launch), numbers in base units (ns, bytes) so that none is rounded to a scaled unit."""
+    return [str(ncu), "--import", operand(report), "--csv", "--page", "raw"] + [
+        "--print-units",
+        "base",
+    ]
+
+
 def version(ncu: Path, timeout: float = 30.0) -> str:
     """`2025.3.1.0` from `ncu --version`.
 

@@ -89,7 +89,11 @@ def stats_cmd(
     nsys: Path, report: Path, output: Path, reports: Sequence[str] = REPORTS
 ) -> list[str]:
     """`nsys stats` writing one CSV per report as `<output>_<report>.csv`, times in ns. The
-    report and output are absolute paths (a report named `--help.nsys-rep` stays a file)."""
+    report and output are absolute paths (a report named `--help.nsys-rep` stays a file).
+
+    A .nsys-rep (or .qdrep) is exported afresh to a .sqlite beside it (`--force-export`); a
+    .sqlite is read as it is, since there is nothing to export it from."""
+    export = [] if Path(report).suffix.lower() == ".sqlite" else ["--force-export=true"]
     return [
         str(nsys),
         "stats",
@@ -97,7 +101,7 @@ def stats_cmd(
         "csv",
         "--timeunit",
         "ns",
-        "--force-export=true",
+        *export,
         "--force-overwrite=true",
         "--output",
         operand(output),

@@ -97,7 +97,7 @@ def _decode(data: bytes, path: Path, expected: str, final: bool) -> str:
 
     Raises: ParseError saying which of these it is not.
     """
-    if not data.strip():
+    if not data or data.isspace():  # (`strip` would copy the whole file)
         raise ParseError(path, expected, "the file is empty")
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
         raise ParseError(path, expected, "it is UTF-16 text; convert it to UTF-8 (iconv -f UTF-16)")

@@ -15,21 +15,24 @@ from pathlib import Path
 from profiler.errors import ParseError
 from profiler.parse import capture, csvtext, ncu_text, nsys_csv, nsys_stdout, nvprof
 
-NSYS_DIR, NSYS_REPORT, NSYS_TEXT, NCU_CSV, NCU_TEXT, NVPROF = (
+NSYS_DIR, NSYS_REPORT, NSYS_TEXT, NCU_REPORT, NCU_CSV, NCU_TEXT, NVPROF = (
     "nsys-dir",
     "nsys-rep",
     "nsys-text",
+    "ncu-rep",
     "ncu-csv",
     "ncu-text",
     "nvprof",
 )
 CAPTURE = "capture"
-KINDS = (NSYS_DIR, NSYS_REPORT, NSYS_TEXT, NCU_CSV, NCU_TEXT, NVPROF, CAPTURE)
+KINDS = (NSYS_DIR, NSYS_REPORT, NSYS_TEXT, NCU_REPORT, NCU_CSV, NCU_TEXT, NVPROF, CAPTURE)
 EXPECTED = (
-    "a folder of `nsys stats --format csv` files, an .nsys-rep, a capture of `nsys stats` "
-    "output, ncu output (text or --csv), an nvprof log, or a terminal capture of them"
+    "a folder of `nsys stats --format csv` files, an .nsys-rep or .sqlite, a capture of "
+    "`nsys stats` output, an .ncu-rep, ncu output (text or --csv), an nvprof log, or a terminal "
+    "capture of them"
 )
 REPORT_SUFFIXES = (".nsys-rep", ".qdrep", ".sqlite")
+NCU_REPORT_SUFFIXES = (".ncu-rep",)
 
 # `--page raw|details` ("ID" first) and `--print-summary per-kernel` ("Process ID" first)
 _NCU_HEADER = re.compile(r'^"(?:ID","Process ID|Process ID","Process Name)",', re.MULTILINE)
@@ -56,6 +59,8 @@ def detect(path: str | Path) -> str:
         raise ParseError(path, EXPECTED, "not a regular file (a FIFO, socket or device)")
     if path.suffix.lower() in REPORT_SUFFIXES:
         return NSYS_REPORT
+    if path.suffix.lower() in NCU_REPORT_SUFFIXES:
+        return NCU_REPORT
     head = csvtext.read_head(path, EXPECTED)
     if capture.is_capture(head):
         return CAPTURE

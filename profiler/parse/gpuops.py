@@ -268,7 +268,8 @@ def trace_table(f: pd.DataFrame, stage: str) -> pd.DataFrame:
         **{name: col(name) for name in _TRACE_INTS},
     }
     out = pd.DataFrame(fields, index=f.index, copy=False)
-    out = schema.conform(out[out["kind"].notna().to_numpy()], schema.GPU_TRACE, fill=("range",))
+    known = out["kind"].notna().to_numpy()
+    out = schema.conform(out if known.all() else out[known], schema.GPU_TRACE, fill=("range",))
     if not out["start_ns"].is_monotonic_increasing:
         out = out.sort_values("start_ns", kind="stable", ignore_index=True)
     return schema.validate(out, schema.GPU_TRACE)

@@ -121,8 +121,9 @@ def _paragraph(
         pieces.append((a, b))
 
     def flush() -> None:
-        body = "".join(text[a:b] for a, b in pieces)
-        if body.strip():
+        body = text[pieces[0][0] : pieces[0][1]] if len(pieces) == 1 else ""
+        body = body or "".join(text[a:b] for a, b in pieces)
+        if body and not body.isspace():  # (`strip` would copy a million-row table)
             blocks.append(Block(pending[0][0], body, first, tuple(dropped), pending[0][1]))
             pending[0] = (None, {})
         pieces.clear()

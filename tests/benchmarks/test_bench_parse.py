@@ -14,6 +14,8 @@
 - 1,000,000 rows of nvprof text metrics, from a real `--metrics` file's rows;
 - a terminal capture of that nvprof trace and a real `nsys stats` stdout, cut into sections and
   each read (`import_capture`);
+- 1,000,000 metric rows of ncu's default text output: a real kernel's `Section:` tables
+  (tests/data/ncu/2023.x/ppc-max-flops.txt), repeated;
 - files with a 100,000-space run, which the old nvprof row pattern and nsys stdout splitter
   took minutes over (quadratic backtracking), and 10,000,000 blank lines.
 
@@ -30,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from profiler import schema
-from profiler.parse import nsys_csv, nvprof
+from profiler.parse import ncu_text, nsys_csv, nvprof
 
 ROWS = 1_000_000
 SMALL = 10_000
@@ -39,6 +41,7 @@ SOURCE = DATA / "nsys" / "2025.3.1" / "overlap" / "cuda_gpu_trace.csv"
 NVPROF_TEXT = DATA / "nvprof" / "9.x" / "cuda-stream-summary.txt"
 NVPROF_TRACE = DATA / "nvprof" / "9.x" / "cheby-text-gpu-trace.txt"
 NVPROF_METRICS = DATA / "nvprof" / "8.x" / "lbp-text-metrics.txt"
+NCU_TEXT = DATA / "ncu" / "2023.x" / "ppc-max-flops.txt"
 STDOUT = DATA / "nsys" / "2025.3.1" / "demo" / "nsys-stats-stdout.txt"
 TEXT_TRACE = DATA / "nsys" / "2020.4.3" / "omp-offload-stats.txt"
 
@@ -182,6 +185,38 @@ def test_parse_million_row_text_metrics(benchmark, made):
     table = metrics["metrics"]
     assert len(table) == n // 7 and table["kernel_id"].tolist() == list(range(n // 7))
     assert table["achieved_occupancy_pct"].to_numpy() == pytest.approx(51.7002)
+
+
+def metric_rows(text: str) -> int:
+    """How many metric rows the `Section:` tables of ncu text hold (between a table's second
+    rule and its last)."""
+    rules, rows = 0, 0
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("Section:"):
+            rules = 0
+        elif stripped and not stripped.strip("- "):
+            rules += 1
+        elif rules == 2 and stripped:
+            rows += 1
+    return rows
+
+
+def million_row_ncu_text(n: int) -> str:
+    """The real capture's kernel (its launch line and three sections) repeated until the
+    tables hold at least `n` metric rows."""
+    block = NCU_TEXT.read_text()
+    return block * -(-n // metric_rows(block))
+
+
+def test_parse_million_row_ncu_text(benchmark, made):
+    n = rows_for(benchmark)
+    kernels = -(-n // metric_rows(NCU_TEXT.read_text()))
+    path = made("ncu.txt", n, million_row_ncu_text)
+    table = run(benchmark, ncu_text.read_metrics, path, "b")
+    assert len(table) == kernels and table["kernel_id"].tolist() == list(range(kernels))
+    assert set(table["duration_ns"]) == {1_130_000_000} and set(table["registers"]) == {16}
+    assert table["achieved_occupancy_pct"].to_numpy() == pytest.approx(95.84)
 
 
 def test_parse_100k_space_run(benchmark, made):

@@ -1,0 +1,172 @@
+"""`profgen import` of real report files, made here by the real tools (marked gpu).
+
+A tiny CuPy program (one named kernel, launched `LAUNCHES` times) runs under `nsys profile` and
+under `ncu`; the .nsys-rep, its .sqlite export (`nsys export`) and the .ncu-rep are imported,
+each from a folder of its own. What profgen reads must be what the tools print themselves:
+the kernel's count and total time from `nsys stats --report cuda_gpu_kern_sum`, and each
+launch's duration and registers from `ncu --import --csv --page raw`. profgen must leave the
+input folders as they were (`nsys stats` would write a .sqlite beside a .nsys-rep). The tools'
+versions and the compared values are printed (run with -s to see them).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from profiler import store
+from profiler.cli import main
+from profiler.collect import ncu as ncu_tool
+from profiler.collect import nsys as nsys_tool
+
+pytestmark = pytest.mark.gpu
+
+KERNEL = "profgen_tiny_scale"
+LAUNCHES = 7
+NCU_LAUNCHES = 2
+PROGRAM = f"""
+import cupy as cp
+
+n = 1 << 20
+scale = cp.RawKernel(r'''
+extern "C" __global__ void {KERNEL}(float* x, int n) {{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = x[i] * 1.5f + 1.0f;
+}}''', "{KERNEL}")
+x = cp.ones(n, dtype=cp.float32)
+for _ in range({LAUNCHES}):
+    scale(((n + 255) // 256,), (256,), (x, cp.int32(n)))
+cp.cuda.runtime.deviceSynchronize()
+print("sum", float(x.sum()))
+"""
+
+
+def run(cmd: list[str], cwd: Path) -> str:
+    done = subprocess.run(
+        [str(c) for c in cmd], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, (cmd, done.stdout[-3000:], done.stderr[-3000:])
+    return done.stdout
+
+
+def csv_table(text: str, first: str) -> pd.DataFrame:
+    """The CSV table in a tool's stdout whose header's first cell is `first` (banners and the
+    program's output around it ignored), every cell a string."""
+    lines = text.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.lstrip('"').startswith(first))
+    body = []
+    for line in lines[start:]:
+        if not line.strip():
+            break
+        body.append(line)
+    rows = list(csv.reader(io.StringIO("\n".join(body))))
+    return pd.DataFrame(rows[1:], columns=rows[0])
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The three report files, each alone in its folder, and the tools' own numbers."""
+    root = tmp_path_factory.mktemp("reports")
+    (root / "tiny.py").write_text(PROGRAM)
+    nsys, ncu = nsys_tool.find_nsys(), ncu_tool.find_ncu()
+    print("\n" + run([nsys, "--version"], root).strip())
+    print(run([ncu, "--version"], root).strip().splitlines()[-1])
+    for name in ("rep", "db", "ncu", "ref"):
+        (root / name).mkdir()
+    run(
+        [nsys, "profile", "--trace=cuda", "--sample=none", "--cpuctxsw=none",
+         "--force-overwrite=true", "--output", root / "rep" / "tiny", sys.executable, "tiny.py"],
+        root,
+    )  # fmt: skip
+    rep = root / "rep" / "tiny.nsys-rep"
+    run(
+        [nsys, "export", "--type", "sqlite", "--force-overwrite=true",
+         "--output", root / "db" / "tiny.sqlite", rep],
+        root,
+    )  # fmt: skip
+    run(
+        [ncu, "--kernel-name", KERNEL, "--launch-count", NCU_LAUNCHES, "--force-overwrite",
+         "--export", root / "ncu" / "tiny", sys.executable, "tiny.py"],
+        root,
+    )  # fmt: skip
+    shutil.copy(rep, root / "ref" / "tiny.nsys-rep")  # nsys stats writes beside its input
+    return {
+        "nsys-rep": rep,
+        "sqlite": next((root / "db").glob("*.sqlite")),
+        "ncu-rep": next((root / "ncu").glob("*.ncu-rep")),
+        "ref": root / "ref" / "tiny.nsys-rep",
+        "root": root,
+    }
+
+
+def imported(reports: dict[str, Path], kind: str, capsys: pytest.CaptureFixture[str]):
+    """Import one report file; the input folder must be as it was."""
+    folder = reports[kind].parent
+    before = sorted((p.name, p.stat().st_size) for p in folder.iterdir())
+    out = reports["root"] / f"out-{kind}"
+    argv = ["import", "--model", "tiny", "--stage", f"s={reports[kind]}", "--out", str(out)]
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert sorted((p.name, p.stat().st_size) for p in folder.iterdir()) == before
+    return store.load_run(Path(captured.out.strip().splitlines()[-1]))
+
+
+def nsys_kernel_summary(reports: dict[str, Path]) -> tuple[int, int]:
+    """(instances, total ns) of the kernel, as `nsys stats` prints them."""
+    nsys = nsys_tool.find_nsys()
+    text = run(
+        [nsys, "stats", "--report", "cuda_gpu_kern_sum", "--format", "csv", "--timeunit", "ns",
+         "--force-export=true", reports["ref"]],
+        reports["root"],
+    )  # fmt: skip
+    table = csv_table(text, "Time")
+    row = table[table["Name"].str.contains(KERNEL, regex=False)].iloc[0]
+    total = next(c for c in table.columns if c.startswith("Total Time"))
+    return int(row["Instances"].replace(",", "")), int(float(row[total].replace(",", "")))
+
+
+@pytest.mark.parametrize("kind", ["nsys-rep", "sqlite"])
+def test_nsys_report_gives_what_nsys_stats_prints(reports, kind, capsys):
+    run_ = imported(reports, kind, capsys)
+    instances, total_ns = nsys_kernel_summary(reports)
+    act = run_.table("gpu_activities")
+    row = act[act["name"] == KERNEL]
+    trace = run_.table("gpu_trace")
+    kernels = trace[trace["name"] == KERNEL]
+    print(f"{kind}: nsys stats {instances} x, {total_ns} ns; profgen "
+          f"{row['calls'].tolist()} x, {row['total_ns'].tolist()} ns")  # fmt: skip
+    assert instances == LAUNCHES and len(row) == 1 and int(row["calls"].iloc[0]) == instances
+    assert abs(int(row["total_ns"].iloc[0]) - total_ns) <= instances  # rounding, 1 ns a launch
+    assert len(kernels) == LAUNCHES and abs(int(kernels["duration_ns"].sum()) - total_ns) <= 7
+    assert run_.meta["inputs"][0]["kind"] == "nsys-rep"
+
+
+def test_ncu_report_gives_what_ncu_prints(reports, capsys):
+    run_ = imported(reports, "ncu-rep", capsys)
+    ncu = ncu_tool.find_ncu()
+    text = run(
+        [ncu, "--import", reports["ncu-rep"], "--csv", "--page", "raw", "--print-units", "base",
+         "--metrics", "gpu__time_duration.sum,launch__registers_per_thread"],
+        reports["root"],
+    )  # fmt: skip
+    table = csv_table(text, "ID")
+    units = table.iloc[0]  # the units row
+    rows = table.iloc[1:]
+    assert units["gpu__time_duration.sum"] in ("ns", "nsecond")
+    expected = [int(float(v.replace(",", ""))) for v in rows["gpu__time_duration.sum"]]
+    registers = [int(v.replace(",", "")) for v in rows["launch__registers_per_thread"]]
+    metrics = run_.table("metrics")
+    print(f"ncu-rep: ncu {expected} ns, {registers} registers; profgen "
+          f"{metrics['duration_ns'].tolist()} ns, {metrics['registers'].tolist()}")  # fmt: skip
+    assert len(metrics) == NCU_LAUNCHES and set(metrics["name"]) == {KERNEL}
+    assert all(abs(int(a) - b) <= 1 for a, b in zip(metrics["duration_ns"], expected, strict=True))
+    assert metrics["registers"].astype(int).tolist() == registers
+    assert run_.meta["inputs"][0]["kind"] == "ncu-rep"
