@@ -23,7 +23,8 @@ class PackedLaunch:
     pointers cuLaunchKernel takes, so a call is a single driver call. CuPy's RawKernel call
     converts every argument again on each call, a cost a one-item-at-a-time stage would pay
     tens of thousands of times a pass. Arguments: CuPy arrays (their device address),
-    numpy.int32 (an `int`) and Python ints (a device address).
+    numpy.int32 (an `int`), numpy.int64 (a `long long`), numpy.float32 (a `float`) and Python
+    ints (a device address).
     Raises: cupy's CUDADriverError when the launch fails.
     """
 
@@ -56,6 +57,10 @@ def _ctype(arg: Any) -> Any:
         return ctypes.c_void_p(arg.data.ptr)
     if isinstance(arg, np.int32):
         return ctypes.c_int32(int(arg))
+    if isinstance(arg, np.int64):
+        return ctypes.c_int64(int(arg))
+    if isinstance(arg, np.float32):
+        return ctypes.c_float(float(arg))
     if isinstance(arg, int):
         return ctypes.c_void_p(arg)
     raise TypeError(f"cannot pack a kernel argument of type {type(arg).__name__}")

@@ -88,8 +88,8 @@ def _window(attrs: dict[str, Any], kernel: Shape, what: str) -> dict[str, Any]:
 
 def window_out(shape: Shape, win: Mapping[str, Any]) -> tuple[int, int]:
     """Output height and width of a window op on a (C, H, W) input (floor mode)."""
-    (kh, kw), (sh, sw), (t, l, b, r) = win["kernel"], win["stride"], win["pads"]
-    ho, wo = (shape[1] + t + b - kh) // sh + 1, (shape[2] + l + r - kw) // sw + 1
+    (kh, kw), (sh, sw), (t, left, b, r) = win["kernel"], win["stride"], win["pads"]
+    ho, wo = (shape[1] + t + b - kh) // sh + 1, (shape[2] + left + r - kw) // sw + 1
     if ho < 1 or wo < 1:
         raise Unsupported(f"window {kh}x{kw} does not fit the input {list(shape)}")
     return ho, wo
