@@ -68,6 +68,8 @@ STUDY = Study(
     compare=LOGITS_RULE,
     version="1",
     default_items=256,
+    reads_model=True,
+    model_file=builder.path,
 )
 
 STUDY.add(TorchGpu, key="torch_gpu", role="framework", runtime="torch", needs=("torch",))
