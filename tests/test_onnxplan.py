@@ -223,3 +223,57 @@ def test_a_twin_with_a_wrong_bound_is_caught():
             lay.attrs["stride"], lay.attrs["pads"][:2], lay.attrs["group"], lay.out_shape[1:])
     wrong = twins.conv_direct(padded, *args)[..., : lay.out_shape[2]]
     assert not np.allclose(wrong, execute.conv(lay, x), rtol=1e-6, atol=1e-6)
+
+
+def _fused_layer(case, act, with_residual):
+    from dataclasses import replace
+
+    lay = _conv_layer(*case)
+    attrs = {**lay.attrs, "act": act} if act else lay.attrs
+    inputs = ("x", "r") if with_residual else ("x",)
+    return replace(lay, attrs=attrs, inputs=inputs)
+
+
+@pytest.mark.parametrize("case, hw", [((2, 24, 7, 7, 40, 1, 1, (0, 0), 1), 49),
+                                      ((3, 17, 1, 1, 70, 1, 1, (0, 0), 1), 1)])
+@pytest.mark.parametrize("act, with_residual", [(None, True), ((0.0, 6.0), False)])
+def test_the_pointwise_gemm_twin_with_its_epilogue_matches_the_executor(case, hw, act,
+                                                                        with_residual):
+    lay = _fused_layer(case, act, with_residual)
+    x = RNG.standard_normal((case[0], *lay.in_shape)) * 3
+    res = RNG.standard_normal((case[0], *lay.out_shape)) if with_residual else None
+    want = execute.conv(lay, x, res)
+    lo, hi = act or (-np.inf, np.inf)
+    w64 = lay.params["weight"].astype(np.float64)
+    got = twins.pointwise_gemm(x, w64[:, :, 0, 0], lay.params["bias"].astype(np.float64), res,
+                               lo, hi, hw)
+    np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", [(2, 5, 9, 40, 5, 3, 1, (1, 1), 5),
+                                  (1, 3, 20, 70, 3, 3, 2, (1, 1), 3),
+                                  (1, 2, 7, 7, 2, 3, 2, (1, 1), 2)])
+def test_the_depthwise_twin_reads_its_shared_tile_like_the_executor(case):
+    lay = _fused_layer(case, (0.0, 6.0), True)
+    x = RNG.standard_normal((case[0], *lay.in_shape)) * 3
+    res = RNG.standard_normal((case[0], *lay.out_shape))
+    want = execute.conv(lay, x, res)
+    got = twins.depthwise3x3(x, lay.params["weight"].astype(np.float64),
+                             lay.params["bias"].astype(np.float64), res, 0.0, 6.0,
+                             lay.attrs["stride"][0], lay.out_shape[1:])
+    np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-12, atol=1e-12)
+
+
+def test_epilogue_fusion_folds_residual_adds_and_activations_into_convs():
+    from variants.onnxplan import fuse
+
+    p = plan.from_model(every_op_model())
+    fused = fuse.epilogues(fold.fold_batchnorm(p))
+    ops = [ly.op for ly in fused.layers]
+    assert ops[:2] == ["Conv", "Conv"]  # stem conv + BN + Clip; depthwise conv + Relu + Add
+    stem, dw = fused.layers[:2]
+    assert stem.attrs["act"] == (0.0, pytest.approx(1.5)) and len(stem.inputs) == 1
+    assert dw.attrs["act"] == (0.0, np.inf) and "/block/Add" not in dw.attrs["fused"]
+    assert "Add" in ops  # the Relu sits between the conv and the Add: not a residual epilogue
+    x = RNG.standard_normal((2, 3, 17, 13))
+    np.testing.assert_allclose(execute.run(fused, x), execute.run(p, x), rtol=1e-6, atol=1e-7)

@@ -25,10 +25,17 @@ class PackedLaunch:
     tens of thousands of times a pass. Arguments: CuPy arrays (their device address),
     numpy.int32 (an `int`), numpy.int64 (a `long long`), numpy.float32 (a `float`) and Python
     ints (a device address).
+    Grid and block: an int (x) or an (x, y, z) tuple.
     Raises: cupy's CUDADriverError when the launch fails.
     """
 
-    def __init__(self, kernel: Any, grid: int, block: int, args: Sequence[Any]):
+    def __init__(
+        self,
+        kernel: Any,
+        grid: int | tuple[int, int, int],
+        block: int | tuple[int, int, int],
+        args: Sequence[Any],
+    ):
         import ctypes
 
         import cupy
@@ -41,11 +48,15 @@ class PackedLaunch:
         self._function = kernel.kernel.ptr
         self._launch = cupy.cuda.driver.launchKernel
         self.grid, self.block = grid, block
+        self._dims = (*_dim3(grid), *_dim3(block))
 
     def __call__(self, stream_ptr: int = 0) -> None:
-        self._launch(
-            self._function, self.grid, 1, 1, self.block, 1, 1, 0, stream_ptr, self._params_ptr, 0
-        )
+        self._launch(self._function, *self._dims, 0, stream_ptr, self._params_ptr, 0)
+
+
+def _dim3(value: int | tuple[int, int, int]) -> tuple[int, int, int]:
+    """A grid or block size as (x, y, z): an int is (value, 1, 1)."""
+    return (value, 1, 1) if isinstance(value, int) else tuple(value)  # type: ignore[return-value]
 
 
 def _ctype(arg: Any) -> Any:

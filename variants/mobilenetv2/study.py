@@ -18,8 +18,10 @@ from profiler.study import Compare, Study
 from variants.mobilenetv2 import data
 from variants.mobilenetv2 import model as builder
 from variants.mobilenetv2.stages.cuda_naive import CudaNaive
+from variants.mobilenetv2.stages.fused import Fused
 from variants.mobilenetv2.stages.im2col_gemm import Im2ColGemm
 from variants.mobilenetv2.stages.ort_cpu import OrtCpu
+from variants.mobilenetv2.stages.specialised import Specialised
 from variants.mobilenetv2.stages.torch_gpu import TorchGpu
 from variants.onnxplan import execute, plan
 
@@ -77,3 +79,5 @@ STUDY.add(OrtCpu, key="ort_cpu", role="framework", runtime="cpu", needs=("onnxru
 # ~100 launches a forward: Nsight Compute's replay profiles the first 8 images
 STUDY.add(CudaNaive, key="cuda_naive", role="baseline", runtime="cupy", ncu_items=8)
 STUDY.add(Im2ColGemm, key="im2col_gemm", runtime="cupy", ncu_items=8)
+STUDY.add(Fused, key="fused", runtime="cupy", ncu_items=8)
+STUDY.add(Specialised, key="specialised", runtime="cupy", ncu_items=8)

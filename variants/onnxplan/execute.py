@@ -35,8 +35,18 @@ def _tap(xp: np.ndarray, i: int, j: int, layer: Layer, ho: int, wo: int) -> np.n
     return xp[:, :, i : i + sh * (ho - 1) + 1 : sh, j : j + sw * (wo - 1) + 1 : sw]
 
 
-def conv(layer: Layer, x: np.ndarray) -> np.ndarray:
-    """Convolution as a sum over kernel taps of per-group matrix products."""
+def epilogue(layer: Layer, y: np.ndarray, residual: np.ndarray | None) -> np.ndarray:
+    """What a fused layer adds after its sum: the residual, then the activation's clip."""
+    if residual is not None:
+        y = y + residual
+    if layer.attrs.get("act"):
+        y = np.clip(y, *layer.attrs["act"])
+    return y
+
+
+def conv(layer: Layer, x: np.ndarray, residual: np.ndarray | None = None) -> np.ndarray:
+    """Convolution as a sum over kernel taps of per-group matrix products (then a fused
+    layer's epilogue)."""
     w = layer.params["weight"].astype(x.dtype)
     g = layer.attrs["group"]
     n, c = x.shape[:2]
@@ -52,7 +62,8 @@ def conv(layer: Layer, x: np.ndarray) -> np.ndarray:
             else:
                 out += np.einsum("goc,ngcyx->ngoyx", wg[..., i, j], part, optimize=True)
     out = out.reshape(n, oc, ho, wo)
-    return out + layer.params["bias"].astype(x.dtype)[None, :, None, None]
+    return epilogue(layer, out + layer.params["bias"].astype(x.dtype)[None, :, None, None],
+                    residual)
 
 
 def maxpool(layer: Layer, x: np.ndarray) -> np.ndarray:
@@ -84,9 +95,9 @@ def add(layer: Layer, x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
     return x + (y if y is not None else layer.params["bias"].astype(x.dtype))
 
 
-def gemm(layer: Layer, x: np.ndarray) -> np.ndarray:
+def gemm(layer: Layer, x: np.ndarray, residual: np.ndarray | None = None) -> np.ndarray:
     w = layer.params["weight"].astype(x.dtype)
-    return x @ w.T + layer.params["bias"].astype(x.dtype)
+    return epilogue(layer, x @ w.T + layer.params["bias"].astype(x.dtype), residual)
 
 
 OPS: dict[str, OpFunction] = {

@@ -240,3 +240,96 @@ def col_size(layer: Layer) -> int:
     """Values per item of a Conv's Im2Col buffer."""
     kh, kw = layer.attrs["kernel"]
     return layer.in_shape[0] * kh * kw * layer.out_shape[1] * layer.out_shape[2]
+
+
+FUSED_KERNELS = Path(__file__).with_name("kernels") / "fused.cu"
+FUSED_NAMES = ("conv_direct_fused", "pointwise_gemm", "depthwise3x3")
+GEMM_TILE = 64  # pointwise_gemm's output tile (rows and columns)
+
+
+class FusedStage(PlanStage):
+    """The plan with residual Adds and activations fused into the convolution before them
+    (`fuse.epilogues`): the direct convolution kernel applies bias, residual and clip before
+    its single write."""
+
+    def prepare(self, model: Any, batch: int) -> None:
+        from variants.onnxplan import fuse
+
+        super().prepare(_with_plan(model, fuse.epilogues(model.plan)), batch)
+        self._fk = build.kernels(build.compile_module(FUSED_KERNELS), FUSED_NAMES)
+
+    def epilogue_args(self, layer: Layer) -> list[Any]:
+        """(residual pointer or 0, lo, hi) of a fused layer."""
+        lo, hi = layer.attrs.get("act") or (-np.inf, np.inf)
+        res = self.ptr(layer.inputs[1]) if len(layer.inputs) > 1 else 0
+        return [res, np.float32(lo), np.float32(hi)]
+
+    def conv_steps(self, layer: Layer, n: int) -> list[Step]:
+        c, h, wd = layer.in_shape
+        oc, ho, wo = layer.out_shape
+        a, w = layer.attrs, self._w[layer.name]
+        res, lo, hi = self.epilogue_args(layer)
+        args = [self.ptr(layer.inputs[0]), w["weight"], w["bias"], res, self.ptr(layer.output),
+                i32(n), i32(c), i32(h), i32(wd), i32(oc), i32(ho), i32(wo), *map(i32, a["kernel"]),
+                *map(i32, a["stride"]), i32(a["pads"][0]), i32(a["pads"][1]), i32(a["group"]),
+                lo, hi]
+        grid = grid_for(n * oc * ho * wo, BLOCK)
+        return [PackedLaunch(self._fk["conv_direct_fused"], grid, BLOCK, args)]
+
+
+class SpecialisedStage(FusedStage):
+    """Fused epilogues, and a kernel per kind of layer: 1x1 convolutions and the classifier
+    as one tiled GEMM over the batch's pixels (NCHW in and out), 3x3 depthwise convolutions
+    from shared-memory tiles; the rest keep the direct kernel."""
+
+    def conv_steps(self, layer: Layer, n: int) -> list[Step]:
+        if is_pointwise(layer):
+            c, h, wd = layer.in_shape
+            return [self._gemm(layer, n * h * wd, h * wd)]
+        if is_depthwise3x3(layer):
+            return [self._depthwise(layer, n)]
+        return super().conv_steps(layer, n)
+
+    def gemm_steps(self, layer: Layer, n: int) -> list[Step]:
+        return [self._gemm(layer, n, 1)]
+
+    def _gemm(self, layer: Layer, cols: int, hw: int) -> Step:
+        w = self._w[layer.name]
+        m, k = layer.out_shape[0], layer.in_shape[0]
+        grid = (grid_for(cols, GEMM_TILE), grid_for(m, GEMM_TILE), 1)
+        res, lo, hi = self.epilogue_args(layer)
+        args = [self.ptr(layer.inputs[0]), w["weight"], w["bias"], res, self.ptr(layer.output),
+                i32(m), i32(k), i32(cols), i32(hw), lo, hi]
+        return PackedLaunch(self._fk["pointwise_gemm"], grid, (256, 1, 1), args)
+
+    def _depthwise(self, layer: Layer, n: int) -> Step:
+        c, h, wd = layer.in_shape
+        _, ho, wo = layer.out_shape
+        w = self._w[layer.name]
+        res, lo, hi = self.epilogue_args(layer)
+        args = [self.ptr(layer.inputs[0]), w["weight"], w["bias"], res, self.ptr(layer.output),
+                i32(c), i32(h), i32(wd), i32(ho), i32(wo), i32(layer.attrs["stride"][0]), lo, hi]
+        grid = (n * c, grid_for(ho, 8), grid_for(wo, 32))
+        return PackedLaunch(self._fk["depthwise3x3"], grid, (32, 8, 1), args)
+
+
+def is_pointwise(layer: Layer) -> bool:
+    """A 1x1 convolution of stride 1, no padding, one group: a GEMM."""
+    a = layer.attrs
+    return (a["kernel"] == (1, 1) and a["stride"] == (1, 1) and a["group"] == 1
+            and not any(a["pads"]))
+
+
+def is_depthwise3x3(layer: Layer) -> bool:
+    """A 3x3 depthwise convolution (one channel a group), padding 1, stride 1 or 2."""
+    a = layer.attrs
+    c = layer.in_shape[0]
+    return (a["kernel"] == (3, 3) and a["group"] == c == layer.out_shape[0]
+            and a["pads"] == (1, 1, 1, 1) and a["stride"] in ((1, 1), (2, 2)))
+
+
+def _with_plan(model: Any, new_plan: Plan) -> Any:
+    """`model` with its plan replaced (a dataclass with a `plan` field)."""
+    from dataclasses import replace
+
+    return replace(model, plan=new_plan)

@@ -71,3 +71,58 @@ def im2col_conv(x: np.ndarray, w: np.ndarray, b: np.ndarray, stride: tuple[int, 
     col = im2col(x, (kh, kw), stride, pads, out_hw).reshape(n, group, cg * kh * kw, ho * wo)
     y = np.matmul(w.reshape(group, oc // group, -1), col).reshape(n, oc, ho * wo)
     return (y + b[None, :, None]).reshape(n, oc, ho, wo)
+
+
+def epilogue(acc: np.ndarray, res: np.ndarray | None, lo: float, hi: float) -> np.ndarray:
+    """fused.cu's epilogue on flat outputs: + the residual at the same index, then the clip."""
+    if res is not None:
+        acc = acc + res.ravel()
+    return np.minimum(np.maximum(acc, lo), hi)
+
+
+def pointwise_gemm(x: np.ndarray, w: np.ndarray, b: np.ndarray, res: np.ndarray | None,
+                   lo: float, hi: float, hw: int) -> np.ndarray:
+    """What `pointwise_gemm` writes, flat: column j is pixel j % hw of image j / hw, read at
+    (j / hw) * k * hw + kk * hw + j % hw and written at (j / hw) * m * hw + row * hw + j % hw;
+    the k loop runs in TK-deep slices zero-padded past k, as the kernel's tiles are."""
+    m, k = w.shape[:2]
+    cols = x.size // k
+    j = np.arange(cols)
+    in_base = (j // hw) * k * hw + j % hw
+    out_base = (j // hw) * m * hw + j % hw
+    tk = 16
+    depth = -(-k // tk) * tk
+    xs = np.zeros((depth, cols), x.dtype)
+    xs[:k] = x.ravel()[in_base[None, :] + np.arange(k)[:, None] * hw]
+    ws = np.zeros((m, depth), w.dtype)
+    ws[:, :k] = w.reshape(m, k)
+    acc = ws @ xs + b.reshape(m, 1)
+    out = np.empty(cols * m, x.dtype)
+    idx = out_base[None, :] + np.arange(m)[:, None] * hw
+    out[idx.ravel()] = acc.ravel()
+    return epilogue(out, res, lo, hi)
+
+
+def depthwise3x3(x: np.ndarray, w: np.ndarray, b: np.ndarray, res: np.ndarray | None,
+                 lo: float, hi: float, stride: int, out_hw: tuple[int, int]) -> np.ndarray:
+    """What `depthwise3x3` writes, flat: each output's tile origin (32 x 8 outputs), its
+    place in the tile, the shared-memory cell it reads ((ty * stride + i, tx * stride + j))
+    and the input pixel that cell was loaded from (tile origin * stride - 1 + cell)."""
+    n, c, h, wd = x.shape
+    ho, wo = out_hw
+    plane, oy, ox = np.meshgrid(np.arange(n * c), np.arange(ho), np.arange(wo), indexing="ij")
+    ox0, oy0 = (ox // 32) * 32, (oy // 8) * 8
+    tx, ty = ox - ox0, oy - oy0
+    rows, cols = 7 * stride + 3, 31 * stride + 3
+    ch = plane % c
+    acc = b.ravel()[ch].astype(x.dtype)
+    xf, wf = x.ravel(), w.ravel()
+    for i in range(3):
+        for j in range(3):
+            r, q = ty * stride + i, tx * stride + j
+            assert (r < rows).all() and (q < cols).all()  # inside the staged tile
+            iy, ix = oy0 * stride - 1 + r, ox0 * stride - 1 + q
+            inside = (iy >= 0) & (iy < h) & (ix >= 0) & (ix < wd)
+            src = np.where(inside, plane * h * wd + iy * wd + ix, 0)
+            acc = acc + np.where(inside, xf[src], 0) * wf[ch * 9 + i * 3 + j]
+    return epilogue(acc.ravel(), res, lo, hi)
