@@ -137,11 +137,13 @@ def test_data_files_of_either_layout_are_read_and_bad_ones_refused(tmp_path):
 
 
 def test_the_study_declares_the_issues_stages_in_order():
-    keys = ["torch_gpu", "ort_cpu", "cuda_naive", "im2col_gemm", "fused", "specialised"]
+    keys = ["torch_gpu", "ort_cpu", "cuda_naive", "im2col_gemm", "fused", "specialised",
+            "graph"]
     assert [s.key for s in STUDY.stages] == keys
     roles = {s.key: s.role for s in STUDY.stages}
     assert roles == {"torch_gpu": "framework", "ort_cpu": "framework", "cuda_naive": "baseline",
-                     "im2col_gemm": "step", "fused": "step", "specialised": "step"}
+                     "im2col_gemm": "step", "fused": "step", "specialised": "step",
+                     "graph": "step"}
     assert STUDY.default_items == 256 and STUDY.unit == "images"
 
 

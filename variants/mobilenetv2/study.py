@@ -19,6 +19,7 @@ from variants.mobilenetv2 import data
 from variants.mobilenetv2 import model as builder
 from variants.mobilenetv2.stages.cuda_naive import CudaNaive
 from variants.mobilenetv2.stages.fused import Fused
+from variants.mobilenetv2.stages.graph import Graph
 from variants.mobilenetv2.stages.im2col_gemm import Im2ColGemm
 from variants.mobilenetv2.stages.ort_cpu import OrtCpu
 from variants.mobilenetv2.stages.specialised import Specialised
@@ -81,3 +82,4 @@ STUDY.add(CudaNaive, key="cuda_naive", role="baseline", runtime="cupy", ncu_item
 STUDY.add(Im2ColGemm, key="im2col_gemm", runtime="cupy", ncu_items=8)
 STUDY.add(Fused, key="fused", runtime="cupy", ncu_items=8)
 STUDY.add(Specialised, key="specialised", runtime="cupy", ncu_items=8)
+STUDY.add(Graph, key="graph", runtime="cupy", ncu_items=8)

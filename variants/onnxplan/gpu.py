@@ -333,3 +333,29 @@ def _with_plan(model: Any, new_plan: Plan) -> Any:
     from dataclasses import replace
 
     return replace(model, plan=new_plan)
+
+
+class GraphStage(SpecialisedStage):
+    """The specialised stage's launches captured once per batch size into a CUDA graph on a
+    stream of its own, then the whole forward replayed as one graph launch."""
+
+    def prepare(self, model: Any, batch: int) -> None:
+        import cupy
+
+        super().prepare(model, batch)
+        self._stream = cupy.cuda.Stream()  # blocking: ordered with the copies on stream 0
+        self._graphs: dict[int, Any] = {}
+
+    def build_steps(self, n: int) -> list[tuple[str, Step]]:
+        steps = super().build_steps(n)
+        stream = self._stream
+        for _, step in steps:
+            if not isinstance(step, PackedLaunch):
+                raise TypeError("a graph stage captures packed launches only")
+        stream.begin_capture()
+        try:
+            for _, step in steps:
+                step(stream.ptr)  # type: ignore[call-arg]
+        finally:
+            graph = stream.end_capture()
+        return [("graph", lambda: graph.launch(stream))]
