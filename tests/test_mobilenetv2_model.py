@@ -137,13 +137,14 @@ def test_data_files_of_either_layout_are_read_and_bad_ones_refused(tmp_path):
 
 
 def test_the_study_declares_the_issues_stages_in_order():
-    keys = ["torch_gpu", "ort_cpu", "cuda_naive", "im2col_gemm", "fused", "specialised",
-            "graph"]
+    keys = ["torch_gpu", "torch_graph", "ort_cpu", "cuda_naive", "im2col_gemm", "fused",
+            "specialised", "tuned", "pinned", "graph"]
     assert [s.key for s in STUDY.stages] == keys
     roles = {s.key: s.role for s in STUDY.stages}
-    assert roles == {"torch_gpu": "framework", "ort_cpu": "framework", "cuda_naive": "baseline",
+    assert roles == {"torch_gpu": "framework", "torch_graph": "framework",
+                     "ort_cpu": "framework", "cuda_naive": "baseline",
                      "im2col_gemm": "step", "fused": "step", "specialised": "step",
-                     "graph": "step"}
+                     "tuned": "step", "pinned": "step", "graph": "step"}
     assert STUDY.default_items == 256 and STUDY.unit == "images"
 
 
@@ -158,6 +159,7 @@ def test_the_fused_plan_has_one_layer_per_convolution_and_computes_the_same():
     assert sum(ly.attrs.get("act") == (0.0, 6.0) for ly in convs) == 35
     assert sum(gpu.is_pointwise(ly) for ly in convs) == 34
     assert sum(gpu.is_depthwise3x3(ly) for ly in convs) == 17
+    assert [ly.phase for ly in convs if gpu.is_stem3x3(ly)] == ["features.0.0"]
     x = few_images()[:1]
     np.testing.assert_allclose(execute.run(fused, x), traced()[p.output][:1], rtol=1e-9,
                                atol=1e-9)

@@ -277,3 +277,37 @@ def test_epilogue_fusion_folds_residual_adds_and_activations_into_convs():
     assert "Add" in ops  # the Relu sits between the conv and the Add: not a residual epilogue
     x = RNG.standard_normal((2, 3, 17, 13))
     np.testing.assert_allclose(execute.run(fused, x), execute.run(p, x), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("case", [(2, 5, 9, 40, 5, 3, 1, (1, 1), 5),
+                                  (1, 3, 20, 70, 3, 3, 2, (1, 1), 3)])
+def test_the_direct_depthwise_twin_matches_the_executor(case):
+    lay = _fused_layer(case, (0.0, 6.0), False)
+    x = RNG.standard_normal((case[0], *lay.in_shape)) * 3
+    want = execute.conv(lay, x)
+    got = twins.depthwise3x3_direct(x, lay.params["weight"].astype(np.float64),
+                                    lay.params["bias"].astype(np.float64), None, 0.0, 6.0,
+                                    lay.attrs["stride"][0], lay.out_shape[1:])
+    np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", [(2, 3, 15, 11, 32, 3, 2, (1, 1), 1),
+                                  (1, 3, 8, 9, 5, 3, 1, (0, 0), 1)])
+def test_the_stem_twin_matches_the_executor(case):
+    lay = _fused_layer(case, (0.0, 6.0), True)
+    x = RNG.standard_normal((case[0], *lay.in_shape)) * 3
+    res = RNG.standard_normal((case[0], *lay.out_shape))
+    want = execute.conv(lay, x, res)
+    got = twins.stem_conv3x3(x, lay.params["weight"].astype(np.float64),
+                             lay.params["bias"].astype(np.float64), res, 0.0, 6.0,
+                             lay.attrs["stride"], lay.attrs["pads"][:2], lay.out_shape[1:])
+    np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-12, atol=1e-12)
+
+
+def test_the_tuned_gemm_threads_cover_each_tile_column_once():
+    tid = np.arange(256)
+    cols = twins.pointwise_gemm_tuned_columns(128, tid)
+    rows = (tid // 16) * 4
+    owned = {(r + dr, c) for r, cs in zip(rows, cols, strict=True) for dr in range(4) for c in cs}
+    assert owned == {(r, c) for r in range(64) for c in range(128, 192)}
+    assert (np.diff(cols[:16, 0]) == 1).all()  # a store instruction: 16 consecutive pixels

@@ -24,7 +24,7 @@ from variants.onnxplan import execute, plan
 pytestmark = pytest.mark.gpu
 
 GPU_KEYS = [s.key for s in STUDY.stages if s.uses_gpu]
-CUDA_KEYS = [k for k in GPU_KEYS if k != "torch_gpu"]
+CUDA_KEYS = [s.key for s in STUDY.stages if s.runtime == "cupy"]
 
 
 @cache
@@ -60,13 +60,14 @@ def test_every_gpu_stage_matches_the_float64_executor(key):
     stage = prepared(key, load(), batch=5)
     try:
         poison(stage)
-        out = stage.infer(images())
+        out = stage.infer(stage.host_input(images()))
         verdict = LOGITS_RULE.check(out, truth())
         assert verdict.passed, verdict.reason
         print(f"\n{key}: max relative error {verdict.max_rel_err:.3g}")
         for lo, hi in ((0, 1), (1, 4)):  # smaller batches from the same preparation
             poison(stage)
-            verdict = LOGITS_RULE.check(stage.infer(images()[lo:hi]), truth()[lo:hi])
+            x = stage.host_input(images()[lo:hi])
+            verdict = LOGITS_RULE.check(stage.infer(x), truth()[lo:hi])
             assert verdict.passed, (lo, hi, verdict.reason)
     finally:
         stage.release()

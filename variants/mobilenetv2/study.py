@@ -22,8 +22,11 @@ from variants.mobilenetv2.stages.fused import Fused
 from variants.mobilenetv2.stages.graph import Graph
 from variants.mobilenetv2.stages.im2col_gemm import Im2ColGemm
 from variants.mobilenetv2.stages.ort_cpu import OrtCpu
+from variants.mobilenetv2.stages.pinned import Pinned
 from variants.mobilenetv2.stages.specialised import Specialised
 from variants.mobilenetv2.stages.torch_gpu import TorchGpu
+from variants.mobilenetv2.stages.torch_graph import TorchGraph
+from variants.mobilenetv2.stages.tuned import Tuned
 from variants.onnxplan import execute, plan
 
 #: fp32 logits within 5e-4 of the reference relative to the image's largest logit, and the
@@ -76,10 +79,13 @@ STUDY = Study(
 )
 
 STUDY.add(TorchGpu, key="torch_gpu", role="framework", runtime="torch", needs=("torch",))
+STUDY.add(TorchGraph, key="torch_graph", role="framework", runtime="torch", needs=("torch",))
 STUDY.add(OrtCpu, key="ort_cpu", role="framework", runtime="cpu", needs=("onnxruntime",))
 # ~100 launches a forward: Nsight Compute's replay profiles the first 8 images
 STUDY.add(CudaNaive, key="cuda_naive", role="baseline", runtime="cupy", ncu_items=8)
 STUDY.add(Im2ColGemm, key="im2col_gemm", runtime="cupy", ncu_items=8)
 STUDY.add(Fused, key="fused", runtime="cupy", ncu_items=8)
 STUDY.add(Specialised, key="specialised", runtime="cupy", ncu_items=8)
+STUDY.add(Tuned, key="tuned", runtime="cupy", ncu_items=8)
+STUDY.add(Pinned, key="pinned", runtime="cupy", ncu_items=8)
 STUDY.add(Graph, key="graph", runtime="cupy", ncu_items=8)

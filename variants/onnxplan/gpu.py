@@ -87,10 +87,26 @@ class PlanStage(Stage):
         for name, step in steps:
             with phase(name):
                 step()
-        out = np.empty((n, *self.plan.output_shape), np.float32)
+        out = self.output_buffer(n)
         with phase("d2h"):
             memory.d2h(out, 0, self.ptr(self.plan.output), out.nbytes)
-        return out
+        return out.copy() if self.pinned else out
+
+    #: the input given and the output received in page-locked host memory
+    pinned = False
+
+    def host_input(self, x: np.ndarray) -> np.ndarray:
+        """The input as the application keeps it: page-locked when the stage says so."""
+        return memory.pinned_copy(np.ascontiguousarray(x, np.float32)) if self.pinned else x
+
+    def output_buffer(self, n: int) -> np.ndarray:
+        """Where the output of `n` items is copied to (page-locked for a pinned stage; the
+        caller gets its own copy, a few KB an item)."""
+        if not self.pinned:
+            return np.empty((n, *self.plan.output_shape), np.float32)
+        if getattr(self, "_out", None) is None or len(self._out) < n:
+            self._out = memory.pinned_empty((self._batch, *self.plan.output_shape))
+        return self._out[:n]
 
     def build_steps(self, n: int) -> list[tuple[str, Step]]:
         """(phase, step) of every layer that computes something, for batches of `n`."""
@@ -243,7 +259,9 @@ def col_size(layer: Layer) -> int:
 
 
 FUSED_KERNELS = Path(__file__).with_name("kernels") / "fused.cu"
-FUSED_NAMES = ("conv_direct_fused", "pointwise_gemm", "depthwise3x3")
+FUSED_NAMES = ("conv_direct_fused", "pointwise_gemm", "depthwise3x3", "pointwise_gemm_tuned",
+               "depthwise3x3_direct", "stem_conv3x3")
+STEM_WEIGHTS = 4096  # floats of stem_conv3x3's shared weight array
 GEMM_TILE = 64  # pointwise_gemm's output tile (rows and columns)
 
 
@@ -282,6 +300,8 @@ class SpecialisedStage(FusedStage):
     as one tiled GEMM over the batch's pixels (NCHW in and out), 3x3 depthwise convolutions
     from shared-memory tiles; the rest keep the direct kernel."""
 
+    gemm_kernel = "pointwise_gemm"
+
     def conv_steps(self, layer: Layer, n: int) -> list[Step]:
         if is_pointwise(layer):
             c, h, wd = layer.in_shape
@@ -300,7 +320,7 @@ class SpecialisedStage(FusedStage):
         res, lo, hi = self.epilogue_args(layer)
         args = [self.ptr(layer.inputs[0]), w["weight"], w["bias"], res, self.ptr(layer.output),
                 i32(m), i32(k), i32(cols), i32(hw), lo, hi]
-        return PackedLaunch(self._fk["pointwise_gemm"], grid, (256, 1, 1), args)
+        return PackedLaunch(self._fk[self.gemm_kernel], grid, (256, 1, 1), args)
 
     def _depthwise(self, layer: Layer, n: int) -> Step:
         c, h, wd = layer.in_shape
@@ -335,8 +355,58 @@ def _with_plan(model: Any, new_plan: Plan) -> Any:
     return replace(model, plan=new_plan)
 
 
-class GraphStage(SpecialisedStage):
-    """The specialised stage's launches captured once per batch size into a CUDA graph on a
+class TunedStage(SpecialisedStage):
+    """The specialised stage with its three slowest kinds of kernel replaced: 1x1 GEMM
+    threads owning pixels 16 apart (coalesced loads and stores), depthwise 3x3 one thread per
+    output from global memory (no idle threads on small planes), and the 3-channel stem
+    reading each pixel's 27 taps once for all its output channels."""
+
+    gemm_kernel = "pointwise_gemm_tuned"
+
+    def conv_steps(self, layer: Layer, n: int) -> list[Step]:
+        if is_depthwise3x3(layer):
+            return [self._depthwise_direct(layer, n)]
+        if is_stem3x3(layer):
+            return [self._stem(layer, n)]
+        return super().conv_steps(layer, n)
+
+    def _depthwise_direct(self, layer: Layer, n: int) -> Step:
+        c, h, wd = layer.in_shape
+        _, ho, wo = layer.out_shape
+        w = self._w[layer.name]
+        res, lo, hi = self.epilogue_args(layer)
+        count = n * c * ho * wo
+        args = [self.ptr(layer.inputs[0]), w["weight"], w["bias"], res, self.ptr(layer.output),
+                np.int64(count), i32(c), i32(h), i32(wd), i32(ho), i32(wo),
+                i32(layer.attrs["stride"][0]), lo, hi]
+        return PackedLaunch(self._fk["depthwise3x3_direct"], grid_for(count, BLOCK), BLOCK, args)
+
+    def _stem(self, layer: Layer, n: int) -> Step:
+        _, h, wd = layer.in_shape
+        oc, ho, wo = layer.out_shape
+        a, w = layer.attrs, self._w[layer.name]
+        res, lo, hi = self.epilogue_args(layer)
+        args = [self.ptr(layer.inputs[0]), w["weight"], w["bias"], res, self.ptr(layer.output),
+                i32(n), i32(h), i32(wd), i32(oc), i32(ho), i32(wo), *map(i32, a["stride"]),
+                i32(a["pads"][0]), i32(a["pads"][1]), lo, hi]
+        return PackedLaunch(self._fk["stem_conv3x3"], grid_for(n * ho * wo, BLOCK), BLOCK, args)
+
+
+def is_stem3x3(layer: Layer) -> bool:
+    """A 3x3 convolution of 3 input channels, one group, whose weights fit stem_conv3x3."""
+    a = layer.attrs
+    return (layer.in_shape[0] == 3 and a["kernel"] == (3, 3) and a["group"] == 1
+            and layer.out_shape[0] * 27 <= STEM_WEIGHTS)
+
+
+class PinnedStage(TunedStage):
+    """The tuned stage with its input and output in page-locked host memory."""
+
+    pinned = True
+
+
+class GraphStage(PinnedStage):
+    """The pinned stage's launches captured once per batch size into a CUDA graph on a
     stream of its own, then the whole forward replayed as one graph launch."""
 
     def prepare(self, model: Any, batch: int) -> None:

@@ -126,3 +126,65 @@ def depthwise3x3(x: np.ndarray, w: np.ndarray, b: np.ndarray, res: np.ndarray | 
             src = np.where(inside, plane * h * wd + iy * wd + ix, 0)
             acc = acc + np.where(inside, xf[src], 0) * wf[ch * 9 + i * 3 + j]
     return epilogue(acc.ravel(), res, lo, hi)
+
+
+def pointwise_gemm_tuned_columns(col0: int, tid: np.ndarray) -> np.ndarray:
+    """The columns thread `tid` of a `pointwise_gemm_tuned` tile owns: tid % 16 + 16 q."""
+    return col0 + (tid % 16)[:, None] + 16 * np.arange(4)[None, :]
+
+
+def depthwise3x3_direct(x: np.ndarray, w: np.ndarray, b: np.ndarray, res: np.ndarray | None,
+                        lo: float, hi: float, stride: int, out_hw: tuple[int, int]) -> np.ndarray:
+    """What `depthwise3x3_direct` writes, flat: thread idx -> (plane, oy, ox), channel
+    plane % c, taps oy * stride - 1 + i, ox * stride - 1 + j inside the input."""
+    n, c, h, wd = x.shape
+    ho, wo = out_hw
+    idx = np.arange(n * c * ho * wo)
+    ox = idx % wo
+    t = idx // wo
+    oy = t % ho
+    plane = t // ho
+    ch = plane % c
+    acc = b.ravel()[ch].astype(x.dtype)
+    xf, wf = x.ravel(), w.ravel()
+    for i in range(3):
+        iy = oy * stride - 1 + i
+        for j in range(3):
+            ix = ox * stride - 1 + j
+            inside = (iy >= 0) & (iy < h) & (ix >= 0) & (ix < wd)
+            src = np.where(inside, plane * h * wd + iy * wd + ix, 0)
+            acc = acc + np.where(inside, xf[src] * wf[ch * 9 + i * 3 + j], 0)
+    return epilogue(acc, res, lo, hi)
+
+
+def stem_conv3x3(x: np.ndarray, w: np.ndarray, b: np.ndarray, res: np.ndarray | None,
+                 lo: float, hi: float, stride: tuple[int, int], pads: tuple[int, int],
+                 out_hw: tuple[int, int]) -> np.ndarray:
+    """What `stem_conv3x3` writes, flat: thread idx -> (img, oy, ox) gathers the 27 taps
+    v[(ci * 3 + i) * 3 + j], then writes channel o at ((img * oc + o) * ho + oy) * wo + ox
+    from the shared weights ws[o * 27 + e]."""
+    n, c, h, wd = x.shape
+    oc = w.shape[0]
+    ho, wo = out_hw
+    sh, sw = stride
+    pt, pl = pads
+    idx = np.arange(n * ho * wo)
+    ox = idx % wo
+    t = idx // wo
+    oy = t % ho
+    img = t // ho
+    xf = x.ravel()
+    v = np.zeros((27, len(idx)), x.dtype)
+    for ci in range(3):
+        for i in range(3):
+            for j in range(3):
+                iy, ix = oy * sh - pt + i, ox * sw - pl + j
+                inside = (iy >= 0) & (iy < h) & (ix >= 0) & (ix < wd)
+                src = np.where(inside, ((img * c + ci) * h + iy) * wd + ix, 0)
+                v[(ci * 3 + i) * 3 + j] = np.where(inside, xf[src], 0)
+    ws = w.ravel()
+    out = np.empty(n * oc * ho * wo, x.dtype)
+    for o in range(oc):
+        acc = b.ravel()[o] + ws[o * 27 : (o + 1) * 27] @ v
+        out[((img * oc + o) * ho + oy) * wo + ox] = acc
+    return epilogue(out, res, lo, hi)

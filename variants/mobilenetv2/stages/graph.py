@@ -8,7 +8,7 @@ from variants.onnxplan.gpu import GraphStage
 class Graph(GraphStage):
     """CUDA graph
 
-    The specialised stage's 55 kernel launches captured once per batch size into a CUDA
-    graph and replayed with one launch: the same kernels, without a host launch each, which
-    is what counts at batch 1.
+    The pinned stage's 55 kernel launches captured once per batch size into a CUDA graph
+    and replayed with one launch: the same kernels and page-locked copies, without a host
+    launch per kernel, which is what counts at batch 1.
     """
