@@ -31,7 +31,7 @@ class _Reshape(nn.Module):
 
 
 def _param(value: np.ndarray) -> nn.Parameter:
-    return nn.Parameter(torch.from_numpy(np.ascontiguousarray(value, np.float32)),
+    return nn.Parameter(torch.from_numpy(np.array(value, np.float32)),  # a writable copy
                         requires_grad=False)
 
 
