@@ -149,7 +149,8 @@ def test_the_study_declares_the_issues_stages_in_order():
 
 
 def test_the_fused_plan_has_one_layer_per_convolution_and_computes_the_same():
-    from variants.onnxplan import fuse, gpu
+    from variants.onnxplan import fuse
+    from variants.onnxplan import fused_stages as gpu
 
     p = net().plan
     fused = fuse.epilogues(p)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from variants.onnxplan.gpu import FusedStage
+from variants.onnxplan.fused_stages import FusedStage
 
 
 class Fused(FusedStage):

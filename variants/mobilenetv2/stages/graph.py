@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from variants.onnxplan.gpu import GraphStage
+from variants.onnxplan.fused_stages import GraphStage
 
 
 class Graph(GraphStage):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from variants.onnxplan.gpu import PinnedStage
+from variants.onnxplan.fused_stages import PinnedStage
 
 
 class Pinned(PinnedStage):

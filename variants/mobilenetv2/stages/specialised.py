@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from variants.onnxplan.gpu import SpecialisedStage
+from variants.onnxplan.fused_stages import SpecialisedStage
 
 
 class Specialised(SpecialisedStage):

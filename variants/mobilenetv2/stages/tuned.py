@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from variants.onnxplan.gpu import TunedStage
+from variants.onnxplan.fused_stages import TunedStage
 
 
 class Tuned(TunedStage):
