@@ -21,7 +21,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("run", type=Path)
     p.add_argument("--stage", help="the custom stage to set against torch_gpu (default: the "
-                   "fastest step)")
+                   "fastest step with a range per layer)")
     p.add_argument("--top", type=int, default=10)
     p.add_argument("--onnx", type=Path, help="the model file the run used (default: built)")
     args = p.parse_args()
@@ -33,7 +33,9 @@ def main() -> None:
     pd.set_option("display.width", 200)
     print(f"GPU ms per forward of {batch} images, by op kind (NVTX ranges, profiled pass)")
     print(layers.by_kind(ranges, plan, gpu).round(3).to_string())
-    steps = stages[(stages["role"] == "step") & (stages["status"] == "PASS")]
+    per_layer = set(ranges.loc[ranges["name"].isin(set(layers.group_of(plan))), "stage"])
+    steps = stages[(stages["role"] == "step") & (stages["status"] == "PASS")
+                   & stages["stage"].isin(per_layer)]  # a CUDA graph has one range
     stage = args.stage or steps.sort_values("median_ns")["stage"].iloc[0]
     table = layers.versus(ranges, plan, stage, "torch_gpu", batch)
     print(f"\n{stage} against torch_gpu (cuDNN), slowest {args.top} layers of {len(table)}")
