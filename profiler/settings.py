@@ -28,6 +28,7 @@ class SweepSettings:
     metrics: bool = False
     batch_sizes: tuple[int, ...] = ()
     data: Path | None = None
+    model_file: Path | None = None
     stage_timeout_s: float | None = None
     out_root: Path = Path("reports")
     baseline: Path | None = None
@@ -51,6 +52,7 @@ class SweepSettings:
             metrics=self.metrics if batch is None else False,
             batch=batch,
             data=self.data,
+            model_file=self.model_file,
             timeout_s=timeout,
             profiled_repeats=stage.profiled_repeats or defaults.PROFILED_REPEATS,
         )
@@ -78,6 +80,10 @@ def check_settings(settings: SweepSettings) -> SweepSettings:
         if not settings.study.reads_data:
             raise UsageError(f"study {settings.study.name} reads no --data file")
         _check_data(settings.data)
+    if settings.model_file is not None:
+        if not settings.study.reads_model:
+            raise UsageError(f"study {settings.study.name} reads no --onnx model file")
+        _check_data(settings.model_file, "--onnx")
     if settings.fail_on and settings.baseline is None:
         raise UsageError("--fail-on needs --baseline (a run directory or a baseline file)")
     from profiler.render.outputs import check_ci_outputs, run_files
@@ -89,16 +95,17 @@ def check_settings(settings: SweepSettings) -> SweepSettings:
     return settings
 
 
-def _check_data(path: Path) -> None:
-    """A --data file must be a readable regular file (a FIFO would block the workers)."""
+def _check_data(path: Path, flag: str = "--data") -> None:
+    """A --data (or --onnx) file must be a readable regular file (a FIFO would block the
+    workers)."""
     import os
     import stat
 
     try:
         st = os.stat(path)
     except OSError as exc:
-        raise UsageError(f"--data {path}: {(exc.strerror or str(exc)).lower()}") from None
+        raise UsageError(f"{flag} {path}: {(exc.strerror or str(exc)).lower()}") from None
     if not stat.S_ISREG(st.st_mode):
-        raise UsageError(f"--data {path}: not a regular file")
+        raise UsageError(f"{flag} {path}: not a regular file")
     if not os.access(path, os.R_OK):
-        raise UsageError(f"--data {path}: not readable")
+        raise UsageError(f"{flag} {path}: not readable")

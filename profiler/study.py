@@ -251,8 +251,10 @@ class Study:
 
     `inputs(n)` makes the benchmark input for n items (its first axis is n); `data(path, n)`
     reads n items from a user's file for `--data`; `model()` loads what stages and the
-    reference share (weights); `version` changes whenever the reference would change for the
-    same weights and inputs (it keys the reference cache).
+    reference share (weights), and with `reads_model` also `model(path)` a user's model file
+    for `--onnx`; `model_file()` gives the path of the default model's file (built at first
+    use) for `profgen export-onnx`; `version` changes whenever the reference would change for
+    the same weights and inputs (it keys the reference cache).
     """
 
     name: str
@@ -262,9 +264,11 @@ class Study:
     unit: str = "items"
     compare: Compare = field(default_factory=Compare)
     data: Callable[[Path, int], np.ndarray] | None = None
-    model: Callable[[], Any] | None = None
+    model: Callable[..., Any] | None = None
     version: str = "1"
     default_items: int = 10_000
+    reads_model: bool = False
+    model_file: Callable[[], Path] | None = None
     _stages: dict[str, StageSpec] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -362,9 +366,15 @@ class Study:
         """The rule `spec` is held to: its own, else the study's."""
         return spec.compare or self.compare
 
-    def load_model(self) -> Any:
-        """The study's model (None when it declares none)."""
-        return self.model() if self.model is not None else None
+    def load_model(self, path: Path | None = None) -> Any:
+        """The study's model (None when it declares none), from the file `path` when given.
+
+        Raises: UsageError when `path` is given to a study that reads no model file."""
+        if path is not None and not (self.reads_model and self.model is not None):
+            raise UsageError(f"study {self.name} reads no --onnx model file")
+        if self.model is None:
+            return None
+        return self.model(path) if path is not None else self.model()
 
     def make_inputs(self, count: int, data_path: Path | None = None) -> np.ndarray:
         """The benchmark input for `count` items, from `--data` when given.
@@ -394,6 +404,8 @@ class Study:
             "version": self.version,
             "default_items": self.default_items,
             "reads_data": self.data is not None,
+            "reads_model": self.reads_model,
+            "exports_model": self.model_file is not None,
             "compare": self.compare.describe(),
             "stages": [s.describe() for s in self.stages],
         }

@@ -78,6 +78,7 @@ def run_meta(settings: SweepSettings, version: str) -> dict[str, Any]:
             "stages": list(settings.stages),
             "batch_sizes": list(settings.batch_sizes) or None,
             "data": str(settings.data) if settings.data else None,
+            "onnx": str(settings.model_file) if settings.model_file else None,
             "stage_timeout_s": settings.stage_timeout_s,
         },
         "machine": machine,

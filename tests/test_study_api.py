@@ -149,6 +149,32 @@ def test_the_cache_key_follows_weights_inputs_and_version():
     assert key != refcache.reference_key(study(model=lambda: None, version="2"), Model(w), x)
 
 
+def test_nested_dataclasses_are_hashed_to_their_last_array():
+    """A model of dataclasses in tuples (a layer plan): every array counts. The hash once took
+    a freed temporary's reused id for a cycle and skipped all but the first layer's weights."""
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True, eq=False)
+    class Layer:
+        name: str
+        params: dict
+
+    @dataclasses.dataclass(frozen=True, eq=False)
+    class Net:
+        layers: tuple
+
+    def net(last: float) -> Net:
+        layers = [Layer(f"l{i}", {"w": np.full(3, float(i))}) for i in range(5)]
+        layers.append(Layer("last", {"w": np.full(3, last)}))
+        return Net(tuple(layers))
+
+    assert refcache.content_digest(net(1.0)) == refcache.content_digest(net(1.0))
+    assert refcache.content_digest(net(1.0)) != refcache.content_digest(net(2.0))
+    cyclic: list = [1]
+    cyclic.append(cyclic)
+    assert refcache.content_digest(cyclic) == refcache.content_digest(cyclic)
+
+
 def test_a_file_the_model_names_is_hashed_by_content(tmp_path):
     f = tmp_path / "model.onnx"
     f.write_bytes(b"one")

@@ -71,6 +71,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     _add_sweep_args(p)
     p.set_defaults(handler=cmd_sweep)
 
+    p = sub.add_parser(
+        "export-onnx",
+        help="write the ONNX model a study runs to a file (to open in Netron)",
+        description="Write the study's default model, the ONNX file its stages run (built "
+        "first when the study builds it from a seed), to PATH.",
+        epilog="example:\n  profgen export-onnx mobilenetv2 -o mobilenetv2.onnx\n\n"
+        + EXIT_CODES_HELP,
+        formatter_class=HelpFormatter,
+    )
+    p.add_argument("study", metavar="STUDY", help=STUDY_HELP)
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="PATH",
+                   help="the file to write (replaced when it exists)")
+    p.set_defaults(handler=cmd_export_onnx)
+
 
 def _add_timing_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
@@ -98,6 +112,11 @@ def _add_timing_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--data", type=Path, metavar="PATH", help="the study's own input file (lenet: MNIST IDX)"
+    )
+    p.add_argument(
+        "--onnx", dest="model_file", type=Path, metavar="PATH",
+        help="the study's model from your own ONNX file (mobilenetv2: e.g. torchvision's "
+        "export with trained weights)",
     )
     p.add_argument(
         "--stage-timeout",
@@ -148,6 +167,19 @@ def _add_sweep_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML, a case per check")
 
 
+def cmd_export_onnx(args: argparse.Namespace) -> int:
+    import shutil
+
+    from profiler import files
+    from profiler.collect import discovery
+
+    source = discovery.model_file(args.study)
+    with open(source, "rb") as src, files.atomic_output(args.output, [source], "-o") as dst:
+        shutil.copyfileobj(src, dst)
+    print(args.output)
+    return 0
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     from profiler.collect import discovery
 
@@ -171,7 +203,8 @@ def build_settings(args: argparse.Namespace, stages: list[str] | None, backend: 
     from profiler.collect import discovery
     from profiler.settings import SweepSettings, check_settings
 
-    study = discovery.describe(args.study)
+    model_file = getattr(args, "model_file", None)
+    study = discovery.describe(args.study, model_file=model_file)
     extra = {}
     if hasattr(args, "metrics"):
         extra = dict(
@@ -192,6 +225,7 @@ def build_settings(args: argparse.Namespace, stages: list[str] | None, backend: 
         warmup=args.warmup,
         backend=backend,
         data=args.data,
+        model_file=args.model_file,
         stage_timeout_s=args.stage_timeout,
         **extra,
     )

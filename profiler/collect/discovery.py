@@ -18,10 +18,13 @@ from typing import Any
 
 from profiler.collect.harness import EVENT_PREFIX
 from profiler.collect.loading import split_ref
-from profiler.errors import UsageError
+from profiler.errors import EXIT_USAGE, UsageError
 
 ENTRY_POINT_GROUP = "profgen.studies"
 DESCRIBE_TIMEOUT_S = 300.0
+#: building a study's model (MobileNetV2: ~20 s on two cores, ResNet-50: longer)
+MODEL_FILE_TIMEOUT_S = 900.0
+ERROR_PREFIX = "profgen: error: "
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,7 @@ class StudyInfo:
     reads_data: bool
     compare: str
     stages: tuple[StageInfo, ...]
+    reads_model: bool = False
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -100,22 +104,55 @@ def resolve(text: str) -> str:
     return known[text]
 
 
-def describe(text: str, timeout: float = DESCRIBE_TIMEOUT_S) -> StudyInfo:
-    """Resolve `text` and ask a worker to describe the study.
+def describe(
+    text: str, timeout: float = DESCRIBE_TIMEOUT_S, model_file: Path | None = None
+) -> StudyInfo:
+    """Resolve `text` and ask a worker to describe the study (after loading its model from
+    `model_file` when given, so a bad model file is refused before any stage runs).
 
     Raises: UsageError when the study cannot be loaded (its import fails, it holds no Study),
-    with the last line of the worker's error output and where the whole of it was saved.
+    with the last line of the worker's error output and where the whole of it was saved;
+    the worker's own one-line error when the model file is refused.
     """
     ref = resolve(text)
     cmd = [sys.executable, "-m", "profiler.collect.worker", "describe", "--study", ref]
+    cmd += ["--model", str(model_file)] if model_file is not None else []
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise UsageError(f"study {text}: describing it took over {timeout:g} s") from None
     payload = _study_event(done.stdout)
     if done.returncode != 0 or payload is None:
+        _raise_worker_error(done)
         raise UsageError(_load_failure(text, done))
     return study_info(payload)
+
+
+def model_file(text: str, timeout: float = MODEL_FILE_TIMEOUT_S) -> Path:
+    """The path of the study's model file, built by a worker first if the study builds it.
+
+    Raises: UsageError when the study cannot be loaded or declares no model file.
+    """
+    ref = resolve(text)
+    cmd = [sys.executable, "-m", "profiler.collect.worker", "model-file", "--study", ref]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise UsageError(f"study {text}: building its model took over {timeout:g} s") from None
+    for line in reversed(done.stdout.splitlines()):
+        if line.startswith(EVENT_PREFIX):
+            event = json.loads(line[len(EVENT_PREFIX) :])
+            if event.get("event") == "model_file":
+                return Path(event["path"])
+    _raise_worker_error(done)
+    raise UsageError(_load_failure(text, done))
+
+
+def _raise_worker_error(done: subprocess.CompletedProcess[str]) -> None:
+    """Raise the worker's own one-line usage error (`profgen: error: ...`, exit 2), if any."""
+    lines = done.stderr.strip().splitlines()
+    if done.returncode == EXIT_USAGE and len(lines) == 1 and lines[0].startswith(ERROR_PREFIX):
+        raise UsageError(lines[0][len(ERROR_PREFIX) :])
 
 
 def _study_event(stdout: str) -> dict[str, Any] | None:
@@ -144,7 +181,9 @@ def study_info(payload: dict[str, Any]) -> StudyInfo:
     stages = tuple(
         StageInfo(**{**s, "needs": tuple(s.get("needs", ()))}) for s in payload["stages"]
     )
-    fields = {k: payload[k] for k in StudyInfo.__dataclass_fields__ if k != "stages"}
+    fields = {
+        k: payload[k] for k in StudyInfo.__dataclass_fields__ if k != "stages" and k in payload
+    }
     return StudyInfo(**fields, stages=stages)
 
 

@@ -56,8 +56,14 @@ def _feed(h: Any, obj: Any, seen: set[int]) -> None:
     elif id(obj) in seen:
         h.update(b"cycle;")
     else:
+        # `seen` holds the containers being hashed (this one's ancestors), not every container
+        # met: a temporary (a dataclass field's (name, value) pair) is freed once hashed, and
+        # its id comes back for the next temporary, which must not read as a cycle
         seen.add(id(obj))
-        _feed_container(h, obj, seen)
+        try:
+            _feed_container(h, obj, seen)
+        finally:
+            seen.discard(id(obj))
 
 
 def _feed_container(h: Any, obj: Any, seen: set[int]) -> None:

@@ -28,6 +28,7 @@ class StageJob:
     metrics: bool = False
     batch: int | None = None
     data: Path | None = None
+    model_file: Path | None = None
     timeout_s: float = defaults.STAGE_TIMEOUT_S
     profiled_repeats: int = defaults.PROFILED_REPEATS
 
@@ -77,6 +78,7 @@ def worker_cmd(
         "--timeout": f"{job.timeout_s:g}",
         "--batch": job.batch,
         "--data": job.data,
+        "--model": job.model_file,
         "--ncu-items": job.stage.ncu_items if "metrics" in passes else None,
     }
     cmd = [sys.executable, "-m", "profiler.collect.worker", "run"]

@@ -48,12 +48,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     sub = p.add_subparsers(dest="mode", required=True)
     d = sub.add_parser("describe", help="print the study's stages as JSON")
     d.add_argument("--study", required=True)
+    d.add_argument("--model", type=Path, help="also load the model from this file (checks it)")
+    m = sub.add_parser("model-file", help="print the path of the study's model file as JSON")
+    m.add_argument("--study", required=True)
     r = sub.add_parser("run", help="run one stage")
     r.add_argument("--study", required=True, help="study reference (path.py[:NAME], mod:NAME)")
     r.add_argument("--stage", required=True, help="stage key")
     r.add_argument("--items", type=int, required=True)
     r.add_argument("--batch", type=int, help="items per infer call (default: all)")
     r.add_argument("--data", type=Path, help="the study's --data file")
+    r.add_argument("--model", type=Path, help="the study's --onnx model file")
     r.add_argument("--warmup", type=int, default=0)
     r.add_argument("--repeat", type=int, default=1)
     r.add_argument("--profiled-repeats", type=int, required=True)
@@ -71,11 +75,28 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def describe(ref: str) -> dict[str, Any]:
-    """The study's description (`Study.describe`) with the reference it was loaded by."""
+def describe(ref: str, model: Path | None = None) -> dict[str, Any]:
+    """The study's description (`Study.describe`) with the reference it was loaded by; with
+    `model`, after loading the model from that file (its errors are the caller's to see)."""
     from profiler.collect.loading import load_study
 
-    return load_study(ref).describe() | {"ref": ref}
+    study = load_study(ref)
+    if model is not None:
+        study.load_model(model)
+    return study.describe() | {"ref": ref}
+
+
+def model_file(ref: str) -> Path:
+    """The file of the study's default model (built first when the study builds it).
+
+    Raises: UsageError when the study declares no model file."""
+    from profiler.collect.loading import load_study
+    from profiler.errors import UsageError
+
+    study = load_study(ref)
+    if study.model_file is None:
+        raise UsageError(f"study {study.name} has no model file to export")
+    return Path(study.model_file())
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -93,7 +114,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     why = runtime.missing() or runtimes.missing_needs(spec.needs) or _unavailable(stage)
     if why:
         return result | {"status": schema.SKIPPED, "reason": why}
-    model = study.load_model()
+    model = study.load_model(args.model)
     x = study.make_inputs(args.items, args.data)
     if "metrics" in args.passes and args.ncu_items and args.ncu_items < len(x):
         x = x[: args.ncu_items]
@@ -201,11 +222,14 @@ def _jsonable(value: Any) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.mode == "describe":
+    if args.mode in ("describe", "model-file"):
         from profiler.errors import ProfgenError
 
         try:
-            emit("study", study=describe(args.study))
+            if args.mode == "describe":
+                emit("study", study=describe(args.study, args.model))
+            else:
+                emit("model_file", path=str(model_file(args.study)))
         except ProfgenError as exc:
             print(f"profgen: error: {exc}", file=sys.stderr)
             return exc.exit_code

@@ -23,13 +23,20 @@ class PackedLaunch:
     pointers cuLaunchKernel takes, so a call is a single driver call. CuPy's RawKernel call
     converts every argument again on each call, a cost a one-item-at-a-time stage would pay
     tens of thousands of times a pass. Arguments: CuPy arrays (their device address),
-    numpy.int32 (an `int`) and Python ints (a device address). `shared_bytes`: dynamic shared
-    memory per block (over 48 KB the kernel must first allow it, see `allow_shared`).
+    numpy.int32 (an `int`), numpy.int64 (a `long long`), numpy.float32 (a `float`) and Python
+    ints (a device address). Grid and block: an int (x) or an (x, y, z) tuple. `shared_bytes`:
+    dynamic shared memory per block (over 48 KB the kernel must first allow it, see
+    `allow_shared`).
     Raises: cupy's CUDADriverError when the launch fails.
     """
 
     def __init__(
-        self, kernel: Any, grid: int, block: int, args: Sequence[Any], shared_bytes: int = 0
+        self,
+        kernel: Any,
+        grid: int | tuple[int, int, int],
+        block: int | tuple[int, int, int],
+        args: Sequence[Any],
+        shared_bytes: int = 0,
     ):
         import ctypes
 
@@ -43,21 +50,17 @@ class PackedLaunch:
         self._function = kernel.kernel.ptr
         self._launch = cupy.cuda.driver.launchKernel
         self.grid, self.block, self.shared_bytes = grid, block, shared_bytes
+        self._dims = (*_dim3(grid), *_dim3(block))
 
     def __call__(self, stream_ptr: int = 0) -> None:
         self._launch(
-            self._function,
-            self.grid,
-            1,
-            1,
-            self.block,
-            1,
-            1,
-            self.shared_bytes,
-            stream_ptr,
-            self._params_ptr,
-            0,
+            self._function, *self._dims, self.shared_bytes, stream_ptr, self._params_ptr, 0
         )
+
+
+def _dim3(value: int | tuple[int, int, int]) -> tuple[int, int, int]:
+    """A grid or block size as (x, y, z): an int is (value, 1, 1)."""
+    return (value, 1, 1) if isinstance(value, int) else tuple(value)  # type: ignore[return-value]
 
 
 def allow_shared(kernel: Any, nbytes: int) -> None:
@@ -75,6 +78,10 @@ def _ctype(arg: Any) -> Any:
         return ctypes.c_void_p(arg.data.ptr)
     if isinstance(arg, np.int32):
         return ctypes.c_int32(int(arg))
+    if isinstance(arg, np.int64):
+        return ctypes.c_int64(int(arg))
+    if isinstance(arg, np.float32):
+        return ctypes.c_float(float(arg))
     if isinstance(arg, int):
         return ctypes.c_void_p(arg)
     raise TypeError(f"cannot pack a kernel argument of type {type(arg).__name__}")
