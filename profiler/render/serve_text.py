@@ -1,0 +1,61 @@
+"""A serving run as Markdown text for the terminal and CI: the table of points, the Pareto
+statement and the Little's law check."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from profiler import schema
+from profiler.analyze import serving
+from profiler.render.escape import TEXT_LIMIT, terminal
+
+
+def _us(ns: Any) -> str:
+    return "-" if ns is None or (isinstance(ns, float) and math.isnan(ns)) else f"{ns / 1e3:,.1f}"
+
+
+def _n(x: Any, fmt: str = ",.0f") -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
+
+
+def points_text(run: Any, _serving: Any = None) -> str:
+    points = run.table(schema.SERVE_POINTS.name)
+    meta = run.meta
+    unit = str(meta.get("unit") or "items")
+    slo_ns = float((meta.get("settings") or {}).get("slo_ms") or 1.0) * 1e6
+    serve = meta.get("serve") or {}
+    lines = []
+    if serve.get("status") not in (None, schema.PASS):
+        lines.append(f"serve: {serve.get('status')}: {terminal(serve.get('reason') or '', TEXT_LIMIT)}")
+    if points.empty:
+        return "\n".join(lines or ["no points were measured"])
+    front = serving.pareto_front(points)
+    knee = serving.knee(points)
+    head = (f"| point | {unit}/s | req/s | p50 us | p90 us | p99 us | max us | queue us | H2D us | "
+            "compute us | D2H us | overhead p50 us | GPU busy % | batch | offline /s | flag |")  # fmt: skip
+    lines += [head, "|" + "---|" * 16]
+    for i, p in points.iterrows():
+        mark = (" (front)" if front[i] else "") + (" (knee)" if p["point"] == knee else "")
+        lines.append(
+            f"| {p['point']}{mark} | {_n(p['items_per_s'])} | {_n(p['requests_per_s'])} | "
+            f"{_us(p['p50_ns'])} | {_us(p['p90_ns'])} | {_us(p['p99_ns'])} | {_us(p['max_ns'])} | "
+            f"{_us(p['queue_ns'])} | {_us(p['h2d_ns'])} | {_us(p['compute_ns'])} | {_us(p['d2h_ns'])} | "
+            f"{_us(p['overhead_p50_ns'])} | {_n(p['gpu_busy_pct'], '.1f')} | {_n(p['batch_mean'], '.1f')} | "
+            f"{_n(p['offline_items_per_s'])} | {terminal(p['flag'] or '', TEXT_LIMIT)} |"
+        )  # fmt: skip
+    lines += ["", "Little's law (closed loop: throughput x mean latency / C, within "
+              f"{100 * serving.LITTLE_TOLERANCE:g}%):"]  # fmt: skip
+    for _, r in serving.littles_table(points).iterrows():
+        verdict = "holds" if r["holds"] else "BROKEN"
+        lines.append(
+            f"  {r['point']}: C={int(r['concurrency'])}, {r['requests_per_s']:,.0f} req/s x "
+            f"{r['mean_ns'] / 1e3:,.1f} us = {r['product']:.3f} ({r['ratio']:.4f} of C) {verdict}"
+        )
+    for g in serve.get("groups") or []:
+        for note in g.get("notes", []):
+            lines.append(f"note: {terminal(note, TEXT_LIMIT)}")
+    lines += ["", serving.slo_sentence(points, slo_ns, unit)]
+    if knee:
+        lines.append(f"Knee of the Pareto front: {knee}.")
+    return "\n".join(lines)
