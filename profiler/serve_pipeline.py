@@ -100,9 +100,14 @@ def analyse(result: dict[str, Any], raw: Path) -> dict[str, pd.DataFrame]:
 
     done = [serving.analyse_point(p, read_point(raw, p)) for p in result.get("points", [])]
     tables = {schema.SERVE_POINTS.name: serving.points_table([d.row for d in done])}
-    for name, part in ((schema.SERVE_WINDOWS.name, "windows"), (schema.SERVE_HISTOGRAM.name, "histogram")):
+    for name, part in (
+        (schema.SERVE_WINDOWS.name, "windows"),
+        (schema.SERVE_HISTOGRAM.name, "histogram"),
+    ):
         frames = [getattr(d, part) for d in done]
-        tables[name] = pd.concat(frames, ignore_index=True) if frames else schema.empty(schema.table(name))
+        tables[name] = (
+            pd.concat(frames, ignore_index=True) if frames else schema.empty(schema.table(name))
+        )
     return tables
 
 
@@ -159,7 +164,10 @@ def run_meta(settings: ServeSettings) -> dict[str, Any]:
 
 
 def _serve_meta(result: dict[str, Any]) -> dict[str, Any]:
-    return {k: result.get(k) for k in ("status", "reason", "stage", "title", "runtime", "groups", "notes")}
+    return {
+        k: result.get(k)
+        for k in ("status", "reason", "stage", "title", "runtime", "groups", "notes")
+    }
 
 
 def render(run: store.Run, path: Path, settings: ServeSettings) -> None:

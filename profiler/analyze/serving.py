@@ -36,7 +36,9 @@ from profiler.analyze.overlap import union_ns
 
 LITTLE_TOLERANCE = 0.05
 MIN_REQUESTS = 100  # below this a p99 is one or two requests: the point is flagged
-KEEP_UP = 0.95  # open loop: answered fewer than this share of the requests sent = past breaking point
+KEEP_UP = (
+    0.95  # open loop: answered fewer than this share of the requests sent = past breaking point
+)
 WINDOWS = 10  # parts of the window: the regression gate's samples
 SUB_BUCKETS = 128  # per power of two: values within 1/128 (0.8%) of their bucket's edges
 
@@ -120,7 +122,10 @@ def request_split(arrays: Mapping[str, np.ndarray]) -> pd.DataFrame:
     """Per request: latency, queueing, its batch's H2D, compute, D2H and device span, and the
     overhead (ns; NaN where the engine gave no device times)."""
     batch = arrays["request_batch"]
-    dev = {k: arrays[f"batch_{k}_ns"][batch].astype(np.float64) for k in ("h2d", "compute", "d2h", "end")}
+    dev = {
+        k: arrays[f"batch_{k}_ns"][batch].astype(np.float64)
+        for k in ("h2d", "compute", "d2h", "end")
+    }
     known = dev["h2d"] >= 0
     for v in dev.values():
         v[~known] = np.nan
@@ -195,7 +200,9 @@ def analyse_point(facts: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) ->
     offered = int(((sched >= m0) & (sched < m1)).sum())
     row["keep_up"] = n / offered if offered else math.nan
     if closed and n:
-        row["littles_ratio"] = row["requests_per_s"] * row["mean_ns"] / 1e9 / int(facts["concurrency"])
+        row["littles_ratio"] = (
+            row["requests_per_s"] * row["mean_ns"] / 1e9 / int(facts["concurrency"])
+        )
     row["flag"] = point_flag(row)
     return PointTables(row, _windows(label, arrays, mask, m0, dur, r), hist.frame(label))
 
@@ -249,7 +256,9 @@ def points_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """Rows of `analyse_point` as a `schema.SERVE_POINTS` frame."""
     if not rows:
         return schema.empty(schema.SERVE_POINTS)
-    return schema.validate(schema.conform(pd.DataFrame(rows), schema.SERVE_POINTS), schema.SERVE_POINTS)
+    return schema.validate(
+        schema.conform(pd.DataFrame(rows), schema.SERVE_POINTS), schema.SERVE_POINTS
+    )
 
 
 # --- across points --------------------------------------------------------------------------
@@ -302,7 +311,7 @@ def slo_sentence(points: pd.DataFrame, slo_ns: float, unit: str) -> str:
     slo = f"{slo_ns / 1e6:g} ms"
     if best is None:
         return f"No configuration meets a p99 of {slo} (among points that passed every check)."
-    row = points.set_index("point").loc[best]
+    row = points[points["point"] == best].iloc[0]
     return (
         f"The configuration with the most throughput under {slo} at p99 is {row['config']} at "
         f"{_load(row)}: {row['items_per_s']:,.0f} {unit}/s, p99 {row['p99_ns'] / 1e3:,.1f} us."

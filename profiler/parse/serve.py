@@ -25,5 +25,5 @@ def read_point(raw: Path, facts: Mapping[str, Any]) -> dict[str, np.ndarray]:
         with np.load(path, allow_pickle=False) as npz:
             arrays = {k: np.asarray(npz[k], dtype=np.int64) for k in ARRAYS}
     except (OSError, ValueError, KeyError) as exc:
-        raise ParseError(f"{path}: not a serving point's records ({exc})") from None
+        raise ParseError(path, "a serving point's records (profgen serve)", str(exc)) from None
     return arrays

@@ -38,26 +38,37 @@ def build_context(run: Run) -> dict[str, Any]:
         "reason": shown(serve.get("reason") or ""),
         "notes": [shown(n) for g in serve.get("groups") or [] for n in g.get("notes", [])],
         "groups": records_of(serve.get("groups") or []),
-        "chart": figure_html(figures_serve.latency_throughput(points, front, knee, unit), "chart-serve")
+        "chart": figure_html(
+            figures_serve.latency_throughput(points, front, knee, unit), "chart-serve"
+        )
         if front is not None
         else None,
         "points": records(table),
         "knee": knee,
-        "slo_sentence": shown(serving.slo_sentence(points, slo_ms * 1e6, unit)) if not points.empty else "",
+        "slo_sentence": shown(serving.slo_sentence(points, slo_ms * 1e6, unit))
+        if not points.empty
+        else "",
         "littles": records(serving.littles_table(points)) if not points.empty else [],
         "tolerance_pct": 100 * serving.LITTLE_TOLERANCE,
         "trace": f"raw/serve/{trace_name(best)}" if best else None,
         "trace_point": best,
-        "regressions": records(run.table(schema.REGRESSIONS.name)) if run.has(schema.REGRESSIONS.name) else None,
+        "regressions": records(run.table(schema.REGRESSIONS.name))
+        if run.has(schema.REGRESSIONS.name)
+        else None,
     }
 
 
 def records_of(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
-        {"config": "b{}-s{}{}".format(g["key"][0], g["key"][1], "-graphs" if g["key"][2] else ""),
-         "engine": shown(g.get("engine", "")), "offline": g.get("offline_items_per_s")}
+        {
+            "config": "b{}-s{}{}".format(
+                g["key"][0], g["key"][1], "-graphs" if g["key"][2] else ""
+            ),
+            "engine": shown(g.get("engine", "")),
+            "offline": g.get("offline_items_per_s"),
+        }
         for g in groups
-    ]  # fmt: skip
+    ]
 
 
 def render_report(run: Run) -> str:
@@ -66,7 +77,11 @@ def render_report(run: Run) -> str:
     from profiler.render.html import environment, plotly_js_gzip_base64
 
     page = environment().get_template("serve_report.html.j2")
-    return page.render(**build_context(run), plotly_js_gz=plotly_js_gzip_base64(), plotly_version=plotly.__version__)
+    return page.render(
+        **build_context(run),
+        plotly_js_gz=plotly_js_gzip_base64(),
+        plotly_version=plotly.__version__,
+    )
 
 
 def write_report(run: Run, path: str | Path) -> Path:

@@ -27,25 +27,31 @@ def points_text(run: Any, _serving: Any = None) -> str:
     serve = meta.get("serve") or {}
     lines = []
     if serve.get("status") not in (None, schema.PASS):
-        lines.append(f"serve: {serve.get('status')}: {terminal(serve.get('reason') or '', TEXT_LIMIT)}")
+        lines.append(
+            f"serve: {serve.get('status')}: {terminal(serve.get('reason') or '', TEXT_LIMIT)}"
+        )
     if points.empty:
         return "\n".join(lines or ["no points were measured"])
     front = serving.pareto_front(points)
     knee = serving.knee(points)
-    head = (f"| point | {unit}/s | req/s | p50 us | p90 us | p99 us | max us | queue us | H2D us | "
-            "compute us | D2H us | overhead p50 us | GPU busy % | batch | offline /s | flag |")  # fmt: skip
+    head = (
+        f"| point | {unit}/s | req/s | p50 us | p90 us | p99 us | max us | queue us | H2D us | "
+        "compute us | D2H us | overhead p50 us | GPU busy % | batch | offline /s | flag |"
+    )
     lines += [head, "|" + "---|" * 16]
     for i, p in points.iterrows():
         mark = (" (front)" if front[i] else "") + (" (knee)" if p["point"] == knee else "")
-        lines.append(
-            f"| {p['point']}{mark} | {_n(p['items_per_s'])} | {_n(p['requests_per_s'])} | "
-            f"{_us(p['p50_ns'])} | {_us(p['p90_ns'])} | {_us(p['p99_ns'])} | {_us(p['max_ns'])} | "
-            f"{_us(p['queue_ns'])} | {_us(p['h2d_ns'])} | {_us(p['compute_ns'])} | {_us(p['d2h_ns'])} | "
-            f"{_us(p['overhead_p50_ns'])} | {_n(p['gpu_busy_pct'], '.1f')} | {_n(p['batch_mean'], '.1f')} | "
-            f"{_n(p['offline_items_per_s'])} | {terminal(p['flag'] or '', TEXT_LIMIT)} |"
-        )  # fmt: skip
-    lines += ["", "Little's law (closed loop: throughput x mean latency / C, within "
-              f"{100 * serving.LITTLE_TOLERANCE:g}%):"]  # fmt: skip
+        cells = [f"{p['point']}{mark}", _n(p["items_per_s"]), _n(p["requests_per_s"])]
+        cells += [_us(p[f"{k}_ns"]) for k in ("p50", "p90", "p99", "max", "queue", "h2d")]
+        cells += [_us(p[f"{k}_ns"]) for k in ("compute", "d2h", "overhead_p50")]
+        cells += [_n(p["gpu_busy_pct"], ".1f"), _n(p["batch_mean"], ".1f")]
+        cells += [_n(p["offline_items_per_s"]), terminal(p["flag"] or "", TEXT_LIMIT)]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Little's law (closed loop: throughput x mean latency / C, within "
+        f"{100 * serving.LITTLE_TOLERANCE:g}%):",
+    ]
     for _, r in serving.littles_table(points).iterrows():
         verdict = "holds" if r["holds"] else "BROKEN"
         lines.append(

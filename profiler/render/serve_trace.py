@@ -23,7 +23,9 @@ WINDOW_NS = 1_000_000_000
 HOST_PID, GPU_PID = 0, 1
 
 
-def serve_trace(arrays: Mapping[str, np.ndarray], start_ns: int, span_ns: int = WINDOW_NS) -> dict[str, Any]:
+def serve_trace(
+    arrays: Mapping[str, np.ndarray], start_ns: int, span_ns: int = WINDOW_NS
+) -> dict[str, Any]:
     """Trace events of the batches that overlap [start_ns, start_ns + span_ns)."""
     end = start_ns + span_ns
     keep = (arrays["batch_dispatch_ns"] < end) & (arrays["batch_done_ns"] > start_ns)
@@ -34,19 +36,41 @@ def serve_trace(arrays: Mapping[str, np.ndarray], start_ns: int, span_ns: int = 
         {"name": "thread_name", "ph": "M", "pid": HOST_PID, "tid": 0, "args": {"name": "batches"}},
     ]
     events += [
-        {"name": "thread_name", "ph": "M", "pid": GPU_PID, "tid": ln, "args": {"name": f"stream {ln}"}}
+        {
+            "name": "thread_name",
+            "ph": "M",
+            "pid": GPU_PID,
+            "tid": ln,
+            "args": {"name": f"stream {ln}"},
+        }
         for ln in lanes
     ]
 
     def slice_(name: str, pid: int, tid: int, t0: int, t1: int, args: dict[str, Any]) -> None:
         if t0 >= 0 and t1 >= t0:
-            events.append({"name": name, "ph": "X", "pid": pid, "tid": tid,
-                           "ts": (t0 - start_ns) / 1e3, "dur": (t1 - t0) / 1e3, "args": args})  # fmt: skip
+            events.append(
+                {
+                    "name": name,
+                    "ph": "X",
+                    "pid": pid,
+                    "tid": tid,
+                    "ts": (t0 - start_ns) / 1e3,
+                    "dur": (t1 - t0) / 1e3,
+                    "args": args,
+                }
+            )
 
     for i in np.flatnonzero(keep):
         lane, items = int(arrays["batch_lane"][i]), int(arrays["batch_items"][i])
         args = {"items": items, "lane": lane}
-        slice_(f"batch of {items}", HOST_PID, 0, int(arrays["batch_dispatch_ns"][i]), int(arrays["batch_done_ns"][i]), args)
+        slice_(
+            f"batch of {items}",
+            HOST_PID,
+            0,
+            int(arrays["batch_dispatch_ns"][i]),
+            int(arrays["batch_done_ns"][i]),
+            args,
+        )
         marks = [int(arrays[f"batch_{k}_ns"][i]) for k in ("h2d", "compute", "d2h", "end")]
         for name, t0, t1 in zip(("H2D", "compute", "D2H"), marks, marks[1:], strict=False):
             slice_(name, GPU_PID, lane, t0, t1, args)

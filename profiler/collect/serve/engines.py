@@ -51,7 +51,10 @@ def stream_support(stage: Any, runtime: str) -> str | None:
     """Why `stage` cannot be served by the stream engine (None: it can)."""
     if runtime not in ("cupy", "torch"):
         return f"its runtime is {runtime} (streams need cupy or torch)"
-    if not (callable(getattr(stage, "serve_buffers", None)) and callable(getattr(stage, "enqueue", None))):
+    if not (
+        callable(getattr(stage, "serve_buffers", None))
+        and callable(getattr(stage, "enqueue", None))
+    ):
         return "it has no serve_buffers/enqueue (the stream protocol)"
     if not getattr(stage, "serves_on_streams", True):
         return "it synchronises the device inside each call"
@@ -137,7 +140,9 @@ class StreamEngine:
 
     kind = "streams"
 
-    def __init__(self, stages: Sequence[Any], device: Any, pool: np.ndarray, options: EngineOptions):
+    def __init__(
+        self, stages: Sequence[Any], device: Any, pool: np.ndarray, options: EngineOptions
+    ):
         self.device, self.options = device, options
         self.lanes_ = [self._lane(s, pool, options.max_batch) for s in stages]
         self.lanes = len(self.lanes_)
@@ -168,7 +173,9 @@ class StreamEngine:
         """One graph per batch size a batch can have, per lane, captured now (not timed)."""
         for lane in self.lanes_:
             lane.graph_pool = self.device.graph_pool()
-            sizes = range(self.options.request_items, self.options.max_batch + 1, self.options.request_items)
+            sizes = range(
+                self.options.request_items, self.options.max_batch + 1, self.options.request_items
+            )
             for n in sizes:
                 lane.stage.enqueue(n, lane.stream)  # warm: torch wants one eager run first
             self.device.synchronize()

@@ -81,6 +81,21 @@ def poisson_schedule(rate_rps: float, start_ns: int, end_ns: int, seed: int) -> 
     return times[times < end_ns].astype(np.int64)
 
 
+REQUEST_FIELDS = ("client", "item", "sched_ns", "arrive_ns", "dispatch_ns", "reply_ns", "batch")
+BATCH_FIELDS = (
+    "lane",
+    "items",
+    "requests",
+    "dispatch_ns",
+    "launched_ns",
+    "done_ns",
+    "h2d_ns",
+    "compute_ns",
+    "d2h_ns",
+    "end_ns",
+)
+
+
 @dataclass
 class Records:
     """What one point recorded, as growing lists turned into arrays by `arrays`.
@@ -92,22 +107,13 @@ class Records:
     compute start, D2H start, end.
     """
 
-    requests: dict[str, list[int]] = field(
-        default_factory=lambda: {k: [] for k in REQUEST_FIELDS}
-    )
+    requests: dict[str, list[int]] = field(default_factory=lambda: {k: [] for k in REQUEST_FIELDS})
     batches: dict[str, list[int]] = field(default_factory=lambda: {k: [] for k in BATCH_FIELDS})
 
     def arrays(self) -> dict[str, np.ndarray]:
         out = {f"request_{k}": np.asarray(v, np.int64) for k, v in self.requests.items()}
         out.update({f"batch_{k}": np.asarray(v, np.int64) for k, v in self.batches.items()})
         return out
-
-
-REQUEST_FIELDS = ("client", "item", "sched_ns", "arrive_ns", "dispatch_ns", "reply_ns", "batch")
-BATCH_FIELDS = (
-    "lane", "items", "requests", "dispatch_ns", "launched_ns", "done_ns",
-    "h2d_ns", "compute_ns", "d2h_ns", "end_ns",
-)  # fmt: skip
 
 
 @dataclass
@@ -181,10 +187,14 @@ class Server:
             r = self.records.requests
             for req, _ in answered:
                 for key, value in (
-                    ("client", req.client), ("item", req.item), ("sched_ns", req.sched_ns),
-                    ("arrive_ns", req.arrive_ns), ("dispatch_ns", req.dispatch_ns),
-                    ("reply_ns", reply), ("batch", batch_id),
-                ):  # fmt: skip
+                    ("client", req.client),
+                    ("item", req.item),
+                    ("sched_ns", req.sched_ns),
+                    ("arrive_ns", req.arrive_ns),
+                    ("dispatch_ns", req.dispatch_ns),
+                    ("reply_ns", reply),
+                    ("batch", batch_id),
+                ):
                     r[key].append(value)
             out.extend(answered)
             self.free.append(lane)

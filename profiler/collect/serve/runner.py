@@ -48,9 +48,15 @@ def points(job: ServeJob) -> list[dict[str, Any]]:
     concurrency, then each open-loop rate."""
     out = []
     for b, t, s, g in itertools.product(job.max_batch, job.max_wait_us, job.streams, job.graphs):
-        base = {"request_items": job.request_items, "max_batch": b, "max_wait_us": t,
-                "streams": s, "graphs": g, "warmup_s": job.warmup_s,
-                "duration_s": job.duration_s}  # fmt: skip
+        base = {
+            "request_items": job.request_items,
+            "max_batch": b,
+            "max_wait_us": t,
+            "streams": s,
+            "graphs": g,
+            "warmup_s": job.warmup_s,
+            "duration_s": job.duration_s,
+        }
         loads = [{"mode": "closed", "concurrency": c} for c in job.concurrency]
         loads += [{"mode": "open", "rate_rps": r, "concurrency": None} for r in job.rates]
         for seed, load in enumerate(loads):
@@ -61,12 +67,19 @@ def points(job: ServeJob) -> list[dict[str, Any]]:
 
 def serve_cmd(job: ServeJob, raw: Path) -> list[str]:
     cmd = [
-        sys.executable, "-m", "profiler.collect.serve.worker",
-        f"--study={job.study_ref}", f"--stage={job.stage}", f"--points={raw / 'points.json'}",
-        f"--pool-items={job.pool_items}", f"--check-every={job.check_every}",
-        f"--engine={job.engine}", f"--out={raw}", f"--result={raw / 'result.json'}",
+        sys.executable,
+        "-m",
+        "profiler.collect.serve.worker",
+        f"--study={job.study_ref}",
+        f"--stage={job.stage}",
+        f"--points={raw / 'points.json'}",
+        f"--pool-items={job.pool_items}",
+        f"--check-every={job.check_every}",
+        f"--engine={job.engine}",
+        f"--out={raw}",
+        f"--result={raw / 'result.json'}",
         f"--timeout={job.timeout_s:g}",
-    ]  # fmt: skip
+    ]
     return cmd + ([f"--data={job.data}"] if job.data else [])
 
 
@@ -76,9 +89,13 @@ def collect_serving(job: ServeJob, raw: Path, emit: EventSink) -> dict[str, Any]
     raw.mkdir(parents=True, exist_ok=True)
     (raw / "points.json").write_text(json.dumps(points(job), indent=1))
     run = run_child(
-        serve_cmd(job, raw), raw / "worker.log", raw / "result.json", job.timeout_s,
-        job.timeout_s, emit,
-    )  # fmt: skip
+        serve_cmd(job, raw),
+        raw / "worker.log",
+        raw / "result.json",
+        job.timeout_s,
+        job.timeout_s,
+        emit,
+    )
     result = run.result or {"points": [], "groups": [], "notes": []}
     if run.state == "timeout":
         result.update(status=schema.TIMEOUT, reason=run.reason)

@@ -56,14 +56,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     emit("loading")
     study = load_study(args.study)
     spec = study.get(args.stage)
-    result: dict[str, Any] = {"study": study.name, "stage": spec.key, "unit": study.unit,
-                              "title": spec.title, "runtime": spec.runtime, "points": [],
-                              "groups": [], "notes": []}  # fmt: skip
+    result: dict[str, Any] = {
+        "study": study.name,
+        "stage": spec.key,
+        "unit": study.unit,
+        "title": spec.title,
+        "runtime": spec.runtime,
+        "points": [],
+        "groups": [],
+        "notes": [],
+    }
     runtime = runtimes.adapter(spec.runtime)
     why = (
-        _tensorrt_missing() if args.engine == "tensorrt"
+        _tensorrt_missing()
+        if args.engine == "tensorrt"
         else runtime.missing() or runtimes.missing_needs(spec.needs) or _unavailable(spec.build())
-    )  # fmt: skip
+    )
     if why:
         return result | {"status": schema.SKIPPED, "reason": why}
     model = study.load_model()
@@ -79,8 +87,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         engine, notes = build_engine(spec, runtime, model, pool, opts)
         try:
             offline = offline_throughput(spec, model, pool, opts.max_batch, runtime)
-            result["groups"].append({"key": list(key), "engine": engine.kind, "notes": notes,
-                                     "offline_items_per_s": offline})  # fmt: skip
+            result["groups"].append(
+                {
+                    "key": list(key),
+                    "engine": engine.kind,
+                    "notes": notes,
+                    "offline_items_per_s": offline,
+                }
+            )
             for point in group:
                 emit(f"point {point['label']}")
                 facts = serve_point(engine, point, pool, ref, rule, args)
@@ -101,7 +115,9 @@ def _groups(points: list[dict[str, Any]]) -> dict[tuple[int, int, bool, int], li
     return out
 
 
-def build_engine(spec: Any, runtime: Any, model: Any, pool: np.ndarray, opts: EngineOptions) -> tuple[Any, list[str]]:
+def build_engine(
+    spec: Any, runtime: Any, model: Any, pool: np.ndarray, opts: EngineOptions
+) -> tuple[Any, list[str]]:
     """The engine for `spec` under `opts`, its stages prepared; and notes on what it could not
     honour (a stage without the stream protocol serves on one lane, without graphs)."""
     from profiler.collect.serve.devices import DEVICES
@@ -141,13 +157,24 @@ def offline_throughput(spec: Any, model: Any, pool: np.ndarray, batch: int, runt
             stage.release()
 
 
-def serve_point(engine: Any, point: dict[str, Any], pool: np.ndarray, ref: np.ndarray, rule: Any, args: argparse.Namespace) -> dict[str, Any]:
+def serve_point(
+    engine: Any,
+    point: dict[str, Any],
+    pool: np.ndarray,
+    ref: np.ndarray,
+    rule: Any,
+    args: argparse.Namespace,
+) -> dict[str, Any]:
     """Run one load point and check its sampled answers; returns its facts (JSON-ready)."""
     load = Load(
-        mode=point["mode"], concurrency=point.get("concurrency", 1),
-        rate_rps=point.get("rate_rps", 0.0), request_items=point["request_items"],
-        warmup_s=point["warmup_s"], duration_s=point["duration_s"], seed=point.get("seed", 0),
-    )  # fmt: skip
+        mode=point["mode"],
+        concurrency=point.get("concurrency", 1),
+        rate_rps=point.get("rate_rps", 0.0),
+        request_items=point["request_items"],
+        warmup_s=point["warmup_s"],
+        duration_s=point["duration_s"],
+        seed=point.get("seed", 0),
+    )
     batching = Batching(point["max_batch"], int(point["max_wait_us"] * 1000))
     server = Server(engine, batching, pool, load.request_items, time.perf_counter_ns)
     engine.mark_reference(time.perf_counter_ns)
@@ -167,12 +194,18 @@ def serve_point(engine: Any, point: dict[str, Any], pool: np.ndarray, ref: np.nd
         verdict = rule.check(out, ref[item : item + r])
         if not verdict.passed:
             failures.append(f"answer for items {item}..{item + r - 1}: {verdict.reason}")
-    np.savez_compressed(args.out / f"{point['label']}.npz", **server.records.arrays())
+    np.savez_compressed(args.out / f"{point['label']}.npz", **server.records.arrays())  # type: ignore[arg-type]
     return point | {
-        "window": {"start_ns": window.start, "measure_ns": window.measure,
-                   "end_ns": window.end, "stopped_ns": window.stopped},
-        "checked": len(kept), "failures": failures, "file": f"{point['label']}.npz",
-    }  # fmt: skip
+        "window": {
+            "start_ns": window.start,
+            "measure_ns": window.measure,
+            "end_ns": window.end,
+            "stopped_ns": window.stopped,
+        },
+        "checked": len(kept),
+        "failures": failures,
+        "file": f"{point['label']}.npz",
+    }
 
 
 def _tensorrt_missing() -> str | None:

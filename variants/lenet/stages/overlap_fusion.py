@@ -62,6 +62,7 @@ class OverlapFusion(CudaStage):
         self._buffers = {**self._a, "host_logits": self._out}
         self._streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(self.streams)]
         self._plans: dict[int, list[Chunk]] = {}
+        self._serve_plans: dict[int, list[launch.PackedLaunch]] = {}
 
     def host_input(self, images: np.ndarray) -> np.ndarray:
         return memory.pinned_copy(images)
@@ -86,6 +87,19 @@ class OverlapFusion(CudaStage):
             for stream in self._streams:
                 stream.synchronize()
         return self._out[:n].copy()
+
+    def serve_buffers(self) -> tuple[Any, Any]:
+        """The serving stream protocol (profiler.collect.serve.engines): device images and
+        logits, `batch` of each."""
+        return self._a["input"], self._a["logits"]
+
+    def enqueue(self, n: int, stream: Any) -> None:
+        """The three fused kernels over the first `n` images as one chunk on `stream`: the
+        server overlaps batches across its own streams instead of chunks across these."""
+        if n not in self._serve_plans:
+            self._serve_plans[n] = [packed for _, packed in self.launches(0, n)]
+        for packed in self._serve_plans[n]:
+            packed(stream.ptr)
 
     def plan(self, n: int) -> list[Chunk]:
         """(start, count, stream, [(phase, launch)]) of every chunk for `n` images, built once
@@ -114,4 +128,3 @@ class OverlapFusion(CudaStage):
             ("conv2_pool2", pack("Conv2_ReLu_Pool2", CP2_IMGS, 64 * CP2_IMGS, conv2_args)),
             ("fc", pack("Linear_ReLu_Fused", FC_IMGS, 128, fc_args)),
         ]
-
