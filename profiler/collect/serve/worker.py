@@ -127,9 +127,9 @@ def build_engine(
     if why is None:
         stages = [probe] + [spec.build() for _ in range(opts.streams - 1)]
         for stage in stages:
-            stage.prepare(model, opts.max_batch)
+            _prepare(stage, model, opts.max_batch)
         return StreamEngine(stages, DEVICES[spec.runtime](), pool, opts), []
-    probe.prepare(model, opts.max_batch)
+    _prepare(probe, model, opts.max_batch)
     notes = []
     if opts.streams > 1 or opts.graphs:
         notes.append(f"{spec.key} serves through its infer on one lane, without CUDA graphs: {why}")
@@ -140,7 +140,7 @@ def offline_throughput(spec: Any, model: Any, pool: np.ndarray, batch: int, runt
     """Items a second of the stage's `infer` on full batches of `batch` items (a fresh instance,
     host input as the stage keeps it), for about OFFLINE_S seconds after one warm-up call."""
     stage = spec.build()
-    stage.prepare(model, batch)
+    _prepare(stage, model, batch)
     try:
         x = np.resize(pool, (batch, *pool.shape[1:])).astype(pool.dtype, copy=False)
         host = stage.host_input(x) if hasattr(stage, "host_input") else x
@@ -206,6 +206,12 @@ def serve_point(
         "failures": failures,
         "file": f"{point['label']}.npz",
     }
+
+
+def _prepare(stage: Any, model: Any, batch: int) -> None:
+    """`prepare` is optional for a class stage (see profiler.study.Stage)."""
+    if callable(getattr(stage, "prepare", None)):
+        stage.prepare(model, batch)
 
 
 def _tensorrt_missing() -> str | None:
