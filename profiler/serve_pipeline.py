@@ -24,9 +24,6 @@ from profiler.collect.serve.runner import ServeJob, collect_serving
 from profiler.errors import EXIT_OK, EXIT_STAGE_FAILED, UsageError
 from profiler.progress import NullProgress, Progress, event_sink
 
-#: the checks of a serving run when none are given (p99 and throughput of every point)
-SERVE_DEFAULT_CHECKS = ("serve:p99:10%", "serve:throughput:10%")
-
 
 @dataclass(frozen=True)
 class ServeSettings:
@@ -114,7 +111,7 @@ def analyse(result: dict[str, Any], raw: Path) -> dict[str, pd.DataFrame]:
 def compare(reference: store.Run, run: store.Run, fail_on: tuple[str, ...]) -> pd.DataFrame:
     from profiler.analyze import regress
 
-    checks = [regress.parse_check(t) for t in (fail_on or SERVE_DEFAULT_CHECKS)]
+    checks = [regress.parse_check(t) for t in (fail_on or regress.SERVE_DEFAULT_CHECKS)]
     return regress.evaluate(reference, run, checks)
 
 
@@ -172,7 +169,7 @@ def _serve_meta(result: dict[str, Any]) -> dict[str, Any]:
 
 def render(run: store.Run, path: Path, settings: ServeSettings) -> None:
     """report.html and the Chrome trace of one second of the best point."""
-    from profiler.render import serve_report, serve_trace
+    from profiler.render import html, serve_trace
 
     serve_trace.write_best_trace(run, path / "raw" / "serve", settings.slo_ms * 1e6)
-    serve_report.write_report(run, path / "report.html")
+    html.write_report(run, path / "report.html")

@@ -46,6 +46,8 @@ UNITS_NS: dict[str, float] = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 #: The checks used when none are given: the one place they are written (see the module doc
 #: for why the stage threshold is so wide). `profgen compare --help` and the README state them.
 DEFAULT_CHECKS = ("stage:median:100%", "kernel:total:10%")
+#: ... and those of a serving run (`profgen serve`): p99 and throughput of every point
+SERVE_DEFAULT_CHECKS = ("serve:p99:10%", "serve:throughput:10%")
 FORMS = (
     "METRIC:STATISTIC:THRESHOLD with METRIC:STATISTIC one of "
     + ", ".join(f"{m}:{s}" for m, stats in STATISTICS.items() for s in stats)

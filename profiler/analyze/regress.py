@@ -45,6 +45,7 @@ from profiler import schema
 from profiler.analyze.checks import (
     DEFAULT_CHECKS,
     FORMS,
+    SERVE_DEFAULT_CHECKS,
     STATISTICS,
     UNITS_NS,
     Check,
@@ -59,6 +60,7 @@ from profiler.errors import EXIT_OK, EXIT_REGRESSION, EXIT_STAGE_FAILED
 __all__ = [  # the check grammar is re-exported: callers need one import for a comparison
     "DEFAULT_CHECKS",
     "FORMS",
+    "SERVE_DEFAULT_CHECKS",
     "STATISTICS",
     "UNITS_NS",
     "Check",

@@ -1,13 +1,13 @@
 """The report of a serving run: the header, latency against throughput (Pareto front and knee),
 the table of points, the one-sentence answer under the latency objective, Little's law per
-closed-loop point, the configuration notes, the regression verdicts, and a link to the trace."""
+closed-loop point, the configuration notes, the regression verdicts, and a link to the trace.
+`profiler.render.html` renders it with templates/serve_report.html.j2."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from profiler import files, schema
+from profiler import schema
 from profiler.analyze import serving
 from profiler.render import figures_serve
 from profiler.render.header import header_rows, report_title
@@ -69,20 +69,3 @@ def records_of(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
         }
         for g in groups
     ]
-
-
-def render_report(run: Run) -> str:
-    import plotly
-
-    from profiler.render.html import environment, plotly_js_gzip_base64
-
-    page = environment().get_template("serve_report.html.j2")
-    return page.render(
-        **build_context(run),
-        plotly_js_gz=plotly_js_gzip_base64(),
-        plotly_version=plotly.__version__,
-    )
-
-
-def write_report(run: Run, path: str | Path) -> Path:
-    return files.write_text(path, render_report(run))

@@ -26,9 +26,9 @@ HOST_PID, GPU_PID = 0, 1
 def serve_trace(
     arrays: Mapping[str, np.ndarray], start_ns: int, span_ns: int = WINDOW_NS
 ) -> dict[str, Any]:
-    """Trace events of the batches that overlap [start_ns, start_ns + span_ns)."""
+    """Trace events of the batches dispatched in [start_ns, start_ns + span_ns)."""
     end = start_ns + span_ns
-    keep = (arrays["batch_dispatch_ns"] < end) & (arrays["batch_done_ns"] > start_ns)
+    keep = (arrays["batch_dispatch_ns"] >= start_ns) & (arrays["batch_dispatch_ns"] < end)
     lanes = sorted({int(x) for x in arrays["batch_lane"][keep]})
     events: list[dict[str, Any]] = [
         {"name": "process_name", "ph": "M", "pid": HOST_PID, "args": {"name": "server (host)"}},
