@@ -338,3 +338,25 @@ def littles_table(points: pd.DataFrame) -> pd.DataFrame:
             "holds": (closed["littles_ratio"] - 1.0).abs() <= LITTLE_TOLERANCE,
         }
     )
+
+
+def overhead_share(points: pd.DataFrame) -> pd.DataFrame:
+    """Closed-loop points at concurrency 1: the server's overhead (median) against the median
+    latency, the share the issue's target bounds (<= 10% for single-item requests)."""
+    one = points[(points["mode"] == "closed") & (points["concurrency"] == 1)]
+    return pd.DataFrame(
+        {
+            "point": one["point"],
+            "overhead_p50_ns": one["overhead_p50_ns"],
+            "p50_ns": one["p50_ns"],
+            "share_pct": 100 * one["overhead_p50_ns"] / one["p50_ns"],
+        }
+    )
+
+
+def offline_ratio(points: pd.DataFrame, point: str) -> float:
+    """Offline throughput at the point's batch size over the point's served throughput."""
+    row = points[points["point"] == point].iloc[0]
+    return (
+        float(row["offline_items_per_s"] / row["items_per_s"]) if row["items_per_s"] else math.nan
+    )

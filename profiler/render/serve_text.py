@@ -61,7 +61,16 @@ def points_text(run: Any, _serving: Any = None) -> str:
     for g in serve.get("groups") or []:
         for note in g.get("notes", []):
             lines.append(f"note: {terminal(note, TEXT_LIMIT)}")
+    for _, r in serving.overhead_share(points).iterrows():
+        lines.append(
+            f"server overhead at C=1, {r['point']}: {_us(r['overhead_p50_ns'])} us of a p50 of "
+            f"{_us(r['p50_ns'])} us ({_n(r['share_pct'], '.1f')}%)"
+        )
     lines += ["", serving.slo_sentence(points, slo_ns, unit)]
+    best = serving.best_under_slo(points, slo_ns)
+    if best is not None:
+        ratio = serving.offline_ratio(points, best)
+        lines.append(f"Offline throughput at its batch size / served throughput: {ratio:.2f}x.")
     if knee:
         lines.append(f"Knee of the Pareto front: {knee}.")
     return "\n".join(lines)
