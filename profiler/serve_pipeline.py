@@ -30,6 +30,7 @@ class ServeSettings:
     study: StudyInfo
     job: ServeJob
     slo_ms: float = 1.0
+    keep_records: bool = False
     out_root: Path = Path("reports")
     baseline: Path | None = None
     fail_on: tuple[str, ...] = ()
@@ -86,6 +87,8 @@ def run_serve(settings: ServeSettings, progress: Progress | None = None) -> Serv
     store.save_run(run, tmp)  # store
     run.path = store.final_path(tmp)
     render(run, tmp, settings)  # render
+    if not settings.keep_records:
+        drop_records(raw)
     run.path = store.finish_run(tmp)
     return ServeResult(run.path, exit_code(run, result), run)
 
@@ -152,6 +155,7 @@ def run_meta(settings: ServeSettings) -> dict[str, Any]:
             "duration_s": job.duration_s,
             "slo_ms": settings.slo_ms,
             "check_every": job.check_every,
+            "keep_records": settings.keep_records,
             "items": None,
         },
         "machine": machine,
@@ -165,6 +169,13 @@ def _serve_meta(result: dict[str, Any]) -> dict[str, Any]:
         k: result.get(k)
         for k in ("status", "reason", "stage", "title", "runtime", "groups", "notes")
     }
+
+
+def drop_records(raw: Path) -> None:
+    """Delete the per-request records (`<point>.npz`, megabytes a point): the tables, the
+    report and the trace hold what they showed; `--keep-records` keeps them for re-analysis."""
+    for path in raw.glob("*.npz"):
+        path.unlink()
 
 
 def render(run: store.Run, path: Path, settings: ServeSettings) -> None:

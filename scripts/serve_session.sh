@@ -21,14 +21,15 @@ timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/gpu/test_serve
 say "== serve gpu tests: $(tail -1 "$LOGS/gpu-tests.log")"
 grep -E '^(FAILED|ERROR|E  )' "$LOGS/gpu-tests.log" | head -30 >>"$SUMMARY"
 serve overhead --stage overlap_fusion --concurrency 1 --max-batch 1 --max-wait-us 0 --streams 1 --graphs off,on --duration-s 1
+serve overhead-fc --stage fc_coalesced --concurrency 1 --max-batch 1 --max-wait-us 0 --streams 1 --graphs off,on --duration-s 1
 if [ "${1:-}" = quick ]; then
   serve quick --stage overlap_fusion --concurrency 1,16,64 --max-batch 64 --max-wait-us 50 --streams 1,4 --graphs off,on --duration-s 0.5 --warmup-s 0.2
   serve torch --stage torch_gpu --concurrency 1,16 --max-batch 64 --max-wait-us 50 --graphs off,on --duration-s 0.5 --warmup-s 0.2
 else
-  serve main --stage overlap_fusion --concurrency 1,4,16,64,256 --max-batch 64,256 --max-wait-us 50 --streams 1,4 --graphs off,on --duration-s 1 --warmup-s 0.3 --slo-ms 1
-  serve torch --stage torch_gpu --concurrency 1,16,64 --max-batch 64 --max-wait-us 50 --graphs off,on --duration-s 1 --warmup-s 0.3
-  serve open --stage overlap_fusion --concurrency 1 --rate 10000,100000,400000 --max-batch 64 --max-wait-us 50 --streams 4 --graphs on --duration-s 1 --warmup-s 0.3
-  timeout 120 profgen sweep lenet --stages overlap_fusion,torch_gpu --batch-sizes 1,64,256 --backend none --out "$RUNS" >"$LOGS/sweep.log" 2>&1
+  serve main --stage overlap_fusion --concurrency 1,4,16,64,256,1024 --max-batch 64,256 --max-wait-us 50 --streams 1,4 --graphs off,on --duration-s 1 --warmup-s 0.3 --slo-ms 1
+  serve torch --stage torch_gpu --concurrency 1,16,64,256 --max-batch 64 --max-wait-us 50 --streams 1,4 --graphs off,on --duration-s 1 --warmup-s 0.3 --slo-ms 1
+  serve open --stage overlap_fusion --concurrency 1 --rate 10000,100000,300000,1000000 --max-batch 64 --max-wait-us 50 --streams 4 --graphs on --duration-s 1 --warmup-s 0.3
+  timeout 150 profgen sweep lenet --stages overlap_fusion,torch_gpu --items 4096 --batch-sizes 1,64,256 --backend none --out "$RUNS" >"$LOGS/sweep.log" 2>&1
   say "== offline sweep (exit $?):"; tail -8 "$LOGS/sweep.log" >>"$SUMMARY"
   d=$(tail -1 "$LOGS/sweep.log"); [ -f "$d/batch_sweep.csv" ] && cat "$d/batch_sweep.csv" >>"$SUMMARY"
 fi

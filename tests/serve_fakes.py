@@ -13,17 +13,18 @@ import numpy as np
 
 class TimedPending:
     def __init__(self, outputs: np.ndarray, ready_ns: int, start_ns: int, clock: Callable[[], int]):
-        self.outputs, self.ready_ns, self.start_ns, self.clock = outputs, ready_ns, start_ns, clock
+        self._outputs, self.ready_ns, self.start_ns, self.clock = outputs, ready_ns, start_ns, clock
+
+    def outputs(self) -> np.ndarray:
+        return self._outputs
 
     def done(self) -> bool:
         return self.clock() >= self.ready_ns
 
-    def finish(self) -> tuple[np.ndarray, dict[str, int]]:
+    def device_times(self) -> dict[str, int]:
         span = self.ready_ns - self.start_ns
         marks = [self.start_ns + span * k // 10 for k in (0, 1, 9, 10)]
-        return self.outputs, dict(
-            zip(("h2d_ns", "compute_ns", "d2h_ns", "end_ns"), marks, strict=True)
-        )
+        return dict(zip(("h2d_ns", "compute_ns", "d2h_ns", "end_ns"), marks, strict=True))
 
 
 class SimulatedEngine:

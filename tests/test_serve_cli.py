@@ -61,6 +61,7 @@ def first_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_serve_writes_a_whole_run(first_run: Path) -> None:
     run = store.load_run(first_run)
+    assert not list((first_run / "raw" / "serve").glob("*.npz"))  # records dropped by default
     assert run.meta["source"] == "serve" and run.meta["settings"]["stage"] == "vectorised"
     points = run.table(schema.SERVE_POINTS.name)
     assert points["point"].tolist() == ["c1-b8-w50us-s1", "c4-b8-w50us-s1", "r500-b8-w50us-s1"]
@@ -89,6 +90,7 @@ def test_serve_prints_the_table_and_the_answer(capsys, tmp_path: Path) -> None:
         [
             "serve",
             SOFTMAX,
+            "--keep-records",
             "--stage",
             "InPlace",
             "--concurrency",
@@ -108,7 +110,7 @@ def test_serve_prints_the_table_and_the_answer(capsys, tmp_path: Path) -> None:
     assert lines[0].startswith("| point |") and "c2-b8-w50us-s2-graphs" in result.out
     assert "Little's law" in result.out and "holds" in result.out
     assert "serves through its infer on one lane, without CUDA graphs" in result.out
-    assert Path(lines[-1]).is_dir()
+    assert len(list((Path(lines[-1]) / "raw" / "serve").glob("*.npz"))) == 1
 
 
 def test_wrong_answers_under_load_exit_3(capsys, tmp_path: Path) -> None:

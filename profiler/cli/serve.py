@@ -111,6 +111,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="N",
         help="check one answer in N against the reference (default: 64)",
     )
+    p.add_argument(
+        "--keep-records",
+        action="store_true",
+        help="keep every point's per-request records (raw/serve/<point>.npz, megabytes each); "
+        "by default they are deleted once the tables, report and trace are written",
+    )
     p.add_argument("--data", type=Path, metavar="PATH", help="the study's own input file")
     p.add_argument("--timeout", type=positive_float, default=600.0, help="seconds (default: 600)")
     p.add_argument("--out", type=Path, default=Path("reports"), metavar="DIR")
@@ -162,6 +168,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             study=study,
             job=job,
             slo_ms=args.slo_ms,
+            keep_records=args.keep_records,
             out_root=args.out,
             baseline=args.baseline,
             fail_on=tuple(args.fail_on),

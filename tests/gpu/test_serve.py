@@ -66,7 +66,7 @@ def test_stream_engine_serves_right_answers(key: str, streams: int, graphs: bool
     try:
         server = Server(engine, Batching(16, 50_000), pool, 1, time.perf_counter_ns)
         engine.mark_reference(time.perf_counter_ns)
-        load = Load("closed", concurrency=24, warmup_s=0.1, duration_s=0.4)
+        load = Load("closed", concurrency=24, warmup_s=0.2, duration_s=0.4)
         window = run_point(server, load, check)
     finally:
         engine.close()

@@ -128,10 +128,11 @@ class Request:
 class Server:
     """The dynamic batcher over an engine's lanes; the caller's loop calls `poll` and `offer`.
 
-    The engine (see `profiler.collect.serve.engines`) has `lanes`, `submit(lane, items, n)`
-    returning a pending batch with `done()` and `finish() -> (outputs, device times)`, and
-    `gather(lane, pool, starts, r)`, which copies the requests' items into the lane's staging
-    buffer.
+    The engine (see `profiler.collect.serve.engines`) has `lanes`, `gather(lane, pool,
+    starts, r)`, which copies the requests' items into the lane's staging buffer, and
+    `submit(lane, n)`, which returns a pending batch with `done()`, `outputs()` and
+    `device_times()` (host-clock ns of H2D start, compute start, D2H start and end; {} when
+    the engine has no device clock).
     """
 
     def __init__(self, engine: Any, batching: Batching, pool: np.ndarray, r: int, clock: Clock):
@@ -165,40 +166,50 @@ class Server:
         pending = self.engine.submit(lane, n)
         self.flight[lane] = (pending, reqs, (lane, n, take, now, self.clock()))
 
-    def poll(self) -> tuple[list[tuple[Request, np.ndarray]], int]:
-        """Finish every lane whose batch is done: returns (request, its outputs) pairs and the
-        reply time (when the last outputs were split off); records the batches and requests."""
-        out: list[tuple[Request, np.ndarray]] = []
-        reply = 0
-        for lane in [ln for ln, (p, _, _) in self.flight.items() if p.done()]:
-            pending, reqs, host = self.flight.pop(lane)
-            outputs, device = pending.finish()
+    def poll(self) -> list[tuple[Request, np.ndarray, int]]:
+        """Finish every lane whose batch is done: returns (request, its outputs, reply time)
+        triples, the reply stamped as soon as the batch's outputs are split off; the device's
+        times are read after that (they are not part of answering) and everything recorded."""
+        out: list[tuple[Request, np.ndarray, int]] = []
+        for lane, (pending, reqs, host) in list(self.flight.items()):
+            if not pending.done():
+                continue
             done = self.clock()
-            batch_id = self.batch_count
-            self.batch_count += 1
-            answered = [(q, outputs[i * self.r : (i + 1) * self.r]) for i, q in enumerate(reqs)]
+            outputs = pending.outputs()
+            r = self.r
+            answered = [(q, outputs[i * r : (i + 1) * r]) for i, q in enumerate(reqs)]
             reply = self.clock()
-            b = self.records.batches
-            for key, value in zip(BATCH_FIELDS[:5], host, strict=True):
-                b[key].append(value)
-            b["done_ns"].append(done)
-            for key in ("h2d_ns", "compute_ns", "d2h_ns", "end_ns"):
-                b[key].append(int(device.get(key, -1)))
-            r = self.records.requests
-            for req, _ in answered:
-                for key, value in (
-                    ("client", req.client),
-                    ("item", req.item),
-                    ("sched_ns", req.sched_ns),
-                    ("arrive_ns", req.arrive_ns),
-                    ("dispatch_ns", req.dispatch_ns),
-                    ("reply_ns", reply),
-                    ("batch", batch_id),
-                ):
-                    r[key].append(value)
-            out.extend(answered)
+            del self.flight[lane]
             self.free.append(lane)
-        return out, reply
+            out.extend((q, o, reply) for q, o in answered)
+            self._record(host, done, pending.device_times(), reqs, reply)
+        return out
+
+    def _record(
+        self,
+        host: tuple[int, ...],
+        done: int,
+        device: dict[str, int],
+        reqs: list[Request],
+        reply: int,
+    ) -> None:
+        batch_id = self.batch_count
+        self.batch_count += 1
+        b = self.records.batches
+        for key, value in zip(BATCH_FIELDS[:5], host, strict=True):
+            b[key].append(value)
+        b["done_ns"].append(done)
+        for key in ("h2d_ns", "compute_ns", "d2h_ns", "end_ns"):
+            b[key].append(int(device.get(key, -1)))
+        r = self.records.requests
+        for req in reqs:
+            r["client"].append(req.client)
+            r["item"].append(req.item)
+            r["sched_ns"].append(req.sched_ns)
+            r["arrive_ns"].append(req.arrive_ns)
+            r["dispatch_ns"].append(req.dispatch_ns)
+            r["reply_ns"].append(reply)
+            r["batch"].append(batch_id)
 
     @property
     def busy(self) -> bool:
@@ -256,12 +267,12 @@ def _closed(server: Server, load: Load, win: Window, send: Any, check: Check, cl
         if server.ready(now):
             server.dispatch(now)
             continue
-        answered, reply = server.poll()
+        answered = server.poll()
         if answered:
             # each client sends its next request the moment it was answered: the loop's own
             # time from here to the queue is charged to that request (as queueing)
             now = clock()
-            for req, outputs in answered:
+            for req, outputs, reply in answered:
                 check(req.item, outputs)
                 if reply < win.end:
                     send(req.client, reply, now)
@@ -282,9 +293,9 @@ def _open(
         if server.ready(now):
             server.dispatch(now)
             continue
-        answered, _ = server.poll()
+        answered = server.poll()
         if answered:
-            for req, outputs in answered:
+            for req, outputs, _ in answered:
                 check(req.item, outputs)
         elif i >= total and not server.busy:
             return

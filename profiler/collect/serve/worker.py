@@ -5,8 +5,9 @@ Only this process imports the study. For each engine configuration (max batch, s
 graphs) it prepares the engine once (not timed), measures the stage's offline throughput at
 that batch size (its `infer` on full batches, as `profgen sweep --batch-sizes` does), then runs
 each load point of that configuration (`profiler.collect.serve.loop.run_point`): warm-up, then
-the fixed duration, then the queue drained. One answer in `--check-every` is kept under load and
-checked against the study's reference afterwards (checking inside the loop would add its own
+the fixed duration, then the queue drained, with Python's garbage collector paused (as a
+latency-tuned server would run it; the loop allocates little). One answer in `--check-every` is
+kept under load and checked against the study's reference afterwards (checking inside the loop would add its own
 time to the latencies of the requests behind it). Each point's records go to
 `<out>/<label>.npz`; the points' facts to `--result` (JSON, atomically).
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import faulthandler
+import gc
 import json
 import sys
 import time
@@ -187,7 +189,12 @@ def serve_point(
             kept.append((item, np.array(outputs, copy=True)))
         answered += 1
 
-    window = run_point(server, load, keep)
+    gc.collect()
+    gc.disable()  # a collection pausing the loop is the interpreter's, not the server's design
+    try:
+        window = run_point(server, load, keep)
+    finally:
+        gc.enable()
     failures = []
     r = load.request_items
     for item, out in kept:
