@@ -323,6 +323,7 @@ SERVE_POINTS = Table(
         _c("d2h_ns", "float64", "ns", "mean: their batch's D2H (events)"),
         _c("overhead_ns", "float64", "ns", "mean: latency - queueing - device span of its batch"),
         _c("overhead_p50_ns", "float64", "ns", "median of the same"),
+        _c("issue_ns", "float64", "ns", "mean: host time to stage its batch and issue the work"),
         _c("gpu_busy_pct", "float64", "%", "union of batches' device spans over the window"),
         _c("batch_mean", "float64", doc="achieved batch size, items (mean over batches)"),
         _c("littles_ratio", "float64", doc="closed loop: throughput x mean latency / C"),

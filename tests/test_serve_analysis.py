@@ -92,6 +92,7 @@ def test_split_and_overhead_from_records() -> None:
     assert row["compute_ns"] == pytest.approx(15_000)
     assert row["d2h_ns"] == pytest.approx(2_000)
     assert row["overhead_ns"] == pytest.approx(50_000 - 10_000 - 20_000)
+    assert row["issue_ns"] == pytest.approx(1_000)
     assert row["p50_ns"] == pytest.approx(50_000, rel=1 / 128)
     assert row["gpu_busy_pct"] == pytest.approx(40, rel=0.02)  # 20 of every 50 us
     assert abs(row["littles_ratio"] - 1) < 0.01 and row["flag"] == ""

@@ -119,8 +119,10 @@ def measured(arrays: Mapping[str, np.ndarray], measure_ns: int, end_ns: int) -> 
 
 
 def request_split(arrays: Mapping[str, np.ndarray]) -> pd.DataFrame:
-    """Per request: latency, queueing, its batch's H2D, compute, D2H and device span, and the
-    overhead (ns; NaN where the engine gave no device times)."""
+    """Per request: latency, queueing, its batch's H2D, compute, D2H, the overhead (ns; NaN
+    where the engine gave no device times) and the host time its batch took to be staged and
+    issued (part of it overlaps the device span: the GPU starts on the copy while the host
+    issues the kernels)."""
     batch = arrays["request_batch"]
     dev = {
         k: arrays[f"batch_{k}_ns"][batch].astype(np.float64)
@@ -140,6 +142,9 @@ def request_split(arrays: Mapping[str, np.ndarray]) -> pd.DataFrame:
             "compute": dev["d2h"] - dev["compute"],
             "d2h": dev["end"] - dev["d2h"],
             "overhead": latency - queue - span,
+            "issue": (arrays["batch_launched_ns"] - arrays["batch_dispatch_ns"])[batch].astype(
+                np.float64
+            ),
         }
     )
 
@@ -189,6 +194,7 @@ def analyse_point(facts: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) ->
         "mean_ns": _mean(split["latency"]),
         **{f"{k}_ns": _mean(split[k]) for k in ("queue", "h2d", "compute", "d2h", "overhead")},
         "overhead_p50_ns": float(split["overhead"].median()) if n else math.nan,
+        "issue_ns": _mean(split["issue"]),
         "gpu_busy_pct": gpu_busy_pct(arrays, m0, m1),
         "batch_mean": float(arrays["batch_items"][bmask].mean()) if bmask.any() else math.nan,
         "littles_ratio": math.nan,

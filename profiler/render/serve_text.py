@@ -36,14 +36,15 @@ def points_text(run: Any, _serving: Any = None) -> str:
     knee = serving.knee(points)
     head = (
         f"| point | {unit}/s | req/s | p50 us | p90 us | p99 us | max us | queue us | H2D us | "
-        "compute us | D2H us | overhead p50 us | GPU busy % | batch | offline /s | flag |"
+        "compute us | D2H us | overhead p50 us | issue us | GPU busy % | batch | offline /s | "
+        "flag |"
     )
-    lines += [head, "|" + "---|" * 16]
+    lines += [head, "|" + "---|" * 17]
     for i, p in points.iterrows():
         mark = (" (front)" if front[i] else "") + (" (knee)" if p["point"] == knee else "")
         cells = [f"{p['point']}{mark}", _n(p["items_per_s"]), _n(p["requests_per_s"])]
         cells += [_us(p[f"{k}_ns"]) for k in ("p50", "p90", "p99", "max", "queue", "h2d")]
-        cells += [_us(p[f"{k}_ns"]) for k in ("compute", "d2h", "overhead_p50")]
+        cells += [_us(p[f"{k}_ns"]) for k in ("compute", "d2h", "overhead_p50", "issue")]
         cells += [_n(p["gpu_busy_pct"], ".1f"), _n(p["batch_mean"], ".1f")]
         cells += [_n(p["offline_items_per_s"]), terminal(p["flag"] or "", TEXT_LIMIT)]
         lines.append("| " + " | ".join(cells) + " |")

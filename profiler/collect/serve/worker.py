@@ -1,14 +1,13 @@
 """Serve ONE stage of a study in this process under a list of load points: `python -m
-profiler.collect.serve.worker --study REF --stage KEY --points points.json --out DIR`.
-
-Only this process imports the study. For each engine configuration (max batch, streams,
-graphs) it prepares the engine once (not timed), measures the stage's offline throughput at
-that batch size (its `infer` on full batches, as `profgen sweep --batch-sizes` does), then runs
-each load point of that configuration (`profiler.collect.serve.loop.run_point`): warm-up, then
-the fixed duration, then the queue drained, with Python's garbage collector paused (as a
-latency-tuned server would run it; the loop allocates little). One answer in `--check-every` is
-kept under load and checked against the study's reference afterwards (checking inside the loop would add its own
-time to the latencies of the requests behind it). Each point's records go to
+profiler.collect.serve.worker --study REF --stage KEY --points points.json --out DIR`. Only this
+process imports the study. For each engine configuration (max batch, streams, graphs) it
+prepares the engine once (not timed), measures the stage's offline throughput at that batch size
+(its `infer` on full batches, as `profgen sweep --batch-sizes` does), then runs each load point
+of that configuration (`profiler.collect.serve.loop.run_point`): warm-up, then the fixed
+duration, then the queue drained, with Python's garbage collector paused (as a latency-tuned
+server would run it; the loop allocates little). One answer in `--check-every` is kept under
+load and checked against the study's reference afterwards (checking inside the loop would add
+its own time to the latencies of the requests behind it). Each point's records go to
 `<out>/<label>.npz`; the points' facts to `--result` (JSON, atomically).
 """
 
