@@ -80,13 +80,22 @@ def test_no_wait_sends_at_once_and_full_queue_does_not_wait() -> None:
 
 @pytest.mark.parametrize("clients", [1, 4, 16])
 def test_littles_law_holds_in_closed_loop(clients: int) -> None:
-    engine = SimulatedEngine(double, POOL, lanes=2, fixed_ns=200_000)
-    load = Load("closed", concurrency=clients, warmup_s=0.05, duration_s=0.4)
-    batching = Batching(8, 50_000)
-    server, window, _ = run(engine, load, batching)
-    row = serving.analyse_point(facts(load, batching, window), server.records.arrays()).row
-    assert abs(row["littles_ratio"] - 1) < serving.LITTLE_TOLERANCE, row
-    assert row["flag"] == ""
+    """Up to three tries: on a shared CPU a stall of the loop longer than a tenth of the window
+    breaks the law for real (the requests in flight at the end are not counted), and the point
+    is then rightly flagged; a generator that kept other than C requests in flight fails all."""
+    ratios = []
+    for _ in range(3):
+        engine = SimulatedEngine(double, POOL, lanes=2, fixed_ns=200_000)
+        load = Load("closed", concurrency=clients, warmup_s=0.05, duration_s=0.4)
+        batching = Batching(8, 50_000)
+        server, window, _ = run(engine, load, batching)
+        row = serving.analyse_point(facts(load, batching, window), server.records.arrays()).row
+        ratios.append(row["littles_ratio"])
+        if abs(row["littles_ratio"] - 1) < serving.LITTLE_TOLERANCE:
+            assert row["flag"] == ""
+            break
+    else:
+        pytest.fail(f"Little's law broken in every try: {ratios}")
     # and the clients really were C: never more requests in flight than clients
     rec = server.records.arrays()
     t = np.sort(rec["request_sched_ns"])[len(rec["request_sched_ns"]) // 2]
