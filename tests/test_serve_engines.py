@@ -69,8 +69,8 @@ def test_stream_engine_lanes_stage_copy_and_time(lanes: int, graphs: bool) -> No
             out, POOL[item : item + 1].sum(axis=1, keepdims=True) * 2, rtol=1e-6
         )
     rec = server.records.arrays()
-    used = set(rec["batch_lane"].tolist())
-    assert used <= set(range(lanes)) and len(used) >= min(lanes, 2)
+    # lanes are dealt round robin (the one free longest first), even when one would do
+    assert rec["batch_lane"][: 2 * lanes].tolist() == list(range(lanes)) * 2
     assert (rec["batch_h2d_ns"] <= rec["batch_compute_ns"]).all()
     assert (rec["batch_compute_ns"] <= rec["batch_d2h_ns"]).all()
     assert (rec["batch_d2h_ns"] <= rec["batch_end_ns"]).all()

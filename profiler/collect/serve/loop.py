@@ -140,7 +140,7 @@ class Server:
             raise UsageError(f"a request of {r} items does not fit a batch of {batching.max_batch}")
         self.engine, self.batching, self.pool, self.r, self.clock = engine, batching, pool, r, clock
         self.queue: deque[Request] = deque()
-        self.free = list(range(engine.lanes))[::-1]
+        self.free = deque(range(engine.lanes))  # the lane free longest goes first: round robin
         self.flight: dict[int, tuple[Any, list[Request], tuple[int, ...]]] = {}
         self.records = Records()
         self.batch_count = 0
@@ -156,7 +156,7 @@ class Server:
         return full or now - self.queue[0].arrive_ns >= self.batching.max_wait_ns
 
     def dispatch(self, now: int) -> None:
-        lane = self.free.pop()
+        lane = self.free.popleft()
         take = min(len(self.queue), self.batching.max_batch // self.r)
         reqs = [self.queue.popleft() for _ in range(take)]
         for req in reqs:
