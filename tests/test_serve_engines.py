@@ -106,3 +106,14 @@ def test_stream_support_says_why_not() -> None:
         serves_on_streams = False
 
     assert "synchronises" in stream_support(Syncing(), "cupy")
+
+
+@pytest.mark.parametrize(("starts", "r"), [([5], 3), ([0, 7, 2], 1), ([9, 1, 30, 4], 4)])
+def test_gather_puts_each_request_in_its_rows(starts: list[int], r: int) -> None:
+    from profiler.collect.serve.engines import gather_into
+
+    staging = np.full((16, 4), np.nan, np.float32)
+    gather_into(staging, POOL, starts, r)
+    expect = np.concatenate([POOL[s : s + r] for s in starts])
+    np.testing.assert_array_equal(staging[: len(expect)], expect)
+    assert np.isnan(staging[len(expect) :]).all()

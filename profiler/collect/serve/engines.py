@@ -47,6 +47,18 @@ class EngineOptions:
             raise UsageError("max batch and streams must be at least 1")
 
 
+def gather_into(staging: np.ndarray, pool: np.ndarray, starts: Sequence[int], r: int) -> None:
+    """Copy the `r` items of each request (first item `starts[k]`) into `staging`, request k
+    at rows k*r..: one vectorised take, not a Python loop over the requests (which cost about
+    a microsecond a request, 0.3 ms for a batch of 256)."""
+    n = len(starts) * r
+    if len(starts) == 1:
+        staging[:n] = pool[starts[0] : starts[0] + r]
+        return
+    rows = (np.asarray(starts, dtype=np.intp)[:, None] + np.arange(r, dtype=np.intp)).ravel()
+    np.take(pool, rows, axis=0, out=staging[:n], mode="clip")  # indices are valid: no buffer
+
+
 def stream_support(stage: Any, runtime: str) -> str | None:
     """Why `stage` cannot be served by the stream engine (None: it can)."""
     if runtime not in ("cupy", "torch"):
@@ -92,8 +104,7 @@ class InferEngine:
         self.runtime.synchronize()
 
     def gather(self, lane: int, pool: np.ndarray, starts: Sequence[int], r: int) -> None:
-        for k, s in enumerate(starts):
-            self.staging[k * r : (k + 1) * r] = pool[s : s + r]
+        gather_into(self.staging, pool, starts, r)
 
     def submit(self, lane: int, n: int) -> Done:
         out = np.asarray(self.stage.infer(self.staging[:n]))
@@ -208,9 +219,7 @@ class StreamEngine:
         self.device.synchronize()
 
     def gather(self, lane: int, pool: np.ndarray, starts: Sequence[int], r: int) -> None:
-        h = self.lanes_[lane].h_in
-        for k, s in enumerate(starts):
-            h[k * r : (k + 1) * r] = pool[s : s + r]
+        gather_into(self.lanes_[lane].h_in, pool, starts, r)
 
     def submit(self, lane: int, n: int) -> StreamPending:
         d, ln = self.device, self.lanes_[lane]
