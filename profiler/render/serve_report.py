@@ -38,9 +38,11 @@ def build_context(run: Run) -> dict[str, Any]:
         "reason": shown(serve.get("reason") or ""),
         "notes": [shown(n) for g in serve.get("groups") or [] for n in g.get("notes", [])],
         "groups": records_of(serve.get("groups") or []),
-        "chart": figure_html(
-            figures_serve.latency_throughput(points, front, knee, unit), "chart-serve"
-        )
+        "chart": {
+            "html": figure_html(
+                figures_serve.latency_throughput(points, front, knee, unit), "chart-serve"
+            )
+        }
         if front is not None
         else None,
         "points": records(table),
