@@ -31,7 +31,7 @@ def build_context(run: Run) -> dict[str, Any]:
     return {
         "title": shown(report_title(meta) + " (serving)"),
         "unit": shown(unit),
-        "header": [{k: shown(v) for k, v in row.items()} for row in header_rows(meta, run.path)],
+        "header": [{k: shown(v) for k, v in row.items()} for row in serve_header(meta, run.path)],
         "trimmed": None,
         "deferred_type": DEFERRED_TYPE,
         "status": shown(serve.get("status") or ""),
@@ -58,6 +58,22 @@ def build_context(run: Run) -> dict[str, Any]:
         if run.has(schema.REGRESSIONS.name)
         else None,
     }
+
+
+def serve_header(meta: dict[str, Any], path: Any) -> list[dict[str, str]]:
+    """The run's header, its sweep-only rows (items, timing, backend) replaced by one that says
+    how the points were served and measured."""
+    settings = meta.get("settings") or {}
+    unit = str(meta.get("unit") or "items").capitalize()
+    rows = [r for r in header_rows(meta, path) if r["label"] not in (unit, "Timing", "Backend")]
+    serving = (
+        f"stage {settings.get('stage')}, {settings.get('request_items')} "
+        f"{meta.get('unit') or 'items'} a request; each point {settings.get('warmup_s')} s of "
+        f"warm-up, then {settings.get('duration_s')} s measured; one answer in "
+        f"{settings.get('check_every')} checked against the reference; p99 objective "
+        f"{settings.get('slo_ms')} ms"
+    )
+    return [rows[0], {"label": "Serving", "value": serving}, *rows[1:]]
 
 
 def records_of(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
