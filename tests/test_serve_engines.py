@@ -117,3 +117,11 @@ def test_gather_puts_each_request_in_its_rows(starts: list[int], r: int) -> None
     expect = np.concatenate([POOL[s : s + r] for s in starts])
     np.testing.assert_array_equal(staging[: len(expect)], expect)
     assert np.isnan(staging[len(expect) :]).all()
+
+
+def test_gather_casts_into_a_staging_buffer_of_another_dtype() -> None:
+    from profiler.collect.serve.engines import gather_into
+
+    staging = np.zeros((8, 4), np.float64)
+    gather_into(staging, POOL, [3, 1], 2)
+    np.testing.assert_array_equal(staging[:4], np.concatenate([POOL[3:5], POOL[1:3]]))

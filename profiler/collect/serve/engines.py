@@ -56,6 +56,9 @@ def gather_into(staging: np.ndarray, pool: np.ndarray, starts: Sequence[int], r:
         staging[:n] = pool[starts[0] : starts[0] + r]
         return
     rows = (np.asarray(starts, dtype=np.intp)[:, None] + np.arange(r, dtype=np.intp)).ravel()
+    if staging.dtype != pool.dtype or not staging.flags.c_contiguous:
+        staging[:n] = pool[rows]  # a stage that keeps its input otherwise: numpy casts
+        return
     np.take(pool, rows, axis=0, out=staging[:n], mode="clip")  # indices are valid: no buffer
 
 
