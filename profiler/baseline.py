@@ -125,7 +125,10 @@ def _where(run: store.Run) -> str:
 
 def require_stages(run: store.Run) -> None:
     """Raises: RunNotFound when `run` has no stages table (a broken or unfinished run), or one
-    with a stage twice, without a key, or with an unknown status (names the table's file)."""
+    with a stage twice, without a key, or with an unknown status (names the table's file).
+    A serving run (`profgen serve`) has points instead of stages: nothing to check here."""
+    if run.has(schema.SERVE_POINTS.name):
+        return
     if not run.has(schema.STAGES.name):
         raise RunNotFound(f"{_where(run)}: has no stages table; it is not a complete profgen run")
     stages = run.table(schema.STAGES.name)

@@ -330,6 +330,73 @@ REGRESSIONS = Table(
     ),
 )
 
+_POINT = _c("point", "string", doc="the load point's label, e.g. `c8-b32-w200us-s2-graphs`")
+
+SERVE_POINTS = Table(
+    "serve_points",
+    "`profgen serve`: one row per load point (configuration and load), measured window only.",
+    (
+        _POINT,
+        _c("config", "string", doc="the engine configuration, e.g. `b32-w200us-s2-graphs`"),
+        _c("engine", "string", doc="`streams` (the stream protocol) or `infer` (any stage)"),
+        _c("mode", "string", doc="`closed` (C clients) or `open` (Poisson arrivals)"),
+        _c("concurrency", "Int64", doc="closed loop: clients"),
+        _c("rate_rps", "float64", "requests/s", "open loop: offered rate"),
+        _c("request_items", "int64", doc="items per request (R)"),
+        _c("max_batch", "int64", doc="B: items a batch may hold"),
+        _c("max_wait_ns", "int64", "ns", "T: how long the oldest request may wait for a batch"),
+        _c("streams", "int64", doc="S: lanes the engine used"),
+        _c("graphs", "bool", doc="one captured CUDA graph per batch size"),
+        _c("duration_ns", "int64", "ns", "the measured window"),
+        _c("requests", "int64", doc="requests answered in the window"),
+        _c("items_per_s", "float64", "items/s"),
+        _c("requests_per_s", "float64", "requests/s"),
+        _c("p50_ns", "float64", "ns", "latency percentiles from log buckets (1/128 octave)"),
+        _c("p90_ns", "float64", "ns"),
+        _c("p99_ns", "float64", "ns"),
+        _c("max_ns", "float64", "ns"),
+        _c("mean_ns", "float64", "ns"),
+        _c("queue_ns", "float64", "ns", "mean: scheduled send to its batch leaving the queue"),
+        _c("h2d_ns", "float64", "ns", "mean over requests of their batch's H2D (events)"),
+        _c("compute_ns", "float64", "ns", "mean: their batch's compute (events)"),
+        _c("d2h_ns", "float64", "ns", "mean: their batch's D2H (events)"),
+        _c("overhead_ns", "float64", "ns", "mean: latency - queueing - device span of its batch"),
+        _c("overhead_p50_ns", "float64", "ns", "median of the same"),
+        _c("issue_ns", "float64", "ns", "mean: host time to stage its batch and issue the work"),
+        _c("gpu_busy_pct", "float64", "%", "union of batches' device spans over the window"),
+        _c("batch_mean", "float64", doc="achieved batch size, items (mean over batches)"),
+        _c("littles_ratio", "float64", doc="closed loop: throughput x mean latency / C"),
+        _c("checked", "int64", doc="answers checked against the reference (sampled)"),
+        _c("failed", "int64", doc="of those, answers that failed the study's rule"),
+        _c("offline_items_per_s", "float64", "items/s", "the stage's infer on full batches"),
+        _c("flag", "string", doc="why the point is not good (empty when it is)"),
+    ),
+)
+
+SERVE_WINDOWS = Table(
+    "serve_windows",
+    "`profgen serve`: each point's measured window cut in equal parts, the regression gate's "
+    "samples.",
+    (
+        _POINT,
+        _c("window", "int64", doc="0-based part"),
+        _c("requests", "int64"),
+        _c("p99_ns", "float64", "ns", "p99 latency of the requests answered in the part"),
+        _c("item_ns", "float64", "ns", "the part's length / items answered in it (1/throughput)"),
+    ),
+)
+
+SERVE_HISTOGRAM = Table(
+    "serve_histogram",
+    "`profgen serve`: each point's latency histogram, HdrHistogram-style log buckets.",
+    (
+        _POINT,
+        _c("low_ns", "int64", "ns"),
+        _c("high_ns", "int64", "ns"),
+        _c("count", "int64"),
+    ),
+)
+
 TABLES: dict[str, Table] = {
     t.name: t
     for t in (
@@ -344,6 +411,9 @@ TABLES: dict[str, Table] = {
         METRICS,
         BATCH_SWEEP,
         REGRESSIONS,
+        SERVE_POINTS,
+        SERVE_WINDOWS,
+        SERVE_HISTOGRAM,
     )
 }
 

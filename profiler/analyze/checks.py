@@ -5,6 +5,11 @@
     stage:min:5%         ... statistics: median, mean, min, max
     kernel:total:10%     a kernel's total GPU time in its stage, per profiled repeat (median)
     stage:median:0.2ms   an absolute threshold: ns, us, ms or s
+    serve:p99:10%        a serving point's p99 latency (`profgen serve` runs)
+    serve:throughput:10% a serving point's throughput, compared as time per item (its inverse)
+
+A serving point's samples are its measured window cut in ten equal parts (schema.SERVE_WINDOWS):
+the p99 of each part, or each part's time per item; the statistic is their median.
 
 A percent threshold is relative to the baseline's value; an absolute one is converted to the
 equivalent percent of each row's baseline value (column `threshold_pct`). With no `--fail-on`
@@ -35,11 +40,14 @@ from profiler.errors import UsageError
 STATISTICS: dict[str, tuple[str, ...]] = {
     "stage": ("median", "mean", "min", "max"),
     "kernel": ("total",),
+    "serve": ("p99", "throughput"),
 }
 UNITS_NS: dict[str, float] = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 #: The checks used when none are given: the one place they are written (see the module doc
 #: for why the stage threshold is so wide). `profgen compare --help` and the README state them.
 DEFAULT_CHECKS = ("stage:median:100%", "kernel:total:10%")
+#: ... and those of a serving run (`profgen serve`): p99 and throughput of every point
+SERVE_DEFAULT_CHECKS = ("serve:p99:10%", "serve:throughput:10%")
 FORMS = (
     "METRIC:STATISTIC:THRESHOLD with METRIC:STATISTIC one of "
     + ", ".join(f"{m}:{s}" for m, stats in STATISTICS.items() for s in stats)

@@ -54,6 +54,7 @@ from profiler import schema
 from profiler.analyze.checks import (
     DEFAULT_CHECKS,
     FORMS,
+    SERVE_DEFAULT_CHECKS,
     STATISTICS,
     UNITS_NS,
     Check,
@@ -69,6 +70,7 @@ from profiler.errors import EXIT_OK, EXIT_REGRESSION, EXIT_STAGE_FAILED
 __all__ = [  # the check grammar is re-exported: callers need one import for a comparison
     "DEFAULT_CHECKS",
     "FORMS",
+    "SERVE_DEFAULT_CHECKS",
     "STATISTICS",
     "UNITS_NS",
     "Check",
@@ -182,6 +184,9 @@ def evaluate(base: Tables, new: Tables, checks: Sequence[Check]) -> pd.DataFrame
     b, n = RunSamples.of(base), RunSamples.of(new)
     rows: list[dict[str, object]] = []
     for check in checks:
+        if check.metric == "serve":
+            rows.extend(_serve_rows(check, base, new))
+            continue
         for stage in _stage_order(b, n):
             rows.extend(_stage_rows(check, stage, b, n))
     if not rows:
@@ -189,6 +194,33 @@ def evaluate(base: Tables, new: Tables, checks: Sequence[Check]) -> pd.DataFrame
     return schema.validate(
         schema.conform(pd.DataFrame(rows), schema.REGRESSIONS), schema.REGRESSIONS
     )
+
+
+def _serve_rows(check: Check, base: Tables, new: Tables) -> list[dict[str, object]]:
+    """One row per serving point of either run: the point's window samples of `check.stat`
+    (p99 latency, or time per item for throughput) compared with the same rule as a stage's.
+    A point flagged in either run (wrong answers, a broken honesty check) is `failed`."""
+    column = "p99_ns" if check.stat == "p99" else "item_ns"
+    wb, wn = (t.table(schema.SERVE_WINDOWS.name) for t in (base, new))
+    pb, pn = (t.table(schema.SERVE_POINTS.name) for t in (base, new))
+    flagged = set(pb.loc[pb["flag"].fillna("") != "", "point"]) | set(
+        pn.loc[pn["flag"].fillna("") != "", "point"]
+    )
+    labels = list(dict.fromkeys([*pn["point"], *pb["point"]]))
+    rows = []
+    for label in labels:
+        sb = wb.loc[wb["point"] == label, column].dropna().to_numpy(np.float64)
+        sn = wn.loc[wn["point"] == label, column].dropna().to_numpy(np.float64)
+        if label in flagged:
+            rows.append(_row(check, label, check.stat, sb, sn, math.nan, FAILED))
+        else:
+            rows.append(_compare(check, label, check.stat, sb, sn, math.nan))
+    return rows
+
+
+def statistic_of(check: Check) -> str:
+    """The statistic a check's samples are summarised by (serving checks: the median)."""
+    return "median" if check.metric == "serve" else check.stat
 
 
 def _stage_rows(check: Check, stage: str, b: RunSamples, n: RunSamples) -> list[dict[str, object]]:
@@ -230,7 +262,7 @@ def _compare(
 ) -> dict[str, object]:
     if base is None or new is None or base.size == 0 or new.size == 0:
         return _row(check, stage, name, base, new, share, MISSING)
-    b, n = statistic(base, check.stat), statistic(new, check.stat)
+    b, n = statistic(base, statistic_of(check)), statistic(new, statistic_of(check))
     sig = significance(base, new)
     direction = check.direction(b, n) if sig.significant else 0
     verdict = REGRESSION if direction > 0 else IMPROVEMENT if direction < 0 else UNCHANGED
@@ -248,8 +280,9 @@ def _row(
     share: float,
     verdict: str,
 ) -> dict[str, object]:
-    b = statistic(base, check.stat) if base is not None and base.size else math.nan
-    n = statistic(new, check.stat) if new is not None and new.size else math.nan
+    stat = statistic_of(check)
+    b = statistic(base, stat) if base is not None and base.size else math.nan
+    n = statistic(new, stat) if new is not None and new.size else math.nan
     return {
         "check": check.text,
         "metric": check.metric,

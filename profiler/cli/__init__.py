@@ -29,7 +29,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from profiler.cli import doctor, regress, runs, study
+    from profiler.cli import doctor, regress, runs, serve, study
     from profiler.cli.args import HelpFormatter
 
     parser = _Parser(
@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"profgen {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for module in (study, runs, doctor, regress):
+    for module in (study, serve, runs, doctor, regress):
         module.register(sub)
     return parser
 

@@ -103,6 +103,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     inputs = [*run_files(args.base), *run_files(args.new)]
     check_ci_outputs(args.summary, args.junit, inputs)
     base, new = load_reference(args.base), load_reference(args.new)
+    if not args.fail_on and new.meta.get("source") == "serve":  # a serving run's own defaults
+        checks = [regress.parse_check(t) for t in regress.SERVE_DEFAULT_CHECKS]
     regressions, mismatches = compare_runs(base, new, checks, args.allow_mismatch)
     for line in mismatches:
         warning = terminal(line, TEXT_LIMIT)

@@ -100,8 +100,13 @@ def render_report(run: Run) -> str:
     """
     import plotly
 
-    ctx = build_context(run)
-    page = environment().get_template("report.html.j2")
+    if run.meta.get("source") == "serve":  # `profgen serve`: its own page
+        from profiler.render import serve_report
+
+        ctx, name = serve_report.build_context(run), "serve_report.html.j2"
+    else:
+        ctx, name = build_context(run), "report.html.j2"
+    page = environment().get_template(name)
     return page.render(
         **ctx, plotly_js_gz=plotly_js_gzip_base64(), plotly_version=plotly.__version__
     )

@@ -118,12 +118,12 @@ class ChunkedStage(CudaStage):
     def issue(self, images: np.ndarray, n: int, out: np.ndarray) -> None:
         """Queue every chunk's copies and kernels, the logits into `out`, and wait for the
         streams they used."""
-        self.enqueue(images, n, out)
+        self.queue_chunks(images, n, out)
         with phase("sync"):
             for stream in self._streams[: len(self.plan(n))]:
                 stream.synchronize()
 
-    def enqueue(self, images: np.ndarray, n: int, out: np.ndarray) -> None:
+    def queue_chunks(self, images: np.ndarray, n: int, out: np.ndarray) -> None:
         """Queue every chunk's copy in, kernels and copy of its logits into `out`."""
         in_ptr, logits_ptr = self._a["input"].data.ptr, self._a["logits"].data.ptr
         for start, count, stream, launches in self.plan(n):

@@ -201,6 +201,22 @@ class LayeredStage(CudaStage):
                 layers[name] = Launch(name, k[kernel], grid, block, args)
         return list(layers.values())
 
+    # the serving stream protocol (profiler.collect.serve.engines): the kernels alone, on a
+    # stream the server owns; a stage that synchronises after every launch cannot take part
+
+    @property
+    def serves_on_streams(self) -> bool:
+        return not self.sync_each
+
+    def serve_buffers(self) -> tuple[Any, Any]:
+        """The device input images and logits, `batch` of each."""
+        return self._a["input"], self._a["fc3"]
+
+    def enqueue(self, n: int, stream: Any) -> None:
+        """The seven (or specialised) launches for the first `n` images, on `stream`."""
+        for _, packed in self.plan(n):
+            packed(stream.ptr)
+
     def infer(self, images: np.ndarray) -> np.ndarray:
         images = gpu.check_images(images, self._batch)
         n = len(images)

@@ -20,7 +20,24 @@ class TorchGpu(Stage):
     """
 
     def prepare(self, model: Any, batch: int) -> None:
+        import torch
+
         self._w = torch_weights(model.weights, "cuda")
+        self._in = torch.empty((batch, 1, 28, 28), dtype=torch.float32, device="cuda")
+        self._out = torch.empty((batch, 10), dtype=torch.float32, device="cuda")
+
+    def serve_buffers(self) -> tuple[Any, Any]:
+        """The serving stream protocol (profiler.collect.serve.engines): device images and
+        logits as torch tensors, `batch` of each; torch eager, or a torch CUDA graph when the
+        server captures `enqueue`."""
+        return self._in, self._out
+
+    def enqueue(self, n: int, stream: Any) -> None:
+        """The forward pass over the first `n` images on `stream` (a torch stream)."""
+        import torch
+
+        with torch.cuda.stream(stream), torch.no_grad():
+            self._out[:n].copy_(forward(self._in[:n], self._w))
 
     def infer(self, images: np.ndarray) -> np.ndarray:
         import torch
@@ -31,4 +48,3 @@ class TorchGpu(Stage):
             logits = forward(x, self._w)
             with phase("d2h"):
                 return logits.cpu().numpy()  # a blocking copy: nothing is left in flight
-
