@@ -85,11 +85,15 @@ def run_serve(settings: ServeSettings, progress: Progress | None = None) -> Serv
     if reference is not None:  # analyze: the gate
         run.tables[schema.REGRESSIONS.name] = compare(reference, run, settings.fail_on)
     store.save_run(run, tmp)  # store
-    run.path = store.final_path(tmp)
-    render(run, tmp, settings)  # render
+    run.path = store.reserve_name(tmp)
+    try:
+        render(run, tmp, settings)  # render, naming the reserved directory
+    except BaseException:
+        store.release_name(run.path)
+        raise
     if not settings.keep_records:
         drop_records(raw)
-    run.path = store.finish_run(tmp)
+    run.path = store.finish_run(tmp, run.path)
     return ServeResult(run.path, exit_code(run, result), run)
 
 
