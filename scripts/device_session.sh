@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call: the checks and measurements that need the GPU, logs and trimmed runs under $OUT.
 #   scripts/device_session.sh PHASE...   phases: doctor gpu-tests cupti nsys metrics fa1..fa9 regress
-#                                        softmax old pack
+#                                        softmax old mobilenetv2 mobilenetv2-batch lenet-batch
+#                                        serve-lenet serve-mobilenetv2 pack
 # `old` sweeps the code in .old/ (a copy of an earlier commit, carried) for an A/B in one session.
 # Run from the repository root after `source .device-kit/activate.sh`.
 set -u -o pipefail
@@ -18,6 +19,17 @@ sweep() {  # sweep NAME ARGS...: sweep $STUDY (default lenet), keep its log, pri
   say "== sweep $name ($*): exit $rc, $((t1 - t0)) s wall, run $dir"
   grep -v '^\(PASS\|FAIL\|SKIPPED\|ERROR\|TIMEOUT\)  \|^  ceilings\|^change' "$LOGS/sweep-$name.log" | tail -22 | tee -a "$SUMMARY"
   [ -d "$dir" ] && echo "$dir" >"$LOGS/run-$name.path"
+}
+serve() {  # serve NAME ARGS...: `profgen serve ARGS`, its log, table and run kept whole
+  local name=$1; shift
+  local t0=$(date +%s)
+  profgen serve "$@" --out "$RUNS" >"$LOGS/serve-$name.log" 2>&1
+  local rc=$? dir=$(tail -1 "$LOGS/serve-$name.log")
+  say "== serve $name ($*): exit $rc, $(( $(date +%s) - t0 )) s wall, run $dir"
+  grep -E "^(\| c|\| r|The configuration|Knee|Offline|server overhead at C=1)" "$LOGS/serve-$name.log" | head -40 | tee -a "$SUMMARY"
+  grep -cE " holds$" "$LOGS/serve-$name.log" | sed 's/^/  Little holds at points: /' | tee -a "$SUMMARY"
+  grep -E "BROKEN|broken" "$LOGS/serve-$name.log" | head -5 | tee -a "$SUMMARY"
+  [ -d "$dir" ] && cp -r "$dir" "$KEEP/$name"
 }
 keep() {  # keep NAME: a trimmed copy of that sweep's run, its baseline file
   local dir=$(cat "$LOGS/run-$1.path" 2>/dev/null) || return
@@ -40,6 +52,21 @@ for phase in "$@"; do
     fa[0-9]) sweep "$phase"; keep "$phase" ;;
     regress) PROFGEN_TEST_UNCOALESCED_FC=1 sweep slow; keep slow ;;
     softmax) STUDY=examples/softmax.py sweep softmax; keep softmax ;;
+    mobilenetv2) STUDY=mobilenetv2 sweep mobilenetv2; keep mobilenetv2 ;;
+    mobilenetv2-batch)  # batch 1 is launch-bound: graph against torch eager and torch's graph
+      STUDY=mobilenetv2 sweep mobilenetv2-batch --backend none \
+        --stages torch_gpu,torch_graph,tuned,graph --batch-sizes 1,32,256
+      keep mobilenetv2-batch ;;
+    lenet-batch)
+      sweep lenet-batch --backend none --items 4096 --repeat 3 --warmup 1 \
+        --stages torch_pinned,torch_compile,jax_gpu,one_kernel,uint8_input,graph \
+        --batch-sizes 1,16,256,4096
+      keep lenet-batch ;;
+    serve-lenet) serve serve-lenet lenet --stage overlap_fusion --concurrency 1,4,16,64,256,1024 \
+      --max-batch 64,256 --max-wait-us 50 --streams 1,4 --graphs off,on --slo-ms 1 \
+      --duration-s 1 --warmup-s 0.3 ;;
+    serve-mobilenetv2) serve serve-mobilenetv2 mobilenetv2 --stage graph --concurrency 1,4,16 \
+      --max-batch 16 --max-wait-us 200 --slo-ms 50 --duration-s 1 --warmup-s 0.3 ;;
     old)  # the earlier commit's code: its own cwd, so its workers import it, not this tree's
       t0=$(date +%s)
       (cd .old && python3 profgen_old.py sweep lenet --out "../$RUNS/old") >"$LOGS/sweep-old.log" 2>&1
