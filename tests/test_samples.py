@@ -15,7 +15,8 @@ from profiler import schema, store
 from profiler.baseline import load_reference
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = sorted((ROOT / "reports").glob("sample-*"))
+SERVE_SAMPLES = sorted((ROOT / "reports").glob("sample-serve-*"))
+SAMPLES = sorted(set((ROOT / "reports").glob("sample-*")) - set(SERVE_SAMPLES))
 
 
 def test_there_are_samples_for_every_backend_and_the_tutorial():
@@ -25,7 +26,30 @@ def test_there_are_samples_for_every_backend_and_the_tutorial():
         "sample-lenet-h100-nsys",
         "sample-lenet-h100-metrics",
         "sample-softmax-h100-cupti",
+        "sample-lenet-h100-batch",
+        "sample-mobilenetv2-h100",
+        "sample-mobilenetv2-h100-batch",
     } <= names
+    assert {p.name for p in SERVE_SAMPLES} == {
+        "sample-serve-lenet-h100",
+        "sample-serve-mobilenetv2-h100",
+    }
+
+
+@pytest.mark.parametrize("path", SERVE_SAMPLES, ids=lambda p: p.name)
+def test_a_serving_sample_is_whole_honest_and_checked(path: Path):
+    meta = json.loads((path / "run.json").read_text())
+    assert meta["schema_version"] == schema.SCHEMA_VERSION
+    assert len(meta["git"]["commit"]) == 40 and meta["machine"]["gpu"].startswith("NVIDIA")
+    points = store.load_run(path).table(schema.SERVE_POINTS.name)
+    assert len(points) >= 3 and points["flag"].isna().all(), list(points["flag"])
+    assert (points["checked"] > 0).all() and (points["failed"] == 0).all()
+    closed = points[points["mode"] == "closed"]
+    assert ((closed["littles_ratio"] - 1).abs() <= 0.05).all()  # Little's law held everywhere
+    assert (closed["requests_per_s"] * closed["mean_ns"] / 1e9 / closed["concurrency"]).between(
+        0.95, 1.05
+    ).all()
+    assert (path / "report.html").is_file()
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
@@ -43,7 +67,11 @@ def test_a_sample_is_whole_and_its_staged_table_is_its_raw_results(path: Path):
         assert abs(row["median_ns"] - np.median(timed)) <= 1  # rounded to whole ns
         assert (row["min_ns"], row["max_ns"]) == (timed.min(), timed.max())
         assert row["role"] == result["role"] and row["items"] == meta["settings"]["items"]
-    if "trimmed" in meta:  # summaries stay whole: every profiled repeat is in them
+    if meta["settings"]["batch_sizes"]:  # one point per stage and batch size, all timed
+        sweep = run.table("batch_sweep")
+        assert len(sweep) == len(stages) * len(meta["settings"]["batch_sizes"])
+        assert set(sweep["stage"]) == set(stages["stage"]) and (sweep["median_ns"] > 0).all()
+    if meta.get("trimmed"):  # summaries stay whole: every profiled repeat is in them
         acts = run.table("gpu_activities")
         assert not acts.empty and (acts["calls"] > 0).all()
 
