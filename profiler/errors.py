@@ -12,6 +12,7 @@ needed to act on it. `profiler.cli.main` is the only place that maps them to exi
 | 4 | the environment: no CUDA device, a missing or failing tool, an output that cannot be written |
 | 5 | an internal error (a bug): one line on stderr, the traceback in a log file |
 | 130 | interrupted (Ctrl-C) |
+| 141 | the reader of the output closed it early (like `head`): nothing more is written |
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ EXIT_STAGE_FAILED = 3
 EXIT_ENVIRONMENT = 4
 EXIT_INTERNAL = 5
 EXIT_INTERRUPTED = 130
+EXIT_OUTPUT_CLOSED = 141  # 128 + SIGPIPE, what a shell shows for a tool killed by it
 
 EXIT_CODES_HELP = (
     "exit codes: 0 fine, 1 a regression, 2 bad usage or unreadable input, 3 a stage failed, "
     "4 environment (no CUDA device, missing tool, unwritable output), 5 internal error "
-    "(traceback in a log file), 130 interrupted"
+    "(traceback in a log file), 130 interrupted, 141 output closed by its reader"
 )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -239,3 +240,23 @@ def test_text_escapes_what_a_terminal_would_obey(nsys_run, capsys):
         assert not any(ch in out for ch in "\x1b\x07\r\u202e"), table
         assert len(out) < 20_000
     assert "scale\\x1b[2J masked" in out and "\\x1b]0;owned\\x07[bold]Two[/] \\u202eevil" in out
+
+
+def test_a_reader_that_stops_early_gets_a_quiet_exit_141_not_a_crash(tmp_path):
+    import subprocess
+    import sys
+
+    sample = Path(__file__).resolve().parents[1] / "reports" / "sample-lenet-h100-cupti"
+    code = "import sys; from profiler.cli import main; sys.exit(main())"
+    argv = [sys.executable, "-c", code, "show", str(sample), "--table", "gpu_trace"]
+    proc = subprocess.Popen(
+        [*argv, "--format", "csv"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)},
+    )
+    assert proc.stdout is not None
+    proc.stdout.close()  # like `| true`: gone before profgen's first write (it imports first)
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    assert proc.wait(timeout=60) == 141 and err == "", err
+    assert not list(tmp_path.rglob("crash-*.log"))

@@ -16,6 +16,7 @@ from profiler.errors import (
     EXIT_CODES_HELP,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
+    EXIT_OUTPUT_CLOSED,
     EXIT_USAGE,
     ProfgenError,
 )
@@ -65,6 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("profgen: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `profgen show ... | head`: the reader has all it wanted
+        _silence_stdout()
+        return EXIT_OUTPUT_CLOSED
     except Exception as exc:  # noqa: BLE001 - the one place a bug becomes a line and a log
         from profiler.crashlog import write_crash_log
 
@@ -76,6 +80,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush of what is still buffered
+    meets no closed pipe (Python's own recipe for SIGPIPE)."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def _printable(message: str) -> str:
