@@ -134,3 +134,17 @@ def test_the_rules_can_fail(tmp_path: Path) -> None:
     assert {"profiler.render", "profiler.render.html", "subprocess"} <= imports(a)
     assert "plotly" in imports(b) and "profiler.pipeline" not in imports(b, top_level_only=True)
     assert rank("profiler.render.html") > rank("profiler.parse.nvprof")
+
+
+def test_tests_import_their_helpers_as_ci_does() -> None:
+    """tox runs `pytest`, which puts tests/ (not the checkout) on sys.path: a helper imported
+    as `tests.x` works under `python -m pytest` here and fails to collect in CI."""
+    found = []
+    for path in sorted(Path(__file__).parent.rglob("*.py")):
+        if "data" in path.relative_to(Path(__file__).parent).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            found += [f"{path.name}: {n}" for n in names if n == "tests" or n.startswith("tests.")]
+    assert not found, found

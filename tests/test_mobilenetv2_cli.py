@@ -8,10 +8,10 @@ from pathlib import Path
 
 import onnx
 import pytest
+from clirun import assert_refused, profgen
 from onnx import helper
 
 from profiler.errors import EXIT_USAGE
-from tests.clirun import assert_refused, profgen
 from variants.mobilenetv2 import model
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
+from clirun import assert_refused, profgen
 
 from profiler import schema, store
-from tests.clirun import assert_refused, profgen
 
 ROOT = Path(__file__).resolve().parents[1]
 SOFTMAX = ROOT / "examples" / "softmax_cpu.py"

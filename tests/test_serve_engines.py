@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 import pytest
+from serve_fakes import HostDevice, RowSumStage
 
 from profiler.collect.runtimes import CpuRuntime
 from profiler.collect.serve.engines import (
@@ -18,7 +19,6 @@ from profiler.collect.serve.engines import (
 )
 from profiler.collect.serve.loop import Batching, Load, Server, run_point
 from profiler.errors import UsageError
-from tests.serve_fakes import HostDevice, RowSumStage
 
 POOL = np.random.default_rng(0).standard_normal((64, 4)).astype(np.float32)
 

@@ -8,11 +8,11 @@ import time
 
 import numpy as np
 import pytest
+from serve_fakes import SimulatedEngine
 
 from profiler.analyze import serving
 from profiler.collect.serve.loop import Batching, Load, Server, poisson_schedule, run_point
 from profiler.errors import UsageError
-from tests.serve_fakes import SimulatedEngine
 
 POOL = np.arange(256 * 4, dtype=np.float32).reshape(256, 4)
 
