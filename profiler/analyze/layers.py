@@ -151,13 +151,14 @@ def steps(times: pd.DataFrame, top: int = 5) -> pd.DataFrame:
         both = times[[before, after]].dropna()
         delta = both[after] - both[before]
         folded = int((times[before].notna() & times[after].isna()).sum())
-        picks = [("gained", delta[delta < 0].nsmallest(top)), ("lost", delta[delta > 0].nlargest(top))]
+        picks = [("gained", delta[delta < 0].nsmallest(top)),
+                 ("lost", delta[delta > 0].nlargest(top))]
         for change, chosen in picks:
-            for node, d in chosen.items():
+            for node in chosen.index:
+                old, new = float(both[before][node]), float(both[after][node])
                 rows.append({"before": before, "after": after, "node": node, "change": change,
-                             "before_ns": both.loc[node, before], "after_ns": both.loc[node, after],
-                             "delta_ns": d, "ratio": both.loc[node, after] / both.loc[node, before],
-                             "folded": folded})
+                             "before_ns": old, "after_ns": new, "delta_ns": new - old,
+                             "ratio": new / old, "folded": folded})
     columns = ["before", "after", "node", "change", "before_ns", "after_ns", "delta_ns", "ratio",
                "folded"]
     return pd.DataFrame(rows, columns=columns)
@@ -198,6 +199,7 @@ def step_counts(times: pd.DataFrame) -> pd.DataFrame:
         rows.append({"before": before, "after": after, "gained": int((delta < 0).sum()),
                      "lost": int((delta > 0).sum()),
                      "folded": int((times[before].notna() & times[after].isna()).sum()),
-                     "before_ns": float(times[before].sum()), "after_ns": float(times[after].sum())})
+                     "before_ns": float(times[before].sum()),
+                     "after_ns": float(times[after].sum())})
     return pd.DataFrame(rows, columns=["before", "after", "gained", "lost", "folded", "before_ns",
                                        "after_ns"])

@@ -23,9 +23,9 @@ from profiler import schema
 from profiler.analyze import overlap, roofline, stages, timeline
 from profiler.analyze.assemble import missing_summaries
 from profiler.render import charts, sections
-from profiler.render.layer_section import layer_section
 from profiler.render.escape import NAME_LIMIT
 from profiler.render.header import header_rows, report_title
+from profiler.render.layer_section import layer_section
 from profiler.render.records import DEFERRED_TYPE, records, shown
 from profiler.store import Run
 
