@@ -21,6 +21,8 @@ from typing import Any
 
 import pandas as pd
 
+from profiler.analyze import roofline
+
 #: a run's per-node section appears from this many node ranges shared by its framework stage
 #: and a stage of its own: LeNet's five layers are already the per-stage tables' rows
 MIN_NODES = 20
@@ -104,8 +106,8 @@ def versus(
 ) -> pd.DataFrame:
     """One row per node `stage` has a range for: its GPU ns per forward, the reference's (the
     vendor library's) for the same node, their ratio, and, where `facts` (indexed by node: kind,
-    in_shape, out_shape, flops and bytes per item) has the node, FLOPs and bytes for `batch`
-    items, achieved GFLOP/s and GB/s and their share of the measured `ceilings`. `rank` is 1 for
+    in_shape, out_shape, flops and bytes per item, weight_bytes per call: `schema.LAYERS`) has
+    the node, FLOPs and bytes for `batch` items, achieved GFLOP/s and GB/s and their share of the measured `ceilings`. `rank` is 1 for
     the node the stage spends most time in; `share_pct` is its part of the stage's node time.
 
     Returns: DataFrame indexed by node, in the network's order.
@@ -123,16 +125,16 @@ def versus(
 def _rates(facts: pd.DataFrame, ns: pd.Series, batch: int, ceilings: Mapping[str, Any] | None
            ) -> pd.DataFrame:
     """Kind, shapes, FLOPs and bytes for `batch` items, achieved rates and their share of the
-    FP32 rate and the device's copy bandwidth."""
-    c = ceilings or {}
+    FP32 rate and DRAM bandwidth as the roofline reads them (`roofline.ceiling_values`)."""
+    dram, fp32 = roofline.ceiling_values(ceilings)
     out = facts[["kind", "in_shape", "out_shape"]].copy()
     out["flops"] = facts["flops"].astype("float64") * batch
-    out["bytes"] = facts["bytes"].astype("float64") * batch
+    out["bytes"] = (facts["bytes"].astype("float64") * batch
+                    + facts["weight_bytes"].astype("float64"))
     out["flops_per_s"] = out["flops"] / (ns / 1e9)
     out["bytes_per_s"] = out["bytes"] / (ns / 1e9)
-    fp32, dram = c.get("fp32_flops_per_s"), c.get("d2d_bytes_per_s")
-    out["flops_pct"] = 100.0 * out["flops_per_s"] / float(fp32) if fp32 else float("nan")
-    out["bytes_pct"] = 100.0 * out["bytes_per_s"] / float(dram) if dram else float("nan")
+    out["flops_pct"] = 100.0 * out["flops_per_s"] / fp32
+    out["bytes_pct"] = 100.0 * out["bytes_per_s"] / dram
     return out
 
 
