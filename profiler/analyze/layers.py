@@ -107,8 +107,9 @@ def versus(
     """One row per node `stage` has a range for: its GPU ns per forward, the reference's (the
     vendor library's) for the same node, their ratio, and, where `facts` (indexed by node: kind,
     in_shape, out_shape, flops and bytes per item, weight_bytes per call: `schema.LAYERS`) has
-    the node, FLOPs and bytes for `batch` items, achieved GFLOP/s and GB/s and their share of the measured `ceilings`. `rank` is 1 for
-    the node the stage spends most time in; `share_pct` is its part of the stage's node time.
+    the node, FLOPs and bytes for `batch` items, achieved GFLOP/s and GB/s and their share of
+    the measured `ceilings`. `rank` is 1 for the node the stage spends most time in;
+    `share_pct` is its part of the stage's node time.
 
     Returns: DataFrame indexed by node, in the network's order.
     """
