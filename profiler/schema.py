@@ -285,6 +285,22 @@ METRICS = Table(
     ),
 )
 
+LAYERS = Table(
+    "layers",
+    "One row per network node a study names with an NVTX range: what the per-layer report needs "
+    "beyond the node's time.",
+    (
+        _c("node", "string", doc="the node's range name, as the stages push it"),
+        _c("op", "string", doc="the node's operator, e.g. `Conv`"),
+        _c("kind", "string", doc="the per-kind table's row, e.g. `depthwise 3x3`"),
+        _c("in_shape", "string", doc="input shape of one item, e.g. `32x112x112`"),
+        _c("out_shape", "string", doc="output shape of one item"),
+        _c("flops", "int64", doc="floating-point operations per item (a multiply-add counts 2)"),
+        _c("bytes", "int64", "B", "activation bytes per item read and written once"),
+        _c("weight_bytes", "int64", "B", "parameter bytes read once per call"),
+    ),
+)
+
 BATCH_SWEEP = Table(
     "batch_sweep",
     "Stage time against batch size (`--batch-sizes`).",
@@ -410,6 +426,7 @@ TABLES: dict[str, Table] = {
         SAMPLES,
         METRICS,
         BATCH_SWEEP,
+        LAYERS,
         REGRESSIONS,
         SERVE_POINTS,
         SERVE_WINDOWS,

@@ -253,8 +253,10 @@ class Study:
     reads n items from a user's file for `--data`; `model()` loads what stages and the
     reference share (weights), and with `reads_model` also `model(path)` a user's model file
     for `--onnx`; `model_file()` gives the path of the default model's file (built at first
-    use) for `profgen export-onnx`; `version` changes whenever the reference would change for
-    the same weights and inputs (it keys the reference cache).
+    use) for `profgen export-onnx`; `layers(model)`, when given, gives one row per network node
+    the stages name with a range (`profiler.schema.LAYERS` columns: kind, shapes, FLOPs, bytes),
+    which the run keeps for its per-layer report; `version` changes whenever the reference
+    would change for the same weights and inputs (it keys the reference cache).
     """
 
     name: str
@@ -269,6 +271,7 @@ class Study:
     default_items: int = 10_000
     reads_model: bool = False
     model_file: Callable[[], Path] | None = None
+    layers: Callable[[Any], Any] | None = None
     _stages: dict[str, StageSpec] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:

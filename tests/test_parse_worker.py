@@ -100,3 +100,18 @@ def test_unknown_status(tmp_path):
 def test_missing_file(tmp_path):
     with pytest.raises(ParseError, match="no such file"):
         W.read(tmp_path / "result.json", 0)
+
+
+def test_layers_of_a_result(tmp_path):
+    path = tmp_path / "result.json"
+    base = json.loads(CUPTI_RESULT.read_text())
+    assert W.layers(CUPTI_RESULT) is None  # a study without the hook
+    row = {"node": "conv1", "op": "Conv", "kind": "conv", "in_shape": "1x28x28",
+           "out_shape": "6x24x24", "flops": 172800, "bytes": 16960, "weight_bytes": 624}
+    path.write_text(json.dumps(base | {"layers": [row]}))
+    facts = W.layers(path)
+    assert facts is not None and list(facts.columns) == schema.LAYERS.names
+    assert facts.iloc[0]["flops"] == 172800
+    path.write_text(json.dumps(base | {"layers": [row | {"flops": "many"}]}))
+    with pytest.raises(ParseError, match="bad layers"):
+        W.layers(path)

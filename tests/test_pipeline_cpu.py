@@ -51,6 +51,15 @@ def test_passing_sweep_exits_0_with_samples_and_meta(toy, tmp_path, capsys):
     assert (samples["wall_ns"] > 0).all()
 
 
+def test_the_studys_layer_facts_are_kept_once(toy, tmp_path, capsys):
+    main(sweep(tmp_path))  # two stages, each worker gives the same facts
+    run = store.load_run(capsys.readouterr().out.strip().splitlines()[-1])
+    facts = run.table("layers")
+    assert list(facts["node"]) == ["tanh"] and int(facts["flops"].iloc[0]) == 8
+    assert "layers" in run.meta["tables"]
+    assert 'id="layers"' not in (run.path / "report.html").read_text()  # one node: no section
+
+
 def test_compare_a_run_with_itself_finds_no_regression(toy, tmp_path, capsys):
     assert main(sweep(tmp_path, "--stages", "ref")) == 0
     path = capsys.readouterr().out.strip().splitlines()[-1]

@@ -1,8 +1,9 @@
 """Rendered reports in a real browser: headless Chromium, no network.
 
-Six runs: the H100 LeNet runs of schema 1 (`tests/data/runs/lenet-h100-schema1-cupti`, and its
+Seven runs: the H100 LeNet runs of schema 1 (`tests/data/runs/lenet-h100-schema1-cupti`, and its
 sibling with Nsight Compute metrics: the roofline, an ERROR stage), the committed samples of
-today's schema (`reports/sample-lenet-h100-metrics`, `reports/sample-softmax-h100-cupti`), the
+today's schema (`reports/sample-lenet-h100-metrics`, `reports/sample-softmax-h100-cupti`,
+`reports/sample-mobilenetv2-h100`: a range per ONNX node, the per-layer section), the
 fixture-built run (every section) and that run made hostile (titles, kernel, range and stage names
 holding HTML links, plotly markup and escape codes). For each: no console errors, every chart
 container holds a drawn plot, every section the run has data for is present (derived from the
@@ -58,6 +59,7 @@ RUNS = {
     "schema1-lenet-h100-metrics": lambda: store.load_run(METRICS_RUN),
     "sample-lenet-h100-metrics": lambda: store.load_run(REPORTS / "sample-lenet-h100-metrics"),
     "sample-softmax-h100-cupti": lambda: store.load_run(REPORTS / "sample-softmax-h100-cupti"),
+    "sample-mobilenetv2-h100": lambda: store.load_run(REPORTS / "sample-mobilenetv2-h100"),
     "fixture": build_run,
     "hostile": hostile_run,
 }
@@ -68,7 +70,23 @@ def expected_sections(run: Run) -> list[str]:
     always = ["run", "staged-table", "time-chart", "breakdown", "stage-tables", "timeline"]
     optional = [("metrics", "roofline"), ("batch_sweep", "batch-sweep")]
     optional.append(("regressions", "regressions"))
-    return always + ["amdahl", "advice"] + [s for t, s in optional if run.has(t)]
+    present = [s for t, s in optional if run.has(t)]
+    if node_ranges(run) >= 20:  # a network of many layers: the per-layer section
+        present.insert(int(run.has("metrics")), "layers")
+    return always + ["amdahl", "advice"] + present
+
+
+def node_ranges(run: Run) -> int:
+    """How many ranges the first framework stage shares with the study's own stages, copies
+    and stage ranges aside."""
+    ranges, stages = run.table("ranges"), run.table("stages")
+    names = ranges.groupby("stage")["name"].apply(
+        lambda s: {n for n in s if ":" not in n and n not in ("h2d", "d2h", "sync")})
+    frameworks = [s for s in stages.loc[stages["role"] == "framework", "stage"] if s in names]
+    own = [s for s in stages.loc[stages["role"] != "framework", "stage"] if s in names]
+    if not frameworks:
+        return 0
+    return max((len(names[frameworks[0]] & names[s]) for s in own), default=0)
 
 
 def expected_charts(run: Run) -> list[str]:
@@ -283,3 +301,30 @@ def test_roofline_numbers_do_not_overlap(page) -> None:  # type: ignore[no-untyp
             w = min(ra[2], rb[2]) - max(ra[0], rb[0])
             h = min(ra[3], rb[3]) - max(ra[1], rb[1])
             assert w <= 1 or h <= 1, (a, b)
+
+
+def test_layer_tables_sort_and_collapse(page) -> None:  # type: ignore[no-untyped-def]
+    d = page["driver"]
+    if not d.execute_script("return document.getElementById('layers') !== null"):
+        return
+    closed = d.execute_script(
+        "return [...document.querySelectorAll('#layers details')].every(x => !x.open)")
+    assert closed
+    find = (  # the column of the stage's own time, headed by its key
+        "const t = document.querySelector('#layers-tuned table.sortable');"
+        "const i = [...t.querySelectorAll('th')].findIndex(h => h.textContent === 'tuned');"
+    )
+    column = find + (
+        "return [...t.tBodies[0].rows].map(r => parseFloat(r.cells[i].getAttribute('data-v')));"
+    )
+    before = d.execute_script(column)
+    d.execute_script(
+        find + "document.getElementById('layers-tuned').open = true;"
+        "t.querySelectorAll('th')[i].click();"
+    )
+    after = d.execute_script(column)
+    assert sorted(before, reverse=True) == after != before
+    top = d.execute_script(
+        "return [...document.querySelectorAll('#layers-tuned tr.top')].map(r => r.rowIndex)")
+    assert top == list(range(1, 11))  # the ten slowest, highlighted, now first
+    d.execute_script("document.getElementById('layers-tuned').open = false")

@@ -47,6 +47,8 @@ def assemble_tables(
             if frames
             else schema.empty(tbl)
         )
+    if schema.LAYERS.name in out:  # every stage's worker gives the study's same facts
+        out[schema.LAYERS.name] = out[schema.LAYERS.name].drop_duplicates("node", ignore_index=True)
     return out
 
 

@@ -115,6 +115,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if why:
         return result | {"status": schema.SKIPPED, "reason": why}
     model = study.load_model(args.model)
+    if study.layers is not None:
+        result["layers"] = _layer_rows(study.layers(model))
     x = study.make_inputs(args.items, args.data)
     if "metrics" in args.passes and args.ncu_items and args.ncu_items < len(x):
         x = x[: args.ncu_items]
@@ -144,6 +146,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             stage.release()
     status = schema.FAIL if checks.failures else schema.PASS
     return result | checks.summary() | {"status": status, "reason": checks.reason()}
+
+
+def _layer_rows(table: Any) -> list[dict[str, Any]]:
+    """The study's per-node facts (a DataFrame or records) as JSON-ready records."""
+    import pandas as pd
+
+    return list(json.loads(pd.DataFrame(table).to_json(orient="records")))
 
 
 def _reference_input(stage: Any, x: np.ndarray) -> np.ndarray:

@@ -27,13 +27,16 @@ def parse_outcome(outcome: StageOutcome, order: int | None) -> dict[str, pd.Data
     if order is None:
         return {schema.BATCH_SWEEP.name: batch_row(worker.read_result(outcome.files["result"]))}
     stages, samples = worker.read(outcome.files["result"], order)
+    facts = worker.layers(outcome.files["result"])
+    extra = {} if facts is None else {schema.LAYERS.name: facts}
     try:
-        return {schema.STAGES.name: stages, schema.SAMPLES.name: samples, **profiles(outcome)}
+        return {schema.STAGES.name: stages, schema.SAMPLES.name: samples, **extra,
+                **profiles(outcome)}
     except ParseError as exc:  # the stage ran, but its profile cannot be read: say so, go on
         stages = stages.assign(
             status=schema.ERROR, reason=worker.one_line(f"profiler output unreadable: {exc}")
         )
-        return {schema.STAGES.name: stages, schema.SAMPLES.name: samples}
+        return {schema.STAGES.name: stages, schema.SAMPLES.name: samples, **extra}
 
 
 def profiles(outcome: StageOutcome) -> dict[str, pd.DataFrame]:

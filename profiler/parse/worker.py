@@ -125,6 +125,18 @@ def samples(result: Mapping[str, Any]) -> pd.DataFrame:
     return schema.validate(schema.conform(df, schema.SAMPLES), schema.SAMPLES)
 
 
+def layers(path: str | Path) -> pd.DataFrame | None:
+    """The study's per-node facts a result carries (`schema.LAYERS`), or None.
+    Raises: ParseError naming the file."""
+    rows = read_result(path).get("layers")
+    if rows is None:
+        return None
+    try:
+        return schema.conform(pd.DataFrame(rows), schema.LAYERS)
+    except (TypeError, ValueError, KeyError, SchemaError) as exc:
+        raise ParseError(path, EXPECTED, f"bad layers: {exc}") from exc
+
+
 def read(path: str | Path, order: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(stages row, samples) of one result file. Raises: ParseError naming the file."""
     result = read_result(path)

@@ -25,6 +25,7 @@ from profiler.analyze.assemble import missing_summaries
 from profiler.render import charts, sections
 from profiler.render.escape import NAME_LIMIT
 from profiler.render.header import header_rows, report_title
+from profiler.render.layer_section import layer_section
 from profiler.render.records import DEFERRED_TYPE, records, shown
 from profiler.store import Run
 
@@ -71,6 +72,7 @@ def build_context(run: Run) -> dict[str, Any]:
         "roofline": charts.roofline_section(roof, meta.get("ceilings"), titles)
         if run.has("metrics")
         else None,
+        "layers": layer_section(run, titles),
         "batch_sweep": charts.batch_sweep_section(run.table("batch_sweep"), _roles(run))
         if run.has("batch_sweep")
         else None,
@@ -172,6 +174,7 @@ def _sections(ctx: Mapping[str, Any]) -> list[dict[str, str]]:
     ]
     optional = [
         ("roofline", "roofline", "Roofline"),
+        ("layers", "layers", "Per layer"),
         ("batch_sweep", "batch-sweep", "Batch size"),
         ("regressions", "regressions", "Regressions"),
     ]

@@ -27,7 +27,7 @@ from variants.mobilenetv2.stages.specialised import Specialised
 from variants.mobilenetv2.stages.torch_gpu import TorchGpu
 from variants.mobilenetv2.stages.torch_graph import TorchGraph
 from variants.mobilenetv2.stages.tuned import Tuned
-from variants.onnxplan import execute, plan
+from variants.onnxplan import execute, layers, plan
 
 #: fp32 logits within 5e-4 of the reference relative to the image's largest logit, and the
 #: same top-1 class where the two largest logits are not a near tie. Measured on the CPU:
@@ -76,6 +76,7 @@ STUDY = Study(
     default_items=256,
     reads_model=True,
     model_file=builder.path,
+    layers=lambda net: layers.node_table(net.plan),
 )
 
 STUDY.add(TorchGpu, key="torch_gpu", role="framework", runtime="torch", needs=("torch",))

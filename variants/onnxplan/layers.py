@@ -16,6 +16,7 @@ import math
 
 import pandas as pd
 
+from profiler import schema
 from variants.onnxplan import fuse
 from variants.onnxplan.plan import Layer, Plan
 
@@ -138,3 +139,13 @@ def versus(ranges: pd.DataFrame, plan: Plan, stage: str, reference: str, batch: 
     out.insert(1, "shape", [f"{info.loc[p, 'in_shape']} -> {info.loc[p, 'out_shape']}"
                             for p in out.index])
     return out.sort_values("stage_us", ascending=False)
+
+
+def node_table(plan: Plan) -> pd.DataFrame:
+    """The plan's layers as a run's `layers` table (`profiler.schema.LAYERS`): one row per
+    node range (its phase), bytes split into activations per item and weights per call."""
+    rows = facts(plan).rename(columns={"phase": "node"})
+    rows["weight_bytes"] = [4 * sum(p.size for p in ly.params.values()) for ly in plan.layers]
+    rows["bytes"] = [bytes_moved(ly, 1) - w for ly, w in zip(plan.layers, rows["weight_bytes"],
+                                                               strict=True)]
+    return schema.conform(rows.drop(columns="name"), schema.LAYERS)
