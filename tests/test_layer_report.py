@@ -89,9 +89,20 @@ def test_versus_sets_a_stage_against_the_reference(times: pd.DataFrame) -> None:
     want = per_forward_from_csv()
     table = layers.versus(times, "tuned", "torch_gpu")
     assert len(table) == times["tuned"].notna().sum()
+    # the framework's time of each node tuned has, plus the nodes after it tuned folded away
+    expected, folded, owner = {}, {}, None
+    for node in times.index:
+        if ("tuned", node) in want:
+            owner = node
+            expected[owner], folded[owner] = 0.0, -1
+        expected[owner] += want.get(("torch_gpu", node), 0.0)
+        folded[owner] += 1
+    assert sum(folded.values()) == 45  # 35 ReLU6 and 10 residual Adds in the convolutions
     for node, row in table.iterrows():
-        assert row["reference_ns"] == pytest.approx(want[("torch_gpu", node)])
-        assert row["ratio"] == pytest.approx(want[("tuned", node)] / want[("torch_gpu", node)])
+        assert row["reference_ns"] == pytest.approx(expected[node])
+        assert row["folded"] == folded[node]
+        assert row["ratio"] == pytest.approx(want[("tuned", node)] / expected[node])
+    assert table["reference_ns"].sum() == pytest.approx(times["torch_gpu"].sum())
     first = table.sort_values("rank").iloc[0]
     assert first["stage_ns"] == table["stage_ns"].max()
     assert table["share_pct"].sum() == pytest.approx(100.0)

@@ -11,7 +11,8 @@ carries per-node facts (kind, shapes, FLOPs, bytes). Pure: DataFrames in, DataFr
 A stage's node time is its range's projected GPU time (`ranges.gpu_total_ns`: first GPU op
 issued inside the range to the end of the last) over the range's calls: a node runs once a
 forward. A stage that folds a node into another (a ReLU6 into its convolution) has no range
-for it; the node it was folded into carries its time.
+for it; the node it was folded into carries its time, and is set against the framework's time
+for it and the nodes it folded (`folded`).
 """
 
 from __future__ import annotations
@@ -114,13 +115,35 @@ def versus(
     Returns: DataFrame indexed by node, in the network's order.
     """
     mine = times[stage].dropna()
-    out = pd.DataFrame({"stage_ns": mine, "reference_ns": times[reference].reindex(mine.index)})
+    reference_ns, folded = _with_folded(times[reference], times[stage].notna())
+    out = pd.DataFrame({"stage_ns": mine, "reference_ns": reference_ns.reindex(mine.index)})
+    out["folded"] = folded.reindex(mine.index).fillna(0).astype("int64")
     out["ratio"] = out["stage_ns"] / out["reference_ns"]
     out["share_pct"] = 100.0 * out["stage_ns"] / out["stage_ns"].sum()
     out["rank"] = out["stage_ns"].rank(ascending=False, method="first").astype("int64")
     if facts is not None:
         out = out.join(_rates(facts.reindex(out.index), out["stage_ns"], batch, ceilings))
     return out
+
+
+def _with_folded(reference: pd.Series, has_range: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """The reference's time per node with the time of the nodes after it (network order) that
+    the stage folded away added in: a stage that computes a ReLU6 or a residual Add in its
+    convolution's epilogue has no range for them, so its convolution is set against the
+    framework's convolution and the nodes it absorbed, not against the convolution alone.
+
+    Returns: (reference ns per node the stage has, nodes folded into each).
+    """
+    owner = has_range.astype("int64").cumsum()  # each node's nearest range at or before it
+    kept = has_range.to_numpy()
+    groups = pd.Series(reference.to_numpy(), index=owner.to_numpy())
+    summed = groups.groupby(level=0).sum(min_count=1)
+    counts = pd.Series(~kept, index=owner.to_numpy()).groupby(level=0).sum()
+    index = reference.index[kept]
+    return (
+        pd.Series(summed.reindex(owner[kept].to_numpy()).to_numpy(), index=index),
+        pd.Series(counts.reindex(owner[kept].to_numpy()).to_numpy(), index=index),
+    )
 
 
 def _rates(facts: pd.DataFrame, ns: pd.Series, batch: int, ceilings: Mapping[str, Any] | None
