@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from profiler import schema
-from profiler.parse import csvtext, gpuops, values
+from profiler.parse import csvtext, gpuops, tokens, values
 from profiler.parse.values import Origin
 
 COLUMNS = ["type", "name", "time_pct", "calls", "total", "avg", "min", "max"]
@@ -31,6 +31,9 @@ _TWO_LETTER_UNITS = {unit: csvtext.NS_PER_UNIT[unit] for unit in ("ns", "us", "m
 def text_rows(origin: Origin, section: str) -> pd.DataFrame:
     """The rows of one text summary table (`origin.text` starts at its header).
 
+    Every row is cut into tokens at once (`tokens.split`) and its numbers read from them (the
+    rare cell that is not a plain decimal, or a table that is not ASCII, as before, one by one).
+
     Args:
         origin: the table's text and place in its file.
         section: the row type of rows before the first typed one (`GPU activities` unless the
@@ -40,21 +43,49 @@ def text_rows(origin: Origin, section: str) -> pd.DataFrame:
 
     Raises: ParseError naming the line (and column) of the first bad row or cell.
     """
-    types, rows = [], []
-    for offset, line in enumerate(str(origin.text).split("\n")[1:], start=1):
-        body = line.strip()  # one split per row: this loop is the parser's hot path
-        if not body:
-            continue
-        if body[0].isalpha():  # `GPU activities:` or `API calls:` before the first field
-            section, body = _row_type(body, origin, origin.first_line + offset)
-        fields = body.split(None, 6)
-        if len(fields) < 7:
-            raise origin.error(
-                f"line {origin.first_line + offset}: a summary row has 7 fields (Time(%), Time, "
-                f"Calls, Avg, Min, Max, Name), this one {len(fields)} (truncated file?)"
-            )
-        types.append(section)
-        rows.append(fields)
+    lines = str(origin.text).split("\n")[1:]
+    offsets = [i for i, line in enumerate(lines, start=1) if not line.isspace() and line]
+    bodies = [lines[i - 1].strip() for i in offsets]
+    typed = [i for i, body in enumerate(bodies) if body[0].isalpha()]
+    sections, changes, wrong = [section], [-1], None
+    for i in typed:  # `GPU activities:` or `API calls:` before the first field
+        kind, sep, rest = bodies[i].partition(":")
+        if not sep or "%" in kind:
+            wrong = i
+            break
+        sections.append(kind.strip())
+        changes.append(i)
+        bodies[i] = rest
+    cut = tokens.split(bodies)
+    count = cut.count if cut is not None else np.array([len(b.split(None, 6)) for b in bodies])
+    short = np.flatnonzero(count < 7)
+    if wrong is not None and (not len(short) or wrong <= short[0]):
+        raise origin.error(f"line {origin.first_line + offsets[wrong]}: not a summary row")
+    if len(short):
+        found = min(int(count[short[0]]), 7)
+        raise origin.error(
+            f"line {origin.first_line + offsets[short[0]]}: a summary row has 7 fields (Time(%), "
+            f"Time, Calls, Avg, Min, Max, Name), this one {found} (truncated file?)"
+        )
+    which = np.searchsorted(np.array(changes), np.arange(len(bodies)), side="right") - 1
+    if cut is None:
+        return _rows_one_by_one(bodies, np.asarray(sections, dtype=object)[which], origin)
+    out = {
+        "type": pd.Series(np.asarray(sections, dtype=object)[which], dtype="string"),
+        "name": pd.Series(cut.rest(6), dtype="string"),
+        "time_pct": _token_shares(cut, origin),
+        "calls": _token_numbers(cut, 2, 0, origin, "Calls", values.COUNT, 1.0),
+    }
+    for field, k in zip(_TIMES, (1, 3, 4, 5), strict=True):
+        out[field] = _token_times(cut, k, origin, _TIMES[field])
+    frame = pd.DataFrame(out, columns=COLUMNS)
+    _check_shares(frame, origin, resolution=0.01)
+    return frame
+
+
+def _rows_one_by_one(bodies: list[str], types: np.ndarray, origin: Origin) -> pd.DataFrame:
+    """`text_rows` of rows that are not ASCII: each cut with `str.split`."""
+    rows = [body.split(None, 6) for body in bodies]
     pct, total, calls, avg, least, most, names = np.array(rows, dtype=object).reshape(-1, 7).T
     out = {
         "type": pd.Series(types, dtype="string"),
@@ -67,6 +98,70 @@ def text_rows(origin: Origin, section: str) -> pd.DataFrame:
     frame = pd.DataFrame(out, columns=COLUMNS)
     _check_shares(frame, origin, resolution=0.01)
     return frame
+
+
+def _token_numbers(
+    cut: tokens.Tokens,
+    k: int,
+    drop: int | np.ndarray,
+    origin: Origin,
+    column: str,
+    rule: values.Rule,
+    factor: float | np.ndarray,
+) -> pd.Series:
+    """Each row's k-th token, less its last `drop` characters (a unit), as a checked number
+    (`values.numbers`); messages quote the whole token."""
+    at = cut.index(k)
+    start, end = cut.start[at], cut.end[at]
+    number, fast = tokens.decimals(cut.text, start, end - drop)
+    slow = np.flatnonzero(~fast)
+    text = cut.text
+
+    def shown(i: int) -> str:
+        return text[int(start[i]) : int(end[i])]
+
+    if len(slow):
+        stops = (end - drop)[slow].tolist()
+        again, present = values.parsed(
+            [text[a:b] for a, b in zip(start[slow].tolist(), stops, strict=True)]
+        )
+        bad = np.flatnonzero(np.isnan(again) & present)
+        if len(bad):
+            row = int(slow[bad[0]])
+            raise origin.cell_error(row, column, f"{values.shown_cell(shown(row))} is not a number")
+        number[slow] = again
+    return values.checked(number, pd.RangeIndex(len(at)), origin, column, rule, factor, shown)
+
+
+def _token_shares(cut: tokens.Tokens, origin: Origin) -> pd.Series:
+    """`20.21%` -> 20.21 (`_shares` on tokens)."""
+    codes = np.frombuffer(cut.text.encode("ascii"), dtype=np.uint8)
+    at = cut.index(0)
+    bad = np.flatnonzero(codes[cut.end[at] - 1] != ord("%"))
+    if len(bad):
+        cell = values.shown_cell(cut.text[cut.start[at[bad[0]]] : cut.end[at[bad[0]]]])
+        raise origin.cell_error(int(bad[0]), "Time(%)", f"{cell} is not a percentage")
+    return _token_numbers(cut, 0, 1, origin, "Time(%)", values.SHARE, 1.0)
+
+
+def _token_times(cut: tokens.Tokens, k: int, origin: Origin, column: str) -> pd.Series:
+    """`1.8260ms`, `928ns`, `8.5s` -> float ns (`times` on tokens)."""
+    codes = np.frombuffer(cut.text.encode("ascii"), dtype=np.uint8)
+    at = cut.index(k)
+    start, end = cut.start[at], cut.end[at]
+    last = codes[end - 1]
+    before = np.where(end - start >= 2, codes[np.maximum(end - 2, 0)], 0)
+    factor = np.zeros(len(at), dtype="float64")
+    for unit, ns in _TWO_LETTER_UNITS.items():
+        factor[(before == ord(unit[0])) & (last == ord("s"))] = ns
+    seconds = factor == 0
+    bad = np.flatnonzero(seconds & (last != ord("s")))
+    if len(bad):
+        cell = values.shown_cell(cut.text[start[bad[0]] : end[bad[0]]])
+        raise origin.cell_error(int(bad[0]), column, f"{cell} is not a time such as 1.8260ms")
+    factor[seconds] = csvtext.NS_PER_UNIT["s"]
+    drop = np.where(seconds, 1, 2)
+    return _token_numbers(cut, k, drop, origin, column, values.TIME, factor)
 
 
 def csv_rows(origin: Origin, section: str) -> pd.DataFrame:
