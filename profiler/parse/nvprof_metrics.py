@@ -166,7 +166,7 @@ def _split_rows(bodies: list[str], n_values: int, events: bool) -> _Fields:
     count = cut.count
     # `_split_row`'s fast case: no `)` among the last n_values tokens (no level such as
     # `Low (3)`), with two tokens before them (events) or two and a description (metrics)
-    parens = np.flatnonzero(np.frombuffer(cut.text.encode("ascii"), dtype=np.uint8) == 41)
+    parens = np.flatnonzero(cut.codes == ord(")"))
     value_start = cut.start[np.maximum(cut.index(-n_values), 0)]
     row_end = cut.end[np.maximum(cut.first + count - 1, 0)]
     has_paren = np.searchsorted(parens, row_end) > np.searchsorted(parens, value_start)

@@ -44,32 +44,36 @@ def text_rows(origin: Origin, section: str) -> pd.DataFrame:
     Raises: ParseError naming the line (and column) of the first bad row or cell.
     """
     lines = str(origin.text).split("\n")[1:]
-    offsets = [i for i, line in enumerate(lines, start=1) if not line.isspace() and line]
-    bodies = [lines[i - 1].strip() for i in offsets]
-    typed = [i for i, body in enumerate(bodies) if body[0].isalpha()]
-    sections, changes, wrong = [section], [-1], None
+    cut = tokens.split(lines)
+    if cut is None:
+        return _rows_one_by_one(lines, section, origin)
+    offsets = np.flatnonzero(cut.count > 0)  # blank lines are no rows
+    cut = cut.rows(offsets)
+    initial = cut.codes[cut.start[cut.index(0)]] | 32  # lower case
+    typed = np.flatnonzero((initial >= ord("a")) & (initial <= ord("z"))).tolist()
+    sections, changes, skip, wrong = [section], [-1], np.zeros(len(offsets), dtype="int64"), None
     for i in typed:  # `GPU activities:` or `API calls:` before the first field
-        kind, sep, rest = bodies[i].partition(":")
+        kind, sep, rest = lines[offsets[i]].strip().partition(":")
         if not sep or "%" in kind:
             wrong = i
             break
+        if rest[:1] and not rest[:1].isspace():  # `API calls:100.00%`: no token ends at `:`
+            return _rows_one_by_one(lines, section, origin)
         sections.append(kind.strip())
         changes.append(i)
-        bodies[i] = rest
-    cut = tokens.split(bodies)
-    count = cut.count if cut is not None else np.array([len(b.split(None, 6)) for b in bodies])
+        skip[i] = len((kind + ":").split())  # the tokens before the fields
+    cut = cut.rows(np.arange(len(offsets)), skip)
+    count = cut.count
     short = np.flatnonzero(count < 7)
     if wrong is not None and (not len(short) or wrong <= short[0]):
-        raise origin.error(f"line {origin.first_line + offsets[wrong]}: not a summary row")
+        raise origin.error(f"line {origin.first_line + offsets[wrong] + 1}: not a summary row")
     if len(short):
         found = min(int(count[short[0]]), 7)
         raise origin.error(
-            f"line {origin.first_line + offsets[short[0]]}: a summary row has 7 fields (Time(%), "
-            f"Time, Calls, Avg, Min, Max, Name), this one {found} (truncated file?)"
+            f"line {origin.first_line + offsets[short[0]] + 1}: a summary row has 7 fields "
+            f"(Time(%), Time, Calls, Avg, Min, Max, Name), this one {found} (truncated file?)"
         )
-    which = np.searchsorted(np.array(changes), np.arange(len(bodies)), side="right") - 1
-    if cut is None:
-        return _rows_one_by_one(bodies, np.asarray(sections, dtype=object)[which], origin)
+    which = np.searchsorted(np.array(changes), np.arange(len(offsets)), side="right") - 1
     out = {
         "type": pd.Series(np.asarray(sections, dtype=object)[which], dtype="string"),
         "name": pd.Series(cut.rest(6), dtype="string"),
@@ -83,9 +87,23 @@ def text_rows(origin: Origin, section: str) -> pd.DataFrame:
     return frame
 
 
-def _rows_one_by_one(bodies: list[str], types: np.ndarray, origin: Origin) -> pd.DataFrame:
-    """`text_rows` of rows that are not ASCII: each cut with `str.split`."""
-    rows = [body.split(None, 6) for body in bodies]
+def _rows_one_by_one(lines: list[str], section: str, origin: Origin) -> pd.DataFrame:
+    """`text_rows` of rows cut one by one with `str.split` (rows that are not ASCII)."""
+    types, rows = [], []
+    for offset, line in enumerate(lines, start=1):
+        body = line.strip()
+        if not body:
+            continue
+        if body[0].isalpha():  # `GPU activities:` or `API calls:` before the first field
+            section, body = _row_type(body, origin, origin.first_line + offset)
+        fields = body.split(None, 6)
+        if len(fields) < 7:
+            raise origin.error(
+                f"line {origin.first_line + offset}: a summary row has 7 fields (Time(%), Time, "
+                f"Calls, Avg, Min, Max, Name), this one {len(fields)} (truncated file?)"
+            )
+        types.append(section)
+        rows.append(fields)
     pct, total, calls, avg, least, most, names = np.array(rows, dtype=object).reshape(-1, 7).T
     out = {
         "type": pd.Series(types, dtype="string"),
@@ -113,7 +131,7 @@ def _token_numbers(
     (`values.numbers`); messages quote the whole token."""
     at = cut.index(k)
     start, end = cut.start[at], cut.end[at]
-    number, fast = tokens.decimals(cut.text, start, end - drop)
+    number, fast = tokens.decimals(cut.codes, start, end - drop)
     slow = np.flatnonzero(~fast)
     text = cut.text
 
@@ -135,7 +153,7 @@ def _token_numbers(
 
 def _token_shares(cut: tokens.Tokens, origin: Origin) -> pd.Series:
     """`20.21%` -> 20.21 (`_shares` on tokens)."""
-    codes = np.frombuffer(cut.text.encode("ascii"), dtype=np.uint8)
+    codes = cut.codes
     at = cut.index(0)
     bad = np.flatnonzero(codes[cut.end[at] - 1] != ord("%"))
     if len(bad):
@@ -146,7 +164,7 @@ def _token_shares(cut: tokens.Tokens, origin: Origin) -> pd.Series:
 
 def _token_times(cut: tokens.Tokens, k: int, origin: Origin, column: str) -> pd.Series:
     """`1.8260ms`, `928ns`, `8.5s` -> float ns (`times` on tokens)."""
-    codes = np.frombuffer(cut.text.encode("ascii"), dtype=np.uint8)
+    codes = cut.codes
     at = cut.index(k)
     start, end = cut.start[at], cut.end[at]
     last = codes[end - 1]

@@ -9,22 +9,28 @@ character's place in the string is its place in the bytes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 # The ASCII characters `str.split()` splits on (tab, newline, vertical tab, form feed, carriage
 # return, the four separators 0x1c-0x1f, space).
-_SPACE = np.zeros(256, dtype=bool)
-_SPACE[[c for c in range(128) if chr(c).isspace()]] = True
+_SOLID = np.ones(256, dtype=np.int8)
+_SOLID[[c for c in range(128) if chr(c).isspace()]] = 0
 
 
 @dataclass(frozen=True)
 class Tokens:
     """The tokens of every row: `text` is the rows joined by newlines; token j of the whole text
-    spans `text[start[j]:end[j]]`; row i holds `count[i]` tokens from token `first[i]` on."""
+    spans `text[start[j]:end[j]]`; row i holds `count[i]` tokens from token `first[i]` on;
+    `codes` is the text as bytes."""
+
+    def rows(self, which: np.ndarray, skip: np.ndarray | int = 0) -> Tokens:
+        """The tokens of rows `which` only, less the first `skip` of each."""
+        return replace(self, first=self.first[which] + skip, count=self.count[which] - skip)
 
     text: str
+    codes: np.ndarray
     start: np.ndarray
     end: np.ndarray
     first: np.ndarray
@@ -62,28 +68,24 @@ def split(rows: list[str]) -> Tokens | None:
     if not text.isascii():
         return None
     codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-    space = np.concatenate(([True], _SPACE[codes], [True]))
-    begins = ~space[1:-1] & space[:-2]  # a non-blank after a blank (or the text's start)
-    start = np.flatnonzero(begins)
-    end = np.flatnonzero(~space[1:-1] & space[2:]) + 1
-    # each token's row: the newlines before it, counted over token starts and newlines only
-    events = np.flatnonzero(begins | (codes == 10))
-    newline = codes[events] == 10
-    row = np.cumsum(newline)[~newline]
-    count = np.bincount(row, minlength=len(rows)).astype("int64")
-    first = np.cumsum(count) - count
-    return Tokens(text, start, end, first, count)
+    solid = np.zeros(len(codes) + 2, dtype=np.int8)  # 1 for a character that is no blank
+    solid[1:-1] = _SOLID.take(codes)
+    edges = np.flatnonzero(np.diff(solid))  # a token's start, then its end, and so on
+    start, end = edges[0::2], edges[1::2]
+    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows)) + 1
+    first = np.searchsorted(start, np.cumsum(lengths) - lengths)  # newlines part the rows
+    count = np.diff(np.append(first, len(start)))
+    return Tokens(text, codes, start, end, first, count)
 
 
 _WIDE = 15  # digits of a number read here: below 2**53, so exact in a float64
 
 
-def decimals(text: str, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The numbers in `text[start[i]:end[i]]` (ASCII) that are plain decimals (`12`, `1.2345`,
+def decimals(codes: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The numbers in `codes[start[i]:end[i]]` (ASCII bytes) that are plain decimals (`12`, `1.2345`,
     `.5`, `5.`) of at most 15 digits, and which cells were read; the others (NaN) are left to
     `values.parsed`. A number is its digits as an integer divided by a power of ten: both are
     exact in float64 and the division rounds correctly, as pandas' parser does."""
-    codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
     width = end - start
     size = int(width.max(initial=0))
     size = min(size, _WIDE + 1)
