@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from profiler.errors import ParseError
@@ -321,6 +322,11 @@ def _metrics(tables: list[Table], stage: str, path: Path, alone: bool) -> pd.Dat
     if found.empty and not alone:
         return None
     every = pd.concat([rows for rows, _ in long])
-    kernels = every[nvprof_metrics.KEY].drop_duplicates(ignore_index=True)
-    names = list(dict.fromkeys(str(m) for m in every["metric"]))
+    keys = every[nvprof_metrics.KEY]
+    same = np.ones(max(len(keys) - 1, 0), dtype=bool)  # a row like the one above: no first one
+    for column in nvprof_metrics.KEY:
+        cells = keys[column].to_numpy(dtype=object)
+        same &= cells[1:] == cells[:-1]
+    kernels = keys[np.append(True, ~same)[: len(keys)]].drop_duplicates(ignore_index=True)
+    names = list(dict.fromkeys(str(m) for m in pd.unique(every["metric"].to_numpy(dtype=object))))
     return nvprof_metrics.metrics_table(kernels, found, names, stage, Origin(path, EXPECTED))

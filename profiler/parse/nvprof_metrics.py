@@ -311,13 +311,18 @@ def _avg(
 
     Raises: ParseError naming the line and column of a cell that is no number in range.
     """
-    text = cells.astype(str).str.strip()
-    pct = text.str.endswith("%").to_numpy(dtype=bool) & (field in _PCT_FIELDS)
-    level = text.str.endswith(")") & text.str.contains("(", regex=False)
-    inner = text.str.rpartition("(")[2].str.removesuffix(")")
-    number = inner.where(level, text.where(~pct, text.str[:-1]))
+    text = [str(cell).strip() for cell in cells.tolist()]
+    tail = np.array([t[-1:] for t in text], dtype=object)
+    pct = (tail == "%") & (field in _PCT_FIELDS)
+    number = list(text)
+    for i in np.flatnonzero(pct).tolist():
+        number[i] = text[i][:-1]
+    for i in np.flatnonzero(tail == ")").tolist():  # a level: `Low (3)`
+        if "(" in text[i]:
+            number[i] = text[i].rpartition("(")[2].removesuffix(")")
     factor = np.where(pct, 1.0, weight.to_numpy(dtype="float64"))
-    return values.numbers(number, origin, column, values.VALUE, factor, cells)
+    series = pd.Series(number, index=cells.index, dtype=object)
+    return values.numbers(series, origin, column, values.VALUE, factor, cells)
 
 
 def metrics_table(
@@ -352,11 +357,18 @@ def metrics_table(
     out = table.assign(
         stage=stage,
         kernel_id=np.arange(len(table), dtype="int64"),
-        name=values.cap_names(table["kernel"].astype("string")),
+        name=_capped(table["kernel"]),
         **{f: values.whole(table[f].astype("float64")) for f in _COUNT_FIELDS},
     )
     fill = ("range", "grid", "block", "duration_ns", "registers")
     return schema.validate(schema.conform(out, schema.METRICS, fill=fill), schema.METRICS)
+
+
+def _capped(kernels: pd.Series) -> pd.Series:
+    """`values.cap_names` of the kernel names as text, each distinct name capped once."""
+    codes, names = pd.factorize(kernels, use_na_sentinel=False)
+    capped = values.cap_names(pd.Series(names, dtype="string")).to_numpy(dtype=object)
+    return pd.Series(capped[codes], index=kernels.index, dtype="string")
 
 
 def _best(found: pd.DataFrame) -> pd.DataFrame:

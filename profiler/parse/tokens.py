@@ -69,7 +69,9 @@ def split(rows: list[str]) -> Tokens | None:
         return None
     codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
     solid = np.zeros(len(codes) + 2, dtype=np.int8)  # 1 for a character that is no blank
-    solid[1:-1] = _SOLID.take(codes)
+    solid[1:-1] = codes > 32
+    low = np.flatnonzero(codes < 28)  # newlines, tabs, ...: few; a lookup of every byte costs
+    solid[low + 1] = _SOLID[codes[low]]  # more (NumPy widens the bytes to indices)
     edges = np.flatnonzero(np.diff(solid))  # a token's start, then its end, and so on
     start, end = edges[0::2], edges[1::2]
     lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows)) + 1
