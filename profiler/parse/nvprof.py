@@ -67,8 +67,9 @@ _SECTION = re.compile(r"(?:==[0-9]+== |======== )?(?P<name>[^:=\n]{1,40}):[ \t\r
 _RESULT = "Profiling result:"
 _NVTX = "NVTX result:"
 # A table ends at a blank line, a line starting `==`, or a Markdown code fence (a log pasted
-# into a README or an issue).
-_TABLE_END = re.compile(r"\n(?:[ \t\r]*(?:\n|\Z)|==|[ \t]*```)")
+# into a README or an issue). Possessive blanks: the search tries every newline of a table, and
+# a line's leading blanks are read once, not again for each way it could end.
+_TABLE_END = re.compile(r"\n(?:==|[ \t]*+(?:```|[ \t\r]*+(?:\n|\Z)))")
 _SAYS = re.compile(
     r"^(?:==[0-9]+== |======== )?(?P<msg>(?:Error|Warning|Generated result file): [^\n]*"
     r"|No kernels were profiled\.|No API activities were profiled\.)",
