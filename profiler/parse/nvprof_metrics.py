@@ -259,7 +259,9 @@ def _blocks(
     frame = frame.assign(occurrence=occurrence)
     metric = pd.factorize(frame["metric"], use_na_sentinel=False)[0].astype("int64")
     group = pd.factorize(key * (int(occurrence.max(initial=0)) + 1) + occurrence)[0]
-    again = np.flatnonzero(pd.Series(group * (int(metric.max(initial=0)) + 1) + metric).duplicated())
+    again = np.flatnonzero(
+        pd.Series(group * (int(metric.max(initial=0)) + 1) + metric).duplicated()
+    )
     if len(again):
         row = int(frame.index[again[0]])
         shown = values.shown_cell(str(frame["metric"].iloc[again[0]]), 80)
