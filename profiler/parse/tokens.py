@@ -88,8 +88,8 @@ def decimals(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The numbers in `codes[start[i]:end[i]]` (ASCII bytes) that are plain decimals (`12`,
     `1.2345`, `.5`, `5.`) of at most 15 digits, and which cells were read; the others (NaN) are
-    left to `values.parsed`. A number is its digits as an integer divided by a power of ten: both are
-    exact in float64 and the division rounds correctly, as pandas' parser does."""
+    left to `values.parsed`. A number is its digits as an integer divided by a power of ten:
+    both are exact in float64 and the division rounds correctly, as pandas' parser does."""
     width = end - start
     size = int(width.max(initial=0))
     size = min(size, _WIDE + 1)
