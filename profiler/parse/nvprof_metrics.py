@@ -109,8 +109,8 @@ def text_rows(origin: Origin) -> pd.DataFrame:
     for offset in marked:
         body = bodies[offset]
         if body.startswith("Device "):
-            device, _, body = body[7:].partition('"  ')  # `Device "X (0)"[    Kernel: k]`
-            devices.append(device.strip().strip('"'))
+            label, _, body = body[7:].partition('"  ')  # `Device "X (0)"[    Kernel: k]`
+            devices.append(label.strip().strip('"'))
             device_at.append(offset)
             body = bodies[offset] = body.strip()
         if not body:
@@ -182,10 +182,10 @@ def _split_rows(bodies: list[str], n_values: int, events: bool) -> _Fields:
         "avg": cut.cells(avg),
     }
     for i in np.flatnonzero(~fast).tolist():  # a level among the values, or too few tokens
-        found = _split_row(bodies[i], n_values, events)
-        ok[i] = found is not None
-        if found is not None:
-            for name, cell in zip(names, found, strict=True):
+        one = _split_row(bodies[i], n_values, events)
+        ok[i] = one is not None
+        if one is not None:
+            for name, cell in zip(names, one, strict=True):
                 columns[name][i] = cell
     return _Fields(columns, ok)
 

@@ -379,7 +379,7 @@ def _order(df: pd.DataFrame) -> np.ndarray:
     them: the names as fixed-width NumPy text (compared in C, code point by code point) when
     that is small and exact (no name ends with a NUL, which NumPy drops), else as objects."""
     total = df["total_ns"].to_numpy(dtype="float64", na_value=np.nan)
-    names = df["name"].to_numpy(dtype=object, na_value=None)
+    names = df["name"].to_numpy(dtype=object)
     widest = max((len(n) for n in names if isinstance(n, str)), default=0)
     exact = all(isinstance(n, str) and not n.endswith("\x00") for n in names)
     if not exact or widest * 4 * len(names) > 256 * 2**20:
