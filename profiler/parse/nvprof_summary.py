@@ -126,10 +126,13 @@ def _token_numbers(
     column: str,
     rule: values.Rule,
     factor: float | np.ndarray,
+    index: pd.Index | None = None,
 ) -> pd.Series:
     """Each row's k-th token, less its last `drop` characters (a unit), as a checked number
-    (`values.numbers`); messages quote the whole token."""
+    (`values.numbers`); messages quote the whole token. `index` numbers the data rows (default:
+    the rows are the data rows)."""
     at = cut.index(k)
+    rows = pd.RangeIndex(len(at)) if index is None else index
     start, end = cut.start[at], cut.end[at]
     number, fast = tokens.decimals(cut.codes, start, end - drop)
     slow = np.flatnonzero(~fast)
@@ -145,10 +148,11 @@ def _token_numbers(
         )
         bad = np.flatnonzero(np.isnan(again) & present)
         if len(bad):
-            row = int(slow[bad[0]])
-            raise origin.cell_error(row, column, f"{values.shown_cell(shown(row))} is not a number")
+            at_bad = int(slow[bad[0]])
+            cell = values.shown_cell(shown(at_bad))
+            raise origin.cell_error(int(rows[at_bad]), column, f"{cell} is not a number")
         number[slow] = again
-    return values.checked(number, pd.RangeIndex(len(at)), origin, column, rule, factor, shown)
+    return values.checked(number, rows, origin, column, rule, factor, shown)
 
 
 def _token_shares(cut: tokens.Tokens, origin: Origin) -> pd.Series:
@@ -162,8 +166,12 @@ def _token_shares(cut: tokens.Tokens, origin: Origin) -> pd.Series:
     return _token_numbers(cut, 0, 1, origin, "Time(%)", values.SHARE, 1.0)
 
 
-def _token_times(cut: tokens.Tokens, k: int, origin: Origin, column: str) -> pd.Series:
-    """`1.8260ms`, `928ns`, `8.5s` -> float ns (`times` on tokens)."""
+def _token_times(
+    cut: tokens.Tokens, k: int, origin: Origin, column: str, index: pd.Index | None = None
+) -> pd.Series:
+    """`1.8260ms`, `928ns`, `8.5s` -> float ns (`times` on tokens); `index` as in
+    `_token_numbers`."""
+    rows = pd.RangeIndex(len(cut.count)) if index is None else index
     codes = cut.codes
     at = cut.index(k)
     start, end = cut.start[at], cut.end[at]
@@ -176,10 +184,12 @@ def _token_times(cut: tokens.Tokens, k: int, origin: Origin, column: str) -> pd.
     bad = np.flatnonzero(seconds & (last != ord("s")))
     if len(bad):
         cell = values.shown_cell(cut.text[start[bad[0]] : end[bad[0]]])
-        raise origin.cell_error(int(bad[0]), column, f"{cell} is not a time such as 1.8260ms")
+        raise origin.cell_error(
+            int(rows[bad[0]]), column, f"{cell} is not a time such as 1.8260ms"
+        )
     factor[seconds] = csvtext.NS_PER_UNIT["s"]
     drop = np.where(seconds, 1, 2)
-    return _token_numbers(cut, k, drop, origin, column, values.TIME, factor)
+    return _token_numbers(cut, k, drop, origin, column, values.TIME, factor, rows)
 
 
 def csv_rows(origin: Origin, section: str) -> pd.DataFrame:
@@ -241,6 +251,9 @@ def times(cells: pd.Series, origin: Origin, column: str) -> pd.Series:
     Raises: ParseError naming the line and column of a cell that is no time.
     """
     text = cells.tolist()  # str cells (a summary's fields, a trace's distinct values)
+    cut = tokens.split(text)
+    if cut is not None and bool((cut.count == 1).all()):  # each cell one token: all at once
+        return _token_times(cut, 0, origin, column, cells.index)
     factor = np.array([_TWO_LETTER_UNITS.get(cell[-2:], 0.0) for cell in text], dtype="float64")
     seconds = factor == 0
     for row in np.flatnonzero(seconds):  # `8.56944s`, rare; or no unit at all
