@@ -392,11 +392,11 @@ def _order(df: pd.DataFrame) -> np.ndarray:
     them: the names as fixed-width NumPy text (compared in C, code point by code point) when
     that is small and exact (no name ends with a NUL, which NumPy drops), else as objects."""
     total = df["total_ns"].to_numpy(dtype="float64", na_value=np.nan)
-    names = df["name"].to_numpy(dtype=object)
-    widest = max((len(n) for n in names if isinstance(n, str)), default=0)
-    exact = all(isinstance(n, str) and not n.endswith("\x00") for n in names)
-    if not exact or widest * 4 * len(names) > 256 * 2**20:
+    names = df["name"].astype("string")
+    widest = int(names.str.len().max()) if len(names) and names.notna().all() else -1
+    if widest < 0 or widest * 4 * len(names) > 256 * 2**20 or names.str.endswith("\x00").any():
         by = df.reset_index(drop=True)
         order = by.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
         return order.index.to_numpy()
-    return np.lexsort((np.array(names, dtype=f"U{max(widest, 1)}"), -total))
+    text = np.array(names.to_numpy(dtype=object), dtype=f"U{max(widest, 1)}")
+    return np.lexsort((text, -total))
