@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from profiler.errors import ParseError
@@ -66,8 +67,9 @@ _SECTION = re.compile(r"(?:==[0-9]+== |======== )?(?P<name>[^:=\n]{1,40}):[ \t\r
 _RESULT = "Profiling result:"
 _NVTX = "NVTX result:"
 # A table ends at a blank line, a line starting `==`, or a Markdown code fence (a log pasted
-# into a README or an issue).
-_TABLE_END = re.compile(r"\n(?:[ \t\r]*(?:\n|\Z)|==|[ \t]*```)")
+# into a README or an issue). Possessive blanks: the search tries every newline of a table, and
+# a line's leading blanks are read once, not again for each way it could end.
+_TABLE_END = re.compile(r"\n(?:==|[ \t]*+(?:```|[ \t\r]*+(?:\n|\Z)))")
 _SAYS = re.compile(
     r"^(?:==[0-9]+== |======== )?(?P<msg>(?:Error|Warning|Generated result file): [^\n]*"
     r"|No kernels were profiled\.|No API activities were profiled\.)",
@@ -321,6 +323,11 @@ def _metrics(tables: list[Table], stage: str, path: Path, alone: bool) -> pd.Dat
     if found.empty and not alone:
         return None
     every = pd.concat([rows for rows, _ in long])
-    kernels = every[nvprof_metrics.KEY].drop_duplicates(ignore_index=True)
-    names = list(dict.fromkeys(str(m) for m in every["metric"]))
+    keys = every[nvprof_metrics.KEY]
+    same = np.ones(max(len(keys) - 1, 0), dtype=bool)  # a row like the one above: no first one
+    for column in nvprof_metrics.KEY:
+        cells = keys[column].to_numpy(dtype=object)
+        same &= cells[1:] == cells[:-1]
+    kernels = keys[np.append(True, ~same)[: len(keys)]].drop_duplicates(ignore_index=True)
+    names = list(dict.fromkeys(str(m) for m in pd.unique(every["metric"].to_numpy(dtype=object))))
     return nvprof_metrics.metrics_table(kernels, found, names, stage, Origin(path, EXPECTED))

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from profiler import schema
-from profiler.parse import csvtext, values
+from profiler.parse import csvtext, tokens, values
 from profiler.parse.values import Origin
 
 LONG = ["device", "kernel", "invocations", "metric", "min", "max", "avg"]
@@ -89,6 +89,10 @@ KNOWN = (
 def text_rows(origin: Origin) -> pd.DataFrame:
     """The rows of one text metric or event table (`origin.text` starts at its header).
 
+    The `Device` and `Kernel:` lines (and blank ones) are read one by one; the metric rows
+    between them, nearly every line, are cut into tokens all at once (`tokens.split`), and only
+    a row with a level among its values (`Low (3)`) is cut on its own.
+
     Returns: DataFrame with `LONG` columns (as text) and `occurrence`, indexed by data row (messages
         name lines).
 
@@ -98,29 +102,92 @@ def text_rows(origin: Origin) -> pd.DataFrame:
     header, *lines = str(origin.text).split("\n")
     n_values = 4 if header.split()[-1] == "Total" else 3
     events = "Event Name" in header
-    device, kernel, rows, labels, starts, new = "", None, [], [], [], False
-    for offset, line in enumerate(lines):
-        body = line.strip()
-        if not body:
-            continue
+    bodies = [line.strip() for line in lines]
+    marked = [i for i, b in enumerate(bodies) if not b or b.startswith(("Device ", "Kernel:"))]
+    is_row = np.ones(len(bodies), dtype=bool)
+    devices, device_at, kernels, kernel_at = [""], [-1], [], []
+    for offset in marked:
+        body = bodies[offset]
         if body.startswith("Device "):
-            device, _, body = body[7:].partition('"  ')  # `Device "X (0)"[    Kernel: k]`
-            body = body.strip()
-            if not body:
-                continue
-        if body.startswith("Kernel:"):
-            kernel, new = body[7:].strip(), True
-            continue
-        fields = _split_row(body, n_values, events)
-        if fields is None or kernel is None:
-            what = "not a metric or event row" if fields is None else "a row before any Kernel:"
-            raise origin.error(f"line {origin.first_line + offset + 1}: {what}")
-        rows.append((device.strip().strip('"'), kernel, *fields))
-        labels.append(offset)
-        starts.append(new)
-        new = False
-    frame = pd.DataFrame(rows, columns=LONG, index=pd.Index(labels, dtype="int64"), dtype=object)
-    return _blocks(frame, origin, np.array(starts, dtype=bool))
+            label, _, body = body[7:].partition('"  ')  # `Device "X (0)"[    Kernel: k]`
+            devices.append(label.strip().strip('"'))
+            device_at.append(offset)
+            body = bodies[offset] = body.strip()
+        if not body:
+            is_row[offset] = False
+        elif body.startswith("Kernel:"):
+            kernels.append(body[7:].strip())
+            kernel_at.append(offset)
+            is_row[offset] = False
+    offsets = np.flatnonzero(is_row)
+    fields = _split_rows([bodies[i] for i in offsets.tolist()], n_values, events)
+    block = np.searchsorted(np.array(kernel_at, dtype="int64"), offsets, side="right") - 1
+    bad = np.flatnonzero(~fields.ok | (block < 0))
+    if len(bad):
+        what = "not a metric or event row" if not fields.ok[bad[0]] else "a row before any Kernel:"
+        raise origin.error(f"line {origin.first_line + int(offsets[bad[0]]) + 1}: {what}")
+    device = np.searchsorted(np.array(device_at, dtype="int64"), offsets, side="right") - 1
+    kernel_codes, kernel_names = pd.factorize(pd.Series(kernels, dtype=object))
+    row_kernel = kernel_codes[block]
+    frame = pd.DataFrame(
+        {
+            "device": np.asarray(devices, dtype=object)[device],
+            "kernel": np.asarray(kernel_names, dtype=object)[row_kernel],
+            **fields.columns,
+        },
+        columns=LONG,
+        index=pd.Index(offsets, dtype="int64"),
+        dtype=object,
+    )
+    device_codes = pd.factorize(np.asarray(devices, dtype=object))[0].astype("int64")[device]
+    starts = np.ones(len(offsets), dtype=bool)
+    starts[1:] = block[1:] != block[:-1]
+    return _blocks(frame, origin, starts, (device_codes, row_kernel.astype("int64")))
+
+
+@dataclass(frozen=True)
+class _Fields:
+    """Metric rows cut into `LONG`'s invocations, metric, min, max and avg; `ok` False for a
+    row that is none."""
+
+    columns: dict[str, list[str]]
+    ok: np.ndarray
+
+
+def _split_rows(bodies: list[str], n_values: int, events: bool) -> _Fields:
+    """`_split_row` of every row (stripped), most of them at once with `tokens.split`."""
+    names = ("invocations", "metric", "min", "max", "avg")
+    cut = tokens.split(bodies)
+    if cut is None:  # not ASCII: one by one
+        found = [_split_row(body, n_values, events) for body in bodies]
+        ok = np.array([f is not None for f in found], dtype=bool)
+        cells = [f if f is not None else ("",) * 5 for f in found]
+        return _Fields(dict(zip(names, map(list, zip(*cells, strict=True)), strict=True)), ok)
+    count = cut.count
+    # `_split_row`'s fast case: no `)` among the last n_values tokens (no level such as
+    # `Low (3)`), with two tokens before them (events) or two and a description (metrics)
+    parens = np.flatnonzero(cut.codes == ord(")"))
+    value_start = cut.start[np.maximum(cut.index(-n_values), 0)]
+    row_end = cut.end[np.maximum(cut.first + count - 1, 0)]
+    has_paren = np.searchsorted(parens, row_end) > np.searchsorted(parens, value_start)
+    head = count - n_values
+    fast = (head >= 1) & ~has_paren
+    ok = fast & ((head == 2) if events else (head >= 2))
+    avg = -1 - (n_values - 3)  # `Total` is the last value when there are four
+    columns = {
+        "invocations": cut.cells(0),
+        "metric": cut.cells(1),
+        "min": cut.cells(avg - 2),
+        "max": cut.cells(avg - 1),
+        "avg": cut.cells(avg),
+    }
+    for i in np.flatnonzero(~fast).tolist():  # a level among the values, or too few tokens
+        one = _split_row(bodies[i], n_values, events)
+        ok[i] = one is not None
+        if one is not None:
+            for name, cell in zip(names, one, strict=True):
+                columns[name][i] = cell
+    return _Fields(columns, ok)
 
 
 def _split_row(body: str, n_values: int, events: bool) -> tuple[str, ...] | None:
@@ -163,27 +230,42 @@ def csv_rows(origin: Origin) -> pd.DataFrame:
     return _blocks(frame.assign(device=frame["device"].fillna("")), origin)
 
 
-def _blocks(frame: pd.DataFrame, origin: Origin, starts: np.ndarray | None = None) -> pd.DataFrame:
+def _blocks(
+    frame: pd.DataFrame,
+    origin: Origin,
+    starts: np.ndarray | None = None,
+    codes: tuple[np.ndarray, np.ndarray] | None = None,
+) -> pd.DataFrame:
     """`frame` with `occurrence`: how many earlier blocks of rows had its device and kernel. A
     block starts at each of `starts` (the rows under a `Kernel:` line), by default where the
-    device or kernel changes.
+    device or kernel changes. `codes`: each row's device and kernel as numbers (equal numbers
+    for equal names), when the caller has them.
 
     Raises: ParseError naming the line of a metric listed twice for one kernel.
     """
-    device = pd.factorize(frame["device"])[0].astype("int64")
-    kernel = pd.factorize(frame["kernel"])[0].astype("int64")
-    key = pd.Series(device * (int(kernel.max(initial=0)) + 1) + kernel, index=frame.index)
+    if codes is None:
+        codes = (
+            pd.factorize(frame["device"])[0].astype("int64"),
+            pd.factorize(frame["kernel"])[0].astype("int64"),
+        )
+    device, kernel = codes
+    key = device * (int(kernel.max(initial=0)) + 1) + kernel
     if starts is None:
-        starts = (key != key.shift()).to_numpy(dtype=bool)
-    first = key[starts]
-    block = pd.Series(np.nan, index=frame.index)
-    block[starts] = first.groupby(first).cumcount().to_numpy()
-    frame = frame.assign(occurrence=block.ffill().fillna(0).astype("int64"))
-    again = np.flatnonzero(frame.duplicated([*KEY, "metric"]).to_numpy())
+        starts = np.ones(len(key), dtype=bool)
+        starts[1:] = key[1:] != key[:-1]
+    first = pd.Series(key[starts])
+    block = np.cumsum(starts) - 1  # each row's block
+    occurrence = first.groupby(first).cumcount().to_numpy(dtype="int64")[block]
+    frame = frame.assign(occurrence=occurrence)
+    metric = pd.factorize(frame["metric"], use_na_sentinel=False)[0].astype("int64")
+    group = pd.factorize(key * (int(occurrence.max(initial=0)) + 1) + occurrence)[0]
+    again = np.flatnonzero(
+        pd.Series(group * (int(metric.max(initial=0)) + 1) + metric).duplicated()
+    )
     if len(again):
         row = int(frame.index[again[0]])
-        metric = values.shown_cell(str(frame["metric"].iloc[again[0]]), 80)
-        raise origin.error(f"line {origin.line(row)}: {metric} again for the same kernel")
+        shown = values.shown_cell(str(frame["metric"].iloc[again[0]]), 80)
+        raise origin.error(f"line {origin.line(row)}: {shown} again for the same kernel")
     return frame
 
 
@@ -231,13 +313,18 @@ def _avg(
 
     Raises: ParseError naming the line and column of a cell that is no number in range.
     """
-    text = cells.astype(str).str.strip()
-    pct = text.str.endswith("%").to_numpy(dtype=bool) & (field in _PCT_FIELDS)
-    level = text.str.endswith(")") & text.str.contains("(", regex=False)
-    inner = text.str.rpartition("(")[2].str.removesuffix(")")
-    number = inner.where(level, text.where(~pct, text.str[:-1]))
+    text = [str(cell).strip() for cell in cells.tolist()]
+    tail = np.array([t[-1:] for t in text], dtype=object)
+    pct = (tail == "%") & (field in _PCT_FIELDS)
+    number = list(text)
+    for i in np.flatnonzero(pct).tolist():
+        number[i] = text[i][:-1]
+    for i in np.flatnonzero(tail == ")").tolist():  # a level: `Low (3)`
+        if "(" in text[i]:
+            number[i] = text[i].rpartition("(")[2].removesuffix(")")
     factor = np.where(pct, 1.0, weight.to_numpy(dtype="float64"))
-    return values.numbers(number, origin, column, values.VALUE, factor, cells)
+    series = pd.Series(number, index=cells.index, dtype=object)
+    return values.numbers(series, origin, column, values.VALUE, factor, cells)
 
 
 def metrics_table(
@@ -272,11 +359,18 @@ def metrics_table(
     out = table.assign(
         stage=stage,
         kernel_id=np.arange(len(table), dtype="int64"),
-        name=values.cap_names(table["kernel"].astype("string")),
+        name=_capped(table["kernel"]),
         **{f: values.whole(table[f].astype("float64")) for f in _COUNT_FIELDS},
     )
     fill = ("range", "grid", "block", "duration_ns", "registers")
     return schema.validate(schema.conform(out, schema.METRICS, fill=fill), schema.METRICS)
+
+
+def _capped(kernels: pd.Series) -> pd.Series:
+    """`values.cap_names` of the kernel names as text, each distinct name capped once."""
+    codes, names = pd.factorize(kernels, use_na_sentinel=False)
+    capped = values.cap_names(pd.Series(names, dtype="string")).to_numpy(dtype=object)
+    return pd.Series(capped[codes], index=kernels.index, dtype="string")
 
 
 def _best(found: pd.DataFrame) -> pd.DataFrame:

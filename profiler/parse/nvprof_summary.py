@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from profiler import schema
-from profiler.parse import csvtext, gpuops, values
+from profiler.parse import csvtext, gpuops, tokens, values
 from profiler.parse.values import Origin
 
 COLUMNS = ["type", "name", "time_pct", "calls", "total", "avg", "min", "max"]
@@ -31,6 +31,9 @@ _TWO_LETTER_UNITS = {unit: csvtext.NS_PER_UNIT[unit] for unit in ("ns", "us", "m
 def text_rows(origin: Origin, section: str) -> pd.DataFrame:
     """The rows of one text summary table (`origin.text` starts at its header).
 
+    Every row is cut into tokens at once (`tokens.split`) and its numbers read from them (the
+    rare cell that is not a plain decimal, or a table that is not ASCII, as before, one by one).
+
     Args:
         origin: the table's text and place in its file.
         section: the row type of rows before the first typed one (`GPU activities` unless the
@@ -40,9 +43,55 @@ def text_rows(origin: Origin, section: str) -> pd.DataFrame:
 
     Raises: ParseError naming the line (and column) of the first bad row or cell.
     """
+    lines = str(origin.text).split("\n")[1:]
+    cut = tokens.split(lines)
+    if cut is None:
+        return _rows_one_by_one(lines, section, origin)
+    offsets = np.flatnonzero(cut.count > 0)  # blank lines are no rows
+    cut = cut.rows(offsets)
+    initial = cut.codes[cut.start[cut.index(0)]] | 32  # lower case
+    typed = np.flatnonzero((initial >= ord("a")) & (initial <= ord("z"))).tolist()
+    sections, changes, skip, wrong = [section], [-1], np.zeros(len(offsets), dtype="int64"), None
+    for i in typed:  # `GPU activities:` or `API calls:` before the first field
+        kind, sep, rest = lines[offsets[i]].strip().partition(":")
+        if not sep or "%" in kind:
+            wrong = i
+            break
+        if rest[:1] and not rest[:1].isspace():  # `API calls:100.00%`: no token ends at `:`
+            return _rows_one_by_one(lines, section, origin)
+        sections.append(kind.strip())
+        changes.append(i)
+        skip[i] = len((kind + ":").split())  # the tokens before the fields
+    cut = cut.rows(np.arange(len(offsets)), skip)
+    count = cut.count
+    short = np.flatnonzero(count < 7)
+    if wrong is not None and (not len(short) or wrong <= short[0]):
+        raise origin.error(f"line {origin.first_line + offsets[wrong] + 1}: not a summary row")
+    if len(short):
+        found = min(int(count[short[0]]), 7)
+        raise origin.error(
+            f"line {origin.first_line + offsets[short[0]] + 1}: a summary row has 7 fields "
+            f"(Time(%), Time, Calls, Avg, Min, Max, Name), this one {found} (truncated file?)"
+        )
+    which = np.searchsorted(np.array(changes), np.arange(len(offsets)), side="right") - 1
+    out = {
+        "type": pd.Series(np.asarray(sections, dtype=object)[which], dtype="string"),
+        "name": pd.Series(cut.rest(6), dtype="string"),
+        "time_pct": _token_shares(cut, origin),
+        "calls": _token_numbers(cut, 2, 0, origin, "Calls", values.COUNT, 1.0),
+    }
+    for field, k in zip(_TIMES, (1, 3, 4, 5), strict=True):
+        out[field] = _token_times(cut, k, origin, _TIMES[field])
+    frame = pd.DataFrame(out, columns=COLUMNS)
+    _check_shares(frame, origin, resolution=0.01)
+    return frame
+
+
+def _rows_one_by_one(lines: list[str], section: str, origin: Origin) -> pd.DataFrame:
+    """`text_rows` of rows cut one by one with `str.split` (rows that are not ASCII)."""
     types, rows = [], []
-    for offset, line in enumerate(str(origin.text).split("\n")[1:], start=1):
-        body = line.strip()  # one split per row: this loop is the parser's hot path
+    for offset, line in enumerate(lines, start=1):
+        body = line.strip()
         if not body:
             continue
         if body[0].isalpha():  # `GPU activities:` or `API calls:` before the first field
@@ -67,6 +116,80 @@ def text_rows(origin: Origin, section: str) -> pd.DataFrame:
     frame = pd.DataFrame(out, columns=COLUMNS)
     _check_shares(frame, origin, resolution=0.01)
     return frame
+
+
+def _token_numbers(
+    cut: tokens.Tokens,
+    k: int,
+    drop: int | np.ndarray,
+    origin: Origin,
+    column: str,
+    rule: values.Rule,
+    factor: float | np.ndarray,
+    index: pd.Index | None = None,
+) -> pd.Series:
+    """Each row's k-th token, less its last `drop` characters (a unit), as a checked number
+    (`values.numbers`); messages quote the whole token. `index` numbers the data rows (default:
+    the rows are the data rows)."""
+    at = cut.index(k)
+    rows = pd.RangeIndex(len(at)) if index is None else index
+    start, end = cut.start[at], cut.end[at]
+    number, fast = tokens.decimals(cut.codes, start, end - drop)
+    slow = np.flatnonzero(~fast)
+    text = cut.text
+
+    def shown(i: int) -> str:
+        return text[int(start[i]) : int(end[i])]
+
+    if len(slow):
+        stops = (end - drop)[slow].tolist()
+        again, present = values.parsed(
+            [text[a:b] for a, b in zip(start[slow].tolist(), stops, strict=True)]
+        )
+        bad = np.flatnonzero(np.isnan(again) & present)
+        if len(bad):
+            at_bad = int(slow[bad[0]])
+            cell = values.shown_cell(shown(at_bad))
+            raise origin.cell_error(int(rows[at_bad]), column, f"{cell} is not a number")
+        number[slow] = again
+    return values.checked(number, rows, origin, column, rule, factor, shown)
+
+
+def _token_shares(cut: tokens.Tokens, origin: Origin) -> pd.Series:
+    """`20.21%` -> 20.21 (`_shares` on tokens)."""
+    codes = cut.codes
+    at = cut.index(0)
+    bad = np.flatnonzero(codes[cut.end[at] - 1] != ord("%"))
+    if len(bad):
+        cell = values.shown_cell(cut.text[cut.start[at[bad[0]]] : cut.end[at[bad[0]]]])
+        raise origin.cell_error(int(bad[0]), "Time(%)", f"{cell} is not a percentage")
+    return _token_numbers(cut, 0, 1, origin, "Time(%)", values.SHARE, 1.0)
+
+
+def _token_times(
+    cut: tokens.Tokens, k: int, origin: Origin, column: str, index: pd.Index | None = None
+) -> pd.Series:
+    """`1.8260ms`, `928ns`, `8.5s` -> float ns (`times` on tokens); `index` as in
+    `_token_numbers`."""
+    rows = pd.RangeIndex(len(cut.count)) if index is None else index
+    codes = cut.codes
+    at = cut.index(k)
+    start, end = cut.start[at], cut.end[at]
+    last = codes[end - 1]
+    before = np.where(end - start >= 2, codes[np.maximum(end - 2, 0)], 0)
+    factor = np.zeros(len(at), dtype="float64")
+    for unit, ns in _TWO_LETTER_UNITS.items():
+        factor[(before == ord(unit[0])) & (last == ord("s"))] = ns
+    seconds = factor == 0
+    bad = np.flatnonzero(seconds & (last != ord("s")))
+    if len(bad):
+        cell = values.shown_cell(cut.text[start[bad[0]] : end[bad[0]]])
+        raise origin.cell_error(
+            int(rows[bad[0]]), column, f"{cell} is not a time such as 1.8260ms"
+        )
+    factor[seconds] = csvtext.NS_PER_UNIT["s"]
+    drop = np.where(seconds, 1, 2)
+    return _token_numbers(cut, k, drop, origin, column, values.TIME, factor, rows)
 
 
 def csv_rows(origin: Origin, section: str) -> pd.DataFrame:
@@ -128,6 +251,9 @@ def times(cells: pd.Series, origin: Origin, column: str) -> pd.Series:
     Raises: ParseError naming the line and column of a cell that is no time.
     """
     text = cells.tolist()  # str cells (a summary's fields, a trace's distinct values)
+    cut = tokens.split(text)
+    if cut is not None and bool((cut.count == 1).all()):  # each cell one token: all at once
+        return _token_times(cut, 0, origin, column, cells.index)
     factor = np.array([_TWO_LETTER_UNITS.get(cell[-2:], 0.0) for cell in text], dtype="float64")
     seconds = factor == 0
     for row in np.flatnonzero(seconds):  # `8.56944s`, rare; or no unit at all
@@ -255,7 +381,22 @@ def _gpu_kinds(gpu: pd.DataFrame) -> pd.DataFrame:
 
 
 def _conform(df: pd.DataFrame, tbl: schema.Table) -> pd.DataFrame:
-    df = df.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
+    df = df.iloc[_order(df)]
     return schema.validate(
         schema.conform(df, tbl, fill=("bytes",) if "bytes" in tbl.names else ()), tbl
     )
+
+
+def _order(df: pd.DataFrame) -> np.ndarray:
+    """The rows by total time, longest first, then by name (stable), as `sort_values` orders
+    them: the names as fixed-width NumPy text (compared in C, code point by code point) when
+    that is small and exact (no name ends with a NUL, which NumPy drops), else as objects."""
+    total = df["total_ns"].to_numpy(dtype="float64", na_value=np.nan)
+    names = df["name"].astype("string")
+    widest = int(names.str.len().max()) if len(names) and names.notna().all() else -1
+    if widest < 0 or widest * 4 * len(names) > 256 * 2**20 or names.str.endswith("\x00").any():
+        by = df.reset_index(drop=True)
+        order = by.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
+        return order.index.to_numpy()
+    text = np.array(names.to_numpy(dtype=object), dtype=f"U{max(widest, 1)}")
+    return np.lexsort((text, -total))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,6 +133,7 @@ def numbers(
     Raises: ParseError naming the line and column of the first cell that is not a number, or
         not what `rule` allows.
     """
+    quoted = values if shown is None else shown
     if values.dtype.kind in "iuf":
         number = values.to_numpy(dtype="float64", na_value=np.nan)
     else:
@@ -139,18 +141,45 @@ def numbers(
         present = (values.notna() & ~values.isin(MISSING)).to_numpy(dtype=bool)
         bad = np.flatnonzero(np.isnan(number) & present)
         if len(bad):
-            cell = (values if shown is None else shown).iloc[bad[0]]
+            cell = quoted.iloc[bad[0]]
             raise origin.cell_error(
                 _row(values, bad[0]), column, f"{shown_cell(cell)} is not a number"
             )
+    return checked(number, values.index, origin, column, rule, factor, lambda i: quoted.iloc[i])
+
+
+def parsed(cells: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Text cells as float64 as `numbers` reads them (NaN where no number), and which cells are
+    present (not one of `MISSING`)."""
+    series = pd.Series(cells, dtype=object)
+    present = (series.notna() & ~series.isin(MISSING)).to_numpy(dtype=bool)
+    return _parse(series), present
+
+
+def checked(
+    number: np.ndarray,
+    index: pd.Index,
+    origin: Origin,
+    column: str,
+    rule: Rule,
+    factor: float | np.ndarray,
+    shown: Callable[[int], object],
+) -> pd.Series:
+    """Numbers already read (NaN: missing) in the unit of `factor`, checked as `numbers` does;
+    `shown(i)` is the cell at position i as messages quote it, `index` numbers the data rows.
+
+    Raises: ParseError naming the line and column of the first value `rule` does not allow.
+    """
     with np.errstate(over="ignore", invalid="ignore"):  # 1e300 s in ns: inf, refused below
         scaled = number * factor
     reason = _reasons(number, scaled, rule)
     bad = np.flatnonzero(reason > 0)
     if len(bad):
-        cell, why = (values if shown is None else shown).iloc[bad[0]], int(reason[bad[0]])
-        raise origin.cell_error(_row(values, bad[0]), column, _say(cell, rule, why))
-    return pd.Series(scaled, index=values.index, dtype="float64")
+        cell, why = shown(int(bad[0])), int(reason[bad[0]])
+        label = index[bad[0]]
+        row = int(label) if isinstance(label, (int, np.integer)) else int(bad[0])
+        raise origin.cell_error(row, column, _say(cell, rule, why))
+    return pd.Series(scaled, index=index, dtype="float64")
 
 
 def scalar(text: str, rule: Rule, factor: float = 1.0) -> float:
