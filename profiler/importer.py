@@ -103,7 +103,6 @@ def import_run(
     files.check_output_dir(out_root)
     with _disk(out_root):
         tmp = store.start_run(Path(out_root), model)
-    reserved: Path | None = None
     try:
         parts, listed, techniques = [], [], []
         for key, path, kind in inputs:
@@ -120,15 +119,10 @@ def import_run(
         run = store.Run(meta, tables)
         with _disk(out_root):
             store.save_run(run, tmp)
-            run.path = reserved = store.reserve_name(tmp)
-            html.write_report(run, tmp / "report.html")  # before the run gets its final name
-            path = store.finish_run(tmp, reserved)
+            path = store.publish(run, tmp, lambda: html.write_report(run, tmp / "report.html"))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)  # the inputs are still where they were
-        if reserved is not None:
-            store.release_name(reserved)
         raise
-    run.path = path
     return path
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from profiler import __version__, schema, store
+from profiler import schema, store
 from profiler import sweep_steps as steps
 from profiler.analyze.assemble import assemble_tables
 from profiler.collect.runner import collect_stage
@@ -52,7 +52,7 @@ def run_pipeline(settings: SweepSettings, progress: Progress | None = None) -> S
     progress = progress or NullProgress()
     reference = steps.load_reference(settings)  # fail fast, before the GPU
     steps.check_machine(settings)
-    meta = steps.run_meta(settings, __version__)
+    meta = steps.run_meta(settings)
     steps.check_baseline(reference, meta, settings)
     tmp = store.start_run(settings.out_root, settings.study.name)
     outcomes = steps.collect_stages(settings, tmp / "raw", progress)  # collect
@@ -65,12 +65,6 @@ def run_pipeline(settings: SweepSettings, progress: Progress | None = None) -> S
     if regressions is not None:
         run.tables[schema.REGRESSIONS.name] = regressions
     store.save_run(run, tmp)  # store
-    run.path = store.reserve_name(tmp)
-    try:
-        steps.render(run, tmp, settings)  # render, naming the reserved directory
-    except BaseException:
-        store.release_name(run.path)
-        raise
-    run.path = store.finish_run(tmp, run.path)
+    path = store.publish(run, tmp, lambda: steps.render(run, tmp, settings))  # render
     steps.write_ci_outputs(run, settings)
-    return SweepResult(path=run.path, exit_code=steps.exit_code(run), run=run)
+    return SweepResult(path=path, exit_code=steps.exit_code(run), run=run)

@@ -11,13 +11,12 @@ from __future__ import annotations
 import shlex
 import sys
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from profiler import __version__, schema, store
+from profiler import schema, store
 from profiler.collect import env
 from profiler.collect.discovery import StudyInfo
 from profiler.collect.serve.runner import ServeJob, collect_serving
@@ -85,16 +84,14 @@ def run_serve(settings: ServeSettings, progress: Progress | None = None) -> Serv
     if reference is not None:  # analyze: the gate
         run.tables[schema.REGRESSIONS.name] = compare(reference, run, settings.fail_on)
     store.save_run(run, tmp)  # store
-    run.path = store.reserve_name(tmp)
-    try:
-        render(run, tmp, settings)  # render, naming the reserved directory
-    except BaseException:
-        store.release_name(run.path)
-        raise
-    if not settings.keep_records:
-        drop_records(raw)
-    run.path = store.finish_run(tmp, run.path)
-    return ServeResult(run.path, exit_code(run, result), run)
+
+    def render_then_drop_records() -> None:
+        render(run, tmp, settings)  # render
+        if not settings.keep_records:
+            drop_records(raw)
+
+    path = store.publish(run, tmp, render_then_drop_records)
+    return ServeResult(path, exit_code(run, result), run)
 
 
 def analyse(result: dict[str, Any], raw: Path) -> dict[str, pd.DataFrame]:
@@ -134,18 +131,12 @@ def exit_code(run: store.Run, result: dict[str, Any]) -> int:
 
 
 def run_meta(settings: ServeSettings) -> dict[str, Any]:
-    study, job = settings.study, settings.job
-    machine = env.machine_info()
-    return {
-        "profgen_version": __version__,
-        "model": study.name,
-        "model_title": study.title,
-        "unit": study.unit,
-        "study": {"ref": study.ref, "version": study.version, "compare": study.compare},
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": settings.command,
-        "source": "serve",
-        "settings": {
+    job = settings.job
+    return env.run_meta(
+        settings.study,
+        settings.command,
+        "serve",
+        {
             "stage": job.stage,
             "engine": job.engine,
             "concurrency": list(job.concurrency),
@@ -162,10 +153,8 @@ def run_meta(settings: ServeSettings) -> dict[str, Any]:
             "keep_records": settings.keep_records,
             "items": None,
         },
-        "machine": machine,
-        "git": machine.pop("git", {}),
-        "stages": [job.stage],
-    }
+        [job.stage],
+    )
 
 
 def _serve_meta(result: dict[str, Any]) -> dict[str, Any]:

@@ -142,6 +142,25 @@ def finish_run(tmp: Path, final: Path | None = None) -> Path:
     return final
 
 
+def publish(run: Run, tmp: Path, render: Callable[[], object]) -> Path:
+    """Give the saved temporary run `tmp` its final name with its report: reserve the name, set
+    `run.path` to it, call `render` (which writes the report, naming that directory), then
+    rename the run over the reservation. A failing `render` gives the name back and leaves
+    `tmp` where it is.
+
+    Raises: OutputError when no name can be reserved or the rename fails; whatever `render`
+    raises.
+    """
+    run.path = reserve_name(tmp)
+    try:
+        render()
+    except BaseException:
+        release_name(run.path)
+        raise
+    run.path = finish_run(tmp, run.path)
+    return run.path
+
+
 def load_run(path: str | Path) -> Run:
     """Read a run directory back: its run.json, checked, then each table it lists (a run of an
     older schema version upgraded as it is read).

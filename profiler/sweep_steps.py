@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -56,20 +55,13 @@ def check_machine(settings: SweepSettings, backend: str | None = None) -> None:
     preflight(backend, settings.metrics)
 
 
-def run_meta(settings: SweepSettings, version: str) -> dict[str, Any]:
+def run_meta(settings: SweepSettings) -> dict[str, Any]:
     """run.json's content, less the tables list and the ceilings measured later."""
-    study = settings.study
-    machine = env.machine_info()
-    return {
-        "profgen_version": version,
-        "model": study.name,
-        "model_title": study.title,
-        "unit": study.unit,
-        "study": {"ref": study.ref, "version": study.version, "compare": study.compare},
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": settings.command,
-        "source": "sweep",
-        "settings": {
+    return env.run_meta(
+        settings.study,
+        settings.command,
+        "sweep",
+        {
             "items": settings.items,
             "repeat": settings.repeat,
             "warmup": settings.warmup,
@@ -81,10 +73,8 @@ def run_meta(settings: SweepSettings, version: str) -> dict[str, Any]:
             "onnx": str(settings.model_file) if settings.model_file else None,
             "stage_timeout_s": settings.stage_timeout_s,
         },
-        "machine": machine,
-        "git": machine.pop("git", {}),
-        "stages": list(settings.stages),
-    }
+        list(settings.stages),
+    )
 
 
 def collect_stages(

@@ -14,14 +14,18 @@ import platform
 import socket
 import subprocess
 import sys
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from profiler.collect import ncu as ncu_mod
 from profiler.collect import nsys as nsys_mod
 from profiler.collect.tools import output_of
 from profiler.errors import NoCudaDevice, ProfgenError, ToolNotFound
+
+if TYPE_CHECKING:
+    from profiler.collect.discovery import StudyInfo
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 _SMI_FIELDS = (
@@ -155,6 +159,30 @@ def _tool_version(find: Any, version: Any) -> tuple[str | None, str | None]:
         return str(path), version(path)
     except ToolNotFound:
         return None, None
+
+
+def run_meta(
+    study: StudyInfo, command: str, source: str, settings: dict[str, Any], stages: list[str]
+) -> dict[str, Any]:
+    """What run.json says of every run, sweep or serve: the study, when, the command and its
+    settings, this machine and its git commit."""
+    from profiler import __version__
+
+    machine = machine_info()
+    return {
+        "profgen_version": __version__,
+        "model": study.name,
+        "model_title": study.title,
+        "unit": study.unit,
+        "study": {"ref": study.ref, "version": study.version, "compare": study.compare},
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": command,
+        "source": source,
+        "settings": settings,
+        "machine": machine,
+        "git": machine.pop("git", {}),
+        "stages": stages,
+    }
 
 
 def machine_info() -> dict[str, Any]:
