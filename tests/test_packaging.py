@@ -44,6 +44,8 @@ def from_wheel(site: Path, code: str, cwd: Path) -> subprocess.CompletedProcess[
 def test_the_wheel_carries_templates_and_the_study_entry_point(installed: Path):
     assert (installed / "profiler" / "templates" / "report.html.j2").is_file()
     assert (installed / "variants" / "lenet" / "kernels" / "fused.cu").is_file()
+    for header in ("lenet/kernels/common.cuh", "onnxplan/kernels/conv_direct.cuh"):
+        assert (installed / "variants" / header).is_file(), header  # kernels paste them in
     (dist,) = installed.glob("profgen-*.dist-info")
     assert "lenet = variants.lenet.study:STUDY" in (dist / "entry_points.txt").read_text()
 

@@ -2,6 +2,8 @@
 // float32. `res` is the residual input (nullptr: none); lo/hi are -inf/+inf without an
 // activation. Each kernel's indexing has a NumPy twin in variants/onnxplan/twins.py.
 
+#include "conv_direct.cuh"
+
 __device__ __forceinline__ float epilogue(float acc, const float* __restrict__ res,
                                           long long idx, float lo, float hi)
 {
@@ -18,27 +20,7 @@ extern "C" __global__ void conv_direct_fused(
 {
     long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (idx >= (long long)n * oc * ho * wo) return;
-    int ox = (int)(idx % wo);
-    long long t = idx / wo;
-    int oy = (int)(t % ho);
-    t /= ho;
-    int o = (int)(t % oc);
-    int img = (int)(t / oc);
-    int cg = c / group, g = o / (oc / group);
-    float acc = b[o];
-    for (int ci = 0; ci < cg; ++ci) {
-        const float* xc = x + ((long long)img * c + g * cg + ci) * h * wd;
-        const float* wc = w + ((long long)o * cg + ci) * kh * kw;
-        for (int i = 0; i < kh; ++i) {
-            int iy = oy * sh - pt + i;
-            if (iy < 0 || iy >= h) continue;
-            for (int j = 0; j < kw; ++j) {
-                int ix = ox * sw - pl + j;
-                if (ix < 0 || ix >= wd) continue;
-                acc += xc[iy * wd + ix] * wc[i * kw + j];
-            }
-        }
-    }
+    float acc = conv_direct_at(x, w, b, idx, c, h, wd, oc, ho, wo, kh, kw, sh, sw, pt, pl, group);
     y[idx] = epilogue(acc, res, idx, lo, hi);
 }
 

@@ -3,6 +3,8 @@
 // Sizes are int (every tensor of a study fits 2^31 elements per launch); flat indices of
 // whole batches are long long.
 
+#include "conv_direct.cuh"
+
 // Direct convolution of any kernel size, stride, padding and group: thread `idx` computes
 // y[img][o][oy][ox] = b[o] + sum over its group's channels ci and taps (i, j) inside the
 // input of x[img][g*cg+ci][oy*sh-pt+i][ox*sw-pl+j] * w[o][ci][i][j].
@@ -13,28 +15,7 @@ extern "C" __global__ void conv_direct(
 {
     long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (idx >= (long long)n * oc * ho * wo) return;
-    int ox = (int)(idx % wo);
-    long long t = idx / wo;
-    int oy = (int)(t % ho);
-    t /= ho;
-    int o = (int)(t % oc);
-    int img = (int)(t / oc);
-    int cg = c / group, g = o / (oc / group);
-    float acc = b[o];
-    for (int ci = 0; ci < cg; ++ci) {
-        const float* xc = x + ((long long)img * c + g * cg + ci) * h * wd;
-        const float* wc = w + ((long long)o * cg + ci) * kh * kw;
-        for (int i = 0; i < kh; ++i) {
-            int iy = oy * sh - pt + i;
-            if (iy < 0 || iy >= h) continue;
-            for (int j = 0; j < kw; ++j) {
-                int ix = ox * sw - pl + j;
-                if (ix < 0 || ix >= wd) continue;
-                acc += xc[iy * wd + ix] * wc[i * kw + j];
-            }
-        }
-    }
-    y[idx] = acc;
+    y[idx] = conv_direct_at(x, w, b, idx, c, h, wd, oc, ho, wo, kh, kw, sh, sw, pt, pl, group);
 }
 
 // Im2Col: col[img][ch][i][j][oy*wo+ox] = x[img][ch][oy*sh-pt+i][ox*sw-pl+j], 0 outside the
