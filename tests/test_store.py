@@ -224,13 +224,13 @@ def test_the_committed_sample_reads_and_says_it_is_trimmed() -> None:
 
 # --- columns added after runs were written ---------------------------------------------------
 
-# recorded (5d7fdf4) before `timing` existed, and kept so (reports/README.md)
-SAMPLE_V2 = Path(__file__).resolve().parents[1] / "reports" / "sample-lenet-h100-nsys"
+# the nsys sample's stages table as recorded (5d7fdf4), before `timing` existed
+SAMPLE_V2 = Path(__file__).resolve().parent / "data" / "runs" / "lenet-h100-v2-before-timing"
 
 
 def test_a_stages_table_written_before_timing_reads_as_host_timed() -> None:
-    """The nsys sample was written before `timing` existed: its times were the host
-    clock around `infer`, and that is what they read back as."""
+    """The nsys sample of 5d7fdf4 was written before `timing` existed: its times were the
+    host clock around `infer`, and that is what they read back as."""
     header = (SAMPLE_V2 / "stages.csv").read_text().split("\n", 1)[0]
     assert "timing" not in header
     stages = store.load_run(SAMPLE_V2).table("stages")
