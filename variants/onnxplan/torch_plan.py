@@ -1,7 +1,7 @@
 """A layer plan as PyTorch modules (imported only where torch is: a framework stage's
 `prepare`). Each ONNX node is one module, called in plan order; a forward pre-hook and a
-forward hook push and pop an NVTX range named after the node's phase, so the profiler lines
-cuDNN's kernels up with the plan's layers."""
+forward hook push and pop an NVTX range named after the node's phase (once around consecutive
+nodes of one phase), so the profiler lines cuDNN's kernels up with the plan's layers."""
 
 from __future__ import annotations
 
@@ -90,9 +90,12 @@ class PlanModule(nn.Module):
         super().__init__()
         self.plan = plan
         self.steps = nn.ModuleList(module_of(ly) for ly in plan.layers)
-        for layer, module in zip(plan.layers, self.steps, strict=True):
-            module.register_forward_pre_hook(_push(layer.phase))
-            module.register_forward_hook(_pop)
+        phases = [ly.phase for ly in plan.layers]
+        for i, module in enumerate(self.steps):  # one range per run of layers of one phase
+            if i == 0 or phases[i - 1] != phases[i]:
+                module.register_forward_pre_hook(_push(phases[i]))
+            if i == len(phases) - 1 or phases[i + 1] != phases[i]:
+                module.register_forward_hook(_pop)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         values = {self.plan.input: x}
