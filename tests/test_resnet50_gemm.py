@@ -1,5 +1,5 @@
 """The fused GEMM of kernels/gemm_fused.cu on the CPU: its NumPy twin (same tiles, thread maps,
-bounds tests, packed window origins, epilogue addresses) computes what the float64 executor
+bounds tests, packed window origins, epilogue addresses, float4 or scalar) computes what the float64 executor
 computes on sizes that are not multiples of a tile (m, columns and k), for 1x1, strided,
 padded 3x3 and 7x7 convolutions and the classifier, with and without residual and ReLU; each
 planted indexing bug is caught; the kernel compiles for sm_90 without spills."""
@@ -30,6 +30,7 @@ CASES = [
     (1, 3, 15, 13, 7, 7, 2, 3),      # the stem's 7x7 stride 2 pad 3
     (2, 16, 6, 6, 20, 1, 2, 0),      # a downsample: 1x1 stride 2 (implicit GEMM)
     (1, 8, 19, 17, 256, 3, 1, 1),    # 323 columns: three column tiles, two row tiles
+    (3, 10, 6, 6, 70, 1, 1, 0),      # hw % 4 == 0: the float4 epilogue, 108 of 128 columns
 ]
 
 

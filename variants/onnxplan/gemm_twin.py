@@ -122,6 +122,11 @@ def gemm_fused(x: np.ndarray, wp: np.ndarray, b: np.ndarray, res: np.ndarray | N
             rr = row0 + rows_local
             img = jj // hw
             out0 = img * m * hw + (jj - img * hw)
+            # the float4 path: 4 columns from the first one's image and pixel, + e
+            j0 = jj[:, [0, 0, 0, 0, 4, 4, 4, 4]]
+            vec = (hw % 4 == 0) & (j0 + 3 < cols)
+            img0 = j0 // hw
+            out0 = np.where(vec, img0 * m * hw + (j0 - img0 * hw) + np.tile(quad, 2), out0)
             idx = out0[:, None, :] + rr[:, :, None] * hw  # (256, r, q)
             ok = (jj < cols)[:, None, :] & (rr < m)[:, :, None]
             v = acc + b[np.where(rr < m, rr, 0)][:, :, None]

@@ -117,21 +117,54 @@ __device__ __forceinline__ void gemm_fused_tile(
         __syncthreads();
     }
 
-    // epilogue: bias, residual, clip, one write
+    // epilogue: bias, residual, clip, one write. A thread's 4 adjacent columns 4 tx + 0..3 (and
+    // 64 + ...) lie in one image and start 16 bytes aligned when hw % 4 == 0: one float4 read
+    // of the residual and one float4 write a row; otherwise (7x7 planes, the classifier) one
+    // float at a time.
 #pragma unroll
-    for (int q = 0; q < 8; ++q) {
-        long long j = col0 + (q < 4 ? 4 * tx + q : 64 + 4 * tx + q - 4);
-        if (j >= cols) continue;
-        long long img = j / hw;
-        long long out0 = img * m * hw + (j - img * hw);
+    for (int half = 0; half < 2; ++half) {
+        const long long j0 = col0 + 64 * half + 4 * tx;
+        if (hw % 4 == 0 && j0 + 3 < cols) {
+            long long img = j0 / hw;
+            long long out0 = img * m * hw + (j0 - img * hw);
 #pragma unroll
-        for (int r = 0; r < 8; ++r) {
-            int row = row0 + (r < 4 ? 4 * ty + r : 64 + 4 * ty + r - 4);
-            if (row >= m) continue;
-            long long idx = out0 + (long long)row * hw;
-            float v = acc[r][q] + b[row];
-            if (res) v += res[idx];
-            y[idx] = fminf(fmaxf(v, lo), hi);
+            for (int r = 0; r < 8; ++r) {
+                int row = row0 + (r < 4 ? 4 * ty + r : 64 + 4 * ty + r - 4);
+                if (row >= m) continue;
+                long long idx = out0 + (long long)row * hw;
+                float bias = b[row];
+                float4 v = make_float4(acc[r][4 * half] + bias, acc[r][4 * half + 1] + bias,
+                                       acc[r][4 * half + 2] + bias, acc[r][4 * half + 3] + bias);
+                if (res) {
+                    float4 rv = *reinterpret_cast<const float4*>(res + idx);
+                    v.x += rv.x;
+                    v.y += rv.y;
+                    v.z += rv.z;
+                    v.w += rv.w;
+                }
+                v.x = fminf(fmaxf(v.x, lo), hi);
+                v.y = fminf(fmaxf(v.y, lo), hi);
+                v.z = fminf(fmaxf(v.z, lo), hi);
+                v.w = fminf(fmaxf(v.w, lo), hi);
+                *reinterpret_cast<float4*>(y + idx) = v;
+            }
+            continue;
+        }
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            long long j = j0 + e;
+            if (j >= cols) continue;
+            long long img = j / hw;
+            long long out0 = img * m * hw + (j - img * hw);
+#pragma unroll
+            for (int r = 0; r < 8; ++r) {
+                int row = row0 + (r < 4 ? 4 * ty + r : 64 + 4 * ty + r - 4);
+                if (row >= m) continue;
+                long long idx = out0 + (long long)row * hw;
+                float v = acc[r][4 * half + e] + b[row];
+                if (res) v += res[idx];
+                y[idx] = fminf(fmaxf(v, lo), hi);
+            }
         }
     }
 }
