@@ -1,7 +1,8 @@
 """The fused GEMM of kernels/gemm_fused.cu on the CPU: its NumPy twin (same tiles, thread maps,
-bounds tests, packed window origins, epilogue addresses, float4 or scalar) computes what the float64 executor
-computes on sizes that are not multiples of a tile (m, columns and k), for 1x1, strided,
-padded 3x3 and 7x7 convolutions and the classifier, with and without residual and ReLU; each
+bounds tests, packed window origins, epilogue addresses, float4 or scalar) computes what the
+float64 executor computes on sizes that are not multiples of a tile (m, columns and k), for
+1x1, strided, padded 3x3 and 7x7 convolutions and the classifier, with and without residual
+and ReLU; each
 planted indexing bug is caught; the kernel compiles for sm_90 without spills."""
 
 from __future__ import annotations

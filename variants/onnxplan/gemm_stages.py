@@ -6,7 +6,7 @@ gemm_fused.cu) on chosen phases or everywhere, then a CUDA graph of it.
   copy: cuBLAS multiplies straight on the NCHW input, batched over the images), a bias kernel
   only where the convolution has a bias, then BatchNormalization, Add and ReLU kernels. The
   Im2Col buffer holds at most `COL_FLOATS` values: a larger batch runs the convolution in
-  chunks of images.
+  chunks of images. Input and output are in page-locked host memory (all these stages).
 - `FoldedStage`: the same with each BatchNorm folded into its convolution (`fold`).
 - `FusedGemmStage`: the folded plan with residual Adds and ReLUs fused into the convolution
   before them (`fuse.epilogues`) in the phases `fused_phases` names (None: all); those layers
@@ -52,6 +52,10 @@ COL_FLOATS = 1 << 29
 
 class SeparateOpsStage(Im2ColStage):
     """Every op its own kernel (see the module docstring)."""
+
+    #: input and output in page-locked host memory for every stage of the fusion steps, so
+    #: the copies (a fixed few ms) do not add the pageable copy's spread to the comparison
+    pinned = True
 
     def prepare(self, model: Any, batch: int) -> None:
         import cupy
@@ -211,8 +215,6 @@ def epilogues_in(plan: Plan, phases: frozenset[str] | None) -> Plan:
 
 class FusedGemmGraphStage(FusedGemmStage):
     """The all-fused stage's launches as one CUDA graph a batch size, pinned host memory."""
-
-    pinned = True
 
     def prepare(self, model: Any, batch: int) -> None:
         import cupy

@@ -7,12 +7,18 @@ fuse_res3 -> fuse_all are the steps of the fusion question, torch_gpu and graph 
 Every stage but graph enters one NVTX range per phase a forward (`phases`: stem, res{L}.{i}/
 conv1, conv2, downsample, tail, head), so a phase's GPU time is its share of the network's.
 
-Default: 256 images in one batch of 256, the setting of the issue's targets (torch eager
-takes about 72.5 ms a forward there on the H100; the slowest custom stage about twice that, so
-every stage's warm-up and profiled repeats fit the sweep's 3 minutes, and onnxruntime's CPU
-reference on 256 images takes seconds on the device's 16 cores). `--batch 2048` reproduces
-the case's setting: its activations take about 6.6 GB a buffer, the Im2Col buffer is capped
-at 2 GiB (the convolution runs in chunks of images), the fused stages need none.
+Every stage gets the images and returns the logits through page-locked host memory (torch_gpu
+too), so the copies take the same few milliseconds everywhere and the pageable copy's spread
+(+-2% of a forward) does not hide a 1-2% effect; time them with `--repeat 30` for the same
+reason.
+
+Default: 256 images in one batch of 256, the setting of the issue's targets: a forward takes
+85-130 ms there on the H100 for every stage, so the first sweep of all six stages took 65 s
+(well under the 3 minutes; onnxruntime's CPU reference on 256 images takes seconds on the
+device's 16 cores), and the GEMMs' N (the batch's pixels) fills the GPU even on 7x7 planes.
+`--batch 2048` reproduces the case's setting: its activations take about 6.6 GB a buffer, the
+Im2Col buffer is capped at 2 GiB (the convolution runs in chunks of images), the fused stages
+need none.
 """
 
 from __future__ import annotations

@@ -13,5 +13,6 @@ class Unfused(SeparateOpsStage):
     multiplies the NCHW input directly. Then BatchNormalization, the residual Add and ReLU,
     each its own elementwise kernel reading and writing device memory; max and average pools
     their own kernels, the classifier a cuBLAS GEMM. The convolutions have no bias: no bias
-    kernel.
+    kernel. The images in and the logits out through page-locked host memory, as in every
+    stage of the study.
     """
