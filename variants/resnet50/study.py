@@ -13,9 +13,10 @@ too), so the copies take the same few milliseconds everywhere and the pageable c
 reason.
 
 Default: 256 images in one batch of 256, the setting of the issue's targets: a forward takes
-85-130 ms there on the H100 for every stage, so the first sweep of all six stages took 65 s
-(well under the 3 minutes; onnxruntime's CPU reference on 256 images takes seconds on the
-device's 16 cores), and the GEMMs' N (the batch's pixels) fills the GPU even on 7x7 planes.
+76-111 ms there on the H100 for every stage, so a sweep of all six stages takes 65 s (92 s
+with `--repeat 30`; well under the 3 minutes; onnxruntime's CPU reference on 256 images
+takes seconds on the device's 16 cores), and the GEMMs' N (the batch's pixels) fills the GPU
+even on 7x7 planes.
 `--batch 2048` reproduces the case's setting: its activations take about 6.6 GB a buffer, the
 Im2Col buffer is capped at 2 GiB (the convolution runs in chunks of images), the fused stages
 need none.
