@@ -27,13 +27,13 @@ k 128, 200,704 columns at batch 256: 26 GFLOP, 0.4 GB written, 0.4 GB of residua
 takes ~1.0-1.3 ms fused, against ~0.6 ms of cuBLAS + ~0.3 ms bias + ~0.4 ms Add + ~0.3 ms ReLU
 (~1.6 ms) unfused, folded.
 
-Measured (H100 80GB HBM3, batch 256, `profgen sweep resnet50 --repeat 30`, CUPTI): the res3
-tails take 1.051 ms each fused (25.0 TFLOP/s, epilogue included) against 2.008 ms for
-cuBLAS + bias + Add + ReLU (bn_folded); over the whole fuse_all forward the 1x1 kernel does
-0.93 TFLOP in 33.8 ms and the implicit-GEMM kernel 1.17 TFLOP in 42.3 ms (27.5 TFLOP/s each).
-`python -m variants.resnet50.gemm_speed` (scalar epilogue, an earlier commit): 14.5 TFLOP/s at
-k 64, 19.5 at k 128, 24.1 at k 256, 28.9-29.4 at k 512, 32.6-33.2 on the 3x3s; cuBLAS's GEMM
-alone 11.9, 19.2, 19.7, 10.2 and 20.6 TFLOP/s on the same 1x1 products.
+Measured (H100 80GB HBM3, batch 256, `profgen sweep resnet50 --repeat 30`, CUPTI, kernel
+times per phase range): a res3 tail takes 1.049 ms fused (25.1 TFLOP/s, epilogue included)
+against 2.000 ms for cuBLAS's SGEMM (0.730 ms, 36.0 TFLOP/s) + bias + Add + ReLU; the tails of
+res2/res4/res5 run at 19.9/29.5/28.7 TFLOP/s fused (cuBLAS's GEMM alone 32-36). Over the
+fuse_all forward the 1x1 kernel does 0.93 TFLOP in 33.8 ms and the implicit-GEMM kernel 1.17
+TFLOP in 42.3 ms (27.5 TFLOP/s each). Slowest: res2's conv2 (3x3, 64 output channels) at
+17.1 TFLOP/s, half of each 128-row tile idle (m = 64).
 """
 
 from __future__ import annotations

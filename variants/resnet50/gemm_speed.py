@@ -60,7 +60,9 @@ def measure(batch: int) -> list[dict[str, object]]:
         k, hw = c * ks * ks, ho * wo
         cols = batch * hw
         x = cupy.asarray(rng.standard_normal((batch, c, h, w), np.float32))
-        weight = rng.standard_normal((m, k), np.float32) / np.sqrt(k)
+        # float32: a float32 array over np.sqrt's float64 scalar would be float64 (NEP 50),
+        # read as float32 by the kernel and multiplied by cuBLAS in float64
+        weight = (rng.standard_normal((m, k)) / np.sqrt(k)).astype(np.float32)
         wp = cupy.asarray(gemm_twin.pack_weight(weight))
         bias = cupy.asarray(rng.standard_normal(m, np.float32))
         res = cupy.asarray(rng.standard_normal((batch, m, ho, wo), np.float32))
