@@ -2,7 +2,9 @@
 # One device call: the checks and measurements that need the GPU, logs and trimmed runs under $OUT.
 #   scripts/device_session.sh PHASE...   phases: doctor gpu-tests cupti nsys metrics fa1..fa9 regress
 #                                        softmax old mobilenetv2 mobilenetv2-batch lenet-batch
-#                                        serve-lenet serve-mobilenetv2 pack
+#                                        serve-lenet serve-mobilenetv2 resnet50-tests resnet50
+#                                        resnet50-steps resnet50-gemm resnet50-2048
+#                                        resnet50-torch2048 pack
 # `old` sweeps the code in .old/ (a copy of an earlier commit, carried) for an A/B in one session.
 # Run from the repository root after `source .device-kit/activate.sh`.
 set -u -o pipefail
@@ -53,6 +55,30 @@ for phase in "$@"; do
     regress) PROFGEN_TEST_UNCOALESCED_FC=1 sweep slow; keep slow ;;
     softmax) STUDY=examples/softmax.py sweep softmax; keep softmax ;;
     mobilenetv2) STUDY=mobilenetv2 sweep mobilenetv2; keep mobilenetv2 ;;
+    resnet50-tests)  # the ResNet-50 study's GPU tests, and MobileNetV2's (the shared engine)
+      timeout 300 python3 -m pytest -m gpu -q -p no:cacheprovider -rs tests/gpu/test_resnet50.py \
+        tests/gpu/test_mobilenetv2.py >"$LOGS/resnet50-tests.log" 2>&1
+      say "== resnet50 gpu tests: $(tail -1 "$LOGS/resnet50-tests.log")"
+      grep -E '^(FAILED|ERROR)|max relative error' "$LOGS/resnet50-tests.log" | head -20 | tee -a "$SUMMARY" ;;
+    resnet50)  # the default sweep, its phase-range times, the whole (trimmed) run as a tar
+      STUDY=resnet50 sweep resnet50 ${RESNET_ARGS:-}; keep resnet50
+      python3 -m variants.resnet50.phase_times "$(cat "$LOGS/run-resnet50.path")" 2>&1 | tee -a "$SUMMARY"
+      tar -C "$KEEP" -cJf "$OUT/resnet50-run.tar.xz" resnet50 resnet50.json resnet50-report.html 2>/dev/null ;;
+    resnet50-steps)  # the fusion steps alone, again: the spread of the staged table
+      STUDY=resnet50 sweep resnet50-steps ${RESNET_ARGS:-} --stages unfused,bn_folded,fuse_res3,fuse_all
+      python3 -m variants.resnet50.phase_times "$(cat "$LOGS/run-resnet50-steps.path")" 2>&1 | head -8 | tee -a "$SUMMARY" ;;
+    resnet50-torch2048)  # PyTorch's stage at batch 2048: peak memory of one forward
+      python3 -m variants.resnet50.torch_memory 2048 2>&1 | tail -5 | tee -a "$SUMMARY" ;;
+    resnet50-gemm)  # the fused GEMM against cuBLAS on the tail shapes
+      python3 -m variants.resnet50.gemm_speed --batch 256 2>&1 | tee "$LOGS/resnet50-gemm.log" | tee -a "$SUMMARY" ;;
+    resnet50-2048)  # the case's batch: does it fit (peak device memory sampled every 0.5 s)
+      nvidia-smi --query-gpu=memory.used,memory.total --format=csv,noheader,nounits -lms 500 \
+        >"$LOGS/resnet50-2048-memory.log" 2>&1 & smi=$!
+      STUDY=resnet50 sweep resnet50-2048 --batch 2048 --items 2048 --repeat 3 --warmup 1 \
+        --stages "${RESNET2048_STAGES:-torch_gpu,fuse_res3}"
+      kill "$smi" 2>/dev/null
+      say "peak device memory (MiB used, total): $(sort -n "$LOGS/resnet50-2048-memory.log" | tail -1)"
+      keep resnet50-2048 ;;
     mobilenetv2-batch)  # batch 1 is launch-bound: graph against torch eager and torch's graph
       STUDY=mobilenetv2 sweep mobilenetv2-batch --backend none \
         --stages torch_gpu,torch_graph,tuned,graph --batch-sizes 1,32,256

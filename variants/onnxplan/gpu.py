@@ -4,7 +4,8 @@
 assigns (each as large as the largest activation at the prepared batch) and, per batch size
 seen, builds one list of steps: a (phase, callable) per layer, each callable one or more
 packed kernel launches or cuBLAS calls. `infer` copies the input in, runs the steps each in
-its layer's NVTX range and copies the output out. Subclasses choose how a Conv and a Gemm run
+its layer's NVTX range (consecutive layers of one phase share one range) and copies the
+output out. Subclasses choose how a Conv and a Gemm run
 (`conv_steps`, `gemm_steps`); every other op has one plain kernel of kernels/layers.cu.
 `Im2ColStage` runs convolutions as Im2Col + cuBLAS; the fused stages are in `fused_stages`.
 
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -85,9 +88,10 @@ class PlanStage(Stage):
         x = np.ascontiguousarray(x, dtype=np.float32)
         with phase("h2d"):
             memory.h2d(self.ptr(self.plan.input), x, 0, x.nbytes)
-        for name, step in steps:
-            with phase(name):
-                step()
+        for name, group in groupby(steps, key=itemgetter(0)):
+            with phase(name):  # once for consecutive layers of one phase (a ResNet block part)
+                for _, step in group:
+                    step()
         out = self.output_buffer(n)
         with phase("d2h"):
             memory.d2h(out, 0, self.ptr(self.plan.output), out.nbytes)

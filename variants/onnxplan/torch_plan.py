@@ -1,7 +1,9 @@
 """A layer plan as PyTorch modules (imported only where torch is: a framework stage's
-`prepare`). Each ONNX node is one module, called in plan order; a forward pre-hook and a
-forward hook push and pop an NVTX range named after the node's phase, so the profiler lines
-cuDNN's kernels up with the plan's layers."""
+`prepare`). Each ONNX node is one module, called in plan order (a tensor is dropped after its
+last reader; a Conv without a bias gets none, as torchvision's convolutions); a forward
+pre-hook and a forward hook push and pop an NVTX range named after the node's phase (once
+around consecutive nodes of one phase), so the profiler lines cuDNN's kernels up with the
+plan's layers."""
 
 from __future__ import annotations
 
@@ -50,9 +52,12 @@ def module_of(layer: Layer) -> nn.Module:
         t, left, b, r = a["pads"]
         sym = (t, left) == (b, r)
         oc, cg, kh, kw = p["weight"].shape
+        has_bias = bool(p["bias"].any())  # the ONNX Conv had a bias (the plan fills zeros)
         conv = nn.Conv2d(cg * a["group"], oc, (kh, kw), a["stride"], (t, left) if sym else 0,
-                         groups=a["group"], bias=True)
-        conv.weight, conv.bias = _param(p["weight"]), _param(p["bias"])
+                         groups=a["group"], bias=has_bias)
+        conv.weight = _param(p["weight"])
+        if has_bias:
+            conv.bias = _param(p["bias"])
         return conv if sym else _padded(conv, a["pads"])
     if op in ("Clip", "Relu"):
         return nn.ReLU() if op == "Relu" else nn.Hardtanh(a["min"], a["max"])
@@ -90,14 +95,24 @@ class PlanModule(nn.Module):
         super().__init__()
         self.plan = plan
         self.steps = nn.ModuleList(module_of(ly) for ly in plan.layers)
-        for layer, module in zip(plan.layers, self.steps, strict=True):
-            module.register_forward_pre_hook(_push(layer.phase))
-            module.register_forward_hook(_pop)
+        last = {name: i for i, ly in enumerate(plan.layers) for name in ly.inputs}
+        self._last_read = [tuple(n for n in dict.fromkeys(ly.inputs)
+                                 if last[n] == i and n != plan.output)
+                           for i, ly in enumerate(plan.layers)]
+        phases = [ly.phase for ly in plan.layers]
+        for i, module in enumerate(self.steps):  # one range per run of layers of one phase
+            if i == 0 or phases[i - 1] != phases[i]:
+                module.register_forward_pre_hook(_push(phases[i]))
+            if i == len(phases) - 1 or phases[i + 1] != phases[i]:
+                module.register_forward_hook(_pop)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         values = {self.plan.input: x}
-        for layer, module in zip(self.plan.layers, self.steps, strict=True):
+        for layer, module, done in zip(self.plan.layers, self.steps, self._last_read,
+                                       strict=True):
             values[layer.output] = module(*(values[name] for name in layer.inputs))
+            for name in done:  # freed after its last reader, as an eager network frees it
+                del values[name]
         return values[self.plan.output]
 
 
