@@ -269,6 +269,8 @@ class Study:
     model: Callable[..., Any] | None = None
     version: str = "1"
     default_items: int = 10_000
+    #: timed repeats of a sweep or run when `--repeat` is not given (None: profgen's default)
+    default_repeat: int | None = None
     reads_model: bool = False
     model_file: Callable[[], Path] | None = None
     layers: Callable[[Any], Any] | None = None
@@ -276,6 +278,8 @@ class Study:
 
     def __post_init__(self) -> None:
         check_key(self.name, "study name")
+        if self.default_repeat is not None and self.default_repeat < 1:
+            raise UsageError(f"study {self.name}: default_repeat must be at least 1")
         if not self.unit or not self.title:
             raise UsageError(f"study {self.name}: title and unit must not be empty")
         if not isinstance(self.compare, Compare):
@@ -406,6 +410,7 @@ class Study:
             "unit": self.unit,
             "version": self.version,
             "default_items": self.default_items,
+            "default_repeat": self.default_repeat,
             "reads_data": self.data is not None,
             "reads_model": self.reads_model,
             "exports_model": self.model_file is not None,

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from clirun import assert_refused, profgen
 
+from profiler import defaults
 from profiler.collect import discovery, loading, refcache
 from profiler.errors import UsageError
 from profiler.study import Compare, Stage, Study
@@ -244,3 +245,37 @@ def test_a_study_that_fails_to_import_is_one_line_and_a_log(tmp_path, capsys, mo
     empty = tmp_path / "empty.py"
     empty.write_text("x = 1\n")
     assert_refused(profgen(["sweep", str(empty)], capsys), 2, "expected one Study", "found 0")
+
+
+# --- a study's default repeats -------------------------------------------------------------------
+
+REPEATS = """
+import numpy as np
+from profiler.study import Stage, Study
+quiet = Study("quiet", title="Q", inputs=lambda n: np.ones((n, 1)), reference=lambda x: x,
+              default_repeat=7)
+
+@quiet.stage("one", runtime="cpu")
+class One(Stage):
+    '''One'''
+    def infer(self, x):
+        return x
+"""
+
+
+@pytest.mark.parametrize(("extra", "repeat"), [([], 7), (["--repeat", "3"], 3)])
+def test_a_sweep_takes_the_studys_default_repeats_unless_told(tmp_path, extra, repeat):
+    from profiler.cli import build_parser
+    from profiler.cli.study import build_settings
+
+    path = tmp_path / "quiet.py"
+    path.write_text(REPEATS)
+    args = build_parser().parse_args(["sweep", str(path), *extra])
+    assert build_settings(args, stages=None, backend="none").repeat == repeat
+    plain = build_parser().parse_args(["sweep", "lenet"])
+    assert build_settings(plain, stages=None, backend="none").repeat == defaults.REPEAT
+
+
+def test_a_default_repeat_below_one_is_refused():
+    with pytest.raises(UsageError, match="default_repeat must be at least 1"):
+        Study("z", title="Z", inputs=np.ones, reference=lambda x: x, default_repeat=0)

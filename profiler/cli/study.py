@@ -99,9 +99,8 @@ def _add_timing_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--repeat",
         type=positive_int,
-        default=defaults.REPEAT,
         metavar="R",
-        help=f"timed repeats (default: {defaults.REPEAT})",
+        help=f"timed repeats (default: the study's, else {defaults.REPEAT})",
     )
     p.add_argument(
         "--warmup",
@@ -221,7 +220,7 @@ def build_settings(args: argparse.Namespace, stages: list[str] | None, backend: 
         study=study,
         stages=tuple(stages) if stages else study.keys,
         items=args.items or study.default_items,
-        repeat=args.repeat,
+        repeat=args.repeat or study.default_repeat or defaults.REPEAT,
         warmup=args.warmup,
         backend=backend,
         data=args.data,

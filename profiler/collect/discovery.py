@@ -58,6 +58,7 @@ class StudyInfo:
     compare: str
     stages: tuple[StageInfo, ...]
     reads_model: bool = False
+    default_repeat: int | None = None
 
     @property
     def keys(self) -> tuple[str, ...]:

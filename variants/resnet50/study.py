@@ -9,8 +9,8 @@ conv1, conv2, downsample, tail, head), so a phase's GPU time is its share of the
 
 Every stage gets the images and returns the logits through page-locked host memory (torch_gpu
 too), so the copies take the same few milliseconds everywhere and the pageable copy's spread
-(+-2% of a forward) does not hide a 1-2% effect; time them with `--repeat 30` for the same
-reason.
+(+-2% of a forward) does not hide a 1-2% effect; for the same reason a sweep takes the median
+of 30 timed repeats unless `--repeat` says otherwise (`default_repeat`).
 
 Default: 256 images in one batch of 256, the setting of the issue's targets: a forward takes
 76-111 ms there on the H100 for every stage, so a sweep of all six stages takes 65 s (92 s
@@ -58,6 +58,7 @@ STUDY = Study(
     compare=LOGITS_RULE,
     version="1",
     default_items=256,
+    default_repeat=30,
     reads_model=True,
     model_file=builder.path,
     layers=lambda net: phases.phase_table(net.plan),
