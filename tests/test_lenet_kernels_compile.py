@@ -49,6 +49,10 @@ BUILDS = [
     ("one_kernel", ["-DLENET_IMGS=8", "-DLENET_INPUT_U8"], {"LeNet_Fused"}),
     ("one_kernel", ["-DLENET_IMGS=2", "-DLENET_INPUT_U8"], {"LeNet_Fused"}),
     ("one_kernel", ["-DLENET_IMGS=2", "-DLENET_CONST_WEIGHTS"], {"LeNet_Fused"}),
+    ("one_kernel", ["-DLENET_IMGS=8", "-DLENET_FC_VEC4"], {"LeNet_Fused"}),
+    ("one_kernel", ["-DLENET_IMGS=8", "-DLENET_FC_VEC4", "-DLENET_INPUT_U8",
+                    "-DLENET_CONST_WEIGHTS"], {"LeNet_Fused"}),
+    ("one_kernel", ["-DLENET_IMGS=2", "-DLENET_FC_VEC4"], {"LeNet_Fused"}),
 ]
 
 
@@ -122,12 +126,13 @@ def test_roles_are_stated_not_guessed() -> None:
     assert STUDY.get("torch_cpu").runtime == "cpu" and not STUDY.get("torch_cpu").uses_gpu
 
 
-@pytest.mark.parametrize("n", [1, 15, 16, 17, 1037, 2048, 4096, 10_000, 100_000])
-def test_chunks_cover_the_batch(n: int) -> None:
+@pytest.mark.parametrize("taper", [0, 1, 2, 3])
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 1037, 2048, 2049, 4096, 10_000, 100_000])
+def test_chunks_cover_the_batch(n: int, taper: int) -> None:
     from variants.lenet.stages._chunked import chunk_bounds
 
-    chunks = chunk_bounds(n, max_chunks=8, min_images=1024, align=16)
-    assert 1 <= len(chunks) <= 8
+    chunks = chunk_bounds(n, max_chunks=8, min_images=1024, align=16, taper=taper)
+    assert 1 <= len(chunks) <= 8 + taper
     assert chunks[0][0] == 0 and sum(c for _, c in chunks) == n
     for (start, count), (nxt, _) in zip(chunks, chunks[1:], strict=False):
         assert nxt == start + count and count % 16 == 0
@@ -146,3 +151,14 @@ def test_chunk_count_follows_the_batch(n: int, expected: int) -> None:
     chunks = chunk_bounds(n, max_chunks=8, min_images=1024, align=16)
     assert len(chunks) == expected
     assert min(c for _, c in chunks[:-1] or chunks) >= min(n, 1024)
+
+
+def test_a_taper_halves_the_last_chunk() -> None:
+    """10,000 images: eight chunks of 1,264 (the last 1,152), its last cut into 576, 288, 288."""
+    from variants.lenet.stages._chunked import chunk_bounds
+
+    plain = chunk_bounds(10_000, max_chunks=8, min_images=1024, align=16)
+    assert [c for _, c in plain] == [1264] * 7 + [1152]
+    tapered = chunk_bounds(10_000, max_chunks=8, min_images=1024, align=16, taper=2)
+    assert tapered[:7] == plain[:7] and [c for _, c in tapered[7:]] == [576, 288, 288]
+    assert chunk_bounds(1000, 8, 1024, 16, taper=3) == [(0, 1000)]  # one chunk: not cut

@@ -198,3 +198,30 @@ def test_graph_replays_a_large_batch_per_input_buffer() -> None:
         assert len(stage._large) == 3
     finally:
         stage.release()
+
+
+KNOBS = {"fc_vec": True, "min_blocks": 4, "taper": 2, "small_chunk_images": 700}
+
+
+@pytest.mark.parametrize("key", ("one_kernel", "one_kernel_const", "uint8_input", "graph"))
+def test_one_kernel_knobs_keep_the_results(key: str) -> None:
+    """The tuning knobs the bench tries (fc inputs four at a time, registers capped for four
+    blocks an SM, a tapered last chunk run by latency-built kernels) at sizes whose tapered
+    tails differ, every buffer poisoned."""
+    model = LeNet(weights=random_weights(seed=17))
+    spec = STUDY.get(key)
+    stage = spec.build()
+    note = runtimes.adapter(spec.runtime).missing() or runtimes.missing_needs(spec.needs)
+    if note:
+        pytest.skip(f"{key}: {note}")
+    for attr, value in KNOBS.items():
+        setattr(stage, attr, value)
+    stage.prepare(model, 10_000)
+    try:
+        for i, n in enumerate([10_000, 4500, 2049, 1, 700]):
+            images = random_images(n, seed=900 + i)
+            poison(stage)
+            verdict = check_logits(run(stage, images), expected(stage, images, model.weights))
+            assert verdict.passed, f"{key}, n={n}: {verdict.reason}"
+    finally:
+        stage.release()

@@ -15,12 +15,18 @@
 //   LENET_INPUT_U8       the input is uint8 pixels as in an IDX file, converted here to v / 255
 //                        (IEEE division, the host's normalisation bit for bit).
 //   LENET_IMGS=<n>       images per block (default 8; 256 threads).
+//   LENET_MIN_BLOCKS=<n> blocks an SM the registers must allow (default 1: as ptxas likes).
+//   LENET_FC_VEC4        the fully-connected layers whose inputs split in fours (fc1, fc2) read
+//                        an image's inputs four at a time (one 16-byte shared load per 4 FMAs).
 // Dynamic shared memory: IMGS * (784 + 864) floats, plus 160 + 2416 for the weights in shared
 // memory (see the layout below; the host computes the same sum).
 #include "common.cuh"
 
 #ifndef LENET_IMGS
 #define LENET_IMGS 8
+#endif
+#ifndef LENET_MIN_BLOCKS
+#define LENET_MIN_BLOCKS 1
 #endif
 constexpr int IMGS = LENET_IMGS;
 constexpr int THREADS = 256;
@@ -114,11 +120,33 @@ __device__ __forceinline__ void dense(const float* xs, const float* __restrict__
         float acc[IMGS];
 #pragma unroll
         for (int im = 0; im < IMGS; ++im) acc[im] = 0.f;
-#pragma unroll 4
-        for (int k = 0; k < K; ++k) {
-            const float wv = __ldg(w + k * OUT);
+#ifdef LENET_FC_VEC4
+        if constexpr (K % 4 == 0 && IN % 4 == 0) {
+            // four inputs of an image in one 16-byte (broadcast) load: a load per 4 FMAs, not
+            // one per FMA; the sum still runs over k in order, so the result is the same
+#pragma unroll 2
+            for (int k = 0; k < K; k += 4) {
+                float wv[4];
 #pragma unroll
-            for (int im = 0; im < IMGS; ++im) acc[im] = fmaf(x[im * IN + k], wv, acc[im]);
+                for (int j = 0; j < 4; ++j) wv[j] = __ldg(w + (k + j) * OUT);
+#pragma unroll
+                for (int im = 0; im < IMGS; ++im) {
+                    const float4 xv = *reinterpret_cast<const float4*>(x + im * IN + k);
+                    acc[im] = fmaf(xv.x, wv[0], acc[im]);
+                    acc[im] = fmaf(xv.y, wv[1], acc[im]);
+                    acc[im] = fmaf(xv.z, wv[2], acc[im]);
+                    acc[im] = fmaf(xv.w, wv[3], acc[im]);
+                }
+            }
+        } else
+#endif
+        {
+#pragma unroll 4
+            for (int k = 0; k < K; ++k) {
+                const float wv = __ldg(w + k * OUT);
+#pragma unroll
+                for (int im = 0; im < IMGS; ++im) acc[im] = fmaf(x[im * IN + k], wv, acc[im]);
+            }
         }
 #pragma unroll
         for (int im = 0; im < IMGS; ++im) part[(s * IMGS + im) * OUT + o] = acc[im];
@@ -135,7 +163,7 @@ __device__ __forceinline__ void dense(const float* xs, const float* __restrict__
 }
 
 // in (n, 784) of in_t -> out (n, 10) float logits. Grid: ceil(n / IMGS) blocks of THREADS.
-extern "C" __global__ void __launch_bounds__(THREADS) LeNet_Fused(
+extern "C" __global__ void __launch_bounds__(THREADS, LENET_MIN_BLOCKS) LeNet_Fused(
     const in_t* __restrict__ in, const float* __restrict__ conv1_w,
     const float* __restrict__ conv1_b, const float* __restrict__ conv2_wt,
     const float* __restrict__ conv2_b, const float* __restrict__ w1t,

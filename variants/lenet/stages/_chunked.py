@@ -34,14 +34,27 @@ def chunk_bounds(
     max_chunks: int = MAX_CHUNKS,
     min_images: int = MIN_CHUNK_IMAGES,
     align: int = ALIGN,
+    taper: int = 0,
 ) -> list[tuple[int, int]]:
     """(start, count) of each chunk for `n` images: as many chunks as there are `min_images`
     in n, at least one and at most `max_chunks`, each a multiple of `align` images except the
-    last, together covering 0..n."""
+    last, together covering 0..n. With `taper` and more than one chunk, the last chunk is cut
+    `taper` times more, each piece half of what is left (rounded up to `align`), so that what
+    runs after the last copy is the kernel of a small chunk."""
     chunks = min(max_chunks, max(1, n // max(min_images, 1)))
     size = -(-max(n, 1) // chunks)
     size = -(-size // align) * align
-    return [(s, min(size, n - s)) for s in range(0, n, size)]
+    bounds = [(s, min(size, n - s)) for s in range(0, n, size)]
+    if len(bounds) < 2:
+        return bounds
+    start, count = bounds.pop()
+    for _ in range(taper):
+        head = -(-(count // 2) // align) * align
+        if not 0 < head < count:
+            break
+        bounds.append((start, head))
+        start, count = start + head, count - head
+    return bounds + [(start, count)]
 
 
 class ChunkedStage(CudaStage):
@@ -55,6 +68,10 @@ class ChunkedStage(CudaStage):
     max_chunks: ClassVar[int] = MAX_CHUNKS
     min_chunk_images: ClassVar[int] = MIN_CHUNK_IMAGES
     streams: ClassVar[int] = STREAMS
+    #: times the last chunk is halved again (see chunk_bounds), and the most images of a chunk
+    #: whose kernels are built for latency, as a call's only chunk is (0: none but that one)
+    taper: ClassVar[int] = 0
+    small_chunk_images: ClassVar[int] = 0
     #: the input's element type as it crosses PCIe (float32, or uint8 as in an IDX file)
     input_dtype: ClassVar[Any] = np.float32
 
@@ -141,7 +158,7 @@ class ChunkedStage(CudaStage):
         """(start, count, stream, [(phase, launch)]) of every chunk for `n` images, built once
         per batch size."""
         if n not in self._plans:
-            bounds = chunk_bounds(n, self.max_chunks, self.min_chunk_images)
+            bounds = chunk_bounds(n, self.max_chunks, self.min_chunk_images, taper=self.taper)
             self._plans[n] = [
                 (
                     start,

@@ -57,9 +57,15 @@ class OneKernel(ChunkedStage):
     #: images per block (LENET_IMGS), and in a call of one chunk (see SMALL_IMGS)
     imgs: ClassVar[int] = IMGS
     small_imgs: ClassVar[int] = SMALL_IMGS
+    #: fc1's and fc2's inputs read four at a time (LENET_FC_VEC4)
+    fc_vec: ClassVar[bool] = False
+    #: blocks an SM the kernel's registers must allow (LENET_MIN_BLOCKS; 1: ptxas's choice)
+    min_blocks: ClassVar[int] = 1
 
     def defines(self, imgs: int) -> list[str]:
         out = [f"LENET_IMGS={imgs}"]
+        out += ["LENET_FC_VEC4"] if self.fc_vec else []
+        out += [f"LENET_MIN_BLOCKS={self.min_blocks}"] if self.min_blocks > 1 else []
         out += ["LENET_CONST_WEIGHTS"] if self.const_weights else []
         out += ["LENET_INPUT_U8"] if np.dtype(self.input_dtype) == np.uint8 else []
         return out
@@ -92,7 +98,7 @@ class OneKernel(ChunkedStage):
         names = ("conv1.weight", "conv1.bias", "conv2.weight_t", "conv2.bias")
         names += tuple(f"fc{i}.{kind}" for i in (1, 2, 3) for kind in ("weight", "bias"))
         args = (ptr["input"], *(w[k] for k in names), ptr["logits"], launch.i32(count))
-        imgs = self.small_imgs if alone else self.imgs
+        imgs = self.small_imgs if alone or count <= self.small_chunk_images else self.imgs
         smem = shared_bytes(imgs, self.const_weights)
         grid = launch.grid_for(count, imgs)
         return [("lenet", launch.PackedLaunch(self._kernels[imgs], grid, THREADS, args, smem))]
