@@ -34,11 +34,19 @@ def child(held: str, worker_args: list[str]) -> int:
     return worker.main(worker_args)
 
 
+def study_ref(name: str) -> str:
+    """The reference the runner hands its workers for a study name or file."""
+    from profiler.collect import discovery
+
+    return discovery.resolve(name)
+
+
 def one_run(args: argparse.Namespace, stage: str, held: int | None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         result = Path(tmp) / "r.json"
         cmd = [sys.executable, __file__, "--child", "default" if held is None else str(held),
-               "run", "--study", args.study, "--stage", stage, "--items", str(args.items),
+               "run", "--study", study_ref(args.study), "--stage", stage,
+               "--items", str(args.items),
                "--warmup", str(args.warmup), "--repeat", str(args.repeat),
                "--profiled-repeats", "1", "--passes", "timed", "--out", tmp,
                "--result", str(result)]
@@ -64,7 +72,7 @@ def main() -> int:
             for way, held in WAYS.items():
                 r = one_run(args, stage, held)
                 rows.append({"stage": stage, "way": way, "round": rnd, "status": r["status"],
-                             "checked_calls": r["checked_calls"], "notes": r["notes"],
+                             "checked_calls": r.get("checked_calls"), "notes": r["notes"],
                              "timed_ns": r["timed_ns"]})
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "harness.json").write_text(json.dumps(rows, indent=1))
@@ -72,7 +80,7 @@ def main() -> int:
           f"{args.warmup} warm-ups, {args.rounds} rounds, one worker process a run")
     print(f"{'stage':<18}{'way':<9}{'median ms':>10}{'min':>9}  status  checked calls")
     for r in rows:
-        t = [v / 1e6 for v in r["timed_ns"]]
+        t = [v / 1e6 for v in r["timed_ns"]] or [float("nan")]
         print(f"{r['stage']:<18}{r['way']:<9}{statistics.median(t):>10.3f}{min(t):>9.3f}  "
               f"{r['status']:<6}  {r['checked_calls']}")
     return 0

@@ -9,7 +9,7 @@ input), and one launch of the one kernel for m images at b images a block (GPU t
 the latency that the last chunk of a call leaves exposed.
 
     python3 scripts/bench_knobs.py [--images 10000] [--repeat 20] [--stages a,b]
-        [--try NAME=attr:value,attr:value ...] [--latency]
+        [--try NAME=attr:value,attr:value ...] [--latency NAME ...]
 
 A variant sets integer attributes of the stage before `prepare`; `base` (no change) is always
 first. Prints a table last; writes knobs.json under --out (default $OUT, else ".").
@@ -33,6 +33,8 @@ from bench_stages import load_inputs  # noqa: E402
 
 from variants.cuda import memory  # noqa: E402
 from variants.lenet.study import LOGITS_RULE, STUDY  # noqa: E402
+
+IMGS = (2, 4, 8)  # images a block in the latency table
 
 
 def parse_try(items: list[str]) -> dict[str, dict[str, int]]:
@@ -91,13 +93,14 @@ def copy_rates(images: np.ndarray) -> dict[str, float]:
     return out
 
 
-def latency(model, images: np.ndarray, key: str, attrs: dict[str, int]) -> list[dict]:
+def latency(model, images: np.ndarray, key: str, name: str, attrs: dict[str, int]) -> list[dict]:
     """GPU ms of one launch of the one kernel over m images at b images a block (best of 10,
-    events on the legacy stream), and of the whole batch in one launch."""
+    events on the legacy stream), and of the whole batch in one launch, for the variant `name`
+    (its `attrs`)."""
     import cupy
 
     rows = []
-    for imgs in (1, 2, 4, 8):
+    for imgs in IMGS:
         stage, x = prepared(key, {**attrs, "imgs": imgs, "small_imgs": imgs}, model, images)
         stage.infer(x)  # fills the input buffer
         for m in (64, 256, 640, 1264, len(images)):
@@ -110,7 +113,7 @@ def latency(model, images: np.ndarray, key: str, attrs: dict[str, int]) -> list[
                 end.record(cupy.cuda.Stream.null)
                 end.synchronize()
                 best = min(best, cupy.cuda.get_elapsed_time(start, end))
-            rows.append({"stage": key, "imgs": imgs, "images": m, "gpu_ms": best})
+            rows.append({"stage": key, "variant": name, "imgs": imgs, "images": m, "gpu_ms": best})
         stage.release()
     return rows
 
@@ -122,7 +125,7 @@ def main() -> int:
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--stages", default="one_kernel,uint8_input")
     p.add_argument("--try", dest="tries", action="append", default=[])
-    p.add_argument("--latency", action="store_true")
+    p.add_argument("--latency", action="append", default=[], help="a variant's name")
     p.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")))
     args = p.parse_args()
     import cupy
@@ -154,7 +157,11 @@ def main() -> int:
         "copy": copy_rates(images),
         "times_ms": {f"{k}/{v}": t for (k, v), t in times.items()},
         "failed": bad,
-        "latency": latency(model, images, "one_kernel", {}) if args.latency else [],
+        "latency": [
+            row
+            for name in args.latency
+            for row in latency(model, images, "one_kernel", name, variants[name])
+        ],
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "knobs.json").write_text(json.dumps(result, indent=1))
@@ -178,12 +185,13 @@ def print_table(result: dict, times: dict) -> None:
         print(f"{key + '/' + name:<34}{statistics.median(t):>10.3f}{min(t):>9.3f}{p90:>9.3f}")
     for line in result["failed"]:
         print(f"FAILED check: {line}")
-    if result["latency"]:
-        sizes = sorted({r["images"] for r in result["latency"]})
-        print("one launch, GPU ms (rows: images a block; columns: images)")
+    for name in dict.fromkeys(r["variant"] for r in result["latency"]):
+        rows = [r for r in result["latency"] if r["variant"] == name]
+        sizes = sorted({r["images"] for r in rows})
+        print(f"one launch of one_kernel/{name}, GPU ms (rows: images a block; columns: images)")
         print(f"{'imgs':>6}" + "".join(f"{m:>9}" for m in sizes))
-        for imgs in (1, 2, 4, 8):
-            row = {r["images"]: r["gpu_ms"] for r in result["latency"] if r["imgs"] == imgs}
+        for imgs in IMGS:
+            row = {r["images"]: r["gpu_ms"] for r in rows if r["imgs"] == imgs}
             print(f"{imgs:>6}" + "".join(f"{row[m]:>9.4f}" for m in sizes))
 
 

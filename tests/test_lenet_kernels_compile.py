@@ -37,6 +37,7 @@ TITLES = {
     "graph": "CUDA graphs for small batches",
 }
 
+FAST = ["-DLENET_FC_VEC4", "-DLENET_FC_UNROLL=2", "-DLENET_STAGE_ALL"]
 # (file, extra nvcc flags, kernels it must define)
 BUILDS = [
     ("generic", [], {"Conv_ReLu", "MaxPool", "Linear_ReLu"}),
@@ -49,10 +50,13 @@ BUILDS = [
     ("one_kernel", ["-DLENET_IMGS=8", "-DLENET_INPUT_U8"], {"LeNet_Fused"}),
     ("one_kernel", ["-DLENET_IMGS=2", "-DLENET_INPUT_U8"], {"LeNet_Fused"}),
     ("one_kernel", ["-DLENET_IMGS=2", "-DLENET_CONST_WEIGHTS"], {"LeNet_Fused"}),
-    ("one_kernel", ["-DLENET_IMGS=8", "-DLENET_FC_VEC4"], {"LeNet_Fused"}),
-    ("one_kernel", ["-DLENET_IMGS=8", "-DLENET_FC_VEC4", "-DLENET_INPUT_U8",
-                    "-DLENET_CONST_WEIGHTS"], {"LeNet_Fused"}),
-    ("one_kernel", ["-DLENET_IMGS=2", "-DLENET_FC_VEC4"], {"LeNet_Fused"}),
+    # the stages' defaults (variants/lenet/stages/one_kernel.py): 16-byte fc input loads, the
+    # staging loads issued first
+    *(
+        ("one_kernel", [f"-DLENET_IMGS={imgs}", *FAST, *extra], {"LeNet_Fused"})
+        for imgs in (8, 2)
+        for extra in ([], ["-DLENET_CONST_WEIGHTS"], ["-DLENET_INPUT_U8"])
+    ),
 ]
 
 

@@ -10,6 +10,7 @@ costs and no batch size is slower here than in the stage before because of a chu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -72,6 +73,8 @@ class ChunkedStage(CudaStage):
     #: whose kernels are built for latency, as a call's only chunk is (0: none but that one)
     taper: ClassVar[int] = 0
     small_chunk_images: ClassVar[int] = 0
+    #: queue the first chunk's copy and kernels before allocating the output array
+    early_copy: ClassVar[bool] = False
     #: the input's element type as it crosses PCIe (float32, or uint8 as in an IDX file)
     input_dtype: ClassVar[Any] = np.float32
 
@@ -126,23 +129,27 @@ class ChunkedStage(CudaStage):
         if n == 0:
             return self._empty_logits()
         if self.output == "fresh" and n >= self.fresh_min_images:
-            out = self.new_output(n)
-            self.issue(images, n, out)
-            return out
-        self.issue(images, n, self._out)
+            return self.issue(images, n, lambda: self.new_output(n))
+        self.issue(images, n, lambda: self._out)
         return self._out[:n].copy()
 
-    def issue(self, images: np.ndarray, n: int, out: np.ndarray) -> None:
-        """Queue every chunk's copies and kernels, the logits into `out`, and wait for the
-        streams they used."""
-        self.queue_chunks(images, n, out)
+    def issue(self, images: np.ndarray, n: int, output: Callable[[], np.ndarray]) -> np.ndarray:
+        """Queue every chunk's copies and kernels, the logits into `output()`, wait for the
+        streams they used, and return that array."""
+        out = self.queue_chunks(images, n, output)
         with phase("sync"):
             for stream in self._streams[: len(self.plan(n))]:
                 stream.synchronize()
+        return out
 
-    def queue_chunks(self, images: np.ndarray, n: int, out: np.ndarray) -> None:
-        """Queue every chunk's copy in, kernels and copy of its logits into `out`."""
+    def queue_chunks(
+        self, images: np.ndarray, n: int, output: Callable[[], np.ndarray]
+    ) -> np.ndarray:
+        """Queue every chunk's copy in, kernels and copy of its logits into `output()`, the
+        array asked for only once the first chunk's copy and kernels are queued (with
+        `early_copy`), so the copy that bounds the call starts before the host allocates."""
         in_ptr, logits_ptr = self._a["input"].data.ptr, self._a["logits"].data.ptr
+        out = None if self.early_copy else output()
         for start, count, stream, launches in self.plan(n):
             with phase("h2d"):
                 offset, nbytes = start * self.image_bytes, count * self.image_bytes
@@ -150,9 +157,13 @@ class ChunkedStage(CudaStage):
             for name, packed in launches:
                 with phase(name):
                     packed(stream.ptr)
+            if out is None:
+                out = output()
             with phase("d2h"):
                 offset, nbytes = start * gpu.LOGIT_BYTES, count * gpu.LOGIT_BYTES
                 memory.d2h(out, offset, logits_ptr + offset, nbytes, stream)
+        assert out is not None  # (a plan has at least one chunk)
+        return out
 
     def plan(self, n: int) -> list[Chunk]:
         """(start, count, stream, [(phase, launch)]) of every chunk for `n` images, built once
