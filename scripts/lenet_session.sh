@@ -123,6 +123,7 @@ PY
       T="$T --try novec=fc_vec:0 --try nostage=stage_all:0 --try late=early_copy:0"
       T="$T --try c8=max_chunks:8 --try t0=taper:0,small_chunk_images:0 --try t3=taper:3"
       T="$T --try c3=max_chunks:3 --try c2=max_chunks:2 --try u4=fc_unroll:4 --try const=const_weights:1"
+      T="$T --try lead0=lead:0 --try lead1=lead:1 --try lead2=lead:2"
       run knobs3 150 env OUT="$LOGS" python3 scripts/bench_knobs.py --repeat 20 \
         --latency base --latency old --stages one_kernel,uint8_input,graph $T
       grep -vE '^\s*$' "$LOGS/knobs3.log" | tail -70 >>"$SUMMARY" ;;

@@ -206,9 +206,10 @@ KNOBS = {
     "off": {"fc_vec": False, "stage_all": False, "early_copy": False, "max_chunks": 8,
             "taper": 0, "small_chunk_images": 0},
     # further than the defaults: 16 fc weights in flight, registers capped for four blocks an
-    # SM, eight chunks, the last cut three more times, chunks of up to 300 images two a block
+    # SM, eight chunks, the last cut three more times and the first twice, chunks of up to 300
+    # images two a block
     "more": {"fc_unroll": 4, "min_blocks": 4, "max_chunks": 8, "taper": 3,
-             "small_chunk_images": 300},
+             "small_chunk_images": 300, "lead": 2},
 }
 
 

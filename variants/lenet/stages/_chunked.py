@@ -36,12 +36,14 @@ def chunk_bounds(
     min_images: int = MIN_CHUNK_IMAGES,
     align: int = ALIGN,
     taper: int = 0,
+    lead: int = 0,
 ) -> list[tuple[int, int]]:
     """(start, count) of each chunk for `n` images: as many chunks as there are `min_images`
     in n, at least one and at most `max_chunks`, each a multiple of `align` images except the
-    last, together covering 0..n. With `taper` and more than one chunk, the last chunk is cut
-    `taper` times more, each piece half of what is left (rounded up to `align`), so that what
-    runs after the last copy is the kernel of a small chunk."""
+    last, together covering 0..n. With more than one chunk: `taper` cuts the last chunk that
+    many times more, each piece half of what is left (rounded up to `align`), so that what runs
+    after the last copy is the kernel of a small chunk; `lead` cuts the first chunk that many
+    times, smallest piece first, so that the first kernel starts after a short copy."""
     chunks = min(max_chunks, max(1, n // max(min_images, 1)))
     size = -(-max(n, 1) // chunks)
     size = -(-size // align) * align
@@ -50,12 +52,27 @@ def chunk_bounds(
         return bounds
     start, count = bounds.pop()
     for _ in range(taper):
-        head = -(-(count // 2) // align) * align
+        head = _half(count, align)
         if not 0 < head < count:
             break
         bounds.append((start, head))
         start, count = start + head, count - head
-    return bounds + [(start, count)]
+    bounds.append((start, count))
+    front, back = bounds[0][1], []
+    for _ in range(lead):
+        half = _half(front, align)  # the larger half goes behind
+        if not 0 < half < front:
+            break
+        back.insert(0, half)
+        front -= half
+    sizes = [front, *back]
+    firsts = [(sum(sizes[:i]), c) for i, c in enumerate(sizes)]
+    return firsts + bounds[1:]
+
+
+def _half(count: int, align: int) -> int:
+    """Half of `count`, rounded up to a multiple of `align`."""
+    return -(-(count // 2) // align) * align
 
 
 class ChunkedStage(CudaStage):
@@ -73,6 +90,8 @@ class ChunkedStage(CudaStage):
     #: whose kernels are built for latency, as a call's only chunk is (0: none but that one)
     taper: ClassVar[int] = 0
     small_chunk_images: ClassVar[int] = 0
+    #: times the first chunk is halved (see chunk_bounds)
+    lead: ClassVar[int] = 0
     #: queue the first chunk's copy and kernels before allocating the output array
     early_copy: ClassVar[bool] = False
     #: the input's element type as it crosses PCIe (float32, or uint8 as in an IDX file)
@@ -169,7 +188,9 @@ class ChunkedStage(CudaStage):
         """(start, count, stream, [(phase, launch)]) of every chunk for `n` images, built once
         per batch size."""
         if n not in self._plans:
-            bounds = chunk_bounds(n, self.max_chunks, self.min_chunk_images, taper=self.taper)
+            bounds = chunk_bounds(
+                n, self.max_chunks, self.min_chunk_images, taper=self.taper, lead=self.lead
+            )
             self._plans[n] = [
                 (
                     start,
