@@ -5,7 +5,7 @@
 # time limit and a phase that would overrun the call's budget is skipped (and says so).
 #   scripts/lenet_session.sh PHASE...   phases: tests tests2 bench gap batches staged sweep batch
 #                                       small metrics ncu ncu2 gaptests harness knobs2 none
-#                                       cupti2 knobs3 batches2 pack
+#                                       cupti2 knobs3 final batches2 pack
 # Run from the repository root after `source .device-kit/activate.sh`. BUDGET: seconds (450).
 set -u -o pipefail
 OUT=${OUT:-/tmp/out}; LOGS=/tmp/lenet-logs; RUNS=reports/dev
@@ -118,15 +118,18 @@ PY
     cupti2)  # the profiled pass (tracer flush between calls, outputs held) on two stages
       run cupti2 60 profgen sweep lenet --out "$RUNS" --stages one_kernel,uint8_input
       sweep_table cupti2 ;;
-    knobs3)  # the new defaults (base) against each of them undone, and a few steps further
-      T="--try old=fc_vec:0,stage_all:0,early_copy:0,max_chunks:8,taper:0,small_chunk_images:0"
+    knobs3)  # the new defaults (base) against each of them undone, and a few chunk counts
+      T="--try old=fc_vec:0,stage_all:0,early_copy:0,max_chunks:8,taper:0,small_chunk_images:0,lead:0"
       T="$T --try novec=fc_vec:0 --try nostage=stage_all:0 --try late=early_copy:0"
       T="$T --try c8=max_chunks:8 --try t0=taper:0,small_chunk_images:0 --try t3=taper:3"
-      T="$T --try c3=max_chunks:3 --try c2=max_chunks:2 --try u4=fc_unroll:4 --try const=const_weights:1"
-      T="$T --try lead0=lead:0 --try lead1=lead:1 --try lead2=lead:2"
-      run knobs3 150 env OUT="$LOGS" python3 scripts/bench_knobs.py --repeat 20 \
+      T="$T --try c3=max_chunks:3 --try c2=max_chunks:2 --try lead0=lead:0 --try lead2=lead:2"
+      run knobs3 60 env OUT="$LOGS" python3 scripts/bench_knobs.py --repeat 20 \
         --latency base --latency old --stages one_kernel,uint8_input,graph $T
       grep -vE '^\s*$' "$LOGS/knobs3.log" | tail -70 >>"$SUMMARY" ;;
+    final)  # the staged table of the stages the targets name, no tracer
+      run final 80 profgen sweep lenet --out "$RUNS" --backend none \
+        --stages torch_pinned,torch_compile,one_kernel,uint8_input,graph
+      sweep_table final ;;
     batches2)  # custom stages and torch eager at batch sizes around the chunking changes
       run batches2 120 env OUT="$LOGS" python3 scripts/bench_batches.py --repeat 3 \
         --batch-sizes 1,16,256,1024,2048,3000,4096 \
