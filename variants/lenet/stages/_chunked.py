@@ -90,7 +90,8 @@ class ChunkedStage(CudaStage):
     #: whose kernels are built for latency, as a call's only chunk is (0: none but that one)
     taper: ClassVar[int] = 0
     small_chunk_images: ClassVar[int] = 0
-    #: times the first chunk is halved (see chunk_bounds)
+    #: times the first chunk is halved (see chunk_bounds; measured slower for uint8_input,
+    #: whose host issues the chunks more slowly than the copies run: NOTES.md)
     lead: ClassVar[int] = 0
     #: queue the first chunk's copy and kernels before allocating the output array
     early_copy: ClassVar[bool] = False

@@ -30,14 +30,10 @@ class Uint8Input(OneKernel):
     The images stay the uint8 bytes of the IDX file in page-locked memory and cross PCIe as
     784 bytes an image instead of 3,136, a quarter of the copy that bounds every fp32 stage,
     and the one kernel turns each byte into v / 255 as it stages the image in shared memory,
-    so the result is checked against the reference computed on those same dequantised images
-    (the kernels now bound the call, so the first chunk is halved for them to start sooner).
+    so the result is checked against the reference computed on those same dequantised images.
     """
 
     input_dtype = np.uint8
-    #: the first chunk halved once: a quarter of the copy keeps the kernels waiting, which
-    #: matters here, where the kernels, not the copy, bound the call
-    lead = 1
 
     def reference_input(self, images: np.ndarray) -> np.ndarray:
         return dequantize(quantize(images))
