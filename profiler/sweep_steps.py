@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from profiler import schema, store
-from profiler.collect import env
+from profiler.collect import env, harness
 from profiler.collect.runner import collect_stage, preflight
 from profiler.collect.stagejob import StageOutcome
 from profiler.errors import EXIT_OK, EXIT_STAGE_FAILED, NoCudaDevice
@@ -72,6 +72,7 @@ def run_meta(settings: SweepSettings) -> dict[str, Any]:
             "data": str(settings.data) if settings.data else None,
             "onnx": str(settings.model_file) if settings.model_file else None,
             "stage_timeout_s": settings.stage_timeout_s,
+            "timing": harness.TIMING,
         },
         list(settings.stages),
     )

@@ -4,7 +4,8 @@
 # shared-memory pair; logs tarred under $OUT, a summary printed last. Every phase has its own
 # time limit and a phase that would overrun the call's budget is skipped (and says so).
 #   scripts/lenet_session.sh PHASE...   phases: tests tests2 bench gap batches staged sweep batch
-#                                       small metrics ncu ncu2 pack
+#                                       small metrics ncu ncu2 gaptests harness knobs2 none
+#                                       cupti2 knobs3 final batches2 pack
 # Run from the repository root after `source .device-kit/activate.sh`. BUDGET: seconds (450).
 set -u -o pipefail
 OUT=${OUT:-/tmp/out}; LOGS=/tmp/lenet-logs; RUNS=reports/dev
@@ -91,6 +92,49 @@ for i, r in enumerate(big[-10:][::5] if len(big) >= 10 else big):
 print(f"ncu imgs={sys.argv[2]}: {len(rows)} launches, {len(big)} of the full batch")
 PY
       done ;;
+    gaptests)  # the chunked stages, and their tuning knobs, on the GPU
+      run gpu-gap 150 python3 -m pytest -m gpu -q -p no:cacheprovider \
+        tests/gpu/test_lenet_stages.py -k "overlap_fusion or one_kernel or uint8 or graph"
+      tail -3 "$LOGS/gpu-gap.log" >>"$SUMMARY"
+      grep -E '^(FAILED|ERROR)|Error|assert' "$LOGS/gpu-gap.log" | head -12 >>"$SUMMARY" ;;
+    harness)  # outputs checked after the timed repeats against between calls, through the worker
+      run harness 80 env OUT="$LOGS" python3 scripts/bench_harness.py --rounds 2 \
+        --stages one_kernel,uint8_input
+      tail -10 "$LOGS/harness.log" >>"$SUMMARY" ;;
+    knobs2)  # the tuning knobs after the idle gap, interleaved in one process
+      T="--try vec=fc_vec:1 --try tail1=taper:1,small_chunk_images:700"
+      T="$T --try tail2=taper:2,small_chunk_images:700 --try tail3=taper:3,small_chunk_images:700"
+      T="$T --try vtail2=fc_vec:1,taper:2,small_chunk_images:700 --try vcmb4=fc_vec:1,const_weights:1,min_blocks:4"
+      T="$T --try vconst=fc_vec:1,const_weights:1 --try s8=streams:8"
+      T="$T --try c4=min_chunk_images:2048,taper:2,small_chunk_images:700"
+      T="$T --try c16=max_chunks:16,min_chunk_images:512,taper:1,small_chunk_images:700"
+      run knobs2 150 env OUT="$LOGS" python3 scripts/bench_knobs.py --repeat 20 --latency \
+        --stages one_kernel,uint8_input,graph $T
+      grep -vE '^\s*$' "$LOGS/knobs2.log" | tail -60 >>"$SUMMARY" ;;
+    none)  # the staged table with the harness's timing, no tracer
+      run none 130 profgen sweep lenet --out "$RUNS" --backend none \
+        --stages torch_pinned,torch_compile,pinned,overlap_fusion,one_kernel,one_kernel_const,uint8_input,graph
+      sweep_table none ;;
+    cupti2)  # the profiled pass (tracer flush between calls, outputs held) on two stages
+      run cupti2 60 profgen sweep lenet --out "$RUNS" --stages one_kernel,uint8_input
+      sweep_table cupti2 ;;
+    knobs3)  # the new defaults (base) against each of them undone, and a few chunk counts
+      T="--try old=fc_vec:0,stage_all:0,early_copy:0,max_chunks:8,taper:0,small_chunk_images:0,lead:0"
+      T="$T --try novec=fc_vec:0 --try nostage=stage_all:0 --try late=early_copy:0"
+      T="$T --try c8=max_chunks:8 --try t0=taper:0,small_chunk_images:0 --try t3=taper:3"
+      T="$T --try c3=max_chunks:3 --try c2=max_chunks:2 --try lead0=lead:0 --try lead2=lead:2"
+      run knobs3 60 env OUT="$LOGS" python3 scripts/bench_knobs.py --repeat 20 \
+        --latency base --latency old --stages one_kernel,uint8_input,graph $T
+      grep -vE '^\s*$' "$LOGS/knobs3.log" | tail -70 >>"$SUMMARY" ;;
+    final)  # the staged table of the stages the targets name, no tracer
+      run final 80 profgen sweep lenet --out "$RUNS" --backend none \
+        --stages torch_pinned,torch_compile,one_kernel,uint8_input,graph
+      sweep_table final ;;
+    batches2)  # custom stages and torch eager at batch sizes around the chunking changes
+      run batches2 120 env OUT="$LOGS" python3 scripts/bench_batches.py --repeat 3 \
+        --batch-sizes 1,16,256,1024,2048,3000,4096 \
+        --stages pinned,overlap_fusion,one_kernel,uint8_input,graph,torch_pinned
+      tail -12 "$LOGS/batches2.log" >>"$SUMMARY" ;;
     bench)
       for v in "" "--set one_kernel.imgs=4" "--set one_kernel.imgs=16"; do
         run "bench${v//[^0-9]/}" 35 python3 scripts/bench_stages.py --repeat 20 \

@@ -37,6 +37,7 @@ TITLES = {
     "graph": "CUDA graphs for small batches",
 }
 
+FAST = ["-DLENET_FC_VEC4", "-DLENET_FC_UNROLL=2", "-DLENET_STAGE_ALL"]
 # (file, extra nvcc flags, kernels it must define)
 BUILDS = [
     ("generic", [], {"Conv_ReLu", "MaxPool", "Linear_ReLu"}),
@@ -49,6 +50,13 @@ BUILDS = [
     ("one_kernel", ["-DLENET_IMGS=8", "-DLENET_INPUT_U8"], {"LeNet_Fused"}),
     ("one_kernel", ["-DLENET_IMGS=2", "-DLENET_INPUT_U8"], {"LeNet_Fused"}),
     ("one_kernel", ["-DLENET_IMGS=2", "-DLENET_CONST_WEIGHTS"], {"LeNet_Fused"}),
+    # the stages' defaults (variants/lenet/stages/one_kernel.py): 16-byte fc input loads, the
+    # staging loads issued first
+    *(
+        ("one_kernel", [f"-DLENET_IMGS={imgs}", *FAST, *extra], {"LeNet_Fused"})
+        for imgs in (8, 2)
+        for extra in ([], ["-DLENET_CONST_WEIGHTS"], ["-DLENET_INPUT_U8"])
+    ),
 ]
 
 
@@ -122,12 +130,13 @@ def test_roles_are_stated_not_guessed() -> None:
     assert STUDY.get("torch_cpu").runtime == "cpu" and not STUDY.get("torch_cpu").uses_gpu
 
 
-@pytest.mark.parametrize("n", [1, 15, 16, 17, 1037, 2048, 4096, 10_000, 100_000])
-def test_chunks_cover_the_batch(n: int) -> None:
+@pytest.mark.parametrize(("taper", "lead"), [(0, 0), (1, 0), (2, 0), (3, 0), (0, 2), (2, 1)])
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 1037, 2048, 2049, 4096, 10_000, 100_000])
+def test_chunks_cover_the_batch(n: int, taper: int, lead: int) -> None:
     from variants.lenet.stages._chunked import chunk_bounds
 
-    chunks = chunk_bounds(n, max_chunks=8, min_images=1024, align=16)
-    assert 1 <= len(chunks) <= 8
+    chunks = chunk_bounds(n, max_chunks=8, min_images=1024, align=16, taper=taper, lead=lead)
+    assert 1 <= len(chunks) <= 8 + taper + lead
     assert chunks[0][0] == 0 and sum(c for _, c in chunks) == n
     for (start, count), (nxt, _) in zip(chunks, chunks[1:], strict=False):
         assert nxt == start + count and count % 16 == 0
@@ -146,3 +155,26 @@ def test_chunk_count_follows_the_batch(n: int, expected: int) -> None:
     chunks = chunk_bounds(n, max_chunks=8, min_images=1024, align=16)
     assert len(chunks) == expected
     assert min(c for _, c in chunks[:-1] or chunks) >= min(n, 1024)
+
+
+def test_a_taper_halves_the_last_chunk() -> None:
+    """10,000 images: eight chunks of 1,264 (the last 1,152), its last cut into 576, 288, 288."""
+    from variants.lenet.stages._chunked import chunk_bounds
+
+    plain = chunk_bounds(10_000, max_chunks=8, min_images=1024, align=16)
+    assert [c for _, c in plain] == [1264] * 7 + [1152]
+    tapered = chunk_bounds(10_000, max_chunks=8, min_images=1024, align=16, taper=2)
+    assert tapered[:7] == plain[:7] and [c for _, c in tapered[7:]] == [576, 288, 288]
+    assert chunk_bounds(1000, 8, 1024, 16, taper=3) == [(0, 1000)]  # one chunk: not cut
+
+
+def test_a_lead_halves_the_first_chunk_smallest_first() -> None:
+    """10,000 images in four chunks of 2,512 (the last 2,464): the first cut into 624, 624 and
+    1,264; with a taper the last into 1,232, 624 and 608."""
+    from variants.lenet.stages._chunked import chunk_bounds
+
+    chunks = chunk_bounds(10_000, max_chunks=4, min_images=1024, align=16, taper=2, lead=2)
+    assert [c for _, c in chunks] == [624, 624, 1264, 2512, 2512, 1232, 624, 608]
+    assert chunks[3] == (2512, 2512)
+    one = chunk_bounds(2048, max_chunks=4, min_images=1024, align=16, lead=1)
+    assert one == [(0, 512), (512, 512), (1024, 1024)]

@@ -14,7 +14,8 @@ as one JSON event line. `run`:
    untimed calls, then `--repeat` timed ones), `profiled` (`--profiled-repeats` calls under
    `--tracer`), `metrics` (one call in the stage range for ncu, on the first `--ncu-items`
    items when given);
-5. checks every call's outputs against the reference with the stage's comparison rule;
+5. checks every call's outputs against the reference with the stage's comparison rule, after
+   each pass's last call (`harness.Checks.hold`: the timed calls run back to back);
 6. writes `--result` (JSON, atomically) and exits 0. Any other exit means the stage crashed.
 
 Progress goes to stdout as lines `@@profgen {"event": "timed 3/10"}` that the runner forwards.
@@ -141,6 +142,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         host_x = stage.host_input(x) if hasattr(stage, "host_input") else x
         call = Call(stage, host_x, batch, f"{study.name}:{spec.key}", runtime)
         _passes(call, args, result, checks)
+        checks.check_held()  # (each pass checks its own; nothing may stay unchecked)
+        result["notes"] += checks.notes
     finally:
         if hasattr(stage, "release"):
             stage.release()

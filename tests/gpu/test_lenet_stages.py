@@ -198,3 +198,41 @@ def test_graph_replays_a_large_batch_per_input_buffer() -> None:
         assert len(stage._large) == 3
     finally:
         stage.release()
+
+
+KNOBS = {
+    # the paths the defaults left: scalar fc loads, a load-then-store staging loop, eight even
+    # chunks, the output allocated first
+    "off": {"fc_vec": False, "stage_all": False, "early_copy": False, "max_chunks": 8,
+            "taper": 0, "small_chunk_images": 0},
+    # further than the defaults: 16 fc weights in flight, registers capped for four blocks an
+    # SM, eight chunks, the last cut three more times and the first twice, chunks of up to 300
+    # images two a block
+    "more": {"fc_unroll": 4, "min_blocks": 4, "max_chunks": 8, "taper": 3,
+             "small_chunk_images": 300, "lead": 2},
+}
+
+
+@pytest.mark.parametrize("knobs", list(KNOBS))
+@pytest.mark.parametrize("key", ("one_kernel", "one_kernel_const", "uint8_input", "graph"))
+def test_one_kernel_knobs_keep_the_results(key: str, knobs: str) -> None:
+    """The tuning knobs the bench tries, off and further than the defaults, at sizes whose
+    tapered tails differ, every buffer poisoned."""
+    model = LeNet(weights=random_weights(seed=17))
+    spec = STUDY.get(key)
+    stage = spec.build()
+    note = runtimes.adapter(spec.runtime).missing() or runtimes.missing_needs(spec.needs)
+    if note:
+        pytest.skip(f"{key}: {note}")
+    for attr, value in KNOBS[knobs].items():
+        assert hasattr(stage, attr), attr
+        setattr(stage, attr, value)
+    stage.prepare(model, 10_000)
+    try:
+        for i, n in enumerate([10_000, 4500, 2049, 1, 700]):
+            images = random_images(n, seed=900 + i)
+            poison(stage)
+            verdict = check_logits(run(stage, images), expected(stage, images, model.weights))
+            assert verdict.passed, f"{key} {knobs}, n={n}: {verdict.reason}"
+    finally:
+        stage.release()

@@ -15,6 +15,12 @@
 //   LENET_INPUT_U8       the input is uint8 pixels as in an IDX file, converted here to v / 255
 //                        (IEEE division, the host's normalisation bit for bit).
 //   LENET_IMGS=<n>       images per block (default 8; 256 threads).
+//   LENET_MIN_BLOCKS=<n> blocks an SM the registers must allow (default: ptxas's choice).
+//   LENET_FC_VEC4        the fully-connected layers whose inputs split in fours (fc1, fc2) read
+//                        an image's inputs four at a time (one 16-byte shared load per 4 FMAs),
+//                        LENET_FC_UNROLL (default 2) groups of four weights in flight.
+//   LENET_STAGE_ALL      the input and conv2's weights staged with all of a thread's loads
+//                        issued before its stores (stage_batched).
 // Dynamic shared memory: IMGS * (784 + 864) floats, plus 160 + 2416 for the weights in shared
 // memory (see the layout below; the host computes the same sum).
 #include "common.cuh"
@@ -22,7 +28,16 @@
 #ifndef LENET_IMGS
 #define LENET_IMGS 8
 #endif
+#ifdef LENET_MIN_BLOCKS  // (no second argument otherwise: ptxas then allocates registers
+#define LENET_BOUNDS __launch_bounds__(256, LENET_MIN_BLOCKS)  // differently, 68-90 not 60-62)
+#else
+#define LENET_BOUNDS __launch_bounds__(256)
+#endif
+#ifndef LENET_FC_UNROLL
+#define LENET_FC_UNROLL 2
+#endif
 constexpr int IMGS = LENET_IMGS;
+[[maybe_unused]] constexpr int FC_UNROLL = LENET_FC_UNROLL;  // groups of four inputs a thread has in flight
 constexpr int THREADS = 256;
 
 #ifdef LENET_INPUT_U8
@@ -55,8 +70,41 @@ __device__ __forceinline__ float pool4(float a, float b, float c, float d) {
     return max_nan(max_nan(a, b), max_nan(c, d));
 }
 
+// Up to MAX 16-byte vectors src[0..count) into shared memory through `store(i, v)`, every load
+// of a thread issued before its first store: one round trip to device memory, not one a vector
+// (a block-stride loop of load-then-store leaves a single load in flight per thread).
+template <int MAX, typename V, typename Store>
+__device__ __forceinline__ void stage_batched(const V* __restrict__ src, int count, Store store) {
+    constexpr int PER = (MAX + THREADS - 1) / THREADS;
+    V v[PER];
+#pragma unroll
+    for (int j = 0; j < PER; ++j) {
+        const int i = threadIdx.x + j * THREADS;
+        if (i < count) v[j] = src[i];
+    }
+#pragma unroll
+    for (int j = 0; j < PER; ++j) {
+        const int i = threadIdx.x + j * THREADS;
+        if (i < count) store(i, v[j]);
+    }
+}
+
 // The block's images into shared memory as floats (rows past nimg are left as they are).
 __device__ __forceinline__ void stage_input(float* s, const in_t* __restrict__ in, int nimg) {
+#ifdef LENET_STAGE_ALL
+    float4* s4 = reinterpret_cast<float4*>(s);
+#ifdef LENET_INPUT_U8
+    stage_batched<IMGS * 196>(reinterpret_cast<const uchar4*>(in), nimg * 196,
+                              [&](int i, uchar4 u) {
+                                  s4[i] = make_float4(float(u.x) / 255.f, float(u.y) / 255.f,
+                                                      float(u.z) / 255.f, float(u.w) / 255.f);
+                              });
+#else
+    stage_batched<IMGS * 196>(reinterpret_cast<const float4*>(in), nimg * 196,
+                              [&](int i, float4 f) { s4[i] = f; });
+#endif
+    return;
+#endif
 #ifdef LENET_INPUT_U8
     const uchar4* src = reinterpret_cast<const uchar4*>(in);
     for (int i = threadIdx.x; i < nimg * 196; i += THREADS) {
@@ -114,11 +162,33 @@ __device__ __forceinline__ void dense(const float* xs, const float* __restrict__
         float acc[IMGS];
 #pragma unroll
         for (int im = 0; im < IMGS; ++im) acc[im] = 0.f;
-#pragma unroll 4
-        for (int k = 0; k < K; ++k) {
-            const float wv = __ldg(w + k * OUT);
+#ifdef LENET_FC_VEC4
+        if constexpr (K % 4 == 0 && IN % 4 == 0) {
+            // four inputs of an image in one 16-byte (broadcast) load: a load per 4 FMAs, not
+            // one per FMA; the sum still runs over k in order, so the result is the same
+#pragma unroll FC_UNROLL
+            for (int k = 0; k < K; k += 4) {
+                float wv[4];
 #pragma unroll
-            for (int im = 0; im < IMGS; ++im) acc[im] = fmaf(x[im * IN + k], wv, acc[im]);
+                for (int j = 0; j < 4; ++j) wv[j] = __ldg(w + (k + j) * OUT);
+#pragma unroll
+                for (int im = 0; im < IMGS; ++im) {
+                    const float4 xv = *reinterpret_cast<const float4*>(x + im * IN + k);
+                    acc[im] = fmaf(xv.x, wv[0], acc[im]);
+                    acc[im] = fmaf(xv.y, wv[1], acc[im]);
+                    acc[im] = fmaf(xv.z, wv[2], acc[im]);
+                    acc[im] = fmaf(xv.w, wv[3], acc[im]);
+                }
+            }
+        } else
+#endif
+        {
+#pragma unroll 4
+            for (int k = 0; k < K; ++k) {
+                const float wv = __ldg(w + k * OUT);
+#pragma unroll
+                for (int im = 0; im < IMGS; ++im) acc[im] = fmaf(x[im * IN + k], wv, acc[im]);
+            }
         }
 #pragma unroll
         for (int im = 0; im < IMGS; ++im) part[(s * IMGS + im) * OUT + o] = acc[im];
@@ -135,7 +205,7 @@ __device__ __forceinline__ void dense(const float* xs, const float* __restrict__
 }
 
 // in (n, 784) of in_t -> out (n, 10) float logits. Grid: ceil(n / IMGS) blocks of THREADS.
-extern "C" __global__ void __launch_bounds__(THREADS) LeNet_Fused(
+extern "C" __global__ void LENET_BOUNDS LeNet_Fused(
     const in_t* __restrict__ in, const float* __restrict__ conv1_w,
     const float* __restrict__ conv1_b, const float* __restrict__ conv2_wt,
     const float* __restrict__ conv2_b, const float* __restrict__ w1t,
@@ -160,8 +230,15 @@ extern "C" __global__ void __launch_bounds__(THREADS) LeNet_Fused(
     const float* bias2 = w2 + 2400;
     for (int i = threadIdx.x; i < 150; i += THREADS) w1[i] = conv1_w[i];
     if (threadIdx.x < 6) w1[150 + threadIdx.x] = conv1_b[threadIdx.x];
+#ifdef LENET_STAGE_ALL
+    float4* w2v = reinterpret_cast<float4*>(w2);
+    stage_batched<600>(reinterpret_cast<const float4*>(conv2_wt), 600,
+                       [&](int i, float4 f) { w2v[i] = f; });
+    stage4(w2 + 2400, conv2_b, 16);
+#else
     stage4(w2, conv2_wt, 2400);
     stage4(w2 + 2400, conv2_b, 16);
+#endif
 #endif
     stage_input(a, in + (long long)img0 * 784, nimg);
     __syncthreads();

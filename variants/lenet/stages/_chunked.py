@@ -10,6 +10,7 @@ costs and no batch size is slower here than in the stage before because of a chu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -34,14 +35,44 @@ def chunk_bounds(
     max_chunks: int = MAX_CHUNKS,
     min_images: int = MIN_CHUNK_IMAGES,
     align: int = ALIGN,
+    taper: int = 0,
+    lead: int = 0,
 ) -> list[tuple[int, int]]:
     """(start, count) of each chunk for `n` images: as many chunks as there are `min_images`
     in n, at least one and at most `max_chunks`, each a multiple of `align` images except the
-    last, together covering 0..n."""
+    last, together covering 0..n. With more than one chunk: `taper` cuts the last chunk that
+    many times more, each piece half of what is left (rounded up to `align`), so that what runs
+    after the last copy is the kernel of a small chunk; `lead` cuts the first chunk that many
+    times, smallest piece first, so that the first kernel starts after a short copy."""
     chunks = min(max_chunks, max(1, n // max(min_images, 1)))
     size = -(-max(n, 1) // chunks)
     size = -(-size // align) * align
-    return [(s, min(size, n - s)) for s in range(0, n, size)]
+    bounds = [(s, min(size, n - s)) for s in range(0, n, size)]
+    if len(bounds) < 2:
+        return bounds
+    start, count = bounds.pop()
+    for _ in range(taper):
+        head = _half(count, align)
+        if not 0 < head < count:
+            break
+        bounds.append((start, head))
+        start, count = start + head, count - head
+    bounds.append((start, count))
+    front, back = bounds[0][1], []
+    for _ in range(lead):
+        half = _half(front, align)  # the larger half goes behind
+        if not 0 < half < front:
+            break
+        back.insert(0, half)
+        front -= half
+    sizes = [front, *back]
+    firsts = [(sum(sizes[:i]), c) for i, c in enumerate(sizes)]
+    return firsts + bounds[1:]
+
+
+def _half(count: int, align: int) -> int:
+    """Half of `count`, rounded up to a multiple of `align`."""
+    return -(-(count // 2) // align) * align
 
 
 class ChunkedStage(CudaStage):
@@ -55,6 +86,15 @@ class ChunkedStage(CudaStage):
     max_chunks: ClassVar[int] = MAX_CHUNKS
     min_chunk_images: ClassVar[int] = MIN_CHUNK_IMAGES
     streams: ClassVar[int] = STREAMS
+    #: times the last chunk is halved again (see chunk_bounds), and the most images of a chunk
+    #: whose kernels are built for latency, as a call's only chunk is (0: none but that one)
+    taper: ClassVar[int] = 0
+    small_chunk_images: ClassVar[int] = 0
+    #: times the first chunk is halved (see chunk_bounds; measured slower for uint8_input,
+    #: whose host issues the chunks more slowly than the copies run: NOTES.md)
+    lead: ClassVar[int] = 0
+    #: queue the first chunk's copy and kernels before allocating the output array
+    early_copy: ClassVar[bool] = False
     #: the input's element type as it crosses PCIe (float32, or uint8 as in an IDX file)
     input_dtype: ClassVar[Any] = np.float32
 
@@ -109,23 +149,27 @@ class ChunkedStage(CudaStage):
         if n == 0:
             return self._empty_logits()
         if self.output == "fresh" and n >= self.fresh_min_images:
-            out = self.new_output(n)
-            self.issue(images, n, out)
-            return out
-        self.issue(images, n, self._out)
+            return self.issue(images, n, lambda: self.new_output(n))
+        self.issue(images, n, lambda: self._out)
         return self._out[:n].copy()
 
-    def issue(self, images: np.ndarray, n: int, out: np.ndarray) -> None:
-        """Queue every chunk's copies and kernels, the logits into `out`, and wait for the
-        streams they used."""
-        self.queue_chunks(images, n, out)
+    def issue(self, images: np.ndarray, n: int, output: Callable[[], np.ndarray]) -> np.ndarray:
+        """Queue every chunk's copies and kernels, the logits into `output()`, wait for the
+        streams they used, and return that array."""
+        out = self.queue_chunks(images, n, output)
         with phase("sync"):
             for stream in self._streams[: len(self.plan(n))]:
                 stream.synchronize()
+        return out
 
-    def queue_chunks(self, images: np.ndarray, n: int, out: np.ndarray) -> None:
-        """Queue every chunk's copy in, kernels and copy of its logits into `out`."""
+    def queue_chunks(
+        self, images: np.ndarray, n: int, output: Callable[[], np.ndarray]
+    ) -> np.ndarray:
+        """Queue every chunk's copy in, kernels and copy of its logits into `output()`, the
+        array asked for only once the first chunk's copy and kernels are queued (with
+        `early_copy`), so the copy that bounds the call starts before the host allocates."""
         in_ptr, logits_ptr = self._a["input"].data.ptr, self._a["logits"].data.ptr
+        out = None if self.early_copy else output()
         for start, count, stream, launches in self.plan(n):
             with phase("h2d"):
                 offset, nbytes = start * self.image_bytes, count * self.image_bytes
@@ -133,15 +177,21 @@ class ChunkedStage(CudaStage):
             for name, packed in launches:
                 with phase(name):
                     packed(stream.ptr)
+            if out is None:
+                out = output()
             with phase("d2h"):
                 offset, nbytes = start * gpu.LOGIT_BYTES, count * gpu.LOGIT_BYTES
                 memory.d2h(out, offset, logits_ptr + offset, nbytes, stream)
+        assert out is not None  # (a plan has at least one chunk)
+        return out
 
     def plan(self, n: int) -> list[Chunk]:
         """(start, count, stream, [(phase, launch)]) of every chunk for `n` images, built once
         per batch size."""
         if n not in self._plans:
-            bounds = chunk_bounds(n, self.max_chunks, self.min_chunk_images)
+            bounds = chunk_bounds(
+                n, self.max_chunks, self.min_chunk_images, taper=self.taper, lead=self.lead
+            )
             self._plans[n] = [
                 (
                     start,

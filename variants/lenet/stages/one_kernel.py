@@ -45,21 +45,40 @@ class OneKernel(ChunkedStage):
     pool, conv2, pool, three fully-connected layers), keeps the pooled maps and hidden vectors in
     shared memory and writes only the logits, with the conv weights copied into shared memory
     and each fully-connected dot product split over threads so all 256 work (a small batch, one
-    chunk, two images a block for latency), the chunks that follow the batch overlap its copies
-    as before, and the logits land in a fresh page-locked array handed to the caller instead of
-    being copied out of a buffer of the stage's own.
+    chunk, two images a block for latency), the chunks that follow the batch (at most four, the
+    last one halved twice more and run two images a block, so that little compute is left after
+    the last copy) overlap its copies, the first copy is queued before anything else, and the
+    logits land in a fresh page-locked array handed to the caller instead of being copied out of
+    a buffer of the stage's own.
     """
 
     output = "fresh"
+    early_copy = True
+    #: at most four chunks (fewer copies and launches to issue; measured in NOTES.md), the last
+    #: halved twice (taper), chunks of up to 700 images built two images a block
+    max_chunks = 4
+    taper = 2
+    small_chunk_images = 700
 
     #: conv weights in __constant__ memory instead of shared memory (LENET_CONST_WEIGHTS)
     const_weights: ClassVar[bool] = False
     #: images per block (LENET_IMGS), and in a call of one chunk (see SMALL_IMGS)
     imgs: ClassVar[int] = IMGS
     small_imgs: ClassVar[int] = SMALL_IMGS
+    #: fc1's and fc2's inputs read four at a time (LENET_FC_VEC4)
+    fc_vec: ClassVar[bool] = True
+    #: groups of four fc weights a thread has in flight with fc_vec (LENET_FC_UNROLL)
+    fc_unroll: ClassVar[int] = 2
+    #: the input and conv2's weights staged with every load issued first (LENET_STAGE_ALL)
+    stage_all: ClassVar[bool] = True
+    #: blocks an SM the kernel's registers must allow (LENET_MIN_BLOCKS; 0: ptxas's choice)
+    min_blocks: ClassVar[int] = 0
 
     def defines(self, imgs: int) -> list[str]:
         out = [f"LENET_IMGS={imgs}"]
+        out += ["LENET_FC_VEC4", f"LENET_FC_UNROLL={self.fc_unroll}"] if self.fc_vec else []
+        out += ["LENET_STAGE_ALL"] if self.stage_all else []
+        out += [f"LENET_MIN_BLOCKS={self.min_blocks}"] if self.min_blocks else []
         out += ["LENET_CONST_WEIGHTS"] if self.const_weights else []
         out += ["LENET_INPUT_U8"] if np.dtype(self.input_dtype) == np.uint8 else []
         return out
@@ -92,7 +111,7 @@ class OneKernel(ChunkedStage):
         names = ("conv1.weight", "conv1.bias", "conv2.weight_t", "conv2.bias")
         names += tuple(f"fc{i}.{kind}" for i in (1, 2, 3) for kind in ("weight", "bias"))
         args = (ptr["input"], *(w[k] for k in names), ptr["logits"], launch.i32(count))
-        imgs = self.small_imgs if alone else self.imgs
+        imgs = self.small_imgs if alone or count <= self.small_chunk_images else self.imgs
         smem = shared_bytes(imgs, self.const_weights)
         grid = launch.grid_for(count, imgs)
         return [("lenet", launch.PackedLaunch(self._kernels[imgs], grid, THREADS, args, smem))]
