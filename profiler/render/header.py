@@ -99,7 +99,9 @@ def _timing(meta: Mapping[str, Any]) -> str:
         return IMPORTED_TIMING
     if repeat is None:
         return UNKNOWN
-    return f"median of {repeat} timed repeats after {_text(warmup)} warm-ups"
+    how = _get(meta, "settings", "timing")
+    median = f"median of {repeat} timed repeats after {_text(warmup)} warm-ups"
+    return f"{median}; {how}" if how else median
 
 
 def _commit(meta: Mapping[str, Any]) -> str:
