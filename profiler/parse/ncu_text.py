@@ -43,10 +43,11 @@ ERR_NVGPUCTRPERM ...`, `==WARNING== No kernels were profiled.`).
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -138,44 +139,37 @@ def _kernels(text: str, path: Path) -> list[Launch]:
     kernels: list[Launch] = []
     widths: tuple[int, int, int] | None = None  # the open table's column widths
     header_next = False
-    numbers, kinds, payloads = _events(text)
-    for number, kind, payload in zip(numbers, kinds, payloads, strict=True):
+    for number, kind, line in _events(text):
         if kind == _AS_RULE:
-            runs = payload
-        elif kind < 0:
-            continue
+            runs = _rule_runs(line)
+            if runs is None:  # a row that starts with `-`: of no mapped metric
+                continue
         elif kind == _AS_SECTION:
             widths = None
             continue
         elif kind == _AS_ROW:  # no kernel line, rule nor `Section:`: a row or a header
             if widths is not None and kernels:
-                line = payload.rstrip("\r")
-                stripped = line.strip()
-                if stripped.startswith("Metric Name") and stripped.endswith("Metric Value"):
+                if _row(line.rstrip("\r"), widths, number, kernels[-1], path):
                     header_next = True
-                else:
-                    _metric(line, widths, number, kernels[-1], path)
             continue
         else:
-            line = payload.rstrip("\r")
+            line = line.rstrip("\r")
             launch = _launch(line)
             if launch is not None:
                 kernels.append(launch)
                 widths = None
                 continue
-            if not kernels:
-                continue
             stripped = line.strip()
+            if not kernels or not stripped:
+                continue
             if stripped.startswith("Section:"):
                 widths = None
                 continue
             runs = _rule_runs(stripped)
             if runs is None:
-                if widths is not None and stripped:
-                    if stripped.startswith("Metric Name") and stripped.endswith("Metric Value"):
+                if widths is not None:
+                    if _row(line, widths, number, kernels[-1], path):
                         header_next = True
-                        continue
-                    _metric(line, widths, number, kernels[-1], path)
                 continue
         if not kernels:
             continue
@@ -187,19 +181,28 @@ def _kernels(text: str, path: Path) -> list[Launch]:
     return kernels
 
 
+def _row(line: str, widths: tuple[int, int, int], number: int, kernel: Launch, path: Path) -> bool:
+    """A row of an open table: True for its `Metric Name ... Metric Value` header, else the
+    row is read (`_metric`) and False."""
+    stripped = line.strip()
+    if stripped.startswith("Metric Name") and stripped.endswith("Metric Value"):
+        return True
+    _metric(line, widths, number, kernel, path)
+    return False
+
+
 _AS_LINE, _AS_SECTION, _AS_RULE, _AS_ROW = 0, 1, 2, 3
 
 
-def _events(text: str) -> tuple[list[int], list[int], list[Any]]:
-    """The line numbers, kinds and payloads of the lines `_kernels` must walk, in order:
-    `_AS_LINE` with the line's text for lines that may name a kernel (`, Context `) and lines
-    that start with no ASCII character (anything); `_AS_ROW` with its text for `Metric Name`
-    headers and rows whose first 8 characters are a mapped metric's (6 of `SM [%]`);
-    `_AS_SECTION` for `Section:` lines (the rest of such a line changes nothing); `_AS_RULE`
-    with the widths of the dash runs for rules (-1: a line that starts with `-` and is no
-    rule). Every other line is blank, advice, program output or a metric row that `_metric`
-    skips: it would change nothing, and neither would the lines `_observed` leaves out. The
-    lines are sorted with NumPy (`lines.split`); only these are cut in Python."""
+def _events(text: str) -> Iterator[tuple[int, int, str]]:
+    """(line number, kind, line) of the lines `_kernels` must walk, in order: `_AS_LINE` for
+    lines that may name a kernel (`, Context `) and lines that start with no ASCII character
+    (anything); `_AS_ROW` for `Metric Name` headers and rows whose first 8 characters are a
+    mapped metric's (6 of `SM [%]`); `_AS_SECTION` for `Section:` lines (the rest of such a line
+    changes nothing); `_AS_RULE` for lines that start with `-`. Every other line is blank,
+    advice, program output or a metric row that `_metric` skips: it would change nothing, and
+    neither would the lines `_observed` leaves out. The lines are sorted with NumPy
+    (`lines.split`); only these are cut in Python."""
     data = text.encode("utf-8")
     found = lines.split(data)
     word = found.prefix(8)
@@ -221,22 +224,11 @@ def _events(text: str) -> tuple[list[int], list[int], list[Any]]:
     header = (word == _HEADER_WORD) & ~context
     chosen = np.flatnonzero(kind >= 0)
     chosen = chosen[_observed(kind[chosen], header[chosen])]
-    kinds = kind[chosen].tolist()
     starts, ends = found.start[chosen].tolist(), found.end[chosen].tolist()
-    payloads: list[Any] = [None] * len(kinds)
-    seen: dict[bytes, tuple[int, ...] | None] = {}
-    for j, (k, a, b) in enumerate(zip(kinds, starts, ends, strict=True)):
-        if k == _AS_LINE or k == _AS_ROW:
-            payloads[j] = data[a:b].decode("utf-8")
-        elif k == _AS_RULE:
-            rule = data[a:b]
-            if rule not in seen:
-                seen[rule] = _rule_runs(rule.decode("utf-8").rstrip("\r").strip())
-            payloads[j] = seen[rule]
-            if seen[rule] is None:  # a row that starts with `-`: of no mapped metric
-                kinds[j] = -1
-    numbers = (chosen + 1).tolist()
-    return numbers, kinds, payloads
+    ascii_ = len(data) == len(text)  # then a character's offset is its byte's
+    numbers, kinds = (chosen + 1).tolist(), kind[chosen].tolist()
+    for number, k, a, b in zip(numbers, kinds, starts, ends, strict=True):
+        yield number, k, text[a:b] if ascii_ else data[a:b].decode("utf-8")
 
 
 def _observed(kind: np.ndarray, header: np.ndarray) -> np.ndarray:
@@ -253,8 +245,11 @@ def _observed(kind: np.ndarray, header: np.ndarray) -> np.ndarray:
     return ((kind == _AS_LINE) | (kind == _AS_ROW)) & ~header | (next_seen < next_section)
 
 
-def _rule_runs(stripped: str) -> tuple[int, ...] | None:
-    """The widths of a rule's dash runs; None when `stripped` is no rule."""
+@functools.lru_cache(maxsize=256)
+def _rule_runs(line: str) -> tuple[int, ...] | None:
+    """The widths of a rule's dash runs; None when `line` is no rule (tables repeat their
+    rules: the few distinct ones are cut once)."""
+    stripped = line.strip()
     return tuple(len(run) for run in stripped.split()) if _is_rule(stripped) else None
 
 
