@@ -43,14 +43,17 @@ ERR_NVGPUCTRPERM ...`, `==WARNING== No kernels were profiled.`).
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from profiler.errors import ParseError
-from profiler.parse import csvtext, ncu_csv, values
+from profiler.parse import csvtext, lines, ncu_csv, values
 
 EXPECTED = "Nsight Compute output (ncu's per-kernel `Section:` tables, or ncu --csv)"
 
@@ -63,6 +66,16 @@ _NAMES = {name: field for field, (_, names) in ncu_csv.METRICS.items() for name 
 _RULES = {"time": values.TIME, "bytes": values.SIZE, "count": values.COUNT, "pct": values.VALUE}
 _NO_KERNEL = "no kernel results in it (a line `<kernel>, Context N, Stream N` with Section: tables)"
 _MAX_TAIL = 120  # the launch shape, time and ids after a kernel name fit in this
+# The first 8 characters of a metric row that `_metric` may keep or refuse (6 of `SM [%]`), or of
+# a table's header, and of a `Section:` line (see `_events`).
+_PREFIXES = np.array(
+    sorted({lines.pack(n[:8].encode()) for n in [*_NAMES, "Metric Name"] if len(n) >= 8}),
+    dtype=np.uint64,
+)
+_SIX = np.uint64(lines.pack(b"SM [%]") << 16)
+_SIX_MASK = np.uint64(((1 << 48) - 1) << 16)
+_SECTION_WORD = np.uint64(lines.pack(b"Section:"))
+_HEADER_WORD = np.uint64(lines.pack(b"Metric N"))
 
 
 @dataclass
@@ -120,35 +133,124 @@ def read_metrics(path: str | Path, stage: str) -> pd.DataFrame:
 
 
 def _kernels(text: str, path: Path) -> list[Launch]:
-    """Every kernel launch's name, grid, block and mapped metric values, in file order."""
+    """Every kernel launch's name, grid, block and mapped metric values, in file order.
+
+    Only the lines that can change them are walked (`_events`), each as every line once was."""
     kernels: list[Launch] = []
     widths: tuple[int, int, int] | None = None  # the open table's column widths
     header_next = False
-    for number, raw in enumerate(text.split("\n"), 1):
-        line = raw.rstrip("\r")
-        launch = _launch(line)
-        if launch is not None:
-            kernels.append(launch)
+    for number, kind, line in _events(text):
+        if kind == _AS_RULE:
+            runs = _rule_runs(line)
+            if runs is None:  # a row that starts with `-`: of no mapped metric
+                continue
+        elif kind == _AS_SECTION:
             widths = None
             continue
+        elif kind == _AS_ROW:  # no kernel line, rule nor `Section:`: a row or a header
+            if widths is not None and kernels:
+                if _row(line.rstrip("\r"), widths, number, kernels[-1], path):
+                    header_next = True
+            continue
+        else:
+            line = line.rstrip("\r")
+            launch = _launch(line)
+            if launch is not None:
+                kernels.append(launch)
+                widths = None
+                continue
+            stripped = line.strip()
+            if not kernels or not stripped:
+                continue
+            if stripped.startswith("Section:"):
+                widths = None
+                continue
+            runs = _rule_runs(stripped)
+            if runs is None:
+                if widths is not None:
+                    if _row(line, widths, number, kernels[-1], path):
+                        header_next = True
+                continue
         if not kernels:
             continue
-        stripped = line.strip()
-        if stripped.startswith("Section:"):
+        if widths is None and len(runs) == 3:
+            widths, header_next = runs, False
+        elif widths is not None and not header_next:
             widths = None
-        elif _is_rule(stripped):
-            runs = [len(run) for run in stripped.split()]
-            if widths is None and len(runs) == 3:
-                widths, header_next = (runs[0], runs[1], runs[2]), False
-            elif widths is not None and not header_next:
-                widths = None
-            header_next = False
-        elif widths is not None and stripped:
-            if stripped.startswith("Metric Name") and stripped.endswith("Metric Value"):
-                header_next = True
-                continue
-            _metric(line, widths, number, kernels[-1], path)
+        header_next = False
     return kernels
+
+
+def _row(line: str, widths: tuple[int, int, int], number: int, kernel: Launch, path: Path) -> bool:
+    """A row of an open table: True for its `Metric Name ... Metric Value` header, else the
+    row is read (`_metric`) and False."""
+    stripped = line.strip()
+    if stripped.startswith("Metric Name") and stripped.endswith("Metric Value"):
+        return True
+    _metric(line, widths, number, kernel, path)
+    return False
+
+
+_AS_LINE, _AS_SECTION, _AS_RULE, _AS_ROW = 0, 1, 2, 3
+
+
+def _events(text: str) -> Iterator[tuple[int, int, str]]:
+    """(line number, kind, line) of the lines `_kernels` must walk, in order: `_AS_LINE` for
+    lines that may name a kernel (`, Context `) and lines that start with no ASCII character
+    (anything); `_AS_ROW` for `Metric Name` headers and rows whose first 8 characters are a
+    mapped metric's (6 of `SM [%]`); `_AS_SECTION` for `Section:` lines (the rest of such a line
+    changes nothing); `_AS_RULE` for lines that start with `-`. Every other line is blank,
+    advice, program output or a metric row that `_metric` skips: it would change nothing, and
+    neither would the lines `_observed` leaves out. The lines are sorted with NumPy
+    (`lines.split`); only these are cut in Python."""
+    data = text.encode("utf-8")
+    found = lines.split(data)
+    word = found.prefix(8)
+    whole = np.isin(word, _PREFIXES)
+    whole |= (word & _SIX_MASK) == _SIX
+    at, contexts = data.find(b", Context "), []
+    while at >= 0:
+        contexts.append(at)
+        at = data.find(b", Context ", at + 1)
+    context = np.zeros(len(found), dtype=bool)
+    offsets = np.array(contexts, dtype=np.int64)
+    context[np.searchsorted(found.start, offsets, side="right") - 1] = True
+    whole |= context
+    kind = np.full(len(found), -1, dtype=np.int8)
+    kind[found.first == ord("-")] = _AS_RULE
+    kind[word == _SECTION_WORD] = _AS_SECTION
+    kind[whole] = _AS_ROW
+    kind[context | (found.lead == lines.UNKNOWN)] = _AS_LINE
+    header = (word == _HEADER_WORD) & ~context
+    chosen = np.flatnonzero(kind >= 0)
+    chosen = chosen[_observed(kind[chosen], header[chosen])]
+    starts, ends = found.start[chosen].tolist(), found.end[chosen].tolist()
+    ascii_ = len(data) == len(text)  # then a character's offset is its byte's
+    numbers, kinds = (chosen + 1).tolist(), kind[chosen].tolist()
+    for number, k, a, b in zip(numbers, kinds, starts, ends, strict=True):
+        yield number, k, text[a:b] if ascii_ else data[a:b].decode("utf-8")
+
+
+def _observed(kind: np.ndarray, header: np.ndarray) -> np.ndarray:
+    """Which of these lines (kinds in file order) to walk: every `_AS_LINE` but headers (they
+    read or change the state: kernels, rows), and rules, headers and `Section:` lines that have
+    such a line after them before the next `Section:` line. A `Section:` line closes the table,
+    and what a rule or header did before it can no longer be seen."""
+    sees = np.flatnonzero(((kind == _AS_LINE) | (kind == _AS_ROW)) & ~header)
+    sections = np.flatnonzero(kind == _AS_SECTION)
+    at = np.arange(len(kind))
+    never = len(kind)
+    next_seen = np.append(sees, never)[np.searchsorted(sees, at, side="right")]
+    next_section = np.append(sections, never)[np.searchsorted(sections, at, side="right")]
+    return ((kind == _AS_LINE) | (kind == _AS_ROW)) & ~header | (next_seen < next_section)
+
+
+@functools.lru_cache(maxsize=256)
+def _rule_runs(line: str) -> tuple[int, ...] | None:
+    """The widths of a rule's dash runs; None when `line` is no rule (tables repeat their
+    rules: the few distinct ones are cut once)."""
+    stripped = line.strip()
+    return tuple(len(run) for run in stripped.split()) if _is_rule(stripped) else None
 
 
 def _is_rule(stripped: str) -> bool:
@@ -212,9 +314,14 @@ def _launch_ids(text: str, count: int) -> list[int]:
     """The launch numbers of ncu's `==PROF== Profiling "name" - N: ...` lines when there is one
     per launch found, else 0 .. count - 1."""
     ids = []
-    for match in re.finditer(r'^==PROF== Profiling "', text, re.MULTILINE):
-        end = text.find("\n", match.end())
-        line = text[match.end() : end if end >= 0 else len(text)]
+    mark = '==PROF== Profiling "'
+    at = text.find(mark)
+    while at >= 0:
+        after, at = at + len(mark), text.find(mark, at + 1)
+        if after > len(mark) and text[after - len(mark) - 1] != "\n":
+            continue  # not at the start of a line
+        end = text.find("\n", after)
+        line = text[after : end if end >= 0 else len(text)]
         cut = line.rfind('" - ')
         number = line[cut + 4 :].split(":", 1)[0] if cut >= 0 else ""
         if number.isdigit() and len(number) < 12:

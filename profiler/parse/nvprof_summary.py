@@ -393,10 +393,17 @@ def _order(df: pd.DataFrame) -> np.ndarray:
     that is small and exact (no name ends with a NUL, which NumPy drops), else as objects."""
     total = df["total_ns"].to_numpy(dtype="float64", na_value=np.nan)
     names = df["name"].astype("string")
-    widest = int(names.str.len().max()) if len(names) and names.notna().all() else -1
-    if widest < 0 or widest * 4 * len(names) > 256 * 2**20 or names.str.endswith("\x00").any():
-        by = df.reset_index(drop=True)
-        order = by.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
-        return order.index.to_numpy()
-    text = np.array(names.to_numpy(dtype=object), dtype=f"U{max(widest, 1)}")
+    plain = names.to_numpy(dtype=object) if len(names) and names.notna().all() else None
+    sizes = None if plain is None else np.fromiter(map(len, plain), np.int64, len(plain))
+    if sizes is None or int(sizes.max()) * 4 * len(names) > 256 * 2**20:
+        return _sorted_by_pandas(df)
+    text = np.array(plain, dtype=f"U{max(int(sizes.max()), 1)}")
+    if (np.strings.str_len(text) != sizes).any():  # a name ended with a NUL, which NumPy drops
+        return _sorted_by_pandas(df)
     return np.lexsort((text, -total))
+
+
+def _sorted_by_pandas(df: pd.DataFrame) -> np.ndarray:
+    by = df.reset_index(drop=True)
+    order = by.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
+    return order.index.to_numpy()

@@ -68,11 +68,7 @@ def split(rows: list[str]) -> Tokens | None:
     if not text.isascii():
         return None
     codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-    solid = np.zeros(len(codes) + 2, dtype=np.int8)  # 1 for a character that is no blank
-    solid[1:-1] = codes > 32
-    low = np.flatnonzero(codes < 28)  # newlines, tabs, ...: few; a lookup of every byte costs
-    solid[low + 1] = _SOLID[codes[low]]  # more (NumPy widens the bytes to indices)
-    edges = np.flatnonzero(np.diff(solid))  # a token's start, then its end, and so on
+    edges = _edges(codes)  # a token's start, then its end, and so on
     start, end = edges[0::2], edges[1::2]
     lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows)) + 1
     first = np.searchsorted(start, np.cumsum(lengths) - lengths)  # newlines part the rows
@@ -80,6 +76,26 @@ def split(rows: list[str]) -> Tokens | None:
     return Tokens(text, codes, start, end, first, count)
 
 
+def _edges(codes: np.ndarray) -> np.ndarray:
+    """Where the characters turn from blank to solid or back (a token's start, then its end),
+    found a cache-sized slice at a time (a third of the time of whole-text passes)."""
+    parts, before = [], 0  # whether the byte before the slice is solid
+    for at in range(0, len(codes), _SLICE):
+        part = codes[at : at + _SLICE]
+        solid = np.empty(len(part) + 1, dtype=np.int8)  # 1 for a character that is no blank
+        solid[0] = before
+        solid[1:] = part > 32
+        low = np.flatnonzero(part < 28)  # newlines, tabs, ...: few; a lookup of every byte
+        solid[low + 1] = _SOLID[part[low]]  # costs more (NumPy widens the bytes to indices)
+        parts.append(np.flatnonzero(np.diff(solid)) + at)
+        before = int(solid[-1])
+    if before:
+        parts.append(np.array([len(codes)]))
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+_SLICE = 1 << 20
+_ROWS = 1 << 16  # rows read at once by `decimals`: its arrays stay in the cache
 _WIDE = 15  # digits of a number read here: below 2**53, so exact in a float64
 
 
@@ -90,6 +106,18 @@ def decimals(
     `1.2345`, `.5`, `5.`) of at most 15 digits, and which cells were read; the others (NaN) are
     left to `values.parsed`. A number is its digits as an integer divided by a power of ten:
     both are exact in float64 and the division rounds correctly, as pandas' parser does."""
+    if len(start) <= _ROWS:
+        return _decimals(codes, start, end)
+    parts = [
+        _decimals(codes, start[a : a + _ROWS], end[a : a + _ROWS])
+        for a in range(0, len(start), _ROWS)
+    ]
+    return np.concatenate([n for n, _ in parts]), np.concatenate([ok for _, ok in parts])
+
+
+def _decimals(
+    codes: np.ndarray, start: np.ndarray, end: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     width = end - start
     size = int(width.max(initial=0))
     size = min(size, _WIDE + 1)

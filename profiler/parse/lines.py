@@ -1,0 +1,108 @@
+"""The lines of a text as byte offsets, and what each line starts with, found with NumPy.
+
+A parser that walks every line of a million-row file in Python spends seconds on lines it then
+ignores. These helpers find, with a few array passes over the bytes, where every line starts and
+ends and its first non-blank byte, so that the parser walks only the lines that can matter to
+it. A line is the text between two `\\n` bytes, as `str.split("\\n")` cuts it (in UTF-8 a `\\n`
+byte is always a newline). Blank is what `str.strip()` strips among ASCII bytes; a line whose
+lead is not ASCII, or is blank for more than `LEAD_LIMIT` bytes, has an unknown lead (-1): the
+caller must look at it itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+LEAD_LIMIT = 64
+UNKNOWN = -1
+BLANK_LINE = -2
+# The ASCII bytes `str.strip()` strips (tab, newline, vertical tab, form feed, carriage return,
+# the separators 0x1c-0x1f, space).
+_BLANK = np.zeros(256, dtype=bool)
+_BLANK[[c for c in range(128) if chr(c).isspace()]] = True
+_BLANK_IN_LINE = _BLANK.copy()
+_BLANK_IN_LINE[10] = False
+_SLICE = 1 << 20
+
+
+@dataclass(frozen=True)
+class Lines:
+    """Line i of `data` is `data[start[i]:end[i]]` (no newline); `lead[i]` is the offset of its
+    first non-blank byte (`BLANK_LINE` for a blank line, `UNKNOWN` when not found) and `first[i]`
+    that byte (0 unless `lead[i] >= 0`)."""
+
+    data: bytes
+    start: np.ndarray
+    end: np.ndarray
+    lead: np.ndarray
+    first: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    def text(self, i: int) -> str:
+        """Line i as text (UTF-8)."""
+        return self.data[self.start[i] : self.end[i]].decode("utf-8")
+
+    def prefix(self, width: int) -> np.ndarray:
+        """Per line, its `width` (<= 8) bytes from its first non-blank one as one unsigned
+        integer (bytes past the line's end are 0; 0 for a line without a known lead)."""
+        known = self.lead >= 0
+        at = np.where(known, self.start + self.lead, 0)
+        got = words(self.data, at).astype(np.uint64) >> np.uint64(8 * (8 - width))
+        inside = np.minimum(self.end - at, width)  # how many of those bytes are in the line
+        mask = ~((np.uint64(1) << (np.uint64(8) * (width - inside).astype(np.uint64))) - 1)
+        return np.where(known, got & mask, 0).astype(np.uint64)
+
+
+def pack(text: bytes) -> int:
+    """`text` (at most 8 bytes) as `Lines.prefix(len(text))` gives it."""
+    return int.from_bytes(text, "big")
+
+
+def words(data: bytes, offsets: np.ndarray) -> np.ndarray:
+    """At each offset, the 8 bytes of `data` from there as one big-endian integer (newlines
+    past the end): one gather reads 8 bytes of many lines at once."""
+    size = len(data)
+    if size < 8:
+        return np.array([pack((data[o:] + b"\n" * 8)[:8]) for o in offsets.tolist()], dtype=">u8")
+    view = np.ndarray((size - 7,), dtype=">u8", buffer=data, strides=(1,))
+    out = view[np.minimum(offsets, size - 8)]
+    for j in np.flatnonzero(offsets > size - 8).tolist():  # the last few bytes only
+        out[j] = pack((data[int(offsets[j]) :] + b"\n" * 8)[:8])
+    return out
+
+
+def newlines(data: bytes) -> np.ndarray:
+    """The offsets of every `\n` byte, found a cache-sized slice at a time (a third of the
+    time of one pass over a large text)."""
+    codes = np.frombuffer(data, dtype=np.uint8)
+    parts = [
+        np.flatnonzero(codes[at : at + _SLICE] == 10) + at for at in range(0, len(codes), _SLICE)
+    ]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def split(data: bytes) -> Lines:
+    """The lines of `data` (UTF-8 bytes) with their leads."""
+    ends = newlines(data)
+    start = np.concatenate(([0], ends + 1))
+    end = np.concatenate((ends, [len(data)]))
+    lead = np.full(len(start), UNKNOWN, dtype=np.int64)
+    first = np.zeros(len(start), dtype=np.uint8)
+    todo = np.arange(len(start))
+    for at in range(0, LEAD_LIMIT, 8):
+        window = words(data, start[todo] + at).view(np.uint8).reshape(-1, 8)
+        solid = ~_BLANK_IN_LINE[window]  # the first of these ends the lead
+        stops = solid.any(axis=1)
+        k = solid.argmax(axis=1)[stops]
+        byte = window[stops][np.arange(len(k)), k]
+        done = todo[stops]
+        lead[done] = np.where(byte == 10, BLANK_LINE, np.where(byte < 128, k + at, UNKNOWN))
+        first[done] = np.where(byte < 128, byte, 0)
+        todo = todo[~stops]
+        if not len(todo):
+            break
+    return Lines(data, start, end, lead, first)
