@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call: the checks and measurements that need the GPU, logs and trimmed runs under $OUT.
-#   scripts/device_session.sh PHASE...   phases: doctor gpu-tests cupti nsys metrics fa1..fa9 regress
+#   scripts/device_session.sh PHASE...   phases: doctor gpu-tests gpu-tests-a gpu-tests-b cupti nsys metrics fa1..fa9 regress
 #                                        softmax old mobilenetv2 mobilenetv2-batch lenet-batch
 #                                        serve-lenet serve-mobilenetv2 resnet50-tests resnet50
 #                                        resnet50-steps resnet50-gemm resnet50-2048
@@ -47,6 +47,18 @@ for phase in "$@"; do
       say "== gpu tests: $(tail -1 "$LOGS/gpu-tests.log")"
       grep -E '^(FAILED|ERROR)' "$LOGS/gpu-tests.log" | head -20 | tee -a "$SUMMARY"
       grep -A30 'nsys/cupti' "$LOGS/gpu-tests.log" | head -25 >>"$SUMMARY" ;;
+    gpu-tests-a|gpu-tests-b)  # the GPU tests in two halves, for calls of at most 10 minutes
+      if [ "$phase" = gpu-tests-a ]; then
+        set -- tests/gpu/test_studies.py tests/gpu/test_backends.py tests/gpu/test_import_reports.py \
+          tests/gpu/test_serve.py
+      else
+        set -- tests/gpu/test_lenet_stages.py tests/gpu/test_mobilenetv2*.py tests/gpu/test_resnet50.py \
+          tests/benchmarks
+      fi
+      timeout 420 python3 -m pytest -m gpu -q -p no:cacheprovider --durations=8 "$@" \
+        >"$LOGS/$phase.log" 2>&1
+      say "== $phase: $(tail -1 "$LOGS/$phase.log")"
+      grep -E '^(FAILED|ERROR)' "$LOGS/$phase.log" | head -20 | tee -a "$SUMMARY" ;;
     cupti) sweep cupti; keep cupti ;;
     nsys) sweep nsys --backend nsys; keep nsys ;;
     metrics) sweep metrics --metrics; keep metrics ;;
