@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from profiler.collect.serve.engines import gather_into
+
 
 class TimedPending:
     def __init__(self, outputs: np.ndarray, ready_ns: int, start_ns: int, clock: Callable[[], int]):
@@ -38,14 +40,16 @@ class SimulatedEngine:
     ):
         self.fn, self.lanes, self.clock = fn, lanes, clock
         self.fixed_ns, self.per_item_ns = fixed_ns, per_item_ns
-        self.staging = [np.empty_like(pool[:0].repeat(0, axis=0)) for _ in range(lanes)]
+        self.staging = [np.empty((0, *pool.shape[1:]), pool.dtype) for _ in range(lanes)]
         self.pool = pool
         self.sizes: list[int] = []
         self.busy_lanes: set[int] = set()
         self.overlaps = 0
 
     def gather(self, lane: int, pool: np.ndarray, starts: Sequence[int], r: int) -> None:
-        self.staging[lane] = np.concatenate([pool[s : s + r] for s in starts])
+        staging = np.empty((len(starts) * r, *pool.shape[1:]), pool.dtype)
+        gather_into(staging, pool, starts, r)  # the real engines' gather: vectorised
+        self.staging[lane] = staging
 
     def submit(self, lane: int, n: int) -> TimedPending:
         assert len(self.staging[lane]) == n
