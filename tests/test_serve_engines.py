@@ -36,7 +36,7 @@ def serve(engine, clients: int = 6, batch: int = 8) -> tuple[Server, list]:
     run_point(
         server,
         Load("closed", concurrency=clients, warmup_s=0, duration_s=0.05),
-        lambda item, out: answers.append((item, out.copy())),
+        lambda first, items, outs: answers.extend(zip(items.tolist(), outs.copy(), strict=True)),
     )
     return server, answers
 

@@ -24,7 +24,11 @@ def double(x: np.ndarray) -> np.ndarray:
 def run(engine, load: Load, batching: Batching, r: int = 1):
     server = Server(engine, batching, POOL, r, time.perf_counter_ns)
     answers: list[tuple[int, np.ndarray]] = []
-    window = run_point(server, load, lambda item, out: answers.append((item, out.copy())))
+
+    def check(first: int, items: np.ndarray, outs: np.ndarray) -> None:
+        answers.extend(zip(items.tolist(), outs.copy(), strict=True))
+
+    window = run_point(server, load, check)
     return server, window, answers
 
 

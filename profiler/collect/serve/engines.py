@@ -134,16 +134,22 @@ class Lane:
     h_out: np.ndarray
     h_out_handle: Any
     events: list[Any]
+    h2d: Any = None  # copy(n, stream): the first n rows of h_in into d_in
+    d2h: Any = None  # the first n rows of d_out into h_out
     graph_pool: Any = None
     graphs: dict[int, Any] = field(default_factory=dict)
 
 
 class StreamPending:
+    """A batch in flight on a lane: polled (`done`) every turn of the loop, so that is one
+    device query and nothing else."""
+
     def __init__(self, engine: StreamEngine, lane: Lane, n: int):
         self.engine, self.lane, self.n = engine, lane, n
+        self._query, self._last = engine.device.query, lane.events[-1]
 
     def done(self) -> bool:
-        return bool(self.engine.device.query(self.lane.events[-1]))
+        return bool(self._query(self._last))
 
     def outputs(self) -> np.ndarray:
         """The batch's outputs, copied out of the lane's staging buffer (reused next batch)."""
@@ -201,7 +207,9 @@ class StreamEngine:
         h_in, h_in_handle = d.pinned((max_batch, *pool.shape[1:]), pool.dtype)
         h_out, h_out_handle = d.pinned((max_batch, *out_shape), out_dtype)
         events = [d.event() for _ in DEVICE_KEYS]
-        return Lane(stage, d.stream(), d_in, d_out, h_in, h_in_handle, h_out, h_out_handle, events)
+        lane = Lane(stage, d.stream(), d_in, d_out, h_in, h_in_handle, h_out, h_out_handle, events)
+        lane.h2d, lane.d2h = d.h2d(d_in, h_in_handle), d.d2h(h_out_handle, d_out)
+        return lane
 
     def _capture_all(self) -> None:
         """One graph per batch size a batch can have, per lane, captured now (not timed)."""
@@ -225,18 +233,20 @@ class StreamEngine:
         gather_into(self.lanes_[lane].h_in, pool, starts, r)
 
     def submit(self, lane: int, n: int) -> StreamPending:
-        d, ln = self.device, self.lanes_[lane]
-        s, ev = ln.stream, ln.events
-        d.record(ev[0], s)
-        d.h2d(ln.d_in, ln.h_in_handle, n, s)
-        d.record(ev[1], s)
+        """Issue one batch of `n` items on the lane's stream, nothing waited for: per batch, four
+        event records, two copies and the stage's kernels (or one graph launch)."""
+        ln = self.lanes_[lane]
+        record, s, ev = self.device.record, ln.stream, ln.events
+        record(ev[0], s)
+        ln.h2d(n, s)
+        record(ev[1], s)
         if ln.graphs:
-            d.launch(ln.graphs[n], s)
+            self.device.launch(ln.graphs[n], s)
         else:
             ln.stage.enqueue(n, s)
-        d.record(ev[2], s)
-        d.d2h(ln.h_out_handle, ln.d_out, n, s)
-        d.record(ev[3], s)
+        record(ev[2], s)
+        ln.d2h(n, s)
+        record(ev[3], s)
         return StreamPending(self, ln, n)
 
     def mark_reference(self, clock: Any) -> None:

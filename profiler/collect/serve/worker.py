@@ -6,8 +6,10 @@ prepares the engine once (not timed), measures the stage's offline throughput at
 of that configuration (`profiler.collect.serve.loop.run_point`): warm-up, then the fixed
 duration, then the queue drained, with Python's garbage collector paused (as a latency-tuned
 server would run it; the loop allocates little). One answer in `--check-every` is kept under
-load and checked against the study's reference afterwards (checking inside the loop would add
-its own time to the latencies of the requests behind it). Each point's records go to
+load (the loop hands over each batch's answers; the requests whose id is a multiple of
+`--check-every` are copied, a fixed cost a batch) and checked against the study's reference
+afterwards (checking inside the loop would add its own time to the latencies of the requests
+behind it). Each point's records go to
 `<out>/<label>.npz`; the points' facts to `--result` (JSON, atomically).
 """
 
@@ -179,16 +181,20 @@ def serve_point(
     batching = Batching(point["max_batch"], int(point["max_wait_us"] * 1000))
     server = Server(engine, batching, pool, load.request_items, time.perf_counter_ns)
     engine.mark_reference(time.perf_counter_ns)
-    kept: list[tuple[int, np.ndarray]] = []
-    answered = 0
+    kept_items: list[np.ndarray] = []
+    kept_answers: list[np.ndarray] = []
+    every = args.check_every
 
-    def keep(item: int, outputs: np.ndarray) -> None:
-        nonlocal answered
-        if answered % args.check_every == 0:
-            kept.append((item, np.array(outputs, copy=True)))
-        answered += 1
+    def keep(first: int, items: np.ndarray, answers: np.ndarray) -> None:
+        """Per batch: keep a copy of the answers of requests whose id is a multiple of
+        `--check-every` (one request in that many, whatever the batch sizes)."""
+        ks = np.arange(-first % every, len(items), every)
+        if len(ks):
+            kept_items.append(items[ks])
+            kept_answers.append(answers[ks])  # fancy indexing: a copy
 
-    gc.collect()
+        gc.collect()
+
     gc.disable()  # a collection pausing the loop is the interpreter's, not the server's design
     try:
         window = run_point(server, load, keep)
@@ -196,10 +202,13 @@ def serve_point(
         gc.enable()
     failures = []
     r = load.request_items
-    for item, out in kept:
-        verdict = rule.check(out, ref[item : item + r])
-        if not verdict.passed:
-            failures.append(f"answer for items {item}..{item + r - 1}: {verdict.reason}")
+    checked = 0
+    for items, answers in zip(kept_items, kept_answers, strict=True):
+        for item, out in zip(items.tolist(), answers, strict=True):
+            checked += 1
+            verdict = rule.check(out, ref[item : item + r])
+            if not verdict.passed:
+                failures.append(f"answer for items {item}..{item + r - 1}: {verdict.reason}")
     np.savez_compressed(args.out / f"{point['label']}.npz", **server.records.arrays())  # type: ignore[arg-type]
     return point | {
         "window": {
@@ -208,7 +217,7 @@ def serve_point(
             "end_ns": window.end,
             "stopped_ns": window.stopped,
         },
-        "checked": len(kept),
+        "checked": checked,
         "failures": failures,
         "file": f"{point['label']}.npz",
     }
