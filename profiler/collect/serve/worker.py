@@ -21,7 +21,7 @@ import gc
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -181,34 +181,19 @@ def serve_point(
     batching = Batching(point["max_batch"], int(point["max_wait_us"] * 1000))
     server = Server(engine, batching, pool, load.request_items, time.perf_counter_ns)
     engine.mark_reference(time.perf_counter_ns)
-    kept_items: list[np.ndarray] = []
-    kept_answers: list[np.ndarray] = []
-    every = args.check_every
-
-    def keep(first: int, items: np.ndarray, answers: np.ndarray) -> None:
-        """Per batch: keep a copy of the answers of requests whose id is a multiple of
-        `--check-every` (one request in that many, whatever the batch sizes)."""
-        ks = np.arange(-first % every, len(items), every)
-        if len(ks):
-            kept_items.append(items[ks])
-            kept_answers.append(answers[ks])  # fancy indexing: a copy
-
-        gc.collect()
-
+    sample = AnswerSample(args.check_every)
+    gc.collect()
     gc.disable()  # a collection pausing the loop is the interpreter's, not the server's design
     try:
-        window = run_point(server, load, keep)
+        window = run_point(server, load, sample)
     finally:
         gc.enable()
-    failures = []
     r = load.request_items
-    checked = 0
-    for items, answers in zip(kept_items, kept_answers, strict=True):
-        for item, out in zip(items.tolist(), answers, strict=True):
-            checked += 1
-            verdict = rule.check(out, ref[item : item + r])
-            if not verdict.passed:
-                failures.append(f"answer for items {item}..{item + r - 1}: {verdict.reason}")
+    failures = [
+        f"answer for items {item}..{item + r - 1}: {verdict.reason}"
+        for item, out in sample.kept()
+        if not (verdict := rule.check(out, ref[item : item + r])).passed
+    ]
     np.savez_compressed(args.out / f"{point['label']}.npz", **server.records.arrays())  # type: ignore[arg-type]
     return point | {
         "window": {
@@ -217,10 +202,34 @@ def serve_point(
             "end_ns": window.end,
             "stopped_ns": window.stopped,
         },
-        "checked": checked,
+        "checked": sample.count,
         "failures": failures,
         "file": f"{point['label']}.npz",
     }
+
+
+class AnswerSample:
+    """The loop's check (`profiler.collect.serve.loop.Check`): keeps a copy of the answers of
+    the requests whose id is a multiple of `every`, one in that many whatever the batch sizes,
+    for checking after the point. Per batch: one arange and two fancy-indexed copies."""
+
+    def __init__(self, every: int):
+        self.every = max(int(every), 1)
+        self.items: list[np.ndarray] = []
+        self.answers: list[np.ndarray] = []
+        self.count = 0
+
+    def __call__(self, first: int, items: np.ndarray, answers: np.ndarray) -> None:
+        ks = np.arange(-first % self.every, len(items), self.every)
+        if len(ks):
+            self.items.append(items[ks])
+            self.answers.append(answers[ks])  # fancy indexing: copies, the lane's buffer is reused
+            self.count += len(ks)
+
+    def kept(self) -> Iterator[tuple[int, np.ndarray]]:
+        """(first item, answer) of every kept request."""
+        for items, answers in zip(self.items, self.answers, strict=True):
+            yield from zip(items.tolist(), answers, strict=True)
 
 
 def _prepare(stage: Any, model: Any, batch: int) -> None:
