@@ -106,34 +106,48 @@ BATCH_FIELDS = (
 DEVICE_FIELDS = ("h2d_ns", "compute_ns", "d2h_ns", "end_ns")
 
 
+#: requests a second a closed-loop point is sized for (its log's columns are reserved for this
+#: rate over the point, in virtual memory: pages are touched only as rows are written); past it
+#: the log grows by doubling, a copy that pauses the loop once
+RATE_HINT = 5_000_000
+
+
 class RequestLog:
-    """Every request sent, one row each of int64 columns named as `REQUEST_FIELDS` (grown by
-    doubling, so appending is amortised O(1) a block): client, first item in the input pool,
-    scheduled send, arrival at the server, dispatch (its batch left the queue), reply (answer
-    handed back) and batch id; -1 until known. The row is the request's id."""
+    """Every request sent, one row each of int64 columns named as `REQUEST_FIELDS`: client,
+    first item in the input pool, scheduled send, arrival at the server, dispatch (its batch
+    left the queue), reply (answer handed back) and batch id; -1 until known. The row is the
+    request's id. The columns are reserved up front (`np.empty`: no page is touched until its
+    rows are written) and grow by doubling past that."""
 
     def __init__(self, capacity: int = 4096):
-        self.cols = {k: np.full(capacity, -1, np.int64) for k in REQUEST_FIELDS}
+        self.cols = {k: np.empty(max(capacity, 1), np.int64) for k in REQUEST_FIELDS}
         self.n = 0
+
+    def reserve(self, capacity: int) -> None:
+        """Room for `capacity` requests in all, reserved now (before a point starts)."""
+        if capacity > len(self.cols["client"]):
+            self._grow(capacity)
 
     def append(self, client: Any, item: Any, sched: Any, arrive: int, k: int) -> int:
         """Append `k` requests (each argument an array of k or one value for all); returns the
         first one's id. Per block: a fixed number of slice assignments."""
         lo, hi = self.n, self.n + k
         if hi > len(self.cols["client"]):
-            self._grow(hi)
+            self._grow(max(hi, 2 * len(self.cols["client"])))
         c = self.cols
         c["client"][lo:hi] = client
         c["item"][lo:hi] = item
         c["sched_ns"][lo:hi] = sched
         c["arrive_ns"][lo:hi] = arrive
+        c["dispatch_ns"][lo:hi] = -1
+        c["reply_ns"][lo:hi] = -1
+        c["batch"][lo:hi] = -1
         self.n = hi
         return lo
 
-    def _grow(self, need: int) -> None:
-        size = max(need, 2 * len(self.cols["client"]))
+    def _grow(self, size: int) -> None:
         for k, col in self.cols.items():
-            grown = np.full(size, -1, np.int64)
+            grown = np.empty(size, np.int64)
             grown[: self.n] = col[: self.n]
             self.cols[k] = grown
 
@@ -279,9 +293,11 @@ class Items:
     def __init__(self, pool_n: int, r: int):
         self.r, self.slots, self.seq = r, max(pool_n - r + 1, 1), 0
 
-    def next(self, k: int) -> np.ndarray:
+    def next(self, k: int) -> np.ndarray | int:
         s = self.seq
         self.seq += k
+        if k == 1:  # one request (C=1): plain ints, cheaper than any array operation
+            return (s * self.r) % self.slots
         return ((s + np.arange(k, dtype=np.int64)) * self.r) % self.slots
 
 
@@ -299,10 +315,12 @@ def run_point(
     items = Items(len(server.pool), load.request_items)
     if load.mode == "closed":
         c = load.concurrency
+        server.log.reserve(c + int(RATE_HINT * (load.warmup_s + load.duration_s)))
         server.offer(np.arange(c, dtype=np.int64), items.next(c), start, start, c)
         _closed(server, win, items, check, clock)
     else:
         schedule = poisson_schedule(load.rate_rps, start, win.end, load.seed)
+        server.log.reserve(len(schedule))
         _open(server, schedule, items, check, clock)
     win.stopped = clock()
     return win
