@@ -16,12 +16,19 @@ from profiler.collect.serve.engines import gather_into
 class TimedPending:
     def __init__(self, outputs: np.ndarray, ready_ns: int, start_ns: int, clock: Callable[[], int]):
         self._outputs, self.ready_ns, self.start_ns, self.clock = outputs, ready_ns, start_ns, clock
+        self.polls = self.waits = 0  # done() calls, wait() calls
 
     def outputs(self) -> np.ndarray:
         return self._outputs
 
     def done(self) -> bool:
+        self.polls += 1
         return self.clock() >= self.ready_ns
+
+    def wait(self) -> None:
+        self.waits += 1
+        while self.clock() < self.ready_ns:
+            pass
 
     def device_times(self) -> dict[str, int]:
         span = self.ready_ns - self.start_ns
@@ -43,6 +50,7 @@ class SimulatedEngine:
         self.staging = [np.empty((0, *pool.shape[1:]), pool.dtype) for _ in range(lanes)]
         self.pool = pool
         self.sizes: list[int] = []
+        self.pendings: list[TimedPending] = []
         self.busy_lanes: set[int] = set()
         self.overlaps = 0
 
@@ -56,7 +64,9 @@ class SimulatedEngine:
         self.sizes.append(n)
         now = self.clock()
         ready = now + self.fixed_ns + self.per_item_ns * n
-        return TimedPending(self.fn(self.staging[lane]), ready, now, self.clock)
+        pending = TimedPending(self.fn(self.staging[lane]), ready, now, self.clock)
+        self.pendings.append(pending)
+        return pending
 
     def mark_reference(self, clock: Any) -> None:
         pass
@@ -86,6 +96,9 @@ class HostDevice:
 
     def query(self, event: list[int]) -> bool:
         return True
+
+    def wait(self, event: list[int]) -> None:
+        pass
 
     def elapsed_ms(self, start: list[int], end: list[int]) -> float:
         return (end[0] - start[0]) / 1e6

@@ -216,3 +216,23 @@ def test_request_log_grows_and_records_keep_only_answered_requests() -> None:
     arrays = rec.arrays()
     assert arrays["request_client"].tolist() == [0, 1]  # the unanswered two are not records
     assert arrays["batch_items"].tolist() == [2] and arrays["batch_done_ns"].tolist() == [490]
+
+
+def test_a_blocked_closed_loop_waits_on_the_engine_instead_of_polling() -> None:
+    """At C=1 nothing can arrive or leave while the batch runs: the loop blocks in the engine's
+    wait (the driver's, on a GPU) rather than spinning in Python; each batch is polled at most
+    twice (once before the wait, once after it)."""
+    engine = SimulatedEngine(double, POOL, fixed_ns=300_000, per_item_ns=0)
+    load = Load("closed", concurrency=1, warmup_s=0.0, duration_s=0.05)
+    server, _, answers = run(engine, load, Batching(1, 0))
+    assert len(answers) == len(engine.pendings) > 20
+    assert max(p.polls for p in engine.pendings) <= 2
+    assert sum(p.waits for p in engine.pendings) >= len(engine.pendings) - 1
+
+
+def test_an_open_loop_never_blocks_on_the_engine() -> None:
+    """Open loop: requests arrive on their schedule whatever the server does, so it polls."""
+    engine = SimulatedEngine(double, POOL, fixed_ns=300_000, per_item_ns=0)
+    load = Load("open", rate_rps=2_000, warmup_s=0.0, duration_s=0.05)
+    run(engine, load, Batching(1, 0))
+    assert sum(p.waits for p in engine.pendings) == 0

@@ -135,6 +135,17 @@ class RequestLog:
         if hi > len(self.cols["client"]):
             self._grow(max(hi, 2 * len(self.cols["client"])))
         c = self.cols
+        if k == 1:  # one request (C=1): item assignments, cheaper than slices
+            for name, value in (
+                ("client", client),
+                ("item", item),
+                ("sched_ns", sched),
+                ("arrive_ns", arrive),
+            ):
+                c[name][lo] = value[0] if isinstance(value, np.ndarray) else value
+            c["dispatch_ns"][lo] = c["reply_ns"][lo] = c["batch"][lo] = -1
+            self.n = hi
+            return lo
         c["client"][lo:hi] = client
         c["item"][lo:hi] = item
         c["sched_ns"][lo:hi] = sched
@@ -162,7 +173,7 @@ class Records:
     """
 
     requests: RequestLog = field(default_factory=RequestLog)
-    batches: list[tuple[int, ...]] = field(default_factory=list)
+    batches: list[list[int]] = field(default_factory=list)
 
     def arrays(self) -> dict[str, np.ndarray]:
         """`request_<field>` of the answered requests (in the order they were sent) and
@@ -201,6 +212,7 @@ class Server:
         self.head = 0  # the oldest request not dispatched: the queue is rows head..log.n
         self.free = deque(range(engine.lanes))  # the lane free longest goes first: round robin
         self.flight: list[tuple[Any, int, int, int, int, int]] = []  # in dispatch order
+        self.unread: deque[tuple[list[int], Any]] = deque()  # batches whose device times wait
 
     def offer(self, client: Any, item: Any, sched: Any, arrive: int, k: int) -> int:
         """`k` requests arrive at `arrive` (see `RequestLog.append`); returns the first id."""
@@ -229,8 +241,8 @@ class Server:
 
     def poll(self) -> list[Answered]:
         """Finish every lane whose batch is done, one entry per batch: the reply is stamped as
-        soon as the batch's outputs are out of the lane's buffer; the device's times are read and
-        the batch recorded after that (they are not part of answering)."""
+        soon as the batch's outputs are out of the lane's buffer; the batch is recorded after
+        that, its device times left to `settle` (they are not part of answering)."""
         out: list[Answered] = []
         running = []
         for entry in self.flight:
@@ -244,7 +256,7 @@ class Server:
             _, lane, lo, hi, dispatched, launched = entry
             self.free.append(lane)
             out.append((lo, hi, outputs, reply))
-            self._record(lane, lo, hi, (dispatched, launched, done), pending.device_times(), reply)
+            self._record(lane, lo, hi, (dispatched, launched, done), pending, reply)
         if out:
             self.flight = running
         return out
@@ -255,15 +267,41 @@ class Server:
         lo: int,
         hi: int,
         host: tuple[int, int, int],
-        device: dict[str, int],
+        pending: Any,
         reply: int,
     ) -> None:
         batch_id = len(self.records.batches)
         cols = self.log.cols
         cols["reply_ns"][lo:hi] = reply
         cols["batch"][lo:hi] = batch_id
-        dev = tuple(int(device.get(k, -1)) for k in DEVICE_FIELDS)
-        self.records.batches.append((lane, (hi - lo) * self.r, hi - lo, *host, *dev))
+        row = [lane, (hi - lo) * self.r, hi - lo, *host, -1, -1, -1, -1]
+        self.records.batches.append(row)
+        self.unread.append((row, pending))
+
+    def settle(self, most: int = -1) -> None:
+        """Read the device times of up to `most` (all: -1) finished batches into their rows: the
+        loop calls it when it has nothing else to do (while the GPU runs the next batches), and
+        once after the point. Per batch: the engine's event reads."""
+        while self.unread and most != 0:
+            row, pending = self.unread.popleft()
+            device = pending.device_times()
+            row[6:10] = [int(device.get(k, -1)) for k in DEVICE_FIELDS]
+            most -= 1
+
+    @property
+    def blocked(self) -> bool:
+        """True when nothing can leave before a batch in flight finishes: batches in flight and
+        either no request queued or no lane free (closed loop: no request can arrive either)."""
+        return bool(self.flight) and (self.head >= self.log.n or not self.free)
+
+    def wait(self) -> None:
+        """Settle what is unread, then block until the oldest batch in flight is done (the
+        engine's own wait, e.g. the driver's on its last event: it notices completion sooner
+        than a Python poll, and uses no interpreter time). Only when `blocked`."""
+        self.settle()
+        wait = getattr(self.flight[0][0], "wait", None)
+        if callable(wait):
+            wait()
 
     @property
     def busy(self) -> bool:
@@ -323,6 +361,7 @@ def run_point(
         server.log.reserve(len(schedule))
         _open(server, schedule, items, check, clock)
     win.stopped = clock()
+    server.settle()
     return win
 
 
@@ -347,10 +386,13 @@ def _closed(server: Server, win: Window, items: Items, check: Check, clock: Cloc
             for lo, hi, outputs, reply in answered:
                 k = hi - lo
                 if reply < win.end:
-                    server.offer(cols["client"][lo:hi], items.next(k), reply, now, k)
+                    client = cols["client"][lo:hi] if k > 1 else int(cols["client"][lo])
+                    server.offer(client, items.next(k), reply, now, k)
                 check(lo, cols["item"][lo:hi], _answers(server, outputs, k))
         elif not server.busy and now >= win.end:
             return
+        elif server.blocked:  # no request can arrive or leave before a batch is done
+            server.wait()
 
 
 def _open(server: Server, schedule: np.ndarray, items: Items, check: Check, clock: Clock) -> None:
@@ -373,3 +415,5 @@ def _open(server: Server, schedule: np.ndarray, items: Items, check: Check, cloc
                 check(lo, cols["item"][lo:hi], _answers(server, outputs, hi - lo))
         elif i >= total and not server.busy:
             return
+        else:  # idle: arrivals may come at any time, so one batch's device times at most
+            server.settle(1)

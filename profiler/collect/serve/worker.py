@@ -220,8 +220,9 @@ class AnswerSample:
         self.count = 0
 
     def __call__(self, first: int, items: np.ndarray, answers: np.ndarray) -> None:
-        ks = np.arange(-first % self.every, len(items), self.every)
-        if len(ks):
+        start = -first % self.every
+        if start < len(items):
+            ks = np.arange(start, len(items), self.every)
             self.items.append(items[ks])
             self.answers.append(answers[ks])  # fancy indexing: copies, the lane's buffer is reused
             self.count += len(ks)
