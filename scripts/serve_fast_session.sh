@@ -2,8 +2,8 @@
 # One device call for the serve loop's speed (issue 13's unmet targets): the serve GPU tests; an
 # A/B in one session of the branch base's serve loop (scripts/serve_ab/base, copied over a copy
 # of this tree in /tmp/base) against this tree's, at C=1 (server overhead) and at high load
-# (throughput against offline); then this tree alone at more load points, the sample's command,
-# and the offline sweep at the same batch sizes. Logs and runs under $OUT, the summary last.
+# (throughput against offline); a probe of each step's host time; then this tree alone at more
+# load points, the offline sweep at the same batch sizes and the sample's command. Logs and runs under $OUT, the summary last.
 #   scripts/serve_fast_session.sh
 set -u -o pipefail
 OUT=${OUT:-/tmp/out}; LOGS=/tmp/sf-logs; RUNS=$PWD/reports/sf-dev; T0=$(date +%s)
@@ -31,22 +31,21 @@ cp scripts/serve_ab/base/*.py /tmp/base/profiler/collect/serve/
 say "base tree imports $(cd /tmp/base && python3 -c 'import profiler.collect.serve.loop as m; print(m.__file__, hasattr(m, "RequestLog"))')"
 say "new tree imports $(python3 -c 'import profiler.collect.serve.loop as m; print(m.__file__, hasattr(m, "RequestLog"))')"
 ONE="--stage overlap_fusion --concurrency 1 --streams 1 --graphs off,on --duration-s 1 --warmup-s 0.3 --slo-ms 1"
-HIGH="--stage overlap_fusion --concurrency 256,1024 --max-batch 256 --max-wait-us 50 --streams 1,4 --graphs off,on --duration-s 1 --warmup-s 0.3 --slo-ms 1"
-serve new c1-nowait $ONE --max-batch 1 --max-wait-us 0
+timeout 100 python3 scripts/serve_ab/probe.py >"$LOGS/probe.log" 2>&1
+say "== probe (exit $?): host us per step of a batch, median"; tail -8 "$LOGS/probe.log" >>"$SUMMARY"
+serve new c1-nowait $ONE --max-batch 1 --max-wait-us 0 --keep-records
 serve base c1-nowait $ONE --max-batch 1 --max-wait-us 0
 serve base c1-b64w50 $ONE --max-batch 64 --max-wait-us 50
-serve new c1-b64w50 $ONE --max-batch 64 --max-wait-us 50
-serve base high $HIGH
-serve new high $HIGH
-serve new explore --stage overlap_fusion --concurrency 512,1024,2048 --max-batch 256,512 --max-wait-us 50 \
-  --streams 2,4 --graphs off,on --duration-s 1 --warmup-s 0.3 --slo-ms 1
-if [ "$(left)" -gt 100 ]; then
-  timeout 90 python3 -m pytest -m gpu -q -p no:cacheprovider tests/gpu/test_serve.py >"$LOGS/gpu-tests.log" 2>&1
-  say "== serve gpu tests: $(tail -1 "$LOGS/gpu-tests.log")"
-  grep -E '^(FAILED|ERROR|E  )' "$LOGS/gpu-tests.log" | head -20 >>"$SUMMARY"
-fi
+serve new c1-b64w50 $ONE --max-batch 64 --max-wait-us 50 --keep-records
+serve new c1-nowait-again $ONE --max-batch 1 --max-wait-us 0
+serve base c1-nowait-again $ONE --max-batch 1 --max-wait-us 0
+timeout 90 python3 -m pytest -m gpu -q -p no:cacheprovider tests/gpu/test_serve.py >"$LOGS/gpu-tests.log" 2>&1
+say "== serve gpu tests: $(tail -1 "$LOGS/gpu-tests.log")"
+grep -E '^(FAILED|ERROR|E  )' "$LOGS/gpu-tests.log" | head -20 >>"$SUMMARY"
+serve new best --stage overlap_fusion --concurrency 256,512,1024 --max-batch 256 --max-wait-us 50 \
+  --streams 1,2,4 --graphs off,on --duration-s 1 --warmup-s 0.3 --slo-ms 1
 if [ "$(left)" -gt 60 ]; then
-  timeout $(( $(left) - 30 )) profgen sweep lenet --stages overlap_fusion --items 4096 --batch-sizes 1,64,256,512 \
+  timeout 60 profgen sweep lenet --stages overlap_fusion --items 4096 --batch-sizes 1,64,256 \
     --backend none --out "$RUNS/sweep" >"$LOGS/sweep.log" 2>&1
   say "== offline sweep (exit $?):"; d=$(tail -1 "$LOGS/sweep.log")
   [ -f "$d/batch_sweep.csv" ] && cat "$d/batch_sweep.csv" >>"$SUMMARY" || tail -5 "$LOGS/sweep.log" >>"$SUMMARY"
@@ -56,4 +55,5 @@ serve new sample --stage overlap_fusion --concurrency 1,4,16,64,256,1024 --max-b
 say "== total $(( $(date +%s) - T0 )) s"
 tar -C "$LOGS" -cJf "$OUT/logs.tar.xz" . 2>/dev/null
 tar -C "$RUNS" -cJf "$OUT/runs.tar.xz" --exclude='*.npz' --exclude='trace-*' . 2>/dev/null
+tar -C "$RUNS" -cJf "$OUT/records.tar.xz" --wildcards '*.npz' . 2>/dev/null
 cat "$SUMMARY"

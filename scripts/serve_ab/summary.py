@@ -22,3 +22,19 @@ for _, r in p.iterrows():
         f"{r['batch_mean']:.1f} | {r['offline_items_per_s']:,.0f} | {ratio:.2f} | "
         f"{r['littles_ratio']:.4f} | {flag[:60]}"
     )
+
+# with --keep-records: per request, the overhead's two sides (host ns between the dispatch stamp
+# and the batch's first device event; between its last device event and the reply), medians;
+# both are shifted by the same clock-alignment error (opposite signs), their sum is exact
+for npz in sorted((run / "raw" / "serve").glob("*.npz")):
+    import numpy as np
+
+    a = np.load(npz)
+    batch = a["request_batch"]
+    pre = a["batch_h2d_ns"][batch] - a["request_dispatch_ns"]
+    post = a["request_reply_ns"] - a["batch_end_ns"][batch]
+    idle = a["request_dispatch_ns"] - a["request_arrive_ns"]
+    print(
+        f"  {npz.stem}: dispatch->first event {np.median(pre) / 1e3:.1f} us, last event->reply "
+        f"{np.median(post) / 1e3:.1f} us, arrive->dispatch {np.median(idle) / 1e3:.1f} us"
+    )
