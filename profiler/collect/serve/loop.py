@@ -135,17 +135,6 @@ class RequestLog:
         if hi > len(self.cols["client"]):
             self._grow(max(hi, 2 * len(self.cols["client"])))
         c = self.cols
-        if k == 1:  # one request (C=1): item assignments, cheaper than slices
-            for name, value in (
-                ("client", client),
-                ("item", item),
-                ("sched_ns", sched),
-                ("arrive_ns", arrive),
-            ):
-                c[name][lo] = value[0] if isinstance(value, np.ndarray) else value
-            c["dispatch_ns"][lo] = c["reply_ns"][lo] = c["batch"][lo] = -1
-            self.n = hi
-            return lo
         c["client"][lo:hi] = client
         c["item"][lo:hi] = item
         c["sched_ns"][lo:hi] = sched
@@ -154,6 +143,23 @@ class RequestLog:
         c["reply_ns"][lo:hi] = -1
         c["batch"][lo:hi] = -1
         self.n = hi
+        return lo
+
+    def append_one(self, client: int, item: int, sched: int, arrive: int) -> int:
+        """`append` of one request (C=1, or an open loop's lone arrival): item assignments,
+        cheaper than slices."""
+        lo = self.n
+        if lo >= len(self.cols["client"]):
+            self._grow(2 * len(self.cols["client"]))
+        c = self.cols
+        c["client"][lo], c["item"][lo], c["sched_ns"][lo], c["arrive_ns"][lo] = (
+            client,
+            item,
+            sched,
+            arrive,
+        )
+        c["dispatch_ns"][lo] = c["reply_ns"][lo] = c["batch"][lo] = -1
+        self.n = lo + 1
         return lo
 
     def _grow(self, size: int) -> None:
@@ -215,7 +221,10 @@ class Server:
         self.unread: deque[tuple[list[int], Any]] = deque()  # batches whose device times wait
 
     def offer(self, client: Any, item: Any, sched: Any, arrive: int, k: int) -> int:
-        """`k` requests arrive at `arrive` (see `RequestLog.append`); returns the first id."""
+        """`k` requests arrive at `arrive` (see `RequestLog.append`); returns the first id.
+        One request (k == 1) takes plain ints."""
+        if k == 1:
+            return self.log.append_one(client, item, sched, arrive)
         return self.log.append(client, item, sched, arrive, k)
 
     def ready(self, now: int) -> bool:
@@ -234,7 +243,10 @@ class Server:
         hi = min(self.log.n, lo + self.per_batch)
         self.head = hi
         cols = self.log.cols
-        cols["dispatch_ns"][lo:hi] = now
+        if hi - lo == 1:
+            cols["dispatch_ns"][lo] = now
+        else:
+            cols["dispatch_ns"][lo:hi] = now
         self.engine.gather(lane, self.pool, cols["item"][lo:hi], self.r)
         pending = self.engine.submit(lane, (hi - lo) * self.r)
         self.flight.append((pending, lane, lo, hi, now, self.clock()))
@@ -272,8 +284,12 @@ class Server:
     ) -> None:
         batch_id = len(self.records.batches)
         cols = self.log.cols
-        cols["reply_ns"][lo:hi] = reply
-        cols["batch"][lo:hi] = batch_id
+        if hi - lo == 1:
+            cols["reply_ns"][lo] = reply
+            cols["batch"][lo] = batch_id
+        else:
+            cols["reply_ns"][lo:hi] = reply
+            cols["batch"][lo:hi] = batch_id
         row = [lane, (hi - lo) * self.r, hi - lo, *host, -1, -1, -1, -1]
         self.records.batches.append(row)
         self.unread.append((row, pending))
@@ -354,7 +370,8 @@ def run_point(
     if load.mode == "closed":
         c = load.concurrency
         server.log.reserve(c + int(RATE_HINT * (load.warmup_s + load.duration_s)))
-        server.offer(np.arange(c, dtype=np.int64), items.next(c), start, start, c)
+        clients = np.arange(c, dtype=np.int64) if c > 1 else 0
+        server.offer(clients, items.next(c), start, start, c)
         _closed(server, win, items, check, clock)
     else:
         schedule = poisson_schedule(load.rate_rps, start, win.end, load.seed)
@@ -404,7 +421,10 @@ def _open(server: Server, schedule: np.ndarray, items: Items, check: Check, cloc
         if i < total and sched_list[i] <= now:  # every request due by now arrives, as one block
             j = bisect.bisect_right(sched_list, now, i)
             k = j - i
-            server.offer(np.arange(i, j, dtype=np.int64), items.next(k), schedule[i:j], now, k)
+            if k == 1:
+                server.offer(i, items.next(1), sched_list[i], now, 1)
+            else:
+                server.offer(np.arange(i, j, dtype=np.int64), items.next(k), schedule[i:j], now, k)
             i = j
         if server.ready(now):
             server.dispatch(now)
