@@ -16,7 +16,7 @@ from profiler.collect.serve.engines import gather_into
 class TimedPending:
     def __init__(self, outputs: np.ndarray, ready_ns: int, start_ns: int, clock: Callable[[], int]):
         self._outputs, self.ready_ns, self.start_ns, self.clock = outputs, ready_ns, start_ns, clock
-        self.polls = self.waits = 0  # done() calls, wait() calls
+        self.polls = 0  # done() calls
 
     def outputs(self) -> np.ndarray:
         return self._outputs
@@ -24,11 +24,6 @@ class TimedPending:
     def done(self) -> bool:
         self.polls += 1
         return self.clock() >= self.ready_ns
-
-    def wait(self) -> None:
-        self.waits += 1
-        while self.clock() < self.ready_ns:
-            pass
 
     def device_times(self) -> dict[str, int]:
         span = self.ready_ns - self.start_ns
@@ -96,9 +91,6 @@ class HostDevice:
 
     def query(self, event: list[int]) -> bool:
         return True
-
-    def wait(self, event: list[int]) -> None:
-        pass
 
     def elapsed_ms(self, start: list[int], end: list[int]) -> float:
         return (end[0] - start[0]) / 1e6

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 import pytest
-from serve_fakes import SimulatedEngine
+from serve_fakes import SimulatedEngine, TimedPending
 
 from profiler.analyze import serving
 from profiler.collect.serve.loop import Batching, Load, Server, poisson_schedule, run_point
@@ -218,21 +218,27 @@ def test_request_log_grows_and_records_keep_only_answered_requests() -> None:
     assert arrays["batch_items"].tolist() == [2] and arrays["batch_done_ns"].tolist() == [490]
 
 
-def test_a_blocked_closed_loop_waits_on_the_engine_instead_of_polling() -> None:
-    """At C=1 nothing can arrive or leave while the batch runs: the loop blocks in the engine's
-    wait (the driver's, on a GPU) rather than spinning in Python; each batch is polled at most
-    twice (once before the wait, once after it)."""
+def test_device_times_are_read_in_idle_turns_not_between_reply_and_dispatch() -> None:
+    """At C=1 the loop reads a finished batch's device times while the next batch runs: the
+    next request is dispatched before its predecessor's times are read, and every batch's
+    times are read by the end of the point."""
+    reads: list[tuple[int, int]] = []  # (batches dispatched so far, at the read)
     engine = SimulatedEngine(double, POOL, fixed_ns=300_000, per_item_ns=0)
     load = Load("closed", concurrency=1, warmup_s=0.0, duration_s=0.05)
-    server, _, answers = run(engine, load, Batching(1, 0))
-    assert len(answers) == len(engine.pendings) > 20
-    assert max(p.polls for p in engine.pendings) <= 2
-    assert sum(p.waits for p in engine.pendings) >= len(engine.pendings) - 1
+    server = Server(engine, Batching(1, 0), POOL, 1, time.perf_counter_ns)
+    read = TimedPending.device_times
 
+    def counted(self):  # type: ignore[no-untyped-def]
+        reads.append((engine.pendings.index(self), len(engine.pendings)))
+        return read(self)
 
-def test_an_open_loop_never_blocks_on_the_engine() -> None:
-    """Open loop: requests arrive on their schedule whatever the server does, so it polls."""
-    engine = SimulatedEngine(double, POOL, fixed_ns=300_000, per_item_ns=0)
-    load = Load("open", rate_rps=2_000, warmup_s=0.0, duration_s=0.05)
-    run(engine, load, Batching(1, 0))
-    assert sum(p.waits for p in engine.pendings) == 0
+    TimedPending.device_times = counted  # type: ignore[method-assign]
+    try:
+        run_point(server, load, lambda first, items, answers: None)
+    finally:
+        TimedPending.device_times = read  # type: ignore[method-assign]
+    rec = server.records.arrays()
+    assert len(reads) == len(rec["batch_lane"]) > 20 and not server.unread
+    assert (rec["batch_h2d_ns"] >= 0).all()
+    # all but the last batch: read once the next one was already dispatched
+    assert all(dispatched > index + 1 for index, dispatched in reads[:-1])

@@ -37,7 +37,6 @@ class CupyDevice:
         self._cupy, self._cupyx, self._rt = cupy, cupyx, runtime
         self._record, self._query = runtime.eventRecord, runtime.eventQuery
         self._elapsed, self._memcpy = runtime.eventElapsedTime, runtime.memcpyAsync
-        self._sync = runtime.eventSynchronize
 
     def stream(self) -> Any:
         return self._cupy.cuda.Stream(non_blocking=True)
@@ -50,11 +49,6 @@ class CupyDevice:
 
     def query(self, event: Any) -> bool:
         return self._query(event.ptr) == 0  # cudaSuccess; cudaErrorNotReady while pending
-
-    def wait(self, event: Any) -> None:
-        """Block until `event` has passed (the driver spins or yields as the context is set up
-        to: by default it spins while the process has fewer active contexts than cores)."""
-        self._sync(event.ptr)
 
     def elapsed_ms(self, start: Any, end: Any) -> float:
         return float(self._elapsed(start.ptr, end.ptr))
@@ -118,9 +112,6 @@ class TorchDevice:
 
     def query(self, event: Any) -> bool:
         return bool(event.query())
-
-    def wait(self, event: Any) -> None:
-        event.synchronize()
 
     def elapsed_ms(self, start: Any, end: Any) -> float:
         return float(start.elapsed_time(end))

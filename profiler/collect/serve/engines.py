@@ -88,9 +88,6 @@ class Done:
     def done(self) -> bool:
         return True
 
-    def wait(self) -> None:
-        """Nothing to wait for."""
-
     def device_times(self) -> dict[str, int]:
         return {}
 
@@ -152,8 +149,8 @@ class Lane:
 
 class StreamPending:
     """A batch in flight on a lane: polled (`done`) every turn of the loop, so that is one
-    device query and nothing else; `wait` blocks until it is done (the driver's own wait on
-    its last event); `device_times` reads its four events once (the result is kept)."""
+    device query and nothing else; `device_times` reads its four events once (the result is
+    kept)."""
 
     def __init__(self, engine: StreamEngine, lane: Lane, n: int, events: list[Any]):
         self.engine, self.lane, self.n, self.events = engine, lane, n, events
@@ -162,9 +159,6 @@ class StreamPending:
 
     def done(self) -> bool:
         return bool(self._query(self._last))
-
-    def wait(self) -> None:
-        self.engine.device.wait(self._last)
 
     def outputs(self) -> np.ndarray:
         """The batch's outputs, copied out of the lane's staging buffer (reused next batch)."""

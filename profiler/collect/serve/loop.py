@@ -296,28 +296,14 @@ class Server:
 
     def settle(self, most: int = -1) -> None:
         """Read the device times of up to `most` (all: -1) finished batches into their rows: the
-        loop calls it when it has nothing else to do (while the GPU runs the next batches), and
-        once after the point. Per batch: the engine's event reads."""
+        loop calls it for one batch a turn when it has nothing else to do (while the GPU runs the
+        next batches), not between a reply and the next dispatch, and for all after the point.
+        Per batch: the engine's event reads."""
         while self.unread and most != 0:
             row, pending = self.unread.popleft()
             device = pending.device_times()
             row[6:10] = [int(device.get(k, -1)) for k in DEVICE_FIELDS]
             most -= 1
-
-    @property
-    def blocked(self) -> bool:
-        """True when nothing can leave before a batch in flight finishes: batches in flight and
-        either no request queued or no lane free (closed loop: no request can arrive either)."""
-        return bool(self.flight) and (self.head >= self.log.n or not self.free)
-
-    def wait(self) -> None:
-        """Settle what is unread, then block until the oldest batch in flight is done (the
-        engine's own wait, e.g. the driver's on its last event: it notices completion sooner
-        than a Python poll, and uses no interpreter time). Only when `blocked`."""
-        self.settle()
-        wait = getattr(self.flight[0][0], "wait", None)
-        if callable(wait):
-            wait()
 
     @property
     def busy(self) -> bool:
@@ -408,8 +394,8 @@ def _closed(server: Server, win: Window, items: Items, check: Check, clock: Cloc
                 check(lo, cols["item"][lo:hi], _answers(server, outputs, k))
         elif not server.busy and now >= win.end:
             return
-        elif server.blocked:  # no request can arrive or leave before a batch is done
-            server.wait()
+        else:  # idle while the GPU runs: one finished batch's device times at most
+            server.settle(1)
 
 
 def _open(server: Server, schedule: np.ndarray, items: Items, check: Check, clock: Clock) -> None:
