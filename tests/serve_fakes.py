@@ -10,15 +10,19 @@ from typing import Any
 
 import numpy as np
 
+from profiler.collect.serve.engines import gather_into
+
 
 class TimedPending:
     def __init__(self, outputs: np.ndarray, ready_ns: int, start_ns: int, clock: Callable[[], int]):
         self._outputs, self.ready_ns, self.start_ns, self.clock = outputs, ready_ns, start_ns, clock
+        self.polls = 0  # done() calls
 
     def outputs(self) -> np.ndarray:
         return self._outputs
 
     def done(self) -> bool:
+        self.polls += 1
         return self.clock() >= self.ready_ns
 
     def device_times(self) -> dict[str, int]:
@@ -38,21 +42,26 @@ class SimulatedEngine:
     ):
         self.fn, self.lanes, self.clock = fn, lanes, clock
         self.fixed_ns, self.per_item_ns = fixed_ns, per_item_ns
-        self.staging = [np.empty_like(pool[:0].repeat(0, axis=0)) for _ in range(lanes)]
+        self.staging = [np.empty((0, *pool.shape[1:]), pool.dtype) for _ in range(lanes)]
         self.pool = pool
         self.sizes: list[int] = []
+        self.pendings: list[TimedPending] = []
         self.busy_lanes: set[int] = set()
         self.overlaps = 0
 
     def gather(self, lane: int, pool: np.ndarray, starts: Sequence[int], r: int) -> None:
-        self.staging[lane] = np.concatenate([pool[s : s + r] for s in starts])
+        staging = np.empty((len(starts) * r, *pool.shape[1:]), pool.dtype)
+        gather_into(staging, pool, starts, r)  # the real engines' gather: vectorised
+        self.staging[lane] = staging
 
     def submit(self, lane: int, n: int) -> TimedPending:
         assert len(self.staging[lane]) == n
         self.sizes.append(n)
         now = self.clock()
         ready = now + self.fixed_ns + self.per_item_ns * n
-        return TimedPending(self.fn(self.staging[lane]), ready, now, self.clock)
+        pending = TimedPending(self.fn(self.staging[lane]), ready, now, self.clock)
+        self.pendings.append(pending)
+        return pending
 
     def mark_reference(self, clock: Any) -> None:
         pass
@@ -93,11 +102,17 @@ class HostDevice:
     def item_shape(self, device_array):
         return tuple(device_array.shape[1:]), device_array.dtype
 
-    def h2d(self, dst, src, n, stream) -> None:
-        dst.reshape(len(dst), -1)[:n] = src.reshape(len(src), -1)[:n]
+    def h2d(self, dst, src):
+        def copy(n, stream) -> None:
+            dst.reshape(len(dst), -1)[:n] = src.reshape(len(src), -1)[:n]
 
-    def d2h(self, dst, src, n, stream) -> None:
-        dst[:n] = src[:n]
+        return copy
+
+    def d2h(self, dst, src):
+        def copy(n, stream) -> None:
+            dst[:n] = src[:n]
+
+        return copy
 
     def capture(self, fn, stream, pool):
         self.captures += 1

@@ -36,7 +36,7 @@ def serve(engine, clients: int = 6, batch: int = 8) -> tuple[Server, list]:
     run_point(
         server,
         Load("closed", concurrency=clients, warmup_s=0, duration_s=0.05),
-        lambda item, out: answers.append((item, out.copy())),
+        lambda first, items, outs: answers.extend(zip(items.tolist(), outs.copy(), strict=True)),
     )
     return server, answers
 
@@ -69,6 +69,7 @@ def test_stream_engine_lanes_stage_copy_and_time(lanes: int, graphs: bool) -> No
             out, POOL[item : item + 1].sum(axis=1, keepdims=True) * 2, rtol=1e-6
         )
     rec = server.records.arrays()
+    assert (rec["batch_h2d_ns"] >= 0).all()  # every batch's device times were read
     # lanes are dealt round robin (the one free longest first), even when one would do
     assert rec["batch_lane"][: 2 * lanes].tolist() == list(range(lanes)) * 2
     assert (rec["batch_h2d_ns"] <= rec["batch_compute_ns"]).all()
@@ -82,6 +83,20 @@ def test_stream_engine_lanes_stage_copy_and_time(lanes: int, graphs: bool) -> No
         assert sorted(set(warm)) == [1, 8]
         assert device.captures == 0
         assert sum(len(s.enqueued) for s in stages) == len(rec["batch_lane"]) + 2 * lanes
+
+
+def test_stream_engine_reads_a_batch_times_before_its_events_are_recorded_again() -> None:
+    """A lane takes turns with two event sets, so a finished batch's times can be read later
+    (in the loop's idle time); the third batch reuses the first one's set, and the first one's
+    times must still be its own."""
+    engine = StreamEngine([prepared()], HostDevice(), POOL, EngineOptions(8))
+    engine.mark_reference(time.perf_counter_ns)
+    first = engine.submit(0, 2)
+    engine.submit(0, 2)
+    time.sleep(0.005)
+    third = engine.submit(0, 2)
+    assert third.events is first.events  # the same set, recorded again
+    assert first.device_times()["end_ns"] < third.device_times()["h2d_ns"] - 4_000_000
 
 
 def test_stream_engine_captures_only_the_sizes_requests_make() -> None:

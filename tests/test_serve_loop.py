@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 import pytest
-from serve_fakes import SimulatedEngine
+from serve_fakes import SimulatedEngine, TimedPending
 
 from profiler.analyze import serving
 from profiler.collect.serve.loop import Batching, Load, Server, poisson_schedule, run_point
@@ -24,7 +24,11 @@ def double(x: np.ndarray) -> np.ndarray:
 def run(engine, load: Load, batching: Batching, r: int = 1):
     server = Server(engine, batching, POOL, r, time.perf_counter_ns)
     answers: list[tuple[int, np.ndarray]] = []
-    window = run_point(server, load, lambda item, out: answers.append((item, out.copy())))
+
+    def check(first: int, items: np.ndarray, outs: np.ndarray) -> None:
+        answers.extend(zip(items.tolist(), outs.copy(), strict=True))
+
+    window = run_point(server, load, check)
     return server, window, answers
 
 
@@ -147,3 +151,94 @@ def test_load_and_batching_refuse_nonsense() -> None:
         Batching(0, 0)
     with pytest.raises(UsageError, match="does not fit"):
         Server(SimulatedEngine(double, POOL), Batching(2, 0), POOL, 3, time.perf_counter_ns)
+
+
+def _calls_per_batch(clients: int) -> float:
+    """Python and C function calls the loop makes per batch at C = B = `clients`, with an engine
+    that answers at once and the worker's sampled check (counted with sys.setprofile)."""
+    import sys
+
+    from profiler.collect.serve.worker import AnswerSample
+
+    engine = SimulatedEngine(double, POOL, fixed_ns=0, per_item_ns=0)
+    server = Server(engine, Batching(clients, 0), POOL, 1, time.perf_counter_ns)
+    calls = 0
+
+    def count(frame, event, arg) -> None:  # type: ignore[no-untyped-def]
+        nonlocal calls
+        if event in ("call", "c_call"):
+            calls += 1
+
+    load = Load("closed", concurrency=clients, warmup_s=0.0, duration_s=0.05)
+    sys.setprofile(count)
+    try:
+        run_point(server, load, AnswerSample(64))
+    finally:
+        sys.setprofile(None)
+    return calls / len(server.records.batches)
+
+
+def test_python_work_per_batch_does_not_grow_with_the_batch() -> None:
+    """The loop's Python is per batch, not per request: the calls a batch costs are the same for
+    4 requests and for 128 (a loop over a batch's requests would add hundreds)."""
+    small, large = _calls_per_batch(4), _calls_per_batch(128)
+    assert large <= small + 10, (small, large)
+
+
+def test_answer_sample_keeps_one_request_in_every_n_across_batches() -> None:
+    from profiler.collect.serve.worker import AnswerSample
+
+    sample = AnswerSample(8)
+    first = 0
+    for size in (3, 5, 64, 1, 200, 7):
+        ids = np.arange(first, first + size)
+        sample(first, ids * 10, np.stack([ids, -ids], axis=1)[:, None, :])
+        first += size
+    kept = list(sample.kept())
+    assert [item for item, _ in kept] == [10 * i for i in range(0, first, 8)]
+    assert sample.count == len(kept)
+    for item, out in kept:  # each answer is its own request's
+        np.testing.assert_array_equal(out, [[item // 10, -(item // 10)]])
+
+
+def test_request_log_grows_and_records_keep_only_answered_requests() -> None:
+    from profiler.collect.serve.loop import Records, RequestLog
+
+    log = RequestLog(capacity=2)
+    assert log.append(np.arange(3), np.arange(3) * 2, 100, 200, 3) == 0
+    assert log.append(7, 9, 300, 400, 1) == 3  # one value for the whole block
+    assert log.n == 4 and len(log.cols["client"]) >= 4
+    assert log.cols["client"][:4].tolist() == [0, 1, 2, 7]
+    assert log.cols["sched_ns"][:4].tolist() == [100, 100, 100, 300]
+    log.cols["batch"][:2] = 0
+    log.cols["reply_ns"][:2] = 500
+    rec = Records(requests=log, batches=[(0, 2, 2, 150, 160, 490, -1, -1, -1, -1)])
+    arrays = rec.arrays()
+    assert arrays["request_client"].tolist() == [0, 1]  # the unanswered two are not records
+    assert arrays["batch_items"].tolist() == [2] and arrays["batch_done_ns"].tolist() == [490]
+
+
+def test_device_times_are_read_in_idle_turns_not_between_reply_and_dispatch() -> None:
+    """At C=1 the loop reads a finished batch's device times while the next batch runs: the
+    next request is dispatched before its predecessor's times are read, and every batch's
+    times are read by the end of the point."""
+    reads: list[tuple[int, int]] = []  # (batches dispatched so far, at the read)
+    engine = SimulatedEngine(double, POOL, fixed_ns=300_000, per_item_ns=0)
+    load = Load("closed", concurrency=1, warmup_s=0.0, duration_s=0.05)
+    server = Server(engine, Batching(1, 0), POOL, 1, time.perf_counter_ns)
+    read = TimedPending.device_times
+
+    def counted(self):  # type: ignore[no-untyped-def]
+        reads.append((engine.pendings.index(self), len(engine.pendings)))
+        return read(self)
+
+    TimedPending.device_times = counted  # type: ignore[method-assign]
+    try:
+        run_point(server, load, lambda first, items, answers: None)
+    finally:
+        TimedPending.device_times = read  # type: ignore[method-assign]
+    rec = server.records.arrays()
+    assert len(reads) == len(rec["batch_lane"]) > 20 and not server.unread
+    assert (rec["batch_h2d_ns"] >= 0).all()
+    # all but the last batch: read once the next one was already dispatched
+    assert all(dispatched > index + 1 for index, dispatched in reads[:-1])

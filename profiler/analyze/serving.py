@@ -13,8 +13,11 @@ Definitions (all host `perf_counter_ns`; device times are CUDA events mapped ont
   server that falls behind is charged for it); queueing: scheduled send to the moment its
   batch left the queue; H2D, compute and D2H: its batch's event-timed copy in, kernels and copy
   out; overhead: latency minus queueing minus its batch's device span (first event to last),
-  i.e. the time the request spent in Python around the device: gathering into the staging
-  buffer, issuing the copies and kernels, noticing completion and splitting the answer;
+  i.e. the time the request spent on the host around the device: its batch's gathering into
+  the staging buffer and the call that starts it on the device, then noticing completion (a
+  poll, or the driver's wait on the batch's last event) and copying the answers out. The
+  loop's work is per batch (`profiler.collect.serve.loop`), so every request of a batch
+  carries its batch's whole overhead;
 - GPU busy %: the union of the batches' device spans over the window (streams overlap);
 - Little's law (closed loop): throughput x mean latency = C, within `LITTLE_TOLERANCE`.
 

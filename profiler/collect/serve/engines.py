@@ -123,6 +123,11 @@ class InferEngine:
             release()
 
 
+#: event sets a lane takes turns with: a finished batch's times can be read while the lane's next
+#: batch runs (in the loop's idle time), and must be read before the set is recorded again
+EVENT_SETS = 2
+
+
 @dataclass
 class Lane:
     stage: Any
@@ -133,28 +138,41 @@ class Lane:
     h_in_handle: Any
     h_out: np.ndarray
     h_out_handle: Any
-    events: list[Any]
+    events: list[list[Any]]  # EVENT_SETS sets of four: H2D start, compute start, D2H start, end
+    h2d: Any = None  # copy(n, stream): the first n rows of h_in into d_in
+    d2h: Any = None  # the first n rows of d_out into h_out
     graph_pool: Any = None
     graphs: dict[int, Any] = field(default_factory=dict)
+    turn: int = 0  # the event set the next batch records
+    last: list[Any] = field(default_factory=lambda: [None] * EVENT_SETS)  # its batch per set
 
 
 class StreamPending:
-    def __init__(self, engine: StreamEngine, lane: Lane, n: int):
-        self.engine, self.lane, self.n = engine, lane, n
+    """A batch in flight on a lane: polled (`done`) every turn of the loop, so that is one
+    device query and nothing else; `device_times` reads its four events once (the result is
+    kept)."""
+
+    def __init__(self, engine: StreamEngine, lane: Lane, n: int, events: list[Any]):
+        self.engine, self.lane, self.n, self.events = engine, lane, n, events
+        self._query, self._last = engine.device.query, events[-1]
+        self._times: dict[str, int] | None = None
 
     def done(self) -> bool:
-        return bool(self.engine.device.query(self.lane.events[-1]))
+        return bool(self._query(self._last))
 
     def outputs(self) -> np.ndarray:
         """The batch's outputs, copied out of the lane's staging buffer (reused next batch)."""
         return self.lane.h_out[: self.n].copy()
 
     def device_times(self) -> dict[str, int]:
-        e = self.engine
-        return {
-            key: e.ref_host + int(e.device.elapsed_ms(e.ref_event, ev) * 1e6)
-            for key, ev in zip(DEVICE_KEYS, self.lane.events, strict=True)
-        }
+        """Host-clock ns of H2D start, compute start, D2H start and end (the batch is done)."""
+        if self._times is None:
+            e = self.engine
+            self._times = {
+                key: e.ref_host + int(e.device.elapsed_ms(e.ref_event, ev) * 1e6)
+                for key, ev in zip(DEVICE_KEYS, self.events, strict=True)
+            }
+        return self._times
 
 
 class StreamEngine:
@@ -200,8 +218,10 @@ class StreamEngine:
         out_shape, out_dtype = d.item_shape(d_out)
         h_in, h_in_handle = d.pinned((max_batch, *pool.shape[1:]), pool.dtype)
         h_out, h_out_handle = d.pinned((max_batch, *out_shape), out_dtype)
-        events = [d.event() for _ in DEVICE_KEYS]
-        return Lane(stage, d.stream(), d_in, d_out, h_in, h_in_handle, h_out, h_out_handle, events)
+        events = [[d.event() for _ in DEVICE_KEYS] for _ in range(EVENT_SETS)]
+        lane = Lane(stage, d.stream(), d_in, d_out, h_in, h_in_handle, h_out, h_out_handle, events)
+        lane.h2d, lane.d2h = d.h2d(d_in, h_in_handle), d.d2h(h_out_handle, d_out)
+        return lane
 
     def _capture_all(self) -> None:
         """One graph per batch size a batch can have, per lane, captured now (not timed)."""
@@ -225,19 +245,30 @@ class StreamEngine:
         gather_into(self.lanes_[lane].h_in, pool, starts, r)
 
     def submit(self, lane: int, n: int) -> StreamPending:
-        d, ln = self.device, self.lanes_[lane]
-        s, ev = ln.stream, ln.events
-        d.record(ev[0], s)
-        d.h2d(ln.d_in, ln.h_in_handle, n, s)
-        d.record(ev[1], s)
+        """Issue one batch of `n` items on the lane's stream, nothing waited for: per batch, four
+        event records, two copies and the stage's kernels (or one graph launch). The lane's
+        event sets take turns; the batch that last used this set (done: the lane was free) has
+        its times read first if nobody read them yet."""
+        ln = self.lanes_[lane]
+        turn = ln.turn
+        ln.turn = (turn + 1) % EVENT_SETS
+        previous = ln.last[turn]
+        if previous is not None:
+            previous.device_times()
+        record, s, ev = self.device.record, ln.stream, ln.events[turn]
+        record(ev[0], s)
+        ln.h2d(n, s)
+        record(ev[1], s)
         if ln.graphs:
-            d.launch(ln.graphs[n], s)
+            self.device.launch(ln.graphs[n], s)
         else:
             ln.stage.enqueue(n, s)
-        d.record(ev[2], s)
-        d.d2h(ln.h_out_handle, ln.d_out, n, s)
-        d.record(ev[3], s)
-        return StreamPending(self, ln, n)
+        record(ev[2], s)
+        ln.d2h(n, s)
+        record(ev[3], s)
+        pending = StreamPending(self, ln, n, ev)
+        ln.last[turn] = pending
+        return pending
 
     def mark_reference(self, clock: Any) -> None:
         """Align the device clock with the host's: a reference event recorded on an idle device,

@@ -13,12 +13,21 @@ oldest request has waited `max_wait_ns`, whichever comes first, and only when a 
 of the engine) is free. Batches never split a request. Every timestamp is host
 `time.perf_counter_ns()`; the engine adds the device's own times per batch.
 
-The loop records arrays, not objects, per request and per batch (`Records`); statistics are
-computed later by `profiler.analyze.serving`.
+What is per request and what is per batch: the loop has no per-request Python objects and no
+Python loop over a batch's requests. A request is a row of preallocated NumPy columns
+(`RequestLog`: its row is its id, rows are in arrival order, so the queue is the rows not yet
+dispatched); requests arrive in blocks (the clients a batch answered send again together; the
+open loop's due arrivals are appended together), and a batch is a contiguous range of rows, so
+dispatching, answering, re-sending and checking a batch are a fixed number of NumPy slice
+operations whatever its size. The Python time per batch is therefore roughly constant and the
+time per request falls as batches grow. Statistics (percentiles from log buckets, the latency
+split, Little's law) are computed from these columns after the point by
+`profiler.analyze.serving`, not in the loop.
 """
 
 from __future__ import annotations
 
+import bisect
 import time
 from collections import deque
 from collections.abc import Callable
@@ -94,39 +103,103 @@ BATCH_FIELDS = (
     "d2h_ns",
     "end_ns",
 )
+DEVICE_FIELDS = ("h2d_ns", "compute_ns", "d2h_ns", "end_ns")
+
+
+#: requests a second a closed-loop point is sized for (its log's columns are reserved for this
+#: rate over the point, in virtual memory: pages are touched only as rows are written); past it
+#: the log grows by doubling, a copy that pauses the loop once
+RATE_HINT = 5_000_000
+
+
+class RequestLog:
+    """Every request sent, one row each of int64 columns named as `REQUEST_FIELDS`: client,
+    first item in the input pool, scheduled send, arrival at the server, dispatch (its batch
+    left the queue), reply (answer handed back) and batch id; -1 until known. The row is the
+    request's id. The columns are reserved up front (`np.empty`: no page is touched until its
+    rows are written) and grow by doubling past that."""
+
+    def __init__(self, capacity: int = 4096):
+        self.cols = {k: np.empty(max(capacity, 1), np.int64) for k in REQUEST_FIELDS}
+        self.n = 0
+
+    def reserve(self, capacity: int) -> None:
+        """Room for `capacity` requests in all, reserved now (before a point starts)."""
+        if capacity > len(self.cols["client"]):
+            self._grow(capacity)
+
+    def append(self, client: Any, item: Any, sched: Any, arrive: int, k: int) -> int:
+        """Append `k` requests (each argument an array of k or one value for all); returns the
+        first one's id. Per block: a fixed number of slice assignments."""
+        lo, hi = self.n, self.n + k
+        if hi > len(self.cols["client"]):
+            self._grow(max(hi, 2 * len(self.cols["client"])))
+        c = self.cols
+        c["client"][lo:hi] = client
+        c["item"][lo:hi] = item
+        c["sched_ns"][lo:hi] = sched
+        c["arrive_ns"][lo:hi] = arrive
+        c["dispatch_ns"][lo:hi] = -1
+        c["reply_ns"][lo:hi] = -1
+        c["batch"][lo:hi] = -1
+        self.n = hi
+        return lo
+
+    def append_one(self, client: int, item: int, sched: int, arrive: int) -> int:
+        """`append` of one request (C=1, or an open loop's lone arrival): item assignments,
+        cheaper than slices."""
+        lo = self.n
+        if lo >= len(self.cols["client"]):
+            self._grow(2 * len(self.cols["client"]))
+        c = self.cols
+        c["client"][lo], c["item"][lo], c["sched_ns"][lo], c["arrive_ns"][lo] = (
+            client,
+            item,
+            sched,
+            arrive,
+        )
+        c["dispatch_ns"][lo] = c["reply_ns"][lo] = c["batch"][lo] = -1
+        self.n = lo + 1
+        return lo
+
+    def _grow(self, size: int) -> None:
+        for k, col in self.cols.items():
+            grown = np.empty(size, np.int64)
+            grown[: self.n] = col[: self.n]
+            self.cols[k] = grown
 
 
 @dataclass
 class Records:
-    """What one point recorded, as growing lists turned into arrays by `arrays`.
+    """What one point recorded: the requests' columns (`RequestLog`) and one row a batch.
 
-    Per request: client, first item, scheduled send, arrival at the server, dispatch (its batch
-    left the queue), reply (answer handed back), batch id. Per batch: lane, items, requests,
-    host times (dispatch, launched: the host finished issuing it, done: the host saw it
-    finish) and the engine's device times (ns on the host clock, -1 when unknown): H2D start,
-    compute start, D2H start, end.
+    Per batch: lane, items, requests, host times (dispatch, launched: the host finished issuing
+    it, done: the host saw it finish) and the engine's device times (ns on the host clock, -1
+    when unknown): H2D start, compute start, D2H start, end.
     """
 
-    requests: dict[str, list[int]] = field(default_factory=lambda: {k: [] for k in REQUEST_FIELDS})
-    batches: dict[str, list[int]] = field(default_factory=lambda: {k: [] for k in BATCH_FIELDS})
+    requests: RequestLog = field(default_factory=RequestLog)
+    batches: list[list[int]] = field(default_factory=list)
 
     def arrays(self) -> dict[str, np.ndarray]:
-        out = {f"request_{k}": np.asarray(v, np.int64) for k, v in self.requests.items()}
-        out.update({f"batch_{k}": np.asarray(v, np.int64) for k, v in self.batches.items()})
+        """`request_<field>` of the answered requests (in the order they were sent) and
+        `batch_<field>` of every batch, as int64 arrays."""
+        log = self.requests
+        answered = log.cols["batch"][: log.n] >= 0
+        out = {f"request_{k}": v[: log.n][answered].copy() for k, v in log.cols.items()}
+        table = np.asarray(self.batches, np.int64).reshape(len(self.batches), len(BATCH_FIELDS))
+        out.update({f"batch_{k}": table[:, i].copy() for i, k in enumerate(BATCH_FIELDS)})
         return out
 
 
-@dataclass
-class Request:
-    client: int
-    item: int  # index of the first item in the input pool
-    sched_ns: int
-    arrive_ns: int
-    dispatch_ns: int = 0
+#: one batch answered: (first request id, end id, its outputs, one row per item, reply time)
+Answered = tuple[int, int, np.ndarray, int]
 
 
 class Server:
-    """The dynamic batcher over an engine's lanes; the caller's loop calls `poll` and `offer`.
+    """The dynamic batcher over an engine's lanes; the caller's loop calls `poll`, `offer`,
+    `ready` and `dispatch`. Every method costs a fixed number of NumPy operations a call,
+    whatever the number of requests it touches (see the module doc).
 
     The engine (see `profiler.collect.serve.engines`) has `lanes`, `gather(lane, pool,
     starts, r)`, which copies the requests' items into the lane's staging buffer, and
@@ -139,84 +212,107 @@ class Server:
         if r > batching.max_batch:
             raise UsageError(f"a request of {r} items does not fit a batch of {batching.max_batch}")
         self.engine, self.batching, self.pool, self.r, self.clock = engine, batching, pool, r, clock
-        self.queue: deque[Request] = deque()
-        self.free = deque(range(engine.lanes))  # the lane free longest goes first: round robin
-        self.flight: dict[int, tuple[Any, list[Request], tuple[int, ...]]] = {}
+        self.per_batch = batching.max_batch // r  # requests a batch holds at most
         self.records = Records()
-        self.batch_count = 0
+        self.log = self.records.requests
+        self.head = 0  # the oldest request not dispatched: the queue is rows head..log.n
+        self.free = deque(range(engine.lanes))  # the lane free longest goes first: round robin
+        self.flight: list[tuple[Any, int, int, int, int, int]] = []  # in dispatch order
+        self.unread: deque[tuple[list[int], Any]] = deque()  # batches whose device times wait
 
-    def offer(self, req: Request) -> None:
-        self.queue.append(req)
+    def offer(self, client: Any, item: Any, sched: Any, arrive: int, k: int) -> int:
+        """`k` requests arrive at `arrive` (see `RequestLog.append`); returns the first id.
+        One request (k == 1) takes plain ints."""
+        if k == 1:
+            return self.log.append_one(client, item, sched, arrive)
+        return self.log.append(client, item, sched, arrive, k)
 
     def ready(self, now: int) -> bool:
         """True when a batch should leave now: a free lane and a full batch or an old request."""
-        if not self.queue or not self.free:
+        queued = self.log.n - self.head
+        if not queued or not self.free:
             return False
-        full = len(self.queue) * self.r >= self.batching.max_batch
-        return full or now - self.queue[0].arrive_ns >= self.batching.max_wait_ns
+        if queued >= self.per_batch:
+            return True
+        return now - int(self.log.cols["arrive_ns"][self.head]) >= self.batching.max_wait_ns
 
     def dispatch(self, now: int) -> None:
+        """The oldest requests, up to a batch, onto the lane free longest (per batch)."""
         lane = self.free.popleft()
-        take = min(len(self.queue), self.batching.max_batch // self.r)
-        reqs = [self.queue.popleft() for _ in range(take)]
-        for req in reqs:
-            req.dispatch_ns = now
-        n = take * self.r
-        self.engine.gather(lane, self.pool, [q.item for q in reqs], self.r)
-        pending = self.engine.submit(lane, n)
-        self.flight[lane] = (pending, reqs, (lane, n, take, now, self.clock()))
+        lo = self.head
+        hi = min(self.log.n, lo + self.per_batch)
+        self.head = hi
+        cols = self.log.cols
+        if hi - lo == 1:
+            cols["dispatch_ns"][lo] = now
+        else:
+            cols["dispatch_ns"][lo:hi] = now
+        self.engine.gather(lane, self.pool, cols["item"][lo:hi], self.r)
+        pending = self.engine.submit(lane, (hi - lo) * self.r)
+        self.flight.append((pending, lane, lo, hi, now, self.clock()))
 
-    def poll(self) -> list[tuple[Request, np.ndarray, int]]:
-        """Finish every lane whose batch is done: returns (request, its outputs, reply time)
-        triples, the reply stamped as soon as the batch's outputs are split off; the device's
-        times are read after that (they are not part of answering) and everything recorded."""
-        out: list[tuple[Request, np.ndarray, int]] = []
-        for lane, (pending, reqs, host) in list(self.flight.items()):
+    def poll(self) -> list[Answered]:
+        """Finish every lane whose batch is done, one entry per batch: the reply is stamped as
+        soon as the batch's outputs are out of the lane's buffer; the batch is recorded after
+        that, its device times left to `settle` (they are not part of answering)."""
+        out: list[Answered] = []
+        running = []
+        for entry in self.flight:
+            pending = entry[0]
             if not pending.done():
+                running.append(entry)
                 continue
             done = self.clock()
             outputs = pending.outputs()
-            r = self.r
-            answered = [(q, outputs[i * r : (i + 1) * r]) for i, q in enumerate(reqs)]
             reply = self.clock()
-            del self.flight[lane]
+            _, lane, lo, hi, dispatched, launched = entry
             self.free.append(lane)
-            out.extend((q, o, reply) for q, o in answered)
-            self._record(host, done, pending.device_times(), reqs, reply)
+            out.append((lo, hi, outputs, reply))
+            self._record(lane, lo, hi, (dispatched, launched, done), pending, reply)
+        if out:
+            self.flight = running
         return out
 
     def _record(
         self,
-        host: tuple[int, ...],
-        done: int,
-        device: dict[str, int],
-        reqs: list[Request],
+        lane: int,
+        lo: int,
+        hi: int,
+        host: tuple[int, int, int],
+        pending: Any,
         reply: int,
     ) -> None:
-        batch_id = self.batch_count
-        self.batch_count += 1
-        b = self.records.batches
-        for key, value in zip(BATCH_FIELDS[:5], host, strict=True):
-            b[key].append(value)
-        b["done_ns"].append(done)
-        for key in ("h2d_ns", "compute_ns", "d2h_ns", "end_ns"):
-            b[key].append(int(device.get(key, -1)))
-        r = self.records.requests
-        for req in reqs:
-            r["client"].append(req.client)
-            r["item"].append(req.item)
-            r["sched_ns"].append(req.sched_ns)
-            r["arrive_ns"].append(req.arrive_ns)
-            r["dispatch_ns"].append(req.dispatch_ns)
-            r["reply_ns"].append(reply)
-            r["batch"].append(batch_id)
+        batch_id = len(self.records.batches)
+        cols = self.log.cols
+        if hi - lo == 1:
+            cols["reply_ns"][lo] = reply
+            cols["batch"][lo] = batch_id
+        else:
+            cols["reply_ns"][lo:hi] = reply
+            cols["batch"][lo:hi] = batch_id
+        row = [lane, (hi - lo) * self.r, hi - lo, *host, -1, -1, -1, -1]
+        self.records.batches.append(row)
+        self.unread.append((row, pending))
+
+    def settle(self, most: int = -1) -> None:
+        """Read the device times of up to `most` (all: -1) finished batches into their rows: the
+        loop calls it for one batch a turn when it has nothing else to do (while the GPU runs the
+        next batches), not between a reply and the next dispatch, and for all after the point.
+        Per batch: the engine's event reads."""
+        while self.unread and most != 0:
+            row, pending = self.unread.popleft()
+            device = pending.device_times()
+            row[6:10] = [int(device.get(k, -1)) for k in DEVICE_FIELDS]
+            most -= 1
 
     @property
     def busy(self) -> bool:
-        return bool(self.flight or self.queue)
+        return bool(self.flight) or self.head < self.log.n
 
 
-Check = Callable[[int, np.ndarray], None]
+#: check(first request id, the requests' first items, their answers: one (r, ...) block a
+#: request), called once a batch; it samples what it keeps itself
+Check = Callable[[int, np.ndarray, np.ndarray], None]
 
 
 @dataclass
@@ -230,38 +326,55 @@ class Window:
     stopped: int = 0
 
 
+class Items:
+    """Which pool items the next requests ask for: request s (in sending order) starts at item
+    s*R modulo the pool's room, so consecutive requests cover the pool (per block: one arange)."""
+
+    def __init__(self, pool_n: int, r: int):
+        self.r, self.slots, self.seq = r, max(pool_n - r + 1, 1), 0
+
+    def next(self, k: int) -> np.ndarray | int:
+        s = self.seq
+        self.seq += k
+        if k == 1:  # one request (C=1): plain ints, cheaper than any array operation
+            return (s * self.r) % self.slots
+        return ((s + np.arange(k, dtype=np.int64)) * self.r) % self.slots
+
+
 def run_point(
     server: Server, load: Load, check: Check, clock: Clock = time.perf_counter_ns
 ) -> Window:
     """Drive `server` under `load` for its warm-up and duration, then drain it.
 
-    `check(item, outputs)` sees every answer (it samples them itself). Returns the window.
+    `check(first_id, items, answers)` sees every batch's answers (it samples them itself).
+    Returns the window.
     """
     start = clock()
     measure = start + int(load.warmup_s * 1e9)
     win = Window(start, measure, measure + int(load.duration_s * 1e9))
-    pool_n = len(server.pool)
-    slots = max(pool_n - load.request_items + 1, 1)
-    seq = 0
-
-    def send(client: int, sched: int, now: int) -> None:
-        nonlocal seq
-        item = (seq * load.request_items) % slots
-        seq += 1
-        server.offer(Request(client, item, sched, now))
-
+    items = Items(len(server.pool), load.request_items)
     if load.mode == "closed":
-        for c in range(load.concurrency):
-            send(c, start, start)
-        _closed(server, load, win, send, check, clock)
+        c = load.concurrency
+        server.log.reserve(c + int(RATE_HINT * (load.warmup_s + load.duration_s)))
+        clients = np.arange(c, dtype=np.int64) if c > 1 else 0
+        server.offer(clients, items.next(c), start, start, c)
+        _closed(server, win, items, check, clock)
     else:
         schedule = poisson_schedule(load.rate_rps, start, win.end, load.seed)
-        _open(server, schedule, win, send, check, clock)
+        server.log.reserve(len(schedule))
+        _open(server, schedule, items, check, clock)
     win.stopped = clock()
+    server.settle()
     return win
 
 
-def _closed(server: Server, load: Load, win: Window, send: Any, check: Check, clock: Clock) -> None:
+def _answers(server: Server, outputs: np.ndarray, k: int) -> np.ndarray:
+    """A batch's outputs as one block of r rows a request (a view, no copy)."""
+    return outputs.reshape(k, server.r, *outputs.shape[1:])
+
+
+def _closed(server: Server, win: Window, items: Items, check: Check, clock: Clock) -> None:
+    cols = server.log.cols
     while True:
         now = clock()
         if server.ready(now):
@@ -269,33 +382,44 @@ def _closed(server: Server, load: Load, win: Window, send: Any, check: Check, cl
             continue
         answered = server.poll()
         if answered:
-            # each client sends its next request the moment it was answered: the loop's own
-            # time from here to the queue is charged to that request (as queueing)
+            # the clients of each answered batch send their next requests the moment they were
+            # answered: the loop's own time from there to the queue is charged to those requests
+            # (as queueing)
             now = clock()
-            for req, outputs, reply in answered:
-                check(req.item, outputs)
+            for lo, hi, outputs, reply in answered:
+                k = hi - lo
                 if reply < win.end:
-                    send(req.client, reply, now)
+                    client = cols["client"][lo:hi] if k > 1 else int(cols["client"][lo])
+                    server.offer(client, items.next(k), reply, now, k)
+                check(lo, cols["item"][lo:hi], _answers(server, outputs, k))
         elif not server.busy and now >= win.end:
             return
+        else:  # idle while the GPU runs: one finished batch's device times at most
+            server.settle(1)
 
 
-def _open(
-    server: Server, schedule: np.ndarray, win: Window, send: Any, check: Check, clock: Clock
-) -> None:
+def _open(server: Server, schedule: np.ndarray, items: Items, check: Check, clock: Clock) -> None:
     i, total = 0, len(schedule)
     sched_list = schedule.tolist()
+    cols = server.log.cols
     while True:
         now = clock()
-        while i < total and sched_list[i] <= now:
-            send(i, sched_list[i], now)
-            i += 1
+        if i < total and sched_list[i] <= now:  # every request due by now arrives, as one block
+            j = bisect.bisect_right(sched_list, now, i)
+            k = j - i
+            if k == 1:
+                server.offer(i, items.next(1), sched_list[i], now, 1)
+            else:
+                server.offer(np.arange(i, j, dtype=np.int64), items.next(k), schedule[i:j], now, k)
+            i = j
         if server.ready(now):
             server.dispatch(now)
             continue
         answered = server.poll()
         if answered:
-            for req, outputs, _ in answered:
-                check(req.item, outputs)
+            for lo, hi, outputs, _ in answered:
+                check(lo, cols["item"][lo:hi], _answers(server, outputs, hi - lo))
         elif i >= total and not server.busy:
             return
+        else:  # idle: arrivals may come at any time, so one batch's device times at most
+            server.settle(1)

@@ -6,8 +6,10 @@ prepares the engine once (not timed), measures the stage's offline throughput at
 of that configuration (`profiler.collect.serve.loop.run_point`): warm-up, then the fixed
 duration, then the queue drained, with Python's garbage collector paused (as a latency-tuned
 server would run it; the loop allocates little). One answer in `--check-every` is kept under
-load and checked against the study's reference afterwards (checking inside the loop would add
-its own time to the latencies of the requests behind it). Each point's records go to
+load (the loop hands over each batch's answers; the requests whose id is a multiple of
+`--check-every` are copied, a fixed cost a batch) and checked against the study's reference
+afterwards (checking inside the loop would add its own time to the latencies of the requests
+behind it). Each point's records go to
 `<out>/<label>.npz`; the points' facts to `--result` (JSON, atomically).
 """
 
@@ -19,7 +21,7 @@ import gc
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -179,27 +181,19 @@ def serve_point(
     batching = Batching(point["max_batch"], int(point["max_wait_us"] * 1000))
     server = Server(engine, batching, pool, load.request_items, time.perf_counter_ns)
     engine.mark_reference(time.perf_counter_ns)
-    kept: list[tuple[int, np.ndarray]] = []
-    answered = 0
-
-    def keep(item: int, outputs: np.ndarray) -> None:
-        nonlocal answered
-        if answered % args.check_every == 0:
-            kept.append((item, np.array(outputs, copy=True)))
-        answered += 1
-
+    sample = AnswerSample(args.check_every)
     gc.collect()
     gc.disable()  # a collection pausing the loop is the interpreter's, not the server's design
     try:
-        window = run_point(server, load, keep)
+        window = run_point(server, load, sample)
     finally:
         gc.enable()
-    failures = []
     r = load.request_items
-    for item, out in kept:
-        verdict = rule.check(out, ref[item : item + r])
-        if not verdict.passed:
-            failures.append(f"answer for items {item}..{item + r - 1}: {verdict.reason}")
+    failures = [
+        f"answer for items {item}..{item + r - 1}: {verdict.reason}"
+        for item, out in sample.kept()
+        if not (verdict := rule.check(out, ref[item : item + r])).passed
+    ]
     np.savez_compressed(args.out / f"{point['label']}.npz", **server.records.arrays())  # type: ignore[arg-type]
     return point | {
         "window": {
@@ -208,10 +202,35 @@ def serve_point(
             "end_ns": window.end,
             "stopped_ns": window.stopped,
         },
-        "checked": len(kept),
+        "checked": sample.count,
         "failures": failures,
         "file": f"{point['label']}.npz",
     }
+
+
+class AnswerSample:
+    """The loop's check (`profiler.collect.serve.loop.Check`): keeps a copy of the answers of
+    the requests whose id is a multiple of `every`, one in that many whatever the batch sizes,
+    for checking after the point. Per batch: one arange and two fancy-indexed copies."""
+
+    def __init__(self, every: int):
+        self.every = max(int(every), 1)
+        self.items: list[np.ndarray] = []
+        self.answers: list[np.ndarray] = []
+        self.count = 0
+
+    def __call__(self, first: int, items: np.ndarray, answers: np.ndarray) -> None:
+        start = -first % self.every
+        if start < len(items):
+            ks = np.arange(start, len(items), self.every)
+            self.items.append(items[ks])
+            self.answers.append(answers[ks])  # fancy indexing: copies, the lane's buffer is reused
+            self.count += len(ks)
+
+    def kept(self) -> Iterator[tuple[int, np.ndarray]]:
+        """(first item, answer) of every kept request."""
+        for items, answers in zip(self.items, self.answers, strict=True):
+            yield from zip(items.tolist(), answers, strict=True)
 
 
 def _prepare(stage: Any, model: Any, batch: int) -> None:
