@@ -290,7 +290,7 @@ def sentence(row: pd.Series) -> str:
 def block_times(ph: Phases) -> pd.DataFrame:
     """GPU ns per repeat of each block (a block: phases `<block>/<part>`), rows in network
     order, one column per custom stage; empty when no phase has a `/`."""
-    times = ph.times[[p for p in ph.times.index if "/" in p]]
+    times = ph.times.loc[[p for p in ph.times.index if "/" in p]]
     if times.empty:
         return pd.DataFrame(columns=ph.stages)
     blocks = pd.Index([block_of(p) for p in times.index], name="block")
@@ -298,9 +298,10 @@ def block_times(ph: Phases) -> pd.DataFrame:
 
 
 def block_table(ph: Phases, table: pd.DataFrame) -> pd.DataFrame:
-    """Per block: its share of each custom stage's end-to-end time (`share:<stage>`, %) and its
-    local speedup at each step (`speedup:<stage>`, previous stage's block time over this one's)
-    and whether the step changed one of its phases (`changed:<stage>`).
+    """Per block: its share of each custom stage's end-to-end time in the profiled pass (P's
+    denominator; `share:<stage>`, %), its local speedup at each step (`speedup:<stage>`, the
+    previous stage's block time over this one's) and whether the step changed one of its phases
+    (`changed:<stage>`).
 
     Returns: DataFrame indexed by block, network order; empty when no phase has a `/`.
     """
@@ -309,7 +310,7 @@ def block_table(ph: Phases, table: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     out = pd.DataFrame(index=times.index)
     for stage in ph.stages:
-        out[f"share:{stage}"] = 100.0 * times[stage] / ph.total_ns[stage]
+        out[f"share:{stage}"] = 100.0 * times[stage] / ph.profiled_ns[stage]
     for row in table.itertuples(index=False):
         changed = {block_of(p) for p in str(row.changed_phases).split(", ") if p}
         out[f"speedup:{row.stage}"] = times[row.prev_stage] / times[row.stage]
