@@ -189,6 +189,9 @@ def test_the_section_renders(built: factory.Built, result: phase_amdahl.PhaseAmd
     assert result.sentence is not None and f"{result.sentence}." in section
     assert section.count("<tr") == 1 + 3 + 1 + 16  # steps and blocks with their headers
     assert '<tr class="case">' in section and "agrees within 1 pp" in section
+    case = _step(result, "fuse_res3")  # one forward a repeat: the tails' time a forward
+    tails = f"{html.duration(case['prev_changed_ns'])} → {html.duration(case['changed_ns'])}"
+    assert case["forwards"] == 1 and tails in section
     text = phase_section.plain_text(result)
     assert text.splitlines()[-1] == result.sentence
     assert re.search(r"bn_folded +fuse_res3 +res3\.2/tail, res3\.3/tail, res3\.4/tail", text)

@@ -37,6 +37,9 @@ def phase_section(result: PhaseAmdahl | None, titles: Mapping[str, str]) -> dict
         s["title"] = titles.get(s["stage"], s["stage"])
         s["why"] = s["explanation"] or AGREES
         s["agrees"] = not s["explanation"]
+        per = s["forwards"] or 1.0
+        s["before_per_forward_ns"] = s["prev_changed_ns"] / per
+        s["after_per_forward_ns"] = s["changed_ns"] / per
     return {
         "sentence": shown(result.sentence) if result.sentence else None,
         "case": shown(result.case["stage"]) if result.case is not None else None,
