@@ -13,6 +13,10 @@ phases the step changed are measured, not declared: those whose GPU operations d
 - S: the changed phases' local speedup, their summed GPU time before over after.
 - predicted: 1 / ((1 - P) + P / S); measured: the staged table's gain, the previous stage's
   unprofiled time over this stage's; the difference in percentage points of gain.
+- the same over the network's GPU time alone (its phases, the copies `h2d` and `d2h` aside: P
+  over their summed time, their summed time before over after): where these agree and the
+  end-to-end ones do not, the difference is outside the network's arithmetic (copies, host,
+  noise).
 
 The difference splits exactly in three (`*_pp`, summing to `diff_pp`): what the unchanged
 phases moved (the rest of the network was not as unchanged as the prediction assumes), what the
@@ -40,7 +44,7 @@ import pandas as pd
 
 from profiler import schema
 from profiler.analyze.amdahl import gain
-from profiler.analyze.phases import Phases, changed_phases, collect
+from profiler.analyze.phases import COPIES, Phases, changed_phases, collect
 from profiler.schema import Column
 
 #: a prediction further than this from the measured gain (percentage points) is explained
@@ -86,6 +90,9 @@ PHASE_STEPS = schema.Table(
         Column("measured_low", "float64", doc="previous stage's min over this stage's max"),
         Column("measured_high", "float64", doc="previous stage's max over this stage's min"),
         Column("diff_pp", "float64", "pp", "measured minus predicted gain, percentage points"),
+        Column("gpu_share_pct", "float64", "%", "P over the network's GPU time (copies aside)"),
+        Column("gpu_predicted", "float64", doc="the prediction over the network's GPU time"),
+        Column("gpu_measured", "float64", doc="the network's GPU time before over after"),
         Column("rest_pp", "float64", "pp", "of diff_pp: the unchanged phases' move"),
         Column("outside_pp", "float64", "pp", "of diff_pp: the time outside the phases' move"),
         Column("overhead_pp", "float64", "pp", "of diff_pp: measured minus profiled gain"),
@@ -140,6 +147,13 @@ def _step(ph: Phases, before: str, after: str) -> dict[str, object]:
         "measured_high": _ratio(float(ph.max_ns[before]), float(ph.min_ns[after])),
     }
     row.update(_split(row, predicted))
+    net = [p for p in a.index if p not in COPIES]  # the network's phases: the copies aside
+    net_before, net_after = float(a[net].sum()), float(b[net].sum())
+    in_net = float(a[[p for p in changed if p in net]].sum())
+    gpu_share = in_net / net_before if net_before > 0 else math.nan
+    row.update(gpu_share_pct=100.0 * gpu_share,
+               gpu_predicted=_net_prediction(a, b, changed, net),
+               gpu_measured=_ratio(net_before, net_after))
     row["explanation"] = explain(row, _moved(ph, before, after, changed))
     return row
 
@@ -161,6 +175,18 @@ def _split(row: dict[str, Any], predicted: float) -> dict[str, float]:
         "outside_pp": per_ns * outside,
         "overhead_pp": (row["measured"] - row["profiled"]) * 100.0,
     }
+
+
+def _net_prediction(a: pd.Series, b: pd.Series, changed: Sequence[str],
+                    net: Sequence[str]) -> float:
+    """Amdahl over the network's GPU time (phases but the copies): P and S of the changed phases
+    that are not copies."""
+    mine = [p for p in changed if p in net]
+    total = float(a[list(net)].sum())
+    if not mine or total <= 0:
+        return 1.0
+    before, after = float(a[mine].sum()), float(b[mine].sum())
+    return gain(before / total, _ratio(before, after))
 
 
 def _ratio(num: float, den: float) -> float:
@@ -201,6 +227,9 @@ def explain(row: dict[str, Any], moved: pd.Series) -> str:
     parts.sort(key=lambda p: abs(p[0]), reverse=True)
     word = "more" if diff > 0 else "less"
     text = f"measured {abs(diff):.2f} pp {word} than predicted: " + "; ".join(p[1] for p in parts)
+    text += (f". Over the network's GPU time alone (its phases, the copies aside), Amdahl "
+             f"predicts {_gain(row['gpu_predicted'])} and it measured "
+             f"{_gain(row['gpu_measured'])}")
     low, high, predicted = row["measured_low"], row["measured_high"], row["predicted"]
     if low <= predicted <= high:
         text += (f". The prediction is inside the stages' min-max spread (measured "
