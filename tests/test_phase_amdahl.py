@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 import resnet_phase_factory as factory
 
-from profiler import schema
+from profiler import schema, store
 from profiler.analyze import phase_amdahl, phases
 from profiler.render import html, markdown, phase_section
 
@@ -225,3 +225,21 @@ def test_no_analysis_without_two_custom_stages(built: factory.Built) -> None:
     assert phase_amdahl.analyse(built.run.table("ranges"), built.run.table("gpu_trace"), st,
                                 None) is None
     assert not math.isnan(float(built.run.table("stages")["median_ns"].iloc[0]))
+
+
+def test_the_sweep_prints_it_after_the_staged_table(built: factory.Built) -> None:
+    """`profgen sweep` prints the steps and the sentence after the staged table (the run's path
+    stays the last line: `cmd_sweep` prints it after), nothing for a run without phases."""
+    import io
+
+    from profiler.cli.display import print_phase_amdahl
+
+    out = io.StringIO()
+    print_phase_amdahl(built.run, out)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "" and lines[1].startswith("Amdahl by phase: P is")
+    assert lines[-1].startswith("fusing res3.2-3.4 made them ")
+    empty = io.StringIO()
+    no_phases = store.Run(meta=built.run.meta, tables={"stages": built.run.table("stages")})
+    print_phase_amdahl(no_phases, empty)
+    assert empty.getvalue() == ""
