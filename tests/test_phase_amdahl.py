@@ -187,7 +187,7 @@ def test_the_section_renders(built: factory.Built, result: phase_amdahl.PhaseAmd
     section = page[start:page.index("</section>", start)]
     assert '<a href="#phase-amdahl">Amdahl by phase</a>' in page
     assert result.sentence is not None and f"{result.sentence}." in section
-    assert section.count("<tr") == 1 + 3 + 1 + 16  # steps and blocks with their headers
+    assert section.count("<tr") == 1 + 2 * 3 + 1 + 16  # steps (and why) and blocks, headers
     assert '<tr class="case">' in section and "agrees within 1 pp" in section
     case = _step(result, "fuse_res3")  # one forward a repeat: the tails' time a forward
     tails = f"{html.duration(case['prev_changed_ns'])} → {html.duration(case['changed_ns'])}"
