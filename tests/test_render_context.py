@@ -446,6 +446,7 @@ def test_sample_sections_follow_its_tables(ctx: dict[str, Any]) -> None:
         "stage-tables",
         "timeline",
         "amdahl",
+        "phase-amdahl",  # LeNet's stages name their layers: conv_opt changed conv1 and conv2
         "advice",
     ]  # no metrics, batch sweep or baseline in this run
     assert ctx["roofline"] is None and ctx["batch_sweep"] is None and ctx["regressions"] is None

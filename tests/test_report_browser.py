@@ -73,7 +73,26 @@ def expected_sections(run: Run) -> list[str]:
     present = [s for t, s in optional if run.has(t)]
     if node_ranges(run) >= 20:  # a network of many layers: the per-layer section
         present.insert(int(run.has("metrics")), "layers")
-    return always + ["amdahl", "advice"] + present
+    amdahl = ["amdahl"] + (["phase-amdahl"] if phase_stages(run) >= 2 else [])
+    return always + amdahl + ["advice"] + present
+
+
+def phase_stages(run: Run) -> int:
+    """How many stages of the study's own (PASS, not a framework) name at least two phases
+    besides the copies, run one after another (their GPU time sums within 1% of the stage
+    range's): Amdahl by phase needs two."""
+    ranges, stages = run.table("ranges"), run.table("stages")
+    model = run.meta.get("model")
+    count = 0
+    for stage in stages.loc[(stages["status"] == "PASS") & (stages["role"] != "framework"),
+                            "stage"]:
+        mine = ranges[(ranges["stage"] == stage) & ranges["gpu_total_ns"].notna()]
+        own = mine.loc[mine["name"] == f"{model}:{stage}", "gpu_total_ns"]
+        phases = mine[~mine["name"].str.contains(":")]
+        if own.empty or (~phases["name"].isin(["h2d", "d2h"])).sum() < 2:
+            continue
+        count += phases["gpu_total_ns"].sum() <= 1.01 * own.iloc[0]
+    return count
 
 
 def node_ranges(run: Run) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from typing import Any, TextIO
 
 import pandas as pd
 from rich.console import Console
@@ -96,4 +96,16 @@ def print_staged(
         Console(file=out, width=WIDTH).print(staged_rich_table(stages, items, unit, title))
     else:
         out.write(staged_plain_text(stages, items, unit, title))
+        out.flush()
+
+
+def print_phase_amdahl(run: Any, out: TextIO | None = None) -> None:
+    """Print Amdahl by phase (steps, why they differ, the one sentence) after the staged table,
+    as plain text; nothing when the study names no phases."""
+    from profiler.render.phase_section import analysis, plain_text
+
+    text = plain_text(analysis(run))
+    if text:
+        out = out or sys.stdout
+        out.write("\n" + text)
         out.flush()

@@ -243,7 +243,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from profiler import pipeline
-    from profiler.cli.display import LiveProgress, print_staged
+    from profiler.cli.display import LiveProgress, print_phase_amdahl, print_staged
     from profiler.render.escape import TEXT_LIMIT, terminal
 
     settings = build_settings(args, stages=args.stages, backend=args.backend)
@@ -253,5 +253,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(f"profgen: warning: baseline compared anyway: {warning}", file=sys.stderr)
     title = settings.study.title
     print_staged(result.run.table("stages"), settings.items, settings.study.unit, title)
+    print_phase_amdahl(result.run)
     print(result.path)
     return result.exit_code

@@ -26,6 +26,7 @@ from profiler.render import charts, sections
 from profiler.render.escape import NAME_LIMIT
 from profiler.render.header import header_rows, report_title
 from profiler.render.layer_section import layer_section
+from profiler.render.phase_section import analysis, phase_section
 from profiler.render.records import DEFERRED_TYPE, records, shown
 from profiler.store import Run
 
@@ -68,6 +69,7 @@ def build_context(run: Run) -> dict[str, Any]:
         "stage_tables": sections.stage_tables_section(run, order, titles, ov, repeats, whole),
         "timeline": charts.timeline_section(run, order, titles, repeats),
         "amdahl": sections.amdahl_section(acts, staged, repeats, order, titles),
+        "phase_amdahl": phase_section(analysis(run), titles),
         "advice": sections.advice_section(run, ov, roof, order, titles, repeats),
         "roofline": charts.roofline_section(roof, meta.get("ceilings"), titles)
         if run.has("metrics")
@@ -170,6 +172,7 @@ def _sections(ctx: Mapping[str, Any]) -> list[dict[str, str]]:
         ("stage-tables", "Per-stage tables"),
         ("timeline", "Timeline"),
         ("amdahl", "Amdahl"),
+        *([("phase-amdahl", "Amdahl by phase")] if ctx["phase_amdahl"] is not None else []),
         ("advice", "Advice"),
     ]
     optional = [

@@ -20,6 +20,7 @@ import gzip
 import importlib.util
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
@@ -57,7 +58,24 @@ count = functools.partial(units.count, missing=MISSING)
 sci = functools.partial(units.sci, missing=MISSING)
 number = functools.partial(units.number, missing=MISSING)
 
+
+
+def signed(value: Any, digits: int = 2) -> str:
+    """`+1.23`: a signed number to `digits` decimals (a difference in percentage points)."""
+    return MISSING if units.is_missing(value) else f"{float(value):+.{digits}f}"
+
+
+def gain2(ratio: Any) -> str:
+    """A ratio as a percentage change to two decimals: 1.0127 -> `+1.27%` (gains of a few
+    percent set against each other)."""
+    if units.is_missing(ratio) or float(ratio) == float("inf"):
+        return gain(ratio)
+    return f"{(float(ratio) - 1.0) * 100.0:+.2f}%"
+
+
 FILTERS = {
+    "signed": signed,
+    "gain2": gain2,
     "seconds": seconds,
     "duration": duration,
     "pct": pct,

@@ -1,7 +1,8 @@
 """A short Markdown summary of a run, fit for a CI job's summary page (`$GITHUB_STEP_SUMMARY`).
 
 It holds the staged table (time for all items, spread, speedup against the previous stage,
-verdict) and, when the run was compared with a baseline, the counts of verdicts, every
+verdict), Amdahl by phase when the study names its phases (`profiler.render.phase_section`),
+and, when the run was compared with a baseline, the counts of verdicts, every
 regression and failed stage, and the improvements. Inputs are tables; nothing is decided here.
 
 Every piece of run text goes through `profiler.render.escape`: code spans (`markdown_code`) no
@@ -17,7 +18,7 @@ import pandas as pd
 
 from profiler import schema
 from profiler.analyze.stages import staged_table
-from profiler.render import timing, units
+from profiler.render import phase_section, timing, units
 from profiler.render.comparison import counts_line, describe, format_share, format_significance
 from profiler.render.escape import TEXT_LIMIT, markdown_code, markdown_text
 
@@ -40,7 +41,8 @@ def summary_markdown(run: RunLike, regressions: pd.DataFrame) -> str:
     Returns: Markdown text ending in a newline.
     """
     stages = run.table(schema.STAGES.name)
-    parts = [_heading(run), _staged(stages, run.meta), _regressions(regressions)]
+    phases = phase_section.markdown(phase_section.analysis(run))
+    parts = [_heading(run), _staged(stages, run.meta), phases, _regressions(regressions)]
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
