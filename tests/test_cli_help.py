@@ -8,6 +8,7 @@ import argparse
 
 import pytest
 
+from profiler import defaults
 from profiler.analyze.checks import defaults_text
 from profiler.cli import build_parser, main
 from profiler.errors import EXIT_CODES_HELP
@@ -36,7 +37,8 @@ def test_every_subcommand_is_documented(name: str) -> None:
 def test_defaults_are_stated_from_the_code() -> None:
     sweep = subparsers()["sweep"].format_help().replace("\n", " ")
     assert " ".join(defaults_text().split()) in " ".join(sweep.split())
-    assert "(default: 10)" in sweep and "(default: cupti" in sweep
+    assert f"(default: the study's, else {defaults.REPEAT})" in sweep
+    assert "(default: cupti" in sweep
     show = subparsers()["show"].format_help()
     assert "..." not in show and "gpu_activities" in show and "batch_sweep" in show
 
