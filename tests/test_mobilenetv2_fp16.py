@@ -147,6 +147,22 @@ def test_split_converts_what_crosses_the_boundary_and_marks_the_rest_half():
         half.split(plan, "nope")
 
 
+def test_a_half_network_must_end_with_the_gemm_that_writes_float32():
+    from dataclasses import replace
+
+    from variants.onnxplan.plan import Layer
+
+    plan = fuse.epilogues(net().plan)
+    gemm = plan.layers[-1]
+    view = Layer("/Reshape", "Reshape", (gemm.output,), "logits", (gemm.out_shape,),
+                 gemm.out_shape, {}, {}, phase="Reshape")
+    viewed = replace(plan, layers=(*plan.layers, view), output="logits")
+    half.check(half.split(plan, HALF_FROM))
+    with pytest.raises(DataError, match=r"node '/classifier/classifier.1/Gemm' \(op Gemm\): "
+                                        r"the fp16 stage needs a network run in half to end"):
+        half.check(half.split(viewed, HALF_FROM))
+
+
 def test_the_fp16_stage_refuses_a_plan_it_has_no_half_kernel_for_before_using_the_gpu():
     plan = net().plan
     layers = list(plan.layers)

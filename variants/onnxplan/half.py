@@ -100,7 +100,8 @@ def check(plan: Plan) -> None:
             raise DataError(f"node {layer.name!r} (op {layer.op}): the fp16 stage has no "
                             f"half-precision kernel for it (it runs {RUNS})")
     last = next(ly for ly in reversed(plan.layers) if ly.op not in ("Flatten", "Reshape"))
-    if last.attrs.get("half") and half_kernel(last) != "pointwise_gemm_half":
+    gemm_out = half_kernel(last) == "pointwise_gemm_half" and last.output == plan.output
+    if last.attrs.get("half") and not gemm_out:
         raise DataError(f"node {last.name!r} (op {last.op}): the fp16 stage needs a network "
                         "run in half to end with a Gemm or a 1x1 convolution")
 
