@@ -137,14 +137,15 @@ def test_data_files_of_either_layout_are_read_and_bad_ones_refused(tmp_path):
 
 
 def test_the_study_declares_the_issues_stages_in_order():
-    keys = ["torch_gpu", "torch_graph", "ort_cpu", "cuda_naive", "im2col_gemm", "fused",
-            "specialised", "tuned", "pinned", "graph"]
+    keys = ["torch_gpu", "torch_graph", "torch_fp16", "ort_cpu", "cuda_naive", "im2col_gemm",
+            "fused", "specialised", "tuned", "pinned", "graph", "fp16"]
     assert [s.key for s in STUDY.stages] == keys
     roles = {s.key: s.role for s in STUDY.stages}
     assert roles == {"torch_gpu": "framework", "torch_graph": "framework",
-                     "ort_cpu": "framework", "cuda_naive": "baseline",
-                     "im2col_gemm": "step", "fused": "step", "specialised": "step",
-                     "tuned": "step", "pinned": "step", "graph": "step"}
+                     "torch_fp16": "framework", "ort_cpu": "framework",
+                     "cuda_naive": "baseline", "im2col_gemm": "step", "fused": "step",
+                     "specialised": "step", "tuned": "step", "pinned": "step", "graph": "step",
+                     "fp16": "step"}
     assert STUDY.default_items == 256 and STUDY.unit == "images"
 
 
