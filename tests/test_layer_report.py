@@ -66,7 +66,7 @@ def test_times_are_the_ranges_per_forward(times: pd.DataFrame) -> None:
 
 def test_stages_with_node_ranges_in_study_order(times: pd.DataFrame) -> None:
     # the CUDA graphs and onnxruntime have one range for the whole forward: no column
-    assert list(times.columns) == ["torch_gpu", "cuda_naive", "im2col_gemm", "fused",
+    assert list(times.columns) == ["torch_gpu", "torch_fp16", "cuda_naive", "im2col_gemm", "fused",
                                    "specialised", "tuned", "pinned"]
     assert times["fused"].notna().sum() < times["cuda_naive"].notna().sum()  # folded nodes
 
@@ -131,7 +131,7 @@ def test_by_kind_sums_every_node(times: pd.DataFrame, facts: pd.DataFrame) -> No
 
 def test_steps_gained_and_lost(times: pd.DataFrame) -> None:
     counts = layers.step_counts(times)
-    assert list(zip(counts["before"], counts["after"], strict=True))[1] == (
+    assert list(zip(counts["before"], counts["after"], strict=True))[2] == (
         "cuda_naive", "im2col_gemm")
     fused = counts[counts["after"] == "fused"].iloc[0]
     assert fused["folded"] == 99 - 54
@@ -161,10 +161,11 @@ def test_section_renders_collapsed_and_small(run: store.Run, tmp_path: Path) -> 
     assert '<a href="#layers">Per layer</a>' in page
     section = _section(page)
     tables = re.findall(r'<details class="layer-detail" id="layers-(\w+)">', section)
-    assert tables == ["cuda_naive", "im2col_gemm", "fused", "specialised", "tuned", "pinned"]
+    assert tables == ["torch_fp16", "cuda_naive", "im2col_gemm", "fused", "specialised", "tuned",
+                      "pinned"]
     assert "<details open" not in section
     assert section.count('<tr class="top">') == 10 * len(tables)
-    assert "no per-node facts" in section  # the sample was recorded before the layers table
+    assert "no per-node facts" not in section  # the sample carries the study's layers table
     top = re.search(r'<table class="layer-top">(.*?)</table>', section, re.S)
     assert top is not None and top.group(1).count("<tr>") == 11  # header and 10 rows
     assert "features.3.conv.1.0" in top.group(1)

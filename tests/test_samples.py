@@ -29,6 +29,7 @@ def test_there_are_samples_for_every_backend_and_the_tutorial():
         "sample-lenet-h100-batch",
         "sample-mobilenetv2-h100",
         "sample-mobilenetv2-h100-batch",
+        "sample-resnet50-h100",
     } <= names
     assert {p.name for p in SERVE_SAMPLES} == {
         "sample-serve-lenet-h100",
