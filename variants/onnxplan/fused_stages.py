@@ -126,7 +126,9 @@ class TunedStage(SpecialisedStage):
             return [self._stem(layer, n)]
         return super().conv_steps(layer, n)
 
-    def _depthwise_direct(self, layer: Layer, n: int) -> Step:
+    def _depthwise_direct(self, layer: Layer, n: int, kernel: Any = None) -> Step:
+        """One thread per output of a 3x3 depthwise convolution (`kernel`: another kernel of the
+        same arguments, e.g. the half-storage one)."""
         c, h, wd = layer.in_shape
         _, ho, wo = layer.out_shape
         w = self._w[layer.name]
@@ -135,9 +137,12 @@ class TunedStage(SpecialisedStage):
         args = [self.ptr(layer.inputs[0]), w["weight"], w["bias"], res, self.ptr(layer.output),
                 np.int64(count), i32(c), i32(h), i32(wd), i32(ho), i32(wo),
                 i32(layer.attrs["stride"][0]), lo, hi]
-        return PackedLaunch(self._fk["depthwise3x3_direct"], grid_for(count, BLOCK), BLOCK, args)
+        kernel = kernel or self._fk["depthwise3x3_direct"]
+        return PackedLaunch(kernel, grid_for(count, BLOCK), BLOCK, args)
 
-    def _stem(self, layer: Layer, n: int) -> Step:
+    def _stem(self, layer: Layer, n: int, kernel: Any = None) -> Step:
+        """One thread per output pixel of the 3-channel 3x3 stem, all its channels (`kernel`:
+        another kernel of the same arguments)."""
         _, h, wd = layer.in_shape
         oc, ho, wo = layer.out_shape
         a, w = layer.attrs, self._w[layer.name]
@@ -145,7 +150,8 @@ class TunedStage(SpecialisedStage):
         args = [self.ptr(layer.inputs[0]), w["weight"], w["bias"], res, self.ptr(layer.output),
                 i32(n), i32(h), i32(wd), i32(oc), i32(ho), i32(wo), *map(i32, a["stride"]),
                 i32(a["pads"][0]), i32(a["pads"][1]), lo, hi]
-        return PackedLaunch(self._fk["stem_conv3x3"], grid_for(n * ho * wo, BLOCK), BLOCK, args)
+        kernel = kernel or self._fk["stem_conv3x3"]
+        return PackedLaunch(kernel, grid_for(n * ho * wo, BLOCK), BLOCK, args)
 
 
 def is_stem3x3(layer: Layer) -> bool:

@@ -142,8 +142,9 @@ class HalfStage(TunedStage):
             hw = layer.in_shape[1] * layer.in_shape[2]
             return [self._mma_gemm(layer, n * hw, hw)]
         if kernel == "depthwise3x3_half":
-            return [self._depthwise_half(layer, n)]
-        return [self._stem_half(layer, n)]  # check() let no other half Conv through
+            return [self._depthwise_direct(layer, n, self._hk["depthwise3x3_half"])]
+        # check() let no other half Conv through
+        return [self._stem(layer, n, self._hk["stem_conv3x3_half"])]
 
     def gemm_steps(self, layer: Layer, n: int) -> list[Step]:
         if not layer.attrs.get("half"):
@@ -172,28 +173,6 @@ class HalfStage(TunedStage):
         args = [self.ptr(layer.inputs[0]), w["weight_h"], w["bias"], res, self.ptr(layer.output),
                 i32(m), i32(k), i32(cols), i32(hw), lo, hi]
         return PackedLaunch(kernel, grid, (MMA_THREADS, 1, 1), args)
-
-    def _depthwise_half(self, layer: Layer, n: int) -> Step:
-        c, h, wd = layer.in_shape
-        _, ho, wo = layer.out_shape
-        w = self._w[layer.name]
-        res, lo, hi = self.epilogue_args(layer)
-        count = n * c * ho * wo
-        args = [self.ptr(layer.inputs[0]), w["weight"], w["bias"], res, self.ptr(layer.output),
-                np.int64(count), i32(c), i32(h), i32(wd), i32(ho), i32(wo),
-                i32(layer.attrs["stride"][0]), lo, hi]
-        return PackedLaunch(self._hk["depthwise3x3_half"], grid_for(count, BLOCK), BLOCK, args)
-
-    def _stem_half(self, layer: Layer, n: int) -> Step:
-        _, h, wd = layer.in_shape
-        oc, ho, wo = layer.out_shape
-        a, w = layer.attrs, self._w[layer.name]
-        res, lo, hi = self.epilogue_args(layer)
-        args = [self.ptr(layer.inputs[0]), w["weight"], w["bias"], res, self.ptr(layer.output),
-                i32(n), i32(h), i32(wd), i32(oc), i32(ho), i32(wo), *map(i32, a["stride"]),
-                i32(a["pads"][0]), i32(a["pads"][1]), lo, hi]
-        return PackedLaunch(self._hk["stem_conv3x3_half"], grid_for(n * ho * wo, BLOCK), BLOCK,
-                            args)
 
 
 class HalfGraphStage(GraphStage, HalfStage):
