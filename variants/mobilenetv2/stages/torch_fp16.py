@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from profiler.errors import DataError
-from profiler.ranges import range as phase
 from variants.mobilenetv2.stages.fp16 import HALF_FROM
 from variants.mobilenetv2.stages.torch_gpu import TorchGpu
 
@@ -33,16 +30,6 @@ class TorchFp16(TorchGpu):
         for module in list(self._net.steps)[first:]:
             module.half()
             module.register_forward_pre_hook(_to_half)
-
-    def infer(self, images: np.ndarray) -> np.ndarray:
-        import torch
-
-        with torch.inference_mode():
-            with phase("h2d"):
-                x = torch.from_numpy(np.ascontiguousarray(images, np.float32)).to("cuda")
-            logits = self._net(x)
-            with phase("d2h"):
-                return logits.float().cpu().numpy()
 
 
 def _to_half(module: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:

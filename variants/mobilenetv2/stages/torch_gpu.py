@@ -37,7 +37,7 @@ class TorchGpu(Stage):
                 x = torch.from_numpy(np.ascontiguousarray(images, np.float32)).to("cuda")
             logits = self._net(x)
             with phase("d2h"):
-                return logits.cpu().numpy()
+                return logits.float().cpu().numpy()  # float32 logits from a half stage too
 
     def release(self) -> None:
         vars(self).clear()
