@@ -946,3 +946,18 @@ def test_a_summary_run_and_a_trace_run_are_read_as_both(tmp_path):
     path.write_text(TEXT9.read_text() + "\n" + TEXT9.read_text())
     with pytest.raises(ParseError, match="the output of 2 nvprof runs .tables from lines 4, 33"):
         nvprof.read_log(path, "s")
+
+
+@pytest.mark.parametrize("column", ["Min", "Max", "Avg"])
+def test_csv_metric_with_an_empty_cell_is_refused_not_a_crash(tmp_path, column):
+    """A CSV metrics row whose Min, Max or Avg cell is empty (the reader keeps it as missing)
+    is refused naming the line and column, not a TypeError quoting the missing cell."""
+    row = '"achieved_occupancy","Achieved Occupancy",0.994028,0.994369,0.994198'
+    cells = dict(zip(["Min", "Max", "Avg"], ["0.994028", "0.994369", "0.994198"], strict=True))
+    text = CSV_METRICS.read_text()
+    assert row in text
+    cut = row.replace(f",{cells[column]}", ",", 1)
+    path = tmp_path / "metrics.csv"
+    path.write_text(text.replace(row, cut, 1))
+    with pytest.raises(ParseError, match=rf"line \d+, column '?{column}'?: '' is not a number"):
+        nvprof.read_log(path, "s")

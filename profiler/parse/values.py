@@ -300,7 +300,12 @@ def _parse(cells: pd.Series) -> np.ndarray:
 def shown_cell(cell: object, width: int = 40) -> str:
     """A cell as messages quote it: its repr, cut to `width` characters with its length said
     (a 100 MB cell must not make a 100 MB message)."""
-    text = cell if isinstance(cell, str) else format(float(cell), "g")  # type: ignore[arg-type]
+    if isinstance(cell, str):
+        text = cell
+    elif cell is None or cell is pd.NA or cell is pd.NaT:
+        text = ""  # an empty cell that a reader kept as missing
+    else:
+        text = format(float(cell), "g")  # type: ignore[arg-type]
     if len(text) <= width:
         return repr(text)
     return f"{text[:width]!r}... ({len(text):,} characters)"
