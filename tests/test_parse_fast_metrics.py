@@ -15,6 +15,8 @@ the fast path works in are made tiny so that their edges fall inside the short i
 from __future__ import annotations
 
 import random
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -388,7 +390,7 @@ METRICS = [  # name, description, values as nvprof prints them
     ("flop_count_sp_fma", "Floating Point Operations(Single Precision FMA)", ["16776911424"]),
     ("dram_read_transactions", "Device Memory Read Transactions", ["44206708", "1.5"]),
     ("dram_write_bytes", "Device Memory Write Bytes", ["123456", "0"]),
-    ("achieved_occupancy", "Achieved Occupancy", ["0.517002", "0.994198", ".5"]),
+    ("achieved_occupancy", "Achieved Occupancy", ["0.517002", "0.994198", ".5", "51.7%"]),
     ("sm_efficiency", "Multiprocessor Activity", ["97.188709%", "100.00%", "5.%"]),
     ("dram_utilization", "Device Memory Utilization", ["Low (3)", "Idle (0)", "Mid (5)"]),
     ("dram_read_throughput", "Device Memory Read Throughput", ["7.2244GB/s", "0.00000B/s"]),
@@ -435,8 +437,22 @@ def generated(seed: int, kernels: int = 12) -> str:
     return "\n".join(out) + "\n"
 
 
-def mutants(text: str, seed: int, count: int = 25) -> list[str]:
-    """`text` and copies of it with one line changed (or two), cut short, with CRLF ends."""
+def at_random(rng: random.Random, old: str, new: str) -> Callable[[str], str]:
+    """An edit that replaces one `old` of a line, picked at random, with `new`."""
+
+    def edit(line: str) -> str:
+        places = [m.start() for m in re.finditer(re.escape(old), line)]
+        if not places:
+            return line
+        at = rng.choice(places)
+        return line[:at] + new + line[at + len(old) :]
+
+    return edit
+
+
+def mutants(text: str, seed: int, count: int = 10, every: bool = True) -> list[str]:
+    """`text` and copies of it with each edit made on every line, and with one line changed (or
+    two) at random, cut short, with CRLF ends."""
     rng = random.Random(seed)
     rows = text.split("\n")
     edits = [
@@ -444,25 +460,39 @@ def mutants(text: str, seed: int, count: int = 25) -> list[str]:
         lambda s: f"{s}\n{s}",
         lambda s: " " * 80 + s,
         lambda s: "\u00a0" + s,
-        lambda s: s.replace(" ", "\t", 1),
-        lambda s: s.replace("  ", " \t", 1),
-        lambda s: s.replace("1", "x", 1),
-        lambda s: s.replace("0", "1" * 20, 1),
-        lambda s: s.replace(".", ",", 1),
-        lambda s: s.rstrip()[: len(s.rstrip()) // 2],
-        lambda s: s.replace(" ", "", 3),
+        lambda s: f"{s}\n\u00a0\n\u00a0",
         lambda s: s + "  ",
         lambda s: s + "\r",
-        lambda s: s.replace("  0", "100", 1),
-        lambda s: s.replace("Efficiency", "Effizienz\u00fc", 1),
-        lambda s: s.replace("  ", "(3", 1)[::-1][::-1],
-        lambda s: s.replace("   ", " ) ", 1),
-        lambda s: s.replace("Kernel:", "Kernel: x", 1),
-        lambda s: s.replace("achieved_occupancy", "sm_efficiency"),
+        lambda s: s[1:] + " ",  # a row shifted: as long, tokens one byte to the left
+        lambda s: " " + s[:-1],
+        lambda s: s.rstrip()[: len(s.rstrip()) // 2],
+        lambda s: s.replace(" ", "", 3),
+        at_random(rng, " ", "\t"),
+        at_random(rng, " ", "\x01"),
+        at_random(rng, " ", "\x0b"),
+        at_random(rng, " ", "x"),  # two tokens joined
+        lambda s: re.sub(r" +(?=\S+\s*$)", lambda m: "9" * len(m[0]), s),  # ... at full width
+        lambda s: re.sub(r"\S+", lambda m: " " * len(m[0]) if rng.random() < 0.2 else m[0], s),
+        at_random(rng, "  ", "\u00a0"),  # a blank as long in UTF-8 as the two spaces
+        at_random(rng, "   ", "\u3000"),
+        at_random(rng, "0", " "),  # one token split
+        at_random(rng, "1", "x"),
+        at_random(rng, "0", "1" * 20),
+        at_random(rng, ".", ","),
+        at_random(rng, "  0", "100"),
+        at_random(rng, "  ", "(3"),
+        at_random(rng, "   ", " ) "),
+        at_random(rng, "Efficiency", "Effizienz\u00fc"),
+        at_random(rng, "Kernel:", "Kernel: x"),
+        at_random(rng, "achieved_occupancy", "sm_efficiency"),
         lambda s: f'Device "Other (1)"\n{s}',
-        lambda s: s.replace("   1 ", "Kernel: ", 1),
+        lambda s: "    Kernel:" + s[11:],  # as long as a row
+        lambda s: "    Device " + s[11:],
     ]
     out = [text, text.replace("\n", "\r\n"), text[: len(text) // 2], text[: len(text) * 3 // 4]]
+    for edit in edits[1:] if every else []:  # each edit on every line but the headers
+        changed = [row if "Invocations" in row else edit(row) for row in rows]
+        out.append("\n".join(row for row in changed if row is not None))
     for _ in range(count):
         for _ in range(rng.choice([1, 1, 2])):
             i = rng.randrange(len(rows))
@@ -517,20 +547,21 @@ def tiny_chunks(monkeypatch):
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_real_files_and_their_mutants_read_as_before(path, tmp_path, monkeypatch):
     text = path.read_text(encoding="utf-8")
-    check(mutants(text, seed=len(path.name)), tmp_path, monkeypatch, path.suffix)
+    texts = mutants(text, seed=len(path.name), every=path.suffix != ".csv")  # (CSV: cut anyway)
+    check(texts, tmp_path, monkeypatch, path.suffix)
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(3))
 def test_generated_tables_and_their_mutants_read_as_before(seed, tmp_path, monkeypatch):
-    kinds = check(mutants(generated(seed), seed, count=20), tmp_path, monkeypatch)
+    kinds = check(mutants(generated(seed), seed, count=10), tmp_path, monkeypatch)
     assert kinds.count("metrics") >= 8 and kinds.count("error") >= 3  # (both compared)
 
 
 def test_benchmark_rows_read_as_before(tmp_path, monkeypatch):
     """The benchmark's input (one real kernel's block, repeated), small."""
     lines = (DATA / "nvprof" / "8.x" / "lbp-text-metrics.txt").read_text().splitlines()
-    text = "\n".join(lines[:7] + lines[7:15] * 300) + "\n"
-    kinds = check(mutants(text, seed=3, count=8), tmp_path, monkeypatch)
+    text = "\n".join(lines[:7] + lines[7:15] * 60) + "\n"
+    kinds = check(mutants(text, seed=3, count=2), tmp_path, monkeypatch)
     assert kinds[0] == "metrics"
 
 
@@ -550,3 +581,13 @@ def test_checked_fixtures_hold_metrics():
     """(The real files give tables and refusals both.)"""
     kinds = [outcome(p)[0] for p in FILES]
     assert kinds.count("ok") >= 3 and kinds.count("error") >= 2
+
+
+def test_names_of_one_hash_fall_back_to_the_line_by_line_walk(tmp_path, monkeypatch):
+    """With a hash that keeps nothing but a name's last 8 bytes, names clash: the table is read
+    line by line, and reads the same."""
+    monkeypatch.setattr(nvprof_metrics_text, "_MIX", np.uint64(0))
+    windows = np.frombuffer(b"".join(f"{n:>42}".encode() for n, _, _ in METRICS), dtype=np.uint8)
+    with pytest.raises(nvprof_metrics_text._Clash):  # e.g. flop_count_sp_add and _mul
+        nvprof_metrics_text._Names(42).codes(windows.reshape(len(METRICS), 42))
+    check([generated(2)], tmp_path, monkeypatch)
