@@ -588,6 +588,6 @@ def test_names_of_one_hash_fall_back_to_the_line_by_line_walk(tmp_path, monkeypa
     line by line, and reads the same."""
     monkeypatch.setattr(nvprof_metrics_text, "_MIX", np.uint64(0))
     windows = np.frombuffer(b"".join(f"{n:>42}".encode() for n, _, _ in METRICS), dtype=np.uint8)
-    with pytest.raises(nvprof_metrics_text._Clash):  # e.g. flop_count_sp_add and _mul
+    with pytest.raises(nvprof_metrics_text._Clash):  # sm_ and gld_efficiency
         nvprof_metrics_text._Names(42).codes(windows.reshape(len(METRICS), 42))
     check([generated(2)], tmp_path, monkeypatch)
