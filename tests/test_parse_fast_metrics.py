@@ -26,7 +26,7 @@ import pytest
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import csvtext, nvprof, nvprof_metrics_text, tokens, values
+from profiler.parse import csvtext, nvprof, nvprof_metrics, nvprof_metrics_text, tokens, values
 from profiler.parse.nvprof_metrics import (
     _COUNT_FIELDS,
     _FB_SECTORS,
@@ -591,3 +591,39 @@ def test_names_of_one_hash_fall_back_to_the_line_by_line_walk(tmp_path, monkeypa
     with pytest.raises(nvprof_metrics_text._Clash):  # sm_ and gld_efficiency
         nvprof_metrics_text._Names(42).codes(windows.reshape(len(METRICS), 42))
     check([generated(2)], tmp_path, monkeypatch)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_view_of_the_file_bytes_reads_as_the_text(seed):
+    """`text_rows` given the table as a view into the file's bytes (no copy): the same rows."""
+    text = mutants(generated(seed), seed, count=0)[seed]
+    body = text[text.index("Invocations") :]
+    body = body[: body.index("\n\n") + 1] if "\n\n" in body else body
+    origin = Origin(Path("m.txt"), "x", body)
+    data = b"==1== preamble\n" + body.encode() + b"\nafter\n"
+    view = memoryview(data)[15 : 15 + len(body.encode())]
+    for got, want in zip(
+        outcome_of(nvprof_metrics_text.text_rows, origin, view),
+        outcome_of(nvprof_metrics_text.text_rows, origin),
+        strict=True,
+    ):
+        if isinstance(got, nvprof_metrics.Rows):
+            for field in ("at", "device", "kernel", "metric", "occurrence"):
+                assert np.array_equal(getattr(got, field), getattr(want, field))
+            assert (got.devices, got.kernels, got.metrics) == (
+                want.devices,
+                want.kernels,
+                want.metrics,
+            )
+            for column, cells in got.cells.items():
+                everyone = np.arange(len(got.at))
+                assert cells.pick(everyone) == want.cells[column].pick(everyone)
+        else:
+            assert got == want
+
+
+def outcome_of(func, *args):
+    try:
+        return "ok", func(*args)
+    except ParseError as exc:
+        return "error", str(exc)

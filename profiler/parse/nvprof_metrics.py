@@ -101,7 +101,7 @@ class Cells:
     that end at `base[i] + end`, or, for a row read on its own (a CSV cell, a text row cut with
     `str.split`), `own[i]`."""
 
-    data: bytes
+    data: bytes | memoryview
     base: np.ndarray
     end: int
     count: np.ndarray
@@ -123,7 +123,7 @@ class Cells:
         data, own = self.data, self.own
         start, stop = self.spans(which)
         spans = zip(which.tolist(), start.tolist(), stop.tolist(), strict=True)
-        return [own[i] if i in own else data[a:b].decode("utf-8") for i, a, b in spans]
+        return [own[i] if i in own else str(data[a:b], "utf-8") for i, a, b in spans]
 
     def plain(self, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`tokens.decimals` of the cells of rows `which` (a row's own cell is not read)."""

@@ -12,12 +12,13 @@ each value, each from the end of the column before) holds blanks and then one to
 the name's window, blanks zeroed, tells names apart without a string per row. A row that is not
 so (a wider value, a level, a non-ASCII byte, trailing blanks) and every line of another kind
 (`Kernel:`, `Device`, blank) is read on its own with `str` methods, as every line was before; a
-`Kernel:` line that repeats the last one of its length byte for byte is not decoded again.
+`Kernel:` line that repeats the one before is not cut again.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -67,8 +68,9 @@ class _Clash(Exception):
     """Two names of one hash (never seen): the table is read line by line instead."""
 
 
-def text_rows(origin: Origin) -> Rows:
-    """The rows of one text metric or event table (`origin.text` starts at its header).
+def text_rows(origin: Origin, raw: bytes | memoryview | None = None) -> Rows:
+    """The rows of one text metric or event table (`origin.text` starts at its header); `raw`,
+    when given, is that text in UTF-8 (a view into the file's bytes spares a copy of them).
 
     Returns: the table's `Rows`; `at` is each row's line below the header (0 the first).
 
@@ -76,11 +78,11 @@ def text_rows(origin: Origin) -> Rows:
         `Kernel:` line, or of a metric listed twice for one kernel.
     """
     text = origin.text
-    data = text if isinstance(text, bytes) else text.encode("utf-8")
-    breaks = lines.newlines(data)
+    data = raw if raw is not None else text if isinstance(text, bytes) else text.encode("utf-8")
+    breaks = lines.newlines(cast(bytes, data))  # (it reads any buffer)
     start = breaks + 1  # the lines below the header
     end = np.append(breaks[1:], len(data))
-    header = data[: len(data) if not len(breaks) else int(breaks[0])].decode("utf-8")
+    header = str(data[: len(data) if not len(breaks) else int(breaks[0])], "utf-8")
     n_values = 4 if header.split()[-1] == "Total" else 3
     events = "Event Name" in header
     layout = _layout(data, start, end, n_values, events)
@@ -93,12 +95,12 @@ def text_rows(origin: Origin) -> Rows:
 
 
 def _layout(
-    data: bytes, start: np.ndarray, end: np.ndarray, n_values: int, events: bool
+    data: bytes | memoryview, start: np.ndarray, end: np.ndarray, n_values: int, events: bool
 ) -> Layout | None:
     """The token ends of the first plain row (ASCII, Invocations digits, no level, no trailing
     blank) among the first lines; None when there is none."""
     for a, b in zip(start[:_LAYOUT_ROWS].tolist(), end[:_LAYOUT_ROWS].tolist(), strict=True):
-        raw = data[a:b].removesuffix(b"\r")
+        raw = bytes(data[a:b]).removesuffix(b"\r")
         if not raw.isascii():
             continue
         kind = _KIND[np.frombuffer(raw, dtype=np.uint8)]
@@ -128,7 +130,9 @@ def _windows(layout: Layout) -> tuple[list[tuple[int, int]], np.ndarray, np.ndar
     return windows, np.array(blank, dtype="int64"), inner
 
 
-def _fast_rows(data: bytes, start: np.ndarray, end: np.ndarray, layout: Layout) -> _Fast | None:
+def _fast_rows(
+    data: bytes | memoryview, start: np.ndarray, end: np.ndarray, layout: Layout
+) -> _Fast | None:
     """The rows `layout` fits, cut (see the module's docstring); None when there is none."""
     codes = np.frombuffer(data, dtype=np.uint8)
     length = end - start
@@ -232,37 +236,39 @@ class _Lines:
 
 
 def _walk(
-    data: bytes, start: np.ndarray, end: np.ndarray, which: np.ndarray, n_values: int, events: bool
+    data: bytes | memoryview,
+    start: np.ndarray,
+    end: np.ndarray,
+    which: np.ndarray,
+    n_values: int,
+    events: bool,
 ) -> _Lines:
     """Lines `which` read one by one: `Device` and `Kernel:` lines, blank lines and rows."""
     found = _Lines(len(start), [""], [-1], [], [], {})
-    kernels, kernel_at, same = found.kernels, found.kernel_at, data.startswith
-    seen: dict[int, tuple[bytes, str | None]] = {}  # the last Kernel: or blank line, by length
+    kernels, kernel_at = found.kernels, found.kernel_at
+    last, name = "\n", ""  # the last `Kernel:` line, and its kernel
     for offset, a, b in zip(
         which.tolist(), start[which].tolist(), end[which].tolist(), strict=True
     ):
-        last = seen.get(b - a)
-        if last is not None and same(last[0], a):
-            if last[1] is not None:
-                kernels.append(last[1])
-                kernel_at.append(offset)
+        line = str(data[a:b], "utf-8")
+        if line == last:
+            kernels.append(name)
+            kernel_at.append(offset)
             continue
-        body = data[a:b].decode("utf-8").strip()
+        body = line.strip()
         device = body.startswith("Device ")
         if device:
             label, _, body = body[7:].partition('"  ')  # `Device "X (0)"[    Kernel: k]`
             found.devices.append(label.strip().strip('"'))
             found.device_at.append(offset)
             body = body.strip()
-        if body and not body.startswith("Kernel:"):
-            found.rows[offset] = _split_row(body, n_values, events)
-            continue
-        name = body[7:].strip() if body else None
-        if name is not None:
-            kernels.append(name)
+        if body.startswith("Kernel:"):
+            kernels.append(body[7:].strip())
             kernel_at.append(offset)
-        if not device:
-            seen[b - a] = (data[a:b], name)
+            if not device:
+                last, name = line, kernels[-1]
+        elif body:
+            found.rows[offset] = _split_row(body, n_values, events)
     return found
 
 
@@ -286,7 +292,7 @@ def _split_row(body: str, n_values: int, events: bool) -> tuple[str, ...] | None
     return head[0], head[1], low, high, avg
 
 
-def _rows(origin: Origin, data: bytes, fast: _Fast | None, walk: _Lines) -> Rows:
+def _rows(origin: Origin, data: bytes | memoryview, fast: _Fast | None, walk: _Lines) -> Rows:
     """The rows of both kinds, in the table's order, as `Rows`.
 
     Raises: as `text_rows`.
