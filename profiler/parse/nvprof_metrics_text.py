@@ -115,43 +115,19 @@ def _layout(
     return None
 
 
-@dataclass(frozen=True)
-class _Shape:
-    """What the fast path checks in a row, as masks over its 8-byte words (little-endian: byte
-    j of a word is bits 8j to 8j + 7), each with bit 7 of the bytes it names: `inside` the
-    windows; `last` bytes of windows (solid), `blank` ones (the first of every window but the
-    Invocations', and the byte after the name when a description follows); `inner` bytes whose
-    next byte lies in their window (a token may not end there); `digits` (the Invocations')."""
-
-    windows: list[tuple[int, int]]
-    inside: np.ndarray
-    last: np.ndarray
-    blank: np.ndarray
-    inner: np.ndarray
-    digits: np.ndarray
-
-
-def _shape(layout: Layout) -> _Shape:
-    """The windows of `layout` (each token's, from the end of the column before) and masks."""
+def _windows(layout: Layout) -> tuple[list[tuple[int, int]], np.ndarray, np.ndarray]:
+    """Each token's window (from the end of the column before to its own end), which bytes
+    must be blank (the first of every window but the Invocations', and the byte after the name
+    when a description follows), and which pairs of neighbours (byte j, j + 1) lie in one
+    window (there, a token may not end)."""
     inv, name, *value_ends = layout.ends
     bounds = [layout.first, *value_ends]
     windows = [(0, inv), (inv, name), *zip(bounds, bounds[1:], strict=False)]
-    size = -(-layout.size // 8) * 8
-    masks = np.zeros((5, size), dtype=np.uint8)
+    blank = [a for a, _ in windows[1:]] + ([name] if layout.first > name else [])
+    inner = np.zeros(max(layout.size - 1, 0), dtype=bool)
     for a, b in windows:
-        masks[0, a:b] = masks[3, a : b - 1] = 0x80
-        masks[1, b - 1] = 0x80
-    for a in [a for a, _ in windows[1:]] + ([name] if layout.first > name else []):
-        masks[0, a] = masks[2, a] = 0x80
-    masks[4, :inv] = 0x80
-    return _Shape(windows, *masks.view("<u8"))
-
-
-_H = np.uint64(0x8080808080808080)
-
-
-def _ones(byte: int) -> np.uint64:
-    return np.uint64(int.from_bytes(bytes([byte]) * 8, "little"))
+        inner[a : b - 1] = True
+    return windows, np.array(blank, dtype="int64"), inner
 
 
 def _fast_rows(
@@ -159,18 +135,17 @@ def _fast_rows(
 ) -> _Fast | None:
     """The rows `layout` fits, cut (see the module's docstring); None when there is none."""
     codes = np.frombuffer(data, dtype=np.uint8)
-    shape = _shape(layout)
-    width = len(shape.inside) * 8  # a row's bytes and a few after it, in whole words
     length = end - start
     cr = (length > 0) & (codes[np.maximum(end - 1, 0)] == 13)
-    candidates = np.flatnonzero((length - cr == layout.size) & (start + width <= len(codes)))
+    candidates = np.flatnonzero(length - cr == layout.size)
     if not len(candidates):
         return None
-    rows_of = np.lib.stride_tricks.sliding_window_view(codes, width)
+    rows_of = np.lib.stride_tricks.sliding_window_view(codes, layout.size)
+    shape = _windows(layout)
     names = _Names(layout.ends[1] - layout.ends[0])
     try:
         parts = [
-            _check(rows_of[start[candidates[a : a + _CHUNK]]], shape, names)
+            _check(rows_of[start[candidates[a : a + _CHUNK]]], *shape, names)
             for a in range(0, len(candidates), _CHUNK)
         ]
     except _Clash:
@@ -183,31 +158,27 @@ def _fast_rows(
 
 
 def _check(
-    got: np.ndarray, shape: _Shape, names: _Names
+    got: np.ndarray,
+    windows: list[tuple[int, int]],
+    blank: np.ndarray,
+    inner: np.ndarray,
+    names: _Names,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For rows `got` (a row's bytes each, and a few after): which hold printable ASCII and
-    spaces only in their windows, spaces then one token in each, digits only for Invocations;
-    of those, the length of each token but the name's, and the name's code. Every byte of a
-    word is read at once: for an ASCII byte b, b + 0x60 has bit 7 set when b >= 0x20, b + 0x5f
-    when b > 0x20 (b is no space: `solid`), and no sum carries into the next byte.
+    """For rows `got` (a row's bytes each): which are printable ASCII and spaces, hold spaces
+    then one token in every window, and digits only for Invocations; of those, the length of
+    each token but the name's, and the name's code.
 
     Raises: _Clash for two names of one hash.
     """
-    words = got.view("<u8")
-    bad = (words | ~(words + _ones(0x60))) & shape.inside  # not ASCII, or below a space
-    solid = (words + _ones(0x5F)) & _H
-    after = solid >> np.uint64(8)  # byte j + 1's `solid`, as byte j's
-    after[:, :-1] |= solid[:, 1:] << np.uint64(56)
-    bad |= solid & ~after & shape.inner  # a token ends inside its window
-    bad |= (solid & shape.last) ^ shape.last  # a window's last byte is no token's
-    bad |= solid & shape.blank
-    digit = (words + _ones(0x50)) & ~(words + _ones(0x46))  # 0x30 <= b <= 0x39
-    bad |= solid & ~digit & shape.digits
-    ok = ~np.bitwise_or.reduce(bad, axis=1).astype(bool)
-    solid = solid[ok].view(np.uint8)
-    windows = shape.windows
-    count = [b - a - solid[:, a:b].argmax(axis=1) for k, (a, b) in enumerate(windows) if k != 1]
+    ok = (got.min(axis=1, initial=255) >= 32) & (got.max(axis=1, initial=0) < 128)
+    solid = got > 32
+    ok &= ~np.any(solid[:, :-1] > solid[:, 1:], axis=1, where=inner)  # no token ends in one
+    ok &= solid[:, [b - 1 for _, b in windows]].all(axis=1) & ~solid[:, blank].any(axis=1)
     inv, name = windows[1]
+    digits = got[:, :inv]
+    ok &= ((digits == 32) | (digits - 48 <= 9)).all(axis=1)
+    solid = solid[ok]
+    count = [b - a - solid[:, a:b].argmax(axis=1) for k, (a, b) in enumerate(windows) if k != 1]
     return ok, np.stack(count, axis=1).astype(np.int32), names.codes(got[ok, inv:name])
 
 
