@@ -172,7 +172,8 @@ def _check(
     """
     ok = (got.min(axis=1, initial=255) >= 32) & (got.max(axis=1, initial=0) < 128)
     solid = got > 32
-    ok &= ~np.any(solid[:, :-1] > solid[:, 1:], axis=1, where=inner)  # no token ends in one
+    ends = solid[:, :-1] & ~solid[:, 1:]  # a token ends at byte j
+    ok &= ~ends[:, inner].any(axis=1)  # ... inside a window
     ok &= solid[:, [b - 1 for _, b in windows]].all(axis=1) & ~solid[:, blank].any(axis=1)
     inv, name = windows[1]
     digits = got[:, :inv]
