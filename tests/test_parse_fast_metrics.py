@@ -26,7 +26,7 @@ import pytest
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import csvtext, nvprof, nvprof_metrics, nvprof_metrics_text, tokens, values
+from profiler.parse import csvtext, nvprof, nvprof_metric_rows, nvprof_metrics_text, tokens, values
 from profiler.parse.nvprof_metrics import (
     _COUNT_FIELDS,
     _FB_SECTORS,
@@ -609,7 +609,7 @@ def test_a_view_of_the_file_bytes_reads_as_the_text(seed):
         outcome_of(nvprof_metrics_text.text_rows, origin),
         strict=True,
     ):
-        if isinstance(got, nvprof_metrics.Rows):
+        if isinstance(got, nvprof_metric_rows.Rows):
             for field in ("at", "device", "kernel", "metric", "occurrence"):
                 assert np.array_equal(getattr(got, field), getattr(want, field))
             assert (got.devices, got.kernels, got.metrics) == (

@@ -34,14 +34,7 @@ from pathlib import Path
 import pandas as pd
 
 from profiler.errors import ParseError
-from profiler.parse import (
-    csvtext,
-    nvprof_metrics,
-    nvprof_metrics_text,
-    nvprof_summary,
-    nvprof_trace,
-    values,
-)
+from profiler.parse import csvtext, nvprof_metrics, nvprof_summary, nvprof_trace, values
 from profiler.parse.values import LineCounter, Origin
 
 EXPECTED = (
@@ -323,6 +316,6 @@ def _metrics(tables: list[Table], stage: str, path: Path, alone: bool) -> pd.Dat
     Raises: ParseError for a bad row or cell, or as `nvprof_metrics.metrics_table` (when
         `alone`).
     """
-    read = {"text_metrics": nvprof_metrics_text.text_rows, "csv_metrics": nvprof_metrics.csv_rows}
+    read = {"text_metrics": nvprof_metrics.text_rows, "csv_metrics": nvprof_metrics.csv_rows}
     rows = [read[t.kind](t.origin) for t in tables]
     return nvprof_metrics.table(rows, stage, Origin(path, EXPECTED), alone)

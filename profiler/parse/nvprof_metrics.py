@@ -10,6 +10,10 @@ Max and Avg (events also as Total, in later versions):
 - `--csv`: `"Device","Kernel","Invocations","Metric Name","Metric Description","Min","Max","Avg"`
   (or `"Event Name"` without a description, with or without `"Total"`).
 
+Each table's rows (`nvprof_metric_rows.Rows`: codes for kernels and metrics, cells as spans of
+the text) come from `nvprof_metrics_text.text_rows` (most rows of a million-row table cut with
+NumPy) or `csv_rows`; numbers are read all at once where they are plain decimals.
+
 One row of `schema.METRICS` per kernel (and device), in the order the file lists them: its
 `kernel_id` is that position (nvprof gives no launch id), and its values are the **Avg** per
 launch. What maps, best source first:
@@ -41,7 +45,9 @@ import numpy as np
 import pandas as pd
 
 from profiler import schema
-from profiler.parse import csvtext, tokens, values
+from profiler.parse import csvtext, values
+from profiler.parse.nvprof_metric_rows import Cells, Rows, blocks
+from profiler.parse.nvprof_metrics_text import text_rows as text_rows  # (nvprof reads it here)
 from profiler.parse.values import Origin
 
 LONG = ["device", "kernel", "invocations", "metric", "min", "max", "avg"]
@@ -95,69 +101,6 @@ KNOWN = (
 )
 
 
-@dataclass(frozen=True)
-class Cells:
-    """One column of a table's rows: row i's cell is the `count[i]` bytes of `data` (UTF-8 text)
-    that end at `base[i] + end`, or, for a row read on its own (a CSV cell, a text row cut with
-    `str.split`), `own[i]`."""
-
-    data: bytes | memoryview
-    base: np.ndarray
-    end: int
-    count: np.ndarray
-    own: dict[int, object]
-
-    @classmethod
-    def objects(cls, cells: list[object]) -> Cells:
-        """Cells held as they are (a CSV column: text or NA)."""
-        none = np.zeros(len(cells), dtype="int64")
-        return cls(b"", none, 0, none, dict(enumerate(cells)))
-
-    def spans(self, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Where the cells of rows `which` start and end in `data` (empty for own cells)."""
-        stop = self.base[which] + self.end
-        return stop - self.count[which], stop
-
-    def pick(self, which: np.ndarray) -> list[object]:
-        """The cells of rows `which`."""
-        data, own = self.data, self.own
-        start, stop = self.spans(which)
-        spans = zip(which.tolist(), start.tolist(), stop.tolist(), strict=True)
-        return [own[i] if i in own else str(data[a:b], "utf-8") for i, a, b in spans]
-
-    def plain(self, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """`tokens.decimals` of the cells of rows `which` (a row's own cell is not read)."""
-        if not self.data:
-            return np.full(len(which), np.nan), np.zeros(len(which), dtype=bool)
-        codes = np.frombuffer(self.data, dtype=np.uint8)
-        return tokens.decimals(codes, *self.spans(which))
-
-
-@dataclass(frozen=True)
-class Rows:
-    """The metric or event rows of one table.
-
-    Attributes:
-        origin: the table (for messages).
-        at: each row's data-row number, as `origin`'s messages count them (`Origin.line`).
-        device, kernel, metric: each row's device, kernel and metric as codes into `devices`,
-            `kernels` and `metrics` (one code per name; metrics in order of first appearance).
-        occurrence: how many earlier blocks of rows had the row's device and kernel.
-        cells: the `invocations`, `min`, `max` and `avg` cells.
-    """
-
-    origin: Origin
-    at: np.ndarray
-    device: np.ndarray
-    devices: list[str]
-    kernel: np.ndarray
-    kernels: list[str]
-    metric: np.ndarray
-    metrics: list[str]
-    occurrence: np.ndarray
-    cells: dict[str, Cells]
-
-
 def csv_rows(origin: Origin) -> Rows:
     """The rows of one `--csv` metric or event table.
 
@@ -192,39 +135,6 @@ def csv_rows(origin: Origin) -> Rows:
         blocks(origin, at, codes, names),
         {c: Cells.objects(frame[c].tolist()) for c in ("invocations", "min", "max", "avg")},
     )
-
-
-def blocks(
-    origin: Origin,
-    at: np.ndarray,
-    codes: tuple[np.ndarray, np.ndarray, np.ndarray],
-    metrics: list[str],
-    starts: np.ndarray | None = None,
-) -> np.ndarray:
-    """Each row's `occurrence`: how many earlier blocks of rows had its device and kernel. A
-    block starts at each of `starts` (the rows under a `Kernel:` line), by default where the
-    device or kernel changes. `codes`: each row's device, kernel and metric as numbers (equal
-    numbers for equal names); `at`: the rows' data-row numbers.
-
-    Raises: ParseError naming the line of a metric listed twice for one kernel.
-    """
-    device, kernel, metric = codes
-    key = device * (int(kernel.max(initial=0)) + 1) + kernel
-    if starts is None:
-        starts = np.ones(len(key), dtype=bool)
-        starts[1:] = key[1:] != key[:-1]
-    first = pd.Series(key[starts])
-    block = np.cumsum(starts) - 1  # each row's block
-    occurrence = first.groupby(first).cumcount().to_numpy(dtype="int64")[block]
-    group = pd.factorize(key * (int(occurrence.max(initial=0)) + 1) + occurrence)[0]
-    again = np.flatnonzero(
-        pd.Series(group.astype("int64") * (int(metric.max(initial=0)) + 1) + metric).duplicated()
-    )
-    if len(again):
-        shown = values.shown_cell(metrics[metric[again[0]]], 80)
-        line = origin.line(int(at[again[0]]))
-        raise origin.error(f"line {line}: {shown} again for the same kernel")
-    return occurrence
 
 
 def table(tables: list[Rows], stage: str, origin: Origin, alone: bool) -> pd.DataFrame | None:

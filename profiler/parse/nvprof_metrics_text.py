@@ -1,4 +1,4 @@
-"""nvprof's text `--metrics` / `--events` tables -> `nvprof_metrics.Rows`, most rows cut with NumPy.
+"""nvprof's text `--metrics` / `--events` tables -> `nvprof_metric_rows.Rows`, most cut with NumPy.
 
 A table is a header, then `Device "..."` and `Kernel: ...` lines above each kernel's rows:
 `Invocations  Metric Name  Metric Description  Min  Max  Avg` (`Invocations  Event Name  Min  Max
@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from profiler.parse import lines
-from profiler.parse.nvprof_metrics import Cells, Rows, blocks
+from profiler.parse.nvprof_metric_rows import Cells, Rows, blocks
 from profiler.parse.values import Origin
 
 # Per byte: 0 a blank (what `str.split()` splits on), 1 any other ASCII byte, 3 not ASCII.
