@@ -31,7 +31,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from profiler.errors import ParseError
@@ -318,16 +317,5 @@ def _metrics(tables: list[Table], stage: str, path: Path, alone: bool) -> pd.Dat
         `alone`).
     """
     read = {"text_metrics": nvprof_metrics.text_rows, "csv_metrics": nvprof_metrics.csv_rows}
-    long = [(read[t.kind](t.origin), t.origin) for t in tables]
-    found = pd.concat([nvprof_metrics.contributions(rows, origin) for rows, origin in long])
-    if found.empty and not alone:
-        return None
-    every = pd.concat([rows for rows, _ in long])
-    keys = every[nvprof_metrics.KEY]
-    same = np.ones(max(len(keys) - 1, 0), dtype=bool)  # a row like the one above: no first one
-    for column in nvprof_metrics.KEY:
-        cells = keys[column].to_numpy(dtype=object)
-        same &= cells[1:] == cells[:-1]
-    kernels = keys[np.append(True, ~same)[: len(keys)]].drop_duplicates(ignore_index=True)
-    names = list(dict.fromkeys(str(m) for m in pd.unique(every["metric"].to_numpy(dtype=object))))
-    return nvprof_metrics.metrics_table(kernels, found, names, stage, Origin(path, EXPECTED))
+    rows = [read[t.kind](t.origin) for t in tables]
+    return nvprof_metrics.table(rows, stage, Origin(path, EXPECTED), alone)

@@ -10,6 +10,10 @@ Max and Avg (events also as Total, in later versions):
 - `--csv`: `"Device","Kernel","Invocations","Metric Name","Metric Description","Min","Max","Avg"`
   (or `"Event Name"` without a description, with or without `"Total"`).
 
+Each table's rows (`nvprof_metric_rows.Rows`: codes for kernels and metrics, cells as spans of
+the text) come from `nvprof_metrics_text.text_rows` (most rows of a million-row table cut with
+NumPy) or `csv_rows`; numbers are read all at once where they are plain decimals.
+
 One row of `schema.METRICS` per kernel (and device), in the order the file lists them: its
 `kernel_id` is that position (nvprof gives no launch id), and its values are the **Avg** per
 launch. What maps, best source first:
@@ -41,7 +45,9 @@ import numpy as np
 import pandas as pd
 
 from profiler import schema
-from profiler.parse import csvtext, tokens, values
+from profiler.parse import csvtext, values
+from profiler.parse.nvprof_metric_rows import Cells, Rows, blocks
+from profiler.parse.nvprof_metrics_text import text_rows as text_rows  # (nvprof reads it here)
 from profiler.parse.values import Origin
 
 LONG = ["device", "kernel", "invocations", "metric", "min", "max", "avg"]
@@ -80,142 +86,26 @@ _SOURCES: dict[str, tuple[Source, ...]] = {
     "sm_throughput_pct": (Source((("sm_efficiency", 1),)),),
     "dram_throughput_pct": (Source((("dram_utilization", 10),)),),
 }
+_FIELDS = list(_SOURCES)
+_RANKS = max(len(s) for s in _SOURCES.values())
+_NEED = np.array(  # per field and rank: how many metrics a complete source has
+    [
+        [len(s.weights) if s.whole else 1 for s in sources] + [0] * (_RANKS - len(sources))
+        for sources in _SOURCES.values()
+    ],
+    dtype="int64",
+)
 KNOWN = (
     "flop_count_sp[_add/_mul/_fma], dram_read/write_bytes or _transactions, "
     "fb*_subp*_read/write_sectors, achieved_occupancy, sm_efficiency, dram_utilization"
 )
 
 
-def text_rows(origin: Origin) -> pd.DataFrame:
-    """The rows of one text metric or event table (`origin.text` starts at its header).
-
-    The `Device` and `Kernel:` lines (and blank ones) are read one by one; the metric rows
-    between them, nearly every line, are cut into tokens all at once (`tokens.split`), and only
-    a row with a level among its values (`Low (3)`) is cut on its own.
-
-    Returns: DataFrame with `LONG` columns (as text) and `occurrence`, indexed by data row (messages
-        name lines).
-
-    Raises: ParseError naming the line of a row that is no metric row or comes before any
-        `Kernel:` line.
-    """
-    header, *lines = str(origin.text).split("\n")
-    n_values = 4 if header.split()[-1] == "Total" else 3
-    events = "Event Name" in header
-    bodies = [line.strip() for line in lines]
-    marked = [i for i, b in enumerate(bodies) if not b or b.startswith(("Device ", "Kernel:"))]
-    is_row = np.ones(len(bodies), dtype=bool)
-    devices, device_at, kernels, kernel_at = [""], [-1], [], []
-    for offset in marked:
-        body = bodies[offset]
-        if body.startswith("Device "):
-            label, _, body = body[7:].partition('"  ')  # `Device "X (0)"[    Kernel: k]`
-            devices.append(label.strip().strip('"'))
-            device_at.append(offset)
-            body = bodies[offset] = body.strip()
-        if not body:
-            is_row[offset] = False
-        elif body.startswith("Kernel:"):
-            kernels.append(body[7:].strip())
-            kernel_at.append(offset)
-            is_row[offset] = False
-    offsets = np.flatnonzero(is_row)
-    fields = _split_rows([bodies[i] for i in offsets.tolist()], n_values, events)
-    block = np.searchsorted(np.array(kernel_at, dtype="int64"), offsets, side="right") - 1
-    bad = np.flatnonzero(~fields.ok | (block < 0))
-    if len(bad):
-        what = "not a metric or event row" if not fields.ok[bad[0]] else "a row before any Kernel:"
-        raise origin.error(f"line {origin.first_line + int(offsets[bad[0]]) + 1}: {what}")
-    device = np.searchsorted(np.array(device_at, dtype="int64"), offsets, side="right") - 1
-    kernel_codes, kernel_names = pd.factorize(pd.Series(kernels, dtype=object))
-    row_kernel = kernel_codes[block]
-    frame = pd.DataFrame(
-        {
-            "device": np.asarray(devices, dtype=object)[device],
-            "kernel": np.asarray(kernel_names, dtype=object)[row_kernel],
-            **fields.columns,
-        },
-        columns=LONG,
-        index=pd.Index(offsets, dtype="int64"),
-        dtype=object,
-    )
-    device_codes = pd.factorize(np.asarray(devices, dtype=object))[0].astype("int64")[device]
-    starts = np.ones(len(offsets), dtype=bool)
-    starts[1:] = block[1:] != block[:-1]
-    return _blocks(frame, origin, starts, (device_codes, row_kernel.astype("int64")))
-
-
-@dataclass(frozen=True)
-class _Fields:
-    """Metric rows cut into `LONG`'s invocations, metric, min, max and avg; `ok` False for a
-    row that is none."""
-
-    columns: dict[str, list[str]]
-    ok: np.ndarray
-
-
-def _split_rows(bodies: list[str], n_values: int, events: bool) -> _Fields:
-    """`_split_row` of every row (stripped), most of them at once with `tokens.split`."""
-    names = ("invocations", "metric", "min", "max", "avg")
-    cut = tokens.split(bodies)
-    if cut is None:  # not ASCII: one by one
-        found = [_split_row(body, n_values, events) for body in bodies]
-        ok = np.array([f is not None for f in found], dtype=bool)
-        cells = [f if f is not None else ("",) * 5 for f in found]
-        return _Fields(dict(zip(names, map(list, zip(*cells, strict=True)), strict=True)), ok)
-    count = cut.count
-    # `_split_row`'s fast case: no `)` among the last n_values tokens (no level such as
-    # `Low (3)`), with two tokens before them (events) or two and a description (metrics)
-    parens = np.flatnonzero(cut.codes == ord(")"))
-    value_start = cut.start[np.maximum(cut.index(-n_values), 0)]
-    row_end = cut.end[np.maximum(cut.first + count - 1, 0)]
-    has_paren = np.searchsorted(parens, row_end) > np.searchsorted(parens, value_start)
-    head = count - n_values
-    fast = (head >= 1) & ~has_paren
-    ok = fast & ((head == 2) if events else (head >= 2))
-    avg = -1 - (n_values - 3)  # `Total` is the last value when there are four
-    columns = {
-        "invocations": cut.cells(0),
-        "metric": cut.cells(1),
-        "min": cut.cells(avg - 2),
-        "max": cut.cells(avg - 1),
-        "avg": cut.cells(avg),
-    }
-    for i in np.flatnonzero(~fast).tolist():  # a level among the values, or too few tokens
-        one = _split_row(bodies[i], n_values, events)
-        ok[i] = one is not None
-        if one is not None:
-            for name, cell in zip(names, one, strict=True):
-                columns[name][i] = cell
-    return _Fields(columns, ok)
-
-
-def _split_row(body: str, n_values: int, events: bool) -> tuple[str, ...] | None:
-    """`10  inst_executed  Instructions Executed  3204  3204  3204` -> (invocations, name, Min,
-    Max, Avg); values are taken from the right, a level (`Low (3)`) as one value. None: no such
-    row."""
-    fast = body.rsplit(None, n_values)  # no level among the values: two splits
-    if len(fast) == n_values + 1 and ")" not in body[len(fast[0]) :]:
-        head, found = fast[0].split(None, 2), fast[:0:-1]
-    else:
-        head, found = body.split(), []
-        while len(found) < n_values and len(head) > 2:
-            last = head.pop()
-            if last.startswith("(") and last.endswith(")") and len(head) > 2:
-                last = f"{head.pop()} {last}"
-            found.append(last)
-    if len(found) < n_values or len(head) < 2 or (events and len(head) != 2):
-        return None
-    avg, high, low = found[n_values - 3 :]  # found holds [Total,] Avg, Max, Min
-    return head[0], head[1], low, high, avg
-
-
-def csv_rows(origin: Origin) -> pd.DataFrame:
+def csv_rows(origin: Origin) -> Rows:
     """The rows of one `--csv` metric or event table.
 
-    Returns: DataFrame with `LONG` columns (as text) and `occurrence`, indexed by data row.
-
-    Raises: ParseError for a repeated column or a truncated last row.
+    Raises: ParseError for a repeated column, a truncated last row, a row without a kernel name
+        or a metric listed twice for one kernel.
     """
     header = csvtext.header_cells(str(origin.text).split("\n", 1)[0])
     csvtext.check_header(header, origin.path, origin.expected)
@@ -227,74 +117,89 @@ def csv_rows(origin: Origin) -> pd.DataFrame:
     nameless = np.flatnonzero(frame["kernel"].isna().to_numpy())
     if len(nameless):
         raise origin.cell_error(int(nameless[0]), "Kernel", "no kernel name")
-    return _blocks(frame.assign(device=frame["device"].fillna("")), origin)
-
-
-def _blocks(
-    frame: pd.DataFrame,
-    origin: Origin,
-    starts: np.ndarray | None = None,
-    codes: tuple[np.ndarray, np.ndarray] | None = None,
-) -> pd.DataFrame:
-    """`frame` with `occurrence`: how many earlier blocks of rows had its device and kernel. A
-    block starts at each of `starts` (the rows under a `Kernel:` line), by default where the
-    device or kernel changes. `codes`: each row's device and kernel as numbers (equal numbers
-    for equal names), when the caller has them.
-
-    Raises: ParseError naming the line of a metric listed twice for one kernel.
-    """
-    if codes is None:
-        codes = (
-            pd.factorize(frame["device"])[0].astype("int64"),
-            pd.factorize(frame["kernel"])[0].astype("int64"),
-        )
-    device, kernel = codes
-    key = device * (int(kernel.max(initial=0)) + 1) + kernel
-    if starts is None:
-        starts = np.ones(len(key), dtype=bool)
-        starts[1:] = key[1:] != key[:-1]
-    first = pd.Series(key[starts])
-    block = np.cumsum(starts) - 1  # each row's block
-    occurrence = first.groupby(first).cumcount().to_numpy(dtype="int64")[block]
-    frame = frame.assign(occurrence=occurrence)
-    metric = pd.factorize(frame["metric"], use_na_sentinel=False)[0].astype("int64")
-    group = pd.factorize(key * (int(occurrence.max(initial=0)) + 1) + occurrence)[0]
-    again = np.flatnonzero(
-        pd.Series(group * (int(metric.max(initial=0)) + 1) + metric).duplicated()
+    device, devices = pd.factorize(frame["device"].fillna(""))
+    kernel, kernels = pd.factorize(frame["kernel"])
+    metric, metrics = pd.factorize(frame["metric"], use_na_sentinel=False)
+    at = np.arange(len(frame), dtype="int64")
+    names = [str(m) for m in metrics]
+    codes = (device.astype("int64"), kernel.astype("int64"), metric.astype("int64"))
+    return Rows(
+        origin,
+        at,
+        codes[0],
+        [str(d) for d in devices],
+        codes[1],
+        [str(k) for k in kernels],
+        codes[2],
+        names,
+        blocks(origin, at, codes, names),
+        {c: Cells.objects(frame[c].tolist()) for c in ("invocations", "min", "max", "avg")},
     )
-    if len(again):
-        row = int(frame.index[again[0]])
-        shown = values.shown_cell(str(frame["metric"].iloc[again[0]]), 80)
-        raise origin.error(f"line {origin.line(row)}: {shown} again for the same kernel")
-    return frame
 
 
-def contributions(rows: pd.DataFrame, origin: Origin) -> pd.DataFrame:
-    """Every row that feeds a column of `schema.METRICS`, its Avg parsed and weighted.
+def table(tables: list[Rows], stage: str, origin: Origin, alone: bool) -> pd.DataFrame | None:
+    """The rows of every metric and event table of a file -> one `metrics` table, a row per
+    kernel; None when none of their metrics maps and the file has other tables (`alone` False).
 
-    Returns: DataFrame of `KEY`, `field`, `rank` (the source's place, best 0), `metric` and
-        `value`.
+    Returns: DataFrame with `schema.METRICS` columns, one row per kernel (device, name and
+        occurrence), in the order the file lists them.
 
-    Raises: ParseError naming the line and column of an Invocations or Avg cell that is no
-        number in range.
+    Raises: ParseError for a bad Invocations, Min, Max or Avg cell, or as `metrics_table`.
     """
-    values.numbers(rows["invocations"], origin, "Invocations", values.COUNT)
-    codes, names = pd.factorize(rows["metric"])
+    found = [contributions(rows) for rows in tables]
+    if not any(len(f) for f in found) and not alone:
+        return None
+    names: dict[str, int] = {}
+    devices: dict[str, int] = {}
+    kernel_names: dict[str, int] = {}
+    keys, metric = [], []
+    for rows in tables:
+        dev = np.array([devices.setdefault(d, len(devices)) for d in rows.devices], dtype="int64")
+        ker = [kernel_names.setdefault(k, len(kernel_names)) for k in rows.kernels]
+        met = [names.setdefault(m, len(names)) for m in rows.metrics]
+        keys.append((dev[rows.device], np.array(ker, dtype="int64")[rows.kernel], rows.occurrence))
+        metric.append(np.array(met, dtype="int64")[rows.metric])
+    device, kernel, occurrence = (np.concatenate([k[i] for k in keys]) for i in range(3))
+    pair = pd.factorize(device * (len(kernel_names) + 1) + kernel)[0].astype("int64")
+    index, firsts = pd.factorize(pair * (int(occurrence.max(initial=0)) + 1) + occurrence)
+    sizes = np.cumsum([0] + [len(rows.at) for rows in tables])
+    rows_found = pd.concat(
+        [f.assign(row=f["row"] + sizes[i]) for i, f in enumerate(found)], ignore_index=True
+    )
+    picked = rows_found["row"].to_numpy(dtype="int64")
+    every = rows_found.assign(kernel=index[picked], metric=np.concatenate(metric)[picked])
+    order = np.empty(len(firsts), dtype="int64")  # each kernel's first row
+    order[index[::-1]] = np.arange(len(index))[::-1]
+    return metrics_table((list(kernel_names), kernel[order]), every, list(names), stage, origin)
+
+
+def contributions(rows: Rows) -> pd.DataFrame:
+    """Every row that feeds a column of `schema.METRICS`, its Avg read and weighted.
+
+    Returns: DataFrame of `row` (the row's position), `field` (a `_SOURCES` key), `rank` (the
+        source's place, best 0) and `value`.
+
+    Raises: ParseError naming the line and column of an Invocations, Min, Max or Avg cell that
+        is no number in range.
+    """
+    everyone = np.arange(len(rows.at))
+    _numbers(rows, "invocations", everyone, "Invocations", values.COUNT, None, False)
     found = []
     for field, sources in _SOURCES.items():
         for rank, source in enumerate(sources):
-            per_name = np.array([_weight(source, str(m)) for m in names] + [None], dtype=float)
-            weight = pd.Series(per_name[codes], index=rows.index)
-            picked = rows[weight.notna().to_numpy()]
-            if len(picked):
-                weights = weight[weight.notna()]
+            per_name = np.array([_weight(source, m) for m in rows.metrics] + [None], dtype=float)
+            weight = per_name[rows.metric]
+            which = np.flatnonzero(~np.isnan(weight))
+            if len(which):
+                pct = field in _PCT_FIELDS
                 for column in ("min", "max"):  # checked, not kept: a cut row fails here
-                    _avg(picked[column], weights, field, origin, column.title())
-                number = _avg(picked["avg"], weights, field, origin)
-                found.append(picked.assign(field=field, rank=rank, value=number))
+                    _numbers(rows, column, which, column.title(), values.VALUE, weight[which], pct)
+                number = _numbers(rows, "avg", which, "Avg", values.VALUE, weight[which], pct)
+                part = {"row": which, "field": _FIELDS.index(field), "rank": rank, "value": number}
+                found.append(pd.DataFrame(part))
     if not found:
-        return pd.DataFrame(columns=[*KEY, "field", "rank", "metric", "value"])
-    return pd.concat(found)[[*KEY, "field", "rank", "metric", "value"]]
+        return pd.DataFrame({"row": [], "field": [], "rank": [], "value": []})
+    return pd.concat(found, ignore_index=True)
 
 
 def _weight(source: Source, metric: str) -> float | None:
@@ -305,36 +210,74 @@ def _weight(source: Source, metric: str) -> float | None:
     return dict(source.weights).get(metric)
 
 
-def _avg(
-    cells: pd.Series, weight: pd.Series, field: str, origin: Origin, column: str = "Avg"
-) -> pd.Series:
-    """Min, Max or Avg cells -> weighted numbers: `97.19%` is a percentage as it stands,
-    `Low (3)` is 3.
+def _numbers(
+    rows: Rows,
+    column: str,
+    which: np.ndarray,
+    title: str,
+    rule: values.Rule,
+    weight: np.ndarray | None,
+    pct_field: bool,
+) -> np.ndarray:
+    """The `column` cells of rows `which` as `values.numbers` reads them (NaN: missing), times
+    `weight` (None: the cells as they are, as Invocations are read). With a weight, a cell is
+    read as Min, Max and Avg are: `97.19%` is a percentage as it stands when `pct_field`, and
+    `Low (3)` is 3. Plain decimals are read all at once (`tokens.decimals`); only the other
+    cells one by one.
 
-    Raises: ParseError naming the line and column of a cell that is no number in range.
+    Raises: ParseError naming the line and column of the first cell that is no number (any),
+        else of the first that `rule` does not allow.
     """
-    text = [str(cell).strip() for cell in cells.tolist()]
-    tail = np.array([t[-1:] for t in text], dtype=object)
-    pct = (tail == "%") & (field in _PCT_FIELDS)
-    number = list(text)
-    for i in np.flatnonzero(pct).tolist():
-        number[i] = text[i][:-1]
-    for i in np.flatnonzero(tail == ")").tolist():  # a level: `Low (3)`
-        if "(" in text[i]:
-            number[i] = text[i].rpartition("(")[2].removesuffix(")")
-    factor = np.where(pct, 1.0, weight.to_numpy(dtype="float64"))
-    series = pd.Series(number, index=cells.index, dtype=object)
-    return values.numbers(series, origin, column, values.VALUE, factor, cells)
+    cells = rows.cells[column]
+    number, plain = cells.plain(which)
+    factor = np.ones(len(which)) if weight is None else weight.astype("float64")
+    other = np.flatnonzero(~plain)
+    if len(other):
+        shown = cells.pick(which[other])
+        texts: list[object] = shown
+        if weight is not None:
+            texts, pct = _avg_texts(shown, pct_field)
+            factor[other[pct]] = 1.0
+        got, present = values.parsed(texts)  # type: ignore[arg-type]
+        bad = np.flatnonzero(np.isnan(got) & present)
+        if len(bad):
+            row = int(rows.at[which[other[bad[0]]]])
+            cell = values.shown_cell(shown[bad[0]])  # type: ignore[arg-type]
+            raise rows.origin.cell_error(row, title, f"{cell} is not a number")
+        number[other] = got
+    index = pd.Index(rows.at[which], dtype="int64")
+    shown_at = lambda i: cells.pick(which[i : i + 1])[0]  # noqa: E731
+    return values.checked(number, index, rows.origin, title, rule, factor, shown_at).to_numpy()
+
+
+def _avg_texts(cells: list[object], pct_field: bool) -> tuple[list[object], np.ndarray]:
+    """Min, Max or Avg cells -> the text of their numbers: `97.19%` -> `97.19` when `pct_field`
+    (and which cells those are), `Low (3)` -> `3`."""
+    text = [str(cell).strip() for cell in cells]
+    number: list[object] = list(text)
+    pct = np.zeros(len(text), dtype=bool)
+    for i, t in enumerate(text):
+        if t[-1:] == "%" and pct_field:
+            number[i], pct[i] = t[:-1], True
+        elif t[-1:] == ")" and "(" in t:  # a level: `Low (3)`
+            number[i] = t.rpartition("(")[2].removesuffix(")")
+    return number, np.flatnonzero(pct)
 
 
 def metrics_table(
-    kernels: pd.DataFrame, found: pd.DataFrame, metrics: list[str], stage: str, origin: Origin
+    kernels: tuple[list[str], np.ndarray],
+    found: pd.DataFrame,
+    metrics: list[str],
+    stage: str,
+    origin: Origin,
 ) -> pd.DataFrame:
     """Per kernel, each field from its best complete source.
 
     Args:
-        kernels: `KEY` of every kernel the file lists, in order.
-        found: `contributions` of every table.
+        kernels: the kernel names, and each kernel's name as a position in them, for every
+            kernel the file lists, in order (a kernel is a device, a name and an occurrence).
+        found: `contributions` of every table, with `kernel` (a kernel's position) and `metric`
+            (a position in `metrics`) for `row`.
         metrics: the names of every metric and event the file has (for the refusal).
         stage: the stage key of every row.
         origin: the file (for messages).
@@ -343,59 +286,64 @@ def metrics_table(
 
     Raises: ParseError when no metric maps to a column, or a sum leaves the range of int64.
     """
+    names, name_of = kernels
     best = _best(found)
-    if best.empty:
+    if not len(best["kernel"]):
         shown = ", ".join(metrics[:6]) + (", ..." if len(metrics) > 6 else "")
         raise origin.error(
-            f"nvprof metrics/events for {len(kernels)} kernel(s), but none of them ({shown}) is "
+            f"nvprof metrics/events for {len(name_of)} kernel(s), but none of them ({shown}) is "
             f"one profgen's metrics table holds ({KNOWN})"
         )
-    wide = best.pivot_table(index=KEY, columns="field", values="value")
-    table = kernels.merge(wide.reset_index(), on=KEY, how="left", sort=False)
-    for field in _COUNT_FIELDS + _PCT_FIELDS:
-        if field not in table:
-            table[field] = np.nan
-    _check_sums(table, origin)
-    out = table.assign(
-        stage=stage,
-        kernel_id=np.arange(len(table), dtype="int64"),
-        name=_capped(table["kernel"]),
-        **{f: values.whole(table[f].astype("float64")) for f in _COUNT_FIELDS},
+    fields = {}
+    for k, field in enumerate(_FIELDS):
+        column = np.full(len(name_of), np.nan)
+        mine = best["field"] == k
+        column[best["kernel"][mine]] = best["value"][mine]
+        fields[field] = column
+    _check_sums(names, name_of, fields, origin)
+    capped = values.cap_names(pd.Series(names, dtype="string")).to_numpy(dtype=object)
+    out = pd.DataFrame(
+        {
+            "stage": stage,
+            "kernel_id": np.arange(len(name_of), dtype="int64"),
+            "name": pd.Series(capped[name_of], dtype="string"),
+            **{f: values.whole(pd.Series(fields[f])) for f in _COUNT_FIELDS},
+            **{f: fields[f] for f in _PCT_FIELDS},
+        }
     )
     fill = ("range", "grid", "block", "duration_ns", "registers")
     return schema.validate(schema.conform(out, schema.METRICS, fill=fill), schema.METRICS)
 
 
-def _capped(kernels: pd.Series) -> pd.Series:
-    """`values.cap_names` of the kernel names as text, each distinct name capped once."""
-    codes, names = pd.factorize(kernels, use_na_sentinel=False)
-    capped = values.cap_names(pd.Series(names, dtype="string")).to_numpy(dtype=object)
-    return pd.Series(capped[codes], index=kernels.index, dtype="string")
+def _best(found: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Per kernel and field, the summed value of the best-ranked source that is complete: a
+    `kernel`, `field` and `value` each."""
+    kernel = found["kernel"].to_numpy(dtype="int64")
+    field = found["field"].to_numpy(dtype="int64")
+    rank = found["rank"].to_numpy(dtype="int64")
+    group, firsts = pd.factorize((kernel * len(_FIELDS) + field) * _RANKS + rank)
+    sums = found["value"].groupby(group, sort=False).sum().to_numpy(dtype="float64")
+    metric = found["metric"].to_numpy(dtype="int64")
+    pairs = pd.unique(group.astype("int64") * (int(metric.max(initial=0)) + 1) + metric)
+    distinct = np.bincount(pairs // (int(metric.max(initial=0)) + 1), minlength=len(firsts))
+    kernel, rest = np.divmod(firsts, len(_FIELDS) * _RANKS)
+    field, rank = np.divmod(rest, _RANKS)
+    complete = distinct >= _NEED[field, rank]
+    order = np.flatnonzero(complete)[np.argsort(rank[complete], kind="stable")]
+    order = order[~pd.Series(kernel[order] * len(_FIELDS) + field[order]).duplicated().to_numpy()]
+    return {"kernel": kernel[order], "field": field[order], "value": sums[order]}
 
 
-def _best(found: pd.DataFrame) -> pd.DataFrame:
-    """Per kernel and field, the summed value of the best-ranked source that is complete."""
-    if found.empty:
-        return found
-    sums = found.groupby([*KEY, "field", "rank"], sort=False).agg(
-        value=("value", "sum"), n=("metric", "nunique")
-    )
-    sums = sums.reset_index()
-    need = [
-        len(_SOURCES[f][r].weights) if _SOURCES[f][r].whole else 1
-        for f, r in zip(sums["field"], sums["rank"], strict=True)
-    ]
-    complete = sums[sums["n"].to_numpy() >= np.array(need, dtype="int64")]
-    return complete.sort_values("rank", kind="stable").drop_duplicates([*KEY, "field"])
-
-
-def _check_sums(table: pd.DataFrame, origin: Origin) -> None:
-    """Summed counts stay below `values.LIMIT` (each term was checked on its own).
+def _check_sums(
+    names: list[str], name_of: np.ndarray, fields: dict[str, np.ndarray], origin: Origin
+) -> None:
+    """Summed counts stay below `values.LIMIT` (each term was checked on its own); kernel k is
+    called `names[name_of[k]]`.
 
     Raises: ParseError naming the kernel and the field.
     """
     for field in _COUNT_FIELDS:
-        big = np.flatnonzero(table[field].to_numpy(dtype="float64") >= values.LIMIT)
+        big = np.flatnonzero(fields[field] >= values.LIMIT)
         if len(big):
-            name = values.shown_cell(str(table["kernel"].iloc[big[0]]), 80)
+            name = values.shown_cell(str(names[name_of[big[0]]]), 80)
             raise origin.error(f"kernel {name}: {field} adds up past 2**62")

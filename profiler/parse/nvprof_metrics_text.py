@@ -1,0 +1,370 @@
+"""nvprof's text `--metrics` / `--events` tables -> `nvprof_metric_rows.Rows`, most cut with NumPy.
+
+A table is a header, then `Device "..."` and `Kernel: ...` lines above each kernel's rows:
+`Invocations  Metric Name  Metric Description  Min  Max  Avg` (`Invocations  Event Name  Min  Max
+Avg[  Total]` for events). A row is read from both ends: its first two tokens, and its last three
+values (four with `Total`), a level with a space (`Low (3)`) as one value.
+
+nvprof right-aligns every column, so nearly every row of a table ends each of these tokens at the
+same place. The fast path takes those places from the first row cut as usual, and checks, for all
+rows at once, that a row is as long and that each of its windows (the Invocations, the name and
+each value, each from the end of the column before) holds blanks and then one token, ASCII only;
+the name's window, blanks zeroed, tells names apart without a string per row. A row that is not
+so (a wider value, a level, a non-ASCII byte, trailing blanks) and every line of another kind
+(`Kernel:`, `Device`, blank) is read on its own with `str` methods, as every line was before; a
+`Kernel:` line that repeats the one before is not cut again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import cast
+
+import numpy as np
+import pandas as pd
+
+from profiler.parse import lines
+from profiler.parse.nvprof_metric_rows import Cells, Rows, blocks
+from profiler.parse.values import Origin
+
+# Per byte: 0 a blank (what `str.split()` splits on), 1 any other ASCII byte, 3 not ASCII.
+_KIND = np.where(lines._BLANK, 0, 1).astype(np.int8)
+_KIND[128:] = 3
+_LAYOUT_ROWS = 64  # the lines looked at for a row to take the columns' places from
+_CHUNK = 1 << 14  # rows checked at once: their windows stay in the cache
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # odd: mixes the name's 8-byte words into one number
+_VALUES = ("min", "max", "avg")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a table's tokens end: `ends` holds the Invocations', the name's, then each
+    value's; the first value's window starts at `first` (the end of the description, or of
+    the name); a row is `ends[-1]` bytes long, less a final `\\r`."""
+
+    ends: tuple[int, ...]
+    first: int
+
+    @property
+    def size(self) -> int:
+        return self.ends[-1]
+
+
+@dataclass(frozen=True)
+class _Fast:
+    """The rows cut all at once: their lines (below the header), where each starts in the
+    table's bytes, the length of each of its tokens but the name's (Invocations, Min, Max,
+    Avg), and each row's name as a code into `names` (first seen first)."""
+
+    offsets: np.ndarray
+    base: np.ndarray
+    ends: tuple[int, ...]
+    count: np.ndarray
+    metric: np.ndarray
+    names: list[str]
+
+
+class _Clash(Exception):
+    """Two names of one hash (never seen): the table is read line by line instead."""
+
+
+def text_rows(origin: Origin, raw: bytes | memoryview | None = None) -> Rows:
+    """The rows of one text metric or event table (`origin.text` starts at its header); `raw`,
+    when given, is that text in UTF-8 (a view into the file's bytes spares a copy of them).
+
+    Returns: the table's `Rows`; `at` is each row's line below the header (0 the first).
+
+    Raises: ParseError naming the line of a row that is no metric row or comes before any
+        `Kernel:` line, or of a metric listed twice for one kernel.
+    """
+    text = origin.text
+    data = raw if raw is not None else text if isinstance(text, bytes) else text.encode("utf-8")
+    breaks = lines.newlines(cast(bytes, data))  # (it reads any buffer)
+    start = breaks + 1  # the lines below the header
+    end = np.append(breaks[1:], len(data))
+    header = str(data[: len(data) if not len(breaks) else int(breaks[0])], "utf-8")
+    n_values = 4 if header.split()[-1] == "Total" else 3
+    events = "Event Name" in header
+    layout = _layout(data, start, end, n_values, events)
+    fast = None if layout is None else _fast_rows(data, start, end, layout)
+    slow = np.ones(len(start), dtype=bool)
+    if fast is not None:
+        slow[fast.offsets] = False
+    walk = _walk(data, start, end, np.flatnonzero(slow), n_values, events)
+    return _rows(origin, data, fast, walk)
+
+
+def _layout(
+    data: bytes | memoryview, start: np.ndarray, end: np.ndarray, n_values: int, events: bool
+) -> Layout | None:
+    """The token ends of the first plain row (ASCII, Invocations digits, no level, no trailing
+    blank) among the first lines; None when there is none."""
+    for a, b in zip(start[:_LAYOUT_ROWS].tolist(), end[:_LAYOUT_ROWS].tolist(), strict=True):
+        raw = bytes(data[a:b]).removesuffix(b"\r")
+        if not raw.isascii():
+            continue
+        kind = _KIND[np.frombuffer(raw, dtype=np.uint8)]
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], kind, [0])))).tolist()
+        spans = list(zip(edges[0::2], edges[1::2], strict=True))
+        if len(spans) < n_values + 2 or (events and len(spans) != n_values + 2):
+            continue
+        plain = raw[spans[0][0] : spans[0][1]].isdigit() and spans[-1][1] == len(raw)
+        if plain and b")" not in raw[spans[-n_values][0] :]:
+            ends = (spans[0][1], spans[1][1], *(e for _, e in spans[-n_values:]))
+            return Layout(ends, spans[-n_values - 1][1])
+    return None
+
+
+def _windows(layout: Layout) -> tuple[list[tuple[int, int]], np.ndarray, np.ndarray]:
+    """Each token's window (from the end of the column before to its own end), which bytes
+    must be blank (the first of every window but the Invocations', and the byte after the name
+    when a description follows), and which pairs of neighbours (byte j, j + 1) lie in one
+    window (there, a token may not end)."""
+    inv, name, *value_ends = layout.ends
+    bounds = [layout.first, *value_ends]
+    windows = [(0, inv), (inv, name), *zip(bounds, bounds[1:], strict=False)]
+    blank = [a for a, _ in windows[1:]] + ([name] if layout.first > name else [])
+    inner = np.zeros(max(layout.size - 1, 0), dtype=bool)
+    for a, b in windows:
+        inner[a : b - 1] = True
+    return windows, np.array(blank, dtype="int64"), inner
+
+
+def _fast_rows(
+    data: bytes | memoryview, start: np.ndarray, end: np.ndarray, layout: Layout
+) -> _Fast | None:
+    """The rows `layout` fits, cut (see the module's docstring); None when there is none."""
+    codes = np.frombuffer(data, dtype=np.uint8)
+    length = end - start
+    cr = (length > 0) & (codes[np.maximum(end - 1, 0)] == 13)
+    candidates = np.flatnonzero(length - cr == layout.size)
+    if not len(candidates):
+        return None
+    rows_of = np.lib.stride_tricks.sliding_window_view(codes, layout.size)
+    shape = _windows(layout)
+    names = _Names(layout.ends[1] - layout.ends[0])
+    try:
+        parts = [
+            _check(rows_of[start[candidates[a : a + _CHUNK]]], *shape, names)
+            for a in range(0, len(candidates), _CHUNK)
+        ]
+    except _Clash:
+        return None
+    rows = candidates[np.concatenate([p[0] for p in parts])]
+    count = np.concatenate([p[1] for p in parts])
+    metric = np.concatenate([p[2] for p in parts])
+    ends = layout.ends[:1] + layout.ends[2:5]  # Invocations, Min, Max, Avg
+    return _Fast(rows, start[rows], ends, count, metric, names.names)
+
+
+def _check(
+    got: np.ndarray,
+    windows: list[tuple[int, int]],
+    blank: np.ndarray,
+    inner: np.ndarray,
+    names: _Names,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For rows `got` (a row's bytes each): which are printable ASCII and spaces, hold spaces
+    then one token in every window, and digits only for Invocations; of those, the length of
+    each token but the name's, and the name's code.
+
+    Raises: _Clash for two names of one hash.
+    """
+    ok = (got.min(axis=1, initial=255) >= 32) & (got.max(axis=1, initial=0) < 128)
+    solid = got > 32
+    ends = solid[:, :-1] & ~solid[:, 1:]  # a token ends at byte j
+    ok &= ~ends[:, inner].any(axis=1)  # ... inside a window
+    ok &= solid[:, [b - 1 for _, b in windows]].all(axis=1) & ~solid[:, blank].any(axis=1)
+    inv, name = windows[1]
+    digits = got[:, :inv]
+    ok &= ((digits == 32) | (digits - 48 <= 9)).all(axis=1)
+    solid = solid[ok]
+    count = [b - a - solid[:, a:b].argmax(axis=1) for k, (a, b) in enumerate(windows) if k != 1]
+    return ok, np.stack(count, axis=1).astype(np.int32), names.codes(got[ok, inv:name])
+
+
+class _Names:
+    """Names told apart by their windows (right-aligned, `width` bytes, spaces before): each
+    window hashed to one number, and checked byte for byte against the first window of its
+    hash; codes are given in order of first appearance."""
+
+    def __init__(self, width: int) -> None:
+        self.width, self.words = width, -(-width // 8)
+        self.known: dict[int, tuple[int, bytes]] = {}  # hash -> code, window
+        self.names: list[str] = []
+
+    def codes(self, windows: np.ndarray) -> np.ndarray:
+        """Each window's code (windows: one row of `width` bytes each).
+
+        Raises: _Clash for two windows of one hash.
+        """
+        padded = np.zeros((len(windows), self.words * 8), dtype=np.uint8)
+        padded[:, padded.shape[1] - self.width :] = windows
+        words = padded.view(np.uint64)
+        mixed = np.zeros(len(windows), dtype=np.uint64)
+        for k in range(self.words):
+            mixed = mixed * _MIX + words[:, k]
+        local, hashes = pd.factorize(mixed)
+        code = np.empty(len(hashes), dtype="int64")
+        firsts = np.empty(len(hashes), dtype="int64")
+        firsts[local[::-1]] = np.arange(len(local))[::-1]
+        known = []
+        for k, (h, first) in enumerate(zip(hashes.tolist(), firsts.tolist(), strict=True)):
+            if h not in self.known:
+                window = padded[first].tobytes()
+                self.known[h] = (len(self.names), window)
+                self.names.append(window.decode("ascii").lstrip(" \0"))
+            code[k], window = self.known[h]
+            known.append(window)
+        seen = np.frombuffer(b"".join(known), dtype=np.uint64).reshape(len(hashes), self.words)
+        if not (words == seen[local]).all():
+            raise _Clash
+        return code[local]
+
+
+@dataclass
+class _Lines:
+    """What the walk line by line found among a table's `lines`: devices (`""` before any) and
+    kernels with the lines they are on, and each other line's row cut with `_split_row` (None:
+    no metric row), in order."""
+
+    lines: int
+    devices: list[str]
+    device_at: list[int]
+    kernels: list[str]
+    kernel_at: list[int]
+    rows: dict[int, tuple[str, ...] | None]
+
+
+def _walk(
+    data: bytes | memoryview,
+    start: np.ndarray,
+    end: np.ndarray,
+    which: np.ndarray,
+    n_values: int,
+    events: bool,
+) -> _Lines:
+    """Lines `which` read one by one: `Device` and `Kernel:` lines, blank lines and rows."""
+    found = _Lines(len(start), [""], [-1], [], [], {})
+    kernels, kernel_at = found.kernels, found.kernel_at
+    last, name = "\n", ""  # the last `Kernel:` line, and its kernel
+    for offset, a, b in zip(
+        which.tolist(), start[which].tolist(), end[which].tolist(), strict=True
+    ):
+        line = str(data[a:b], "utf-8")
+        if line == last:
+            kernels.append(name)
+            kernel_at.append(offset)
+            continue
+        body = line.strip()
+        device = body.startswith("Device ")
+        if device:
+            label, _, body = body[7:].partition('"  ')  # `Device "X (0)"[    Kernel: k]`
+            found.devices.append(label.strip().strip('"'))
+            found.device_at.append(offset)
+            body = body.strip()
+        if body.startswith("Kernel:"):
+            kernels.append(body[7:].strip())
+            kernel_at.append(offset)
+            if not device:
+                last, name = line, kernels[-1]
+        elif body:
+            found.rows[offset] = _split_row(body, n_values, events)
+    return found
+
+
+def _split_row(body: str, n_values: int, events: bool) -> tuple[str, ...] | None:
+    """`10  inst_executed  Instructions Executed  3204  3204  3204` -> (invocations, name, Min,
+    Max, Avg); values are taken from the right, a level (`Low (3)`) as one value. None: no such
+    row."""
+    fast = body.rsplit(None, n_values)  # no level among the values: two splits
+    if len(fast) == n_values + 1 and ")" not in body[len(fast[0]) :]:
+        head, found = fast[0].split(None, 2), fast[:0:-1]
+    else:
+        head, found = body.split(), []
+        while len(found) < n_values and len(head) > 2:
+            last = head.pop()
+            if last.startswith("(") and last.endswith(")") and len(head) > 2:
+                last = f"{head.pop()} {last}"
+            found.append(last)
+    if len(found) < n_values or len(head) < 2 or (events and len(head) != 2):
+        return None
+    avg, high, low = found[n_values - 3 :]  # found holds [Total,] Avg, Max, Min
+    return head[0], head[1], low, high, avg
+
+
+def _rows(origin: Origin, data: bytes | memoryview, fast: _Fast | None, walk: _Lines) -> Rows:
+    """The rows of both kinds, in the table's order, as `Rows`.
+
+    Raises: as `text_rows`.
+    """
+    own = np.array(list(walk.rows), dtype="int64")  # (the walk went in order)
+    fast_at = np.zeros(0, dtype="int64") if fast is None else fast.offsets
+    is_row = np.zeros(walk.lines, dtype=bool)
+    is_row[fast_at] = True
+    is_row[own] = True
+    at = np.flatnonzero(is_row)
+    position = np.cumsum(is_row) - 1
+    mine, where = position[own], position[fast_at]
+    ok = np.ones(len(at), dtype=bool)
+    ok[mine] = [walk.rows[o] is not None for o in own.tolist()]
+    block = np.searchsorted(np.array(walk.kernel_at, dtype="int64"), at, side="right") - 1
+    bad = np.flatnonzero(~ok | (block < 0))
+    if len(bad):
+        what = "not a metric or event row" if not ok[bad[0]] else "a row before any Kernel:"
+        raise origin.error(f"line {origin.first_line + int(at[bad[0]]) + 1}: {what}")
+    cut: list[tuple[str, ...]] = list(walk.rows.values())  # type: ignore[arg-type]
+    device = np.searchsorted(np.array(walk.device_at, dtype="int64"), at, side="right") - 1
+    device_codes, devices = _codes(walk.devices)
+    kernel_codes, kernels = _codes(walk.kernels)
+    metric, metrics = _metric_codes(len(at), fast, where, mine, cut)
+    codes = (device_codes[device], kernel_codes[block], metric)
+    starts = np.ones(len(at), dtype=bool)
+    starts[1:] = block[1:] != block[:-1]
+    base = np.zeros(len(at), dtype="int64")
+    if fast is not None:
+        base[where] = fast.base
+    cells = {}
+    for k, column in enumerate(("invocations", "min", "max", "avg")):
+        count = np.zeros(len(at), dtype=np.int32)
+        end = 0 if fast is None else fast.ends[k]
+        if fast is not None:
+            count[where] = fast.count[:, k]
+        texts: dict[int, object] = dict(
+            zip(mine.tolist(), (c[(0, 2, 3, 4)[k]] for c in cut), strict=True)
+        )
+        cells[column] = Cells(data, base, end, count, texts)
+    occurrence = blocks(origin, at, codes, metrics, starts)
+    device_of, kernel_of = codes[0], codes[1]
+    return Rows(
+        origin, at, device_of, devices, kernel_of, kernels, metric, metrics, occurrence, cells
+    )
+
+
+def _codes(names: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Each name as a code (equal names one code, first seen first) and the distinct names."""
+    seen: dict[str, int] = {}
+    codes = np.array([seen.setdefault(n, len(seen)) for n in names], dtype="int64")
+    return codes, list(seen)
+
+
+def _metric_codes(
+    n: int,
+    fast: _Fast | None,
+    fast_pos: np.ndarray,
+    own_pos: np.ndarray,
+    cut: list[tuple[str, ...]],
+) -> tuple[np.ndarray, list[str]]:
+    """Each row's metric as a code into the names in order of first appearance, from the fast
+    rows' codes (at `fast_pos`) and the names of the rows cut on their own (at `own_pos`)."""
+    fast_names = [] if fast is None else fast.names
+    own_codes, own_names = _codes([c[1] for c in cut])
+    local = np.zeros(n, dtype="int64")
+    if fast is not None:
+        local[fast_pos] = fast.metric
+    local[own_pos] = own_codes + len(fast_names)
+    order, seen_local = pd.factorize(local)
+    names = fast_names + own_names
+    final: dict[str, int] = {}
+    remap = np.array([final.setdefault(names[i], len(final)) for i in seen_local.tolist()])
+    return remap.astype("int64")[order], list(final)
