@@ -25,6 +25,8 @@ missing.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 
@@ -40,6 +42,11 @@ _LAST = np.uint64(0x8000000000000000)  # the high bit of a word's last byte
 _SPACES = np.uint64(0x2020202020202020)
 _EIGHT, _SEVEN, _TOP, _BYTE = np.uint64(8), np.uint64(7), np.uint64(56), np.uint64(0xFF)
 _HASH = np.uint64(0x9E3779B97F4A7C15)
+_DIGITS, _PAIRS, _QUADS = (
+    np.uint64(m) for m in (0x0F0F0F0F0F0F0F0F, 0x00FF00FF00FF00FF, 0x0000FFFF0000FFFF)
+)
+_TIMES_10, _TIMES_100, _TIMES_10000 = (np.uint64(m) for m in (2561, 6553601, 42949672960001))
+_SIXTEEN, _THIRTY_TWO = np.uint64(16), np.uint64(32)
 
 
 def read(data: bytes, at: int, columns: list[Span], dtypes: dict[int, str]) -> pd.DataFrame | None:
@@ -56,6 +63,8 @@ def read(data: bytes, at: int, columns: list[Span], dtypes: dict[int, str]) -> p
     edges = [0] + [min(end, last) for _, end in columns[:-1]] + [last]
     lefts = [0] + [min(start, last) for start, _ in columns[1:]]
     readers: list[_Unused | _Labels | _Numbers] = []
+    numbers = _Numbers(data, table.shape)
+    named: dict[int, _Labels] = {}
     for i in range(len(columns)):
         a, b = edges[i], max(edges[i], edges[i + 1])
         gap = max(0, min(lefts[i], b) - a) if i else 0
@@ -65,12 +74,14 @@ def read(data: bytes, at: int, columns: list[Span], dtypes: dict[int, str]) -> p
         elif kind == "category":
             if b - a == 0 or at + b < 8 * _words(b - a):
                 return None
-            readers.append(_Labels(data, table.shape, at + b, b - a, gap))
+            named[i] = _Labels(data, table.shape, at + b, b - a, gap)
+            readers.append(named[i])
         else:
-            number = _numbers(data, table.shape, at + b, b - a, gap, kind)
-            if number is None:
+            spec = _number_column(data, table.shape, at + b, b - a, gap, kind)
+            if spec is None:
                 return None
-            readers.append(number)
+            numbers.add(i, spec)
+    readers.append(numbers.ready())
     step = max(1, CHUNK_BYTES // width)
     for r0 in range(0, n, step):
         r1 = min(n, r0 + step)
@@ -79,13 +90,13 @@ def read(data: bytes, at: int, columns: list[Span], dtypes: dict[int, str]) -> p
         if not all(reader.read(r0, r1) for reader in readers):
             return None
     out: dict[str, object] = {}
-    for i, reader in enumerate(readers):
-        if isinstance(reader, _Unused):
-            continue
-        got = reader.result()
+    for i, labels in named.items():
+        got = labels.result()
         if got is None:
             return None
         out[f"c{i}"] = got
+    out.update({f"c{i}": got for i, got in numbers.result().items()})
+    out = {f"c{i}": out[f"c{i}"] for i in range(len(columns)) if f"c{i}" in out}  # file order
     return pd.DataFrame(out, index=pd.RangeIndex(n), copy=False)  # (no copy into one block)
 
 
@@ -176,11 +187,23 @@ class _Labels:
         return pd.Categorical.from_codes(recode[self.codes], dtype=dtype)
 
 
-def _numbers(
+class _Column(NamedTuple):
+    """A numeric column: it ends at `end` in `data` (first row), is `width` bytes wide, the
+    first `gap` of them between columns; `point` is the number of digits after the point (-1:
+    none; None: every cell is blank)."""
+
+    end: int
+    width: int
+    gap: int
+    kind: str
+    point: int | None
+
+
+def _number_column(
     data: bytes, shape: tuple[int, int], end: int, width: int, gap: int, kind: str
-) -> _Numbers | None:
-    """The reader of a numeric column (it ends at `end` in the first row, `width` bytes wide,
-    the first `gap` of them between columns), its layout taken from its first number."""
+) -> _Column | None:
+    """A numeric column's layout, taken from its first number; None when it is not one read
+    here."""
     n, stride = shape
     words = _words(width)
     if width == 0 or end - 8 * words < 0 or words > _MAX_WORDS:
@@ -193,152 +216,225 @@ def _numbers(
             row = a + int(filled[0])
             break
     if row < 0:  # every cell blank
-        return None if kind == "int64" else _Numbers(data, shape, end, width, gap, kind, None)
+        return None if kind == "int64" else _Column(end, width, gap, kind, None)
     sample = data[row * stride + end - width : row * stride + end]
     dot = sample.rfind(b".")
     point = width - 1 - dot if dot >= 0 else -1  # digits after the point
     if point == 0 or (point > 0 and kind == "int64"):
         return None
-    return _Numbers(data, shape, end, width, gap, kind, point)
+    return _Column(end, width, gap, kind, point)
+
+
+def _layout(column: _Column, grouped: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Each byte's role in a right-aligned number (`_GAP`, `_DIGIT`, `_COMMA`, `_DOT`) and a
+    digit's power of ten (-1 elsewhere); a column of blanks has only `_GAP` bytes."""
+    width = column.width
+    power = np.full(width, -1, dtype=np.int64)
+    if column.point is None:
+        return np.full(width, _GAP, dtype=np.int8), power
+    point = column.point
+    slots = np.full(width, _DIGIT, dtype=np.int8)
+    for k in range(width):
+        r = width - 1 - k  # from the right
+        if point > 0 and r < point:
+            power[k] = r
+        elif point > 0 and r == point:
+            slots[k] = _DOT
+        else:
+            q = r - point - 1 if point > 0 else r
+            if grouped and q % 4 == 3:
+                slots[k] = _COMMA
+            else:
+                power[k] = max(point, 0) + q - (q // 4 if grouped else 0)
+    slots[: column.gap] = _GAP
+    power[slots != _DIGIT] = -1
+    return slots, power
 
 
 class _Numbers:
-    """A numeric column read as the C reader reads it with dtype `int64` or `float64` (blank
-    cells NaN). Thousands grouped by commas are tried first, then plain digits (for the whole
-    column: a column of both is not read here). `point` is the number of digits after the
-    point (-1: none; None: every cell is blank)."""
+    """The numeric columns of a table, read together as the C reader reads each with dtype
+    `int64` or `float64` (blank cells NaN). Each column's cells are the 8-byte words that end
+    where it ends (little-endian; the bytes before the column masked off); all the words of a
+    slice of rows are one 2-D array, so that each step below is one NumPy operation for every
+    column. Thousands grouped by commas are tried first, then plain digits (for a whole column:
+    one of both layouts is not read here)."""
 
-    def __init__(
-        self,
-        data: bytes,
-        shape: tuple[int, int],
-        end: int,
-        width: int,
-        gap: int,
-        kind: str,
-        point: int | None,
-    ) -> None:
-        self.cells = _cells(data, shape, end, width)
-        self.width, self.gap, self.kind, self.point = width, gap, kind, point
+    def __init__(self, data: bytes, shape: tuple[int, int]) -> None:
+        self.data, self.shape = data, shape
         self.step = max(1, CHUNK_BYTES // shape[1])
-        self.out = np.empty(shape[0], dtype=kind)
-        self.layouts = [True, False] if point is not None else []
-        self.blank = point is None
-        self.high = _word(np.full(width, 0x80, dtype=np.uint8), len(self.cells))
-        if not self.blank:
-            self._layout(self.layouts.pop(0))
+        self.positions: list[int] = []
+        self.columns: list[_Column] = []
+        self.grouped: list[bool] = []
 
-    def result(self) -> np.ndarray:
-        return self.out
+    def add(self, position: int, column: _Column) -> None:
+        self.positions.append(position)
+        self.columns.append(column)
+        self.grouped.append(column.point is not None)
+
+    def ready(self) -> _Numbers:
+        n, stride = self.shape
+        self.out = [np.empty(n, dtype=c.kind) for c in self.columns]
+        starts = [
+            c.end - 8 * (_words(c.width) - j) for c in self.columns for j in range(_words(c.width))
+        ]
+        if not starts:
+            return self
+        base = min(starts)
+        self.view = np.ndarray(
+            (n, max(starts) - base + 1), dtype="<u8", buffer=self.data, offset=base,
+            strides=(stride, 1),
+        )  # fmt: skip
+        self.index = np.array(starts) - base
+        self._constants()
+        return self
+
+    def result(self) -> dict[int, np.ndarray]:
+        return dict(zip(self.positions, self.out, strict=True))
 
     def read(self, r0: int, r1: int) -> bool:
-        if self._read(r0, r1):
+        if not self.columns:
             return True
-        while self.layouts:  # read every row so far again in the next layout
-            self._layout(self.layouts.pop(0))
-            if all(self._read(a, min(a + self.step, r1)) for a in range(0, r1, self.step)):
-                return True
-        return False
+        failed = self._read(r0, r1)
+        while failed:  # read every row so far again, those columns in plain digits
+            for c in failed:
+                if not self.grouped[c]:
+                    return False
+                self.grouped[c] = False
+            self._constants()
+            failed = next(
+                (
+                    f
+                    for a in range(0, r1, self.step)
+                    if (f := self._read(a, min(a + self.step, r1)))
+                ),
+                [],
+            )
+        return True
 
-    def _layout(self, grouped: bool) -> None:
-        """Each byte's role (`_GAP`, `_DIGIT`, `_COMMA`, `_DOT`) and a digit's weight."""
-        width, point = self.width, self.point or -1
-        slots = np.full(width, _DIGIT, dtype=np.int8)
-        power = np.full(width, -1, dtype=np.int64)
-        for k in range(width):
-            r = width - 1 - k  # from the right
-            if point > 0 and r < point:
-                power[k] = r
-            elif point > 0 and r == point:
-                slots[k] = _DOT
-            else:
-                q = r - point - 1 if point > 0 else r
-                if grouped and q % 4 == 3:
-                    slots[k] = _COMMA
-                else:
-                    power[k] = max(point, 0) + q - (q // 4 if grouped else 0)
-        slots[: self.gap] = _GAP
-        power[slots != _DIGIT] = -1
-        words = len(self.cells)
-        digit = slots == _DIGIT
+    def _constants(self) -> None:
+        """Per word: the high bit of each byte of its column (`high`), the byte each place
+        expects, masks of the bits a digit, comma or point may have, `cont_next`/`cont_prev`
+        (all ones where the next/previous word is of the same column), and the weights of every
+        digit byte into each column's value (a float column: one value; an integer: its digits
+        below 10**9 and above)."""
+        names = ("expected", "off", "ten", "on", "comma", "dot", "high")
+        bytes_: dict[str, list[np.ndarray]] = {name: [] for name in names}
+        owner: list[int] = []
+        powers: list[np.ndarray] = []
+        roles: list[np.ndarray] = []
+        self.last_word, self.dot_word, self.count = [], [], []
+        for c, column in enumerate(self.columns):
+            slots, power = _layout(column, self.grouped[c])
+            size = _words(column.width) * 8
+            pad = size - column.width
 
-        def mask(where: np.ndarray, byte: int) -> list[np.uint64]:
-            return _word(np.where(where, byte, 0).astype(np.uint8), words)
+            def full(values: np.ndarray, pad: int = pad) -> np.ndarray:
+                return np.concatenate([np.zeros(pad, dtype=np.uint8), values.astype(np.uint8)])
 
-        self.expected = _word(np.array([_EXPECTED[s] for s in slots.tolist()], np.uint8), words)
-        self.off_digits = [~m for m in mask(digit, 0x0F)]
-        self.ten = mask(digit, 0x76)
-        self.on_digits = mask(digit, 0x80)
-        self.commas = mask(slots == _COMMA, 0x80)
-        self.dots = mask(slots == _DOT, 0x80)
-        self.count = int(digit.sum()) > _MOST_DIGITS[self.kind]
-        at = np.full(words * 8, -1, dtype=np.int64)
-        at[len(at) - width :] = power
-        if self.kind == "float64":  # every partial sum is a whole number below 2**53: exact
-            self.weights = np.where(at >= 0, 10.0 ** np.maximum(at, 0), 0.0)[:, None]
-        else:  # each part below 10**9, joined as integers
-            low = np.where((at >= 0) & (at < 9), 10.0 ** np.clip(at, 0, 9), 0.0)
-            upper = np.where(at >= 9, 10.0 ** np.clip(at - 9, 0, 9), 0.0)
-            self.weights = np.stack([low, upper], axis=1)
+            digit = slots == _DIGIT
+            bytes_["expected"].append(full(np.array([_EXPECTED[s] for s in slots.tolist()])))
+            bytes_["off"].append(full(np.where(digit, 0xF0, 0xFF)))
+            bytes_["ten"].append(full(np.where(digit, 0x76, 0)))
+            bytes_["on"].append(full(np.where(digit, 0x80, 0)))
+            bytes_["comma"].append(full(np.where(slots == _COMMA, 0x80, 0)))
+            bytes_["dot"].append(full(np.where(slots == _DOT, 0x80, 0)))
+            bytes_["high"].append(full(np.full(column.width, 0x80)))
+            powers.append(np.concatenate([np.full(pad, -1), power]))
+            roles.append(np.concatenate([np.full(pad, _GAP), slots]))
+            first = len(owner)
+            owner += [c] * (size // 8)
+            self.last_word.append(len(owner) - 1)
+            dots = np.flatnonzero(slots == _DOT)
+            self.dot_word.append(first + (pad + int(dots[0])) // 8 if len(dots) else -1)
+            if int(digit.sum()) > _MOST_DIGITS[column.kind]:
+                self.count.append(c)
+        self.owner = np.array(owner)
+        masks = {name: np.concatenate(parts).view("<u8") for name, parts in bytes_.items()}
+        self.expected, self.off, self.ten = masks["expected"], masks["off"], masks["ten"]
+        self.on, self.comma, self.dot, self.high = (
+            masks[k] for k in ("on", "comma", "dot", "high")
+        )
+        total = len(owner)
+        self.notlast = np.full(total, _HIGH)
+        self.notlast[self.last_word] = _HIGH ^ _LAST
+        same = self.owner[1:] == self.owner[:-1]
+        self.cont_next = np.where(np.append(same, False), ~np.uint64(0), np.uint64(0))
+        self.cont_prev = np.where(np.insert(same, 0, False), ~np.uint64(0), np.uint64(0))
+        self.has_comma = bool(self.comma.any())
+        # Values: per word, the bytes of commas and points taken out (the bytes before them
+        # move one place to the right), then its 8 bytes read as an 8-digit number (three
+        # multiplications, as simdjson does), times the power of ten of its last digit.
+        slots_of = np.concatenate(roles)
+        removals = [np.flatnonzero(slots_of[8 * t : 8 * t + 8] >= _COMMA) for t in range(total)]
+        self.removals = []
+        for r in range(max((len(k) for k in removals), default=0)):
+            after = [
+                sum(0xFF << (8 * b) for b in range(8) if b > k[r]) if r < len(k) else (1 << 64) - 1
+                for k in removals
+            ]
+            mask = np.array(after, dtype=np.uint64)
+            self.removals.append((mask, ~mask))
+        at = np.concatenate(powers).reshape(total, 8)
+        lowest = np.where(at >= 0, at, 10**6).min(axis=1)  # the power of a word's last digit
+        self.scale = np.where(lowest < 10**6, 10 ** np.minimum(lowest, 18), 0).astype(np.int64)
+        spans = [np.flatnonzero(self.owner == c) for c in range(len(self.columns))]
+        self.parts = [  # per column, its k-th word (`total`: a word of zeros)
+            np.array([own[k] if k < len(own) else total for own in spans])
+            for k in range(max(len(own) for own in spans))
+        ]
 
-    def _read(self, r0: int, r1: int) -> bool:
-        """Rows r0..r1 into `out`; False when a cell is not of the layout.
+    def _read(self, r0: int, r1: int) -> list[int]:
+        """Rows r0..r1 into `out`; the columns with a cell not of their layout (then nothing).
 
         Per word: `solid` marks the bytes that are no blank; `z`, each solid byte less the byte
         its place expects (`0`, `,`, `.`), must be 0 off the digits and at most 9 on them, where
         it is the digit's value. The solid bytes must run to the column's end, a comma must not
         come first, and the number of a column with a point must reach it.
         """
-        part = [c[r0:r1].copy() for c in self.cells]
-        rows, words = r1 - r0, len(part)
-        solid = [_nonzero(x ^ _SPACES) & m for x, m in zip(part, self.high, strict=True)]
-        if self.blank:
-            return not any(s.any() for s in solid) and self._store(r0, r1, None, solid)
-        bad = np.zeros(rows, dtype=np.uint64)
-        has_dot = np.zeros(rows, dtype=bool)
-        many = np.zeros(rows, dtype=np.uint8)
-        value = np.zeros((rows, self.weights.shape[1]))
-        for j, x in enumerate(part):
-            z = (x ^ self.expected[j]) & ((solid[j] >> _SEVEN) * _BYTE)
-            bad |= z & self.off_digits[j]  # a byte out of place
-            bad |= (z + self.ten[j]) & self.on_digits[j]  # no digit
-            ahead = solid[j] >> _EIGHT  # per byte: whether the next one is solid
-            if j + 1 < words:
-                ahead |= solid[j + 1] << _TOP
-                bad |= solid[j] & ~ahead  # a blank after the number's start
+        x = self.view[r0:r1][:, self.index]
+        solid = _nonzero(x ^ _SPACES) & self.high
+        z = (x ^ self.expected) & ((solid >> _SEVEN) * _BYTE)
+        bad = (z & self.off) | ((z + self.ten) & self.on)  # a byte out of place, no digit
+        ahead = solid >> _EIGHT  # per byte: whether the next one is solid
+        ahead[:, :-1] |= (solid[:, 1:] << _TOP) & self.cont_next[:-1]
+        bad |= solid & ~ahead & self.notlast  # a blank after the number's start
+        if self.has_comma:
+            behind = solid << _EIGHT  # whether the byte before is solid
+            behind[:, 1:] |= (solid[:, :-1] >> _TOP) & self.cont_prev[1:]
+            bad |= solid & self.comma & ~behind  # a comma first
+        failed = set(self.owner[bad.any(axis=0)].tolist()) if bad.any() else set()
+        empty = (solid[:, self.last_word] & _LAST) == 0
+        for c, column in enumerate(self.columns):
+            word = self.dot_word[c]
+            if word >= 0 and (~empty[:, c] & ((solid[:, word] & self.dot[word]) == 0)).any():
+                failed.add(c)  # a number too short for its point
+            if column.kind == "int64" and empty[:, c].any():
+                failed.add(c)
+        for c in self.count:
+            own = np.flatnonzero(self.owner == c)
+            many = np.bitwise_count(solid[:, own] & self.on[own]).sum(axis=1)
+            if (many > _MOST_DIGITS[self.columns[c].kind]).any():
+                failed.add(c)
+        if failed:
+            return sorted(failed)
+        v = z
+        for after, before in self.removals:
+            v = (v & after) | ((v & before) << _EIGHT)
+        v = ((v & _DIGITS) * _TIMES_10) >> _EIGHT
+        v = ((v & _PAIRS) * _TIMES_100) >> _SIXTEEN
+        v = ((v & _QUADS) * _TIMES_10000) >> _THIRTY_TWO
+        scaled = np.zeros((len(v), len(self.scale) + 1), dtype=np.int64)
+        np.multiply(v.view(np.int64), self.scale, out=scaled[:, :-1])
+        value = scaled[:, self.parts[0]]
+        for part in self.parts[1:]:
+            value += scaled[:, part]
+        for c, column in enumerate(self.columns):
+            if column.kind == "int64":
+                self.out[c][r0:r1] = value[:, c]
             else:
-                bad |= solid[j] & ~ahead & ~_LAST
-            if self.commas[j]:
-                behind = solid[j] << _EIGHT  # whether the byte before is solid
-                if j:
-                    behind |= solid[j - 1] >> _TOP
-                bad |= solid[j] & self.commas[j] & ~behind  # a comma first
-            if self.dots[j]:
-                has_dot |= (solid[j] & self.dots[j]) != 0
-            if self.count:
-                many += np.bitwise_count(solid[j] & self.on_digits[j])
-            digits = z.view(np.uint8).reshape(rows, 8).astype(np.float64)
-            value += digits @ self.weights[8 * j : 8 * j + 8]
-        if bad.any() or (self.count and (many > _MOST_DIGITS[self.kind]).any()):
-            return False
-        empty = (solid[-1] & _LAST) == 0
-        if (self.point or 0) > 0 and (~empty & ~has_dot).any():
-            return False  # a number too short for its point
-        return self._store(r0, r1, value, solid)
-
-    def _store(self, r0: int, r1: int, value: np.ndarray | None, solid: list[np.ndarray]) -> bool:
-        empty = (solid[-1] & _LAST) == 0
-        if value is None:
-            self.out[r0:r1] = np.nan
-        elif self.kind == "int64":
-            if empty.any():
-                return False
-            upper = value[:, 1].astype(np.int64) * 1_000_000_000
-            self.out[r0:r1] = value[:, 0].astype(np.int64) + upper
-        else:
-            number = value[:, 0]
-            if (self.point or 0) > 0:
-                number /= float(10 ** (self.point or 0))
-            number[empty] = np.nan
-            self.out[r0:r1] = number
-        return True
+                number = value[:, c].astype(np.float64)  # below 10**15: exact
+                if (column.point or 0) > 0:
+                    number /= float(10 ** (column.point or 0))
+                number[empty[:, c]] = np.nan
+                self.out[c][r0:r1] = number
+        return []

@@ -332,4 +332,4 @@ def _strip_labels(raw: pd.DataFrame, cols: nsys_fields.Columns) -> pd.DataFrame:
         elif series.dtype.kind not in "iuf":
             series = series.astype("string").str.strip()
         out[col] = series
-    return pd.DataFrame(out, index=raw.index)
+    return pd.DataFrame(out, index=raw.index, copy=False)  # (no copy into one block)
