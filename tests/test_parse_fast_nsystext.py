@@ -13,6 +13,7 @@ are made tiny so that every boundary falls inside the short fixtures.
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import numpy as np
@@ -20,9 +21,15 @@ import pandas as pd
 import pytest
 
 from profiler.errors import ParseError
-from profiler.parse import nsys_csv, nsys_rows, nsys_text
+from profiler.parse import nsys_csv, nsys_rows, nsys_stdout, nsys_text
+from profiler.parse.values import LineCounter
 
 DATA = Path(__file__).parent / "data"
+CAPTURES = sorted(  # every nsys stdout capture (CSV or column text)
+    p
+    for p in [*(DATA / "nsys").rglob("*"), *(DATA / "captures").rglob("*")]
+    if p.is_file() and p.suffix in (".txt", ".md", ".output", ".log")
+)
 CANDIDATES = [
     *(DATA / "nsys").rglob("*"),
     DATA / "captures" / "nsys-stats-true-prompts.md",
@@ -246,3 +253,69 @@ def test_numbers_past_a_float_mantissa_and_into_int64():
     assert np.array_equal(
         got["c0"], nsys_text._rows(block[at:], columns, cells, cols, origin)["c0"]
     )
+
+
+# -- nsys_stdout.split_stdout: one pass over the newlines, held to the two passes it replaced --
+
+_PARAGRAPH_BREAK = re.compile(r"\n[\n \t\r]*\n")
+_SPECIAL_AFTER_NEWLINE = re.compile(r"\n(?P<line>" + nsys_stdout._SPECIAL_LINE + ")")
+
+
+def reference_split(text: str) -> list[nsys_stdout.Block]:
+    """split_stdout as it was: paragraph breaks found first, then the special lines of each
+    paragraph."""
+    lines = LineCounter(text)
+    blocks: list[nsys_stdout.Block] = []
+    pending: list[tuple[str | None, dict[str, str]]] = [(None, {})]
+    start = 0
+    for brk in [*_PARAGRAPH_BREAK.finditer(text), None]:
+        end = len(text) if brk is None else brk.start() + 1
+        specials = []
+        first = nsys_stdout._SPECIAL.match(text, start, end)
+        if first is not None:
+            specials.append((first.start(), first.end(), first["marker"] is not None))
+        for found in _SPECIAL_AFTER_NEWLINE.finditer(text, start, end):
+            specials.append((found.start("line"), found.end("line"), found["marker"] is not None))
+        nsys_stdout._paragraph(text, start, end, lines, pending, blocks, specials)
+        start = len(text) if brk is None else brk.end()
+    return blocks
+
+
+SPLIT_EDITS = [
+    lambda s: "",
+    lambda s: " \t\r",
+    lambda s: f"{s}\n\n\n",
+    lambda s: f"\n{s}",
+    lambda s: f"  ** Banner (cuda_gpu_trace):\n{s}",
+    lambda s: f"Processing [r.sqlite] with [/r/cuda_api_sum.py]...\n{s}",
+    lambda s: f"SKIPPED: r.sqlite does not contain CUDA trace data.\n{s}",
+    lambda s: f"CUDA Kernel Statistics:\n\n{s}",
+    lambda s: "Generating " + s,
+    lambda s: "\t" + s,
+]
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name)
+def test_split_in_one_pass_cuts_what_two_passes_cut(path):
+    text = path.read_text(encoding="utf-8")
+    rng = random.Random(len(path.name))
+    rows = text.split("\n")
+    variants = [text, text.replace("\n", "\r\n"), "\n" + text, text + "\n\n \n", text[:-1]]
+    for _ in range(30):
+        i = rng.randrange(len(rows))
+        new = rng.choice(SPLIT_EDITS)(rows[i])
+        variants.append("\n".join(rows[:i] + [new] + rows[i + 1 :]))
+    for variant in variants:
+        assert nsys_stdout.split_stdout(variant) == reference_split(variant)
+
+
+def test_split_of_blank_and_marker_only_texts():
+    for text in ("", "\n", "\n\n", " \n\t\n", "Generating x", "\nGenerating x\n\n", "a\n\nb"):
+        assert nsys_stdout.split_stdout(text) == reference_split(text)
+
+
+def test_captures_have_blocks():
+    """(The comparison above is not between empty lists.)"""
+    found = [nsys_stdout.split_stdout(p.read_text(encoding="utf-8")) for p in CAPTURES]
+    assert sum(len(blocks) for blocks in found) >= 20
+    assert sum(block.report is not None for blocks in found for block in blocks) >= 10
