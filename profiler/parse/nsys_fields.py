@@ -308,7 +308,12 @@ def _read_fast(source: str | bytes, cols: Columns, origin: Origin) -> pd.DataFra
     """
     try:
         return csvtext.read_csv_text(
-            source, origin.path, origin.expected, usecols=list(cols), dtype=fast_dtypes(cols)
+            source,
+            origin.path,
+            origin.expected,
+            usecols=list(cols),
+            dtype=fast_dtypes(cols),
+            low_memory=False,  # one pass: in slices, then joined, costs a fifth more
         )
     except ParseError:
         return None  # e.g. thousands separators: the string path below handles them
