@@ -308,12 +308,7 @@ def _read_fast(source: str | bytes, cols: Columns, origin: Origin) -> pd.DataFra
     """
     try:
         return csvtext.read_csv_text(
-            source,
-            origin.path,
-            origin.expected,
-            usecols=list(cols),
-            dtype=fast_dtypes(cols),
-            low_memory=False,  # one pass: in slices, then joined, costs a fifth more
+            source, origin.path, origin.expected, usecols=list(cols), dtype=fast_dtypes(cols)
         )
     except ParseError:
         return None  # e.g. thousands separators: the string path below handles them
