@@ -13,9 +13,10 @@ text is left-aligned; the last column (a name) may run past its rule; an empty c
 reads them all. Numbers carry thousands separators (`1,400,294`); `None` means no value.
 
 A cell must stay inside its column: text in the gap between two columns is refused with its
-line, since it would otherwise shift a number into the wrong field. Rows are cut with numpy and
-parsed by pandas' C reader, with no Python per row, unless a row holds non-ASCII text before
-its last column (then Python cuts the rows: still linear, slower).
+line, since it would otherwise shift a number into the wrong field. Rows of one width (as nsys
+pads them) are read by `nsys_rows` with NumPy; anything it does not read (or rows of several
+widths) is cut with numpy and parsed by pandas' C reader, with no Python per row, unless a row
+holds non-ASCII text before its last column (then Python cuts the rows: still linear, slower).
 """
 
 from __future__ import annotations
