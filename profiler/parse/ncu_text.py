@@ -139,6 +139,7 @@ def _kernels(text: str, path: Path) -> list[Launch]:
     kernels: list[Launch] = []
     widths: tuple[int, int, int] | None = None  # the open table's column widths
     header_next = False
+    cache: dict[tuple[str, str, str], float] = {}  # values read, by metric, unit and cell
     for number, kind, line in _events(text):
         if kind == _AS_RULE:
             runs = _rule_runs(line)
@@ -149,7 +150,7 @@ def _kernels(text: str, path: Path) -> list[Launch]:
             continue
         elif kind == _AS_ROW:  # no kernel line, rule nor `Section:`: a row or a header
             if widths is not None and kernels:
-                if _row(line.rstrip("\r"), widths, number, kernels[-1], path):
+                if _row(line.rstrip("\r"), widths, number, kernels[-1], path, cache):
                     header_next = True
             continue
         else:
@@ -168,7 +169,7 @@ def _kernels(text: str, path: Path) -> list[Launch]:
             runs = _rule_runs(stripped)
             if runs is None:
                 if widths is not None:
-                    if _row(line, widths, number, kernels[-1], path):
+                    if _row(line, widths, number, kernels[-1], path, cache):
                         header_next = True
                 continue
         if not kernels:
@@ -181,17 +182,25 @@ def _kernels(text: str, path: Path) -> list[Launch]:
     return kernels
 
 
-def _row(line: str, widths: tuple[int, int, int], number: int, kernel: Launch, path: Path) -> bool:
+def _row(
+    line: str,
+    widths: tuple[int, int, int],
+    number: int,
+    kernel: Launch,
+    path: Path,
+    cache: dict[tuple[str, str, str], float] | None = None,
+) -> bool:
     """A row of an open table: True for its `Metric Name ... Metric Value` header, else the
     row is read (`_metric`) and False."""
     stripped = line.strip()
     if stripped.startswith("Metric Name") and stripped.endswith("Metric Value"):
         return True
-    _metric(line, widths, number, kernel, path)
+    _metric(line, widths, number, kernel, path, cache)
     return False
 
 
 _AS_LINE, _AS_SECTION, _AS_RULE, _AS_ROW = 0, 1, 2, 3
+_CACHED = 1 << 16  # distinct metric cells whose value `_metric` keeps
 
 
 def _events(text: str) -> Iterator[tuple[int, int, str]]:
@@ -276,10 +285,17 @@ def _launch(line: str) -> Launch | None:
 
 
 def _metric(
-    line: str, widths: tuple[int, int, int], number: int, kernel: Launch, path: Path
+    line: str,
+    widths: tuple[int, int, int],
+    number: int,
+    kernel: Launch,
+    path: Path,
+    cache: dict[tuple[str, str, str], float] | None = None,
 ) -> None:
     """One `name  unit  value` row, cut from its right end; a mapped metric's value is kept
-    (its first appearance for the launch), converted to the METRICS unit.
+    (its first appearance for the launch), converted to the METRICS unit. `cache` holds the
+    values already read (kernels launched again print the same cells): a cell is checked and
+    converted once.
 
     Raises: ParseError naming the line when the row of a mapped metric does not fit its
         table's columns or its value is no number in range.
@@ -302,10 +318,17 @@ def _metric(
     cell = row[-value_width:].strip()
     if cell.endswith("n/a"):
         return
+    key = (target, unit, cell)
+    known = cache.get(key) if cache is not None else None
+    if known is not None:
+        kernel.values[target] = known
+        return
     kind = ncu_csv.METRICS[target][0]
     try:
         factor = ncu_csv.unit_factor(kind, unit, path, name)
         kernel.values[target] = values.scalar(cell, _RULES[kind], factor)
+        if cache is not None and len(cache) < _CACHED:
+            cache[key] = kernel.values[target]
     except ValueError as exc:
         raise ParseError(path, EXPECTED, f"line {number}, metric {name!r}: {exc}") from None
 

@@ -13,9 +13,10 @@ text is left-aligned; the last column (a name) may run past its rule; an empty c
 reads them all. Numbers carry thousands separators (`1,400,294`); `None` means no value.
 
 A cell must stay inside its column: text in the gap between two columns is refused with its
-line, since it would otherwise shift a number into the wrong field. Rows are cut with numpy and
-parsed by pandas' C reader, with no Python per row, unless a row holds non-ASCII text before
-its last column (then Python cuts the rows: still linear, slower).
+line, since it would otherwise shift a number into the wrong field. Rows of one width (as nsys
+pads them) are read by `nsys_rows` with NumPy; anything it does not read (or rows of several
+widths) is cut with numpy and parsed by pandas' C reader, with no Python per row, unless a row
+holds non-ASCII text before its last column (then Python cuts the rows: still linear, slower).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from profiler.errors import ParseError
-from profiler.parse import nsys_fields
+from profiler.parse import nsys_fields, nsys_rows
 from profiler.parse.values import Origin
 
 Span = tuple[int, int]
@@ -79,16 +80,19 @@ def read_table(
     Raises: ParseError for a missing or repeated column, a cell outside its column, or a cell
         that is no number in range (naming its line and column).
     """
-    header, rule, rows = _three_parts(block)
+    header, rule, at = _three_parts(block)
     columns = spans(rule)
     cells = header_cells(header, columns)
     cols = nsys_fields.columns(cells, report, origin)
     used = [i for i, cell in enumerate(cells) if cell in cols]
     names = [f"c{i}" for i in range(len(columns))]
-    if not rows or rows.isspace():  # (`strip` would copy the rows)
-        raw = pd.DataFrame({names[i]: pd.Series(dtype="string") for i in used})
-    else:
-        raw = _rows(rows, columns, cells, cols, origin)
+    raw = _fast_rows(block, at, columns, cells, cols)
+    if raw is None:
+        rows = block[at:]
+        if not rows or rows.isspace():  # (`strip` would copy the rows)
+            raw = pd.DataFrame({names[i]: pd.Series(dtype="string") for i in used})
+        else:
+            raw = _rows(rows, columns, cells, cols, origin)
     raw = raw[[names[i] for i in used]].set_axis([cells[i] for i in used], axis=1)
     raw = _strip_labels(raw, cols)
     try:
@@ -100,15 +104,27 @@ def read_table(
         raise
 
 
-def _three_parts(block: str) -> tuple[str, str, str]:
-    """Header line, rule line and the rest (one copy of the rows, however many)."""
+def _three_parts(block: str) -> tuple[str, str, int]:
+    """Header line, rule line and where the rows start (no copy of them: they may be many)."""
     one = block.find("\n")
     two = block.find("\n", one + 1) if one >= 0 else -1
     if one < 0:
-        return block, "", ""
+        return block, "", len(block)
     if two < 0:
-        return block[:one], block[one + 1 :], ""
-    return block[:one], block[one + 1 : two], block[two + 1 :]
+        return block[:one], block[one + 1 :], len(block)
+    return block[:one], block[one + 1 : two], two + 1
+
+
+def _fast_rows(
+    block: str, at: int, columns: list[Span], cells: list[str], cols: nsys_fields.Columns
+) -> pd.DataFrame | None:
+    """The rows `block[at:]` as `_rows` reads them, read by `nsys_rows` when they are ASCII
+    (a character's place is then its byte's) and of the plain form it reads; else None."""
+    if len(block) <= at or not block.isascii():
+        return None
+    fast = nsys_fields.fast_dtypes(cols)
+    dtypes = {i: fast[cell] for i, cell in enumerate(cells) if cell in cols}
+    return nsys_rows.read(block.encode("ascii"), at, columns, dtypes)
 
 
 def _rows(
@@ -317,4 +333,4 @@ def _strip_labels(raw: pd.DataFrame, cols: nsys_fields.Columns) -> pd.DataFrame:
         elif series.dtype.kind not in "iuf":
             series = series.astype("string").str.strip()
         out[col] = series
-    return pd.DataFrame(out, index=raw.index)
+    return pd.DataFrame(out, index=raw.index, copy=False)  # (no copy into one block)
