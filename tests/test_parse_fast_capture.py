@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from profiler.parse import capture, lines
+from profiler import import_capture
+from profiler.errors import ParseError
+from profiler.parse import capture, csvtext, detect, lines
 
 DATA = Path(__file__).parent / "data"
 SHARED = Path("/work/shared/fixtures")
@@ -31,8 +33,10 @@ FILES = sorted(
     for p in root.rglob("*")
     if p.suffix in TEXT_SUFFIXES and p.is_file() and p.stat().st_size < 2_000_000
 )
-# the captures and tool outputs whose mutants are tried (the CSV tables mutate alike: a few)
-MUTATED = [p for p in FILES if p.suffix != ".csv"] + [p for p in FILES if p.suffix == ".csv"][::12]
+# the captures and tool outputs whose mutants are tried (the CSV tables mutate alike: a few;
+# the largest files are tried whole only)
+SMALL = [p for p in FILES if p.stat().st_size < 150_000]
+MUTATED = [p for p in SMALL if p.suffix != ".csv"] + [p for p in SMALL if p.suffix == ".csv"][::12]
 
 
 # --- the line-by-line cut, as it was before it was sped up -------------------------------------
@@ -214,3 +218,95 @@ def test_the_walk_looks_at_few_lines_of_a_long_trace():
         (section,) = capture.split(text)
     assert section.tool == capture.NVPROF and section.text == text.split("\n", 1)[1]
     assert len(looked) < 10
+
+
+# --- the hand-off: what the importer writes for each section, and how it reads the capture ------
+
+REAL_CAPTURES = [
+    p
+    for p in MUTATED
+    if p.suffix != ".csv" and reference_is_capture(p.read_text(encoding="utf-8", errors="replace"))
+]
+# captures made of real outputs, as a user pastes them one after another: (prompt, file) pairs
+MADE_CAPTURES = {
+    "nvprof-trace-then-nsys-stats.md": [
+        ("$ nvprof --print-gpu-trace ./cheby", "nvprof/9.x/cheby-text-gpu-trace.txt"),
+        ("user@box:~/d$ nsys stats r.nsys-rep", "nsys/2025.3.1/demo/nsys-stats-stdout.txt"),
+    ],
+    "nvprof-summary-ncu-nsys.log": [
+        ("% nvprof ./cuda-stream", "nvprof/9.x/cuda-stream-summary.txt"),
+        ("(venv) [me@host x]$ ncu ./a", "ncu/2023.x/ppc-max-flops.txt"),
+        ("", "nsys/2023.2.3/derivative-stats.txt"),
+    ],
+    "two-nvprof-runs.txt": [
+        ("$ nvprof ./lbp", "nvprof/8.x/lbp-text-metrics.txt"),
+        ("$ nvprof --print-gpu-trace ./b", "nvprof/9.x/bfs-text-gpu-trace-unified-memory-only.txt"),
+    ],
+}
+
+
+def made_capture(name: str) -> str:
+    pairs = MADE_CAPTURES[name]
+    return "".join(f"{prompt}\n{(DATA / file).read_text()}\n" for prompt, file in pairs)
+
+
+def written_sections(path: Path, tmp: Path) -> list[bytes]:
+    """The bytes of each section file `import_capture.read_capture` writes (and hands to
+    `detect`, then to a reader, which here reads nothing)."""
+    seen: list[bytes] = []
+    real = detect.detect
+
+    def detecting(file: Path) -> str:
+        seen.append(Path(file).read_bytes())
+        return real(file)
+
+    def read(kind: str, file: Path, stage: str, raw: Path):  # type: ignore[no-untyped-def]
+        raise ParseError(file, "x", "not read here")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(detect, "detect", detecting)
+        with pytest.raises(ParseError):
+            import_capture.read_capture(path, "s", tmp, read)
+    return seen
+
+
+@pytest.mark.parametrize("name", [p.name for p in REAL_CAPTURES] + sorted(MADE_CAPTURES))
+def test_the_importer_writes_each_section_as_the_line_by_line_cut_gave_it(name, tmp_path):
+    assert len(REAL_CAPTURES) >= 3
+    real = [p for p in REAL_CAPTURES if p.name == name]
+    text = real[0].read_text(encoding="utf-8") if real else made_capture(name)
+    assert reference_is_capture(text)
+    suffix = Path(name).suffix
+    for number, variant in enumerate([text, *mutants(text, seed=7, count=6)]):
+        file = tmp_path / f"v{number}{suffix}"
+        file.write_text(variant, encoding="utf-8", newline="")
+        want = [s.text.encode("utf-8") for s in reference_split(variant)]
+        assert written_sections(file, tmp_path) == want
+
+
+BAD = {
+    "empty.txt": b"",
+    "blank.txt": b" \n\t\n",
+    "nul.txt": b"==1== x\n\x00\n",
+    "utf16.txt": "==1== x\n".encode("utf-16"),
+    "latin1.txt": b"==1== caf\xe9\n",
+    "bom.txt": b"\xef\xbb\xbf==1== x\n$ nvprof ./a\n",
+    "cut-utf8.txt": "==1== é".encode()[:-1],
+    "ascii.txt": b"$ nvprof ./a\n==1== x\r\n",
+    "utf8.txt": "$ nvprof ./é\n==1== x\u2028y\n".encode(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_read_utf8_is_read_text_encoded(name, tmp_path):
+    path = tmp_path / name
+    path.write_bytes(BAD[name])
+    try:
+        want: bytes | str = csvtext.read_text(path, "x").encode("utf-8")
+    except ParseError as exc:
+        want = str(exc)
+    try:
+        got: bytes | str = csvtext.read_utf8(path, "x")
+    except ParseError as exc:
+        got = str(exc)
+    assert got == want

@@ -74,8 +74,8 @@ def read_utf8(path: str | Path, expected: str) -> bytes:
         data = files.read_bytes(path)
     except DataError as exc:
         raise ParseError(path, expected, _reason(exc, path)) from None
-    if data.isascii() and data.find(b"\x00") < 0 and not data.isspace():
-        return data  # (not empty: `isspace` is False for b"")
+    if data and data.isascii() and data.find(b"\x00") < 0 and not data.isspace():
+        return data
     return _decode(data, path, expected, final=True).encode("utf-8")
 
 
