@@ -24,8 +24,11 @@ a tool's output a paste elides rows of (the importer says its tables are partial
 Any other file is left to its tool's parser whole: each parser finds its tables among prompts,
 Markdown and program output, and applies its own rule to several runs in one file.
 
-Linear in the text: lines are visited once, each looked at by its first characters before any
-pattern is tried, and every pattern is anchored, bounded and free of nested repeats.
+Linear in the text: a few NumPy passes over the bytes find the lines and the first non-blank
+byte of each; only a line whose first non-blank byte could start a prompt, a fence, an elision
+mark or a tool's output (or that holds an `@`, or starts a paragraph) is looked at in Python,
+the rest being rows of the section being read (a million-row trace is one slice of the bytes).
+Every pattern is anchored, bounded and free of nested repeats.
 """
 
 from __future__ import annotations
