@@ -165,15 +165,10 @@ def cut(data: bytes) -> list[Piece]:
         return _walk(bounds, candidates, stripped, blank, solid)
     rows = data.decode("utf-8", "surrogatepass").splitlines(keepends=True)
     sizes = (len(row.encode("utf-8", "surrogatepass")) for row in rows)
-    every = np.arange(len(rows))
-    none = np.zeros(len(rows), dtype=bool)
-    return _walk(
-        np.array([0, *itertools.accumulate(sizes)], dtype=np.int64),
-        every.tolist(),
-        lambda i: rows[i].rstrip("\r\n"),
-        none,
-        np.zeros(len(rows) + 1, dtype=np.int64),
-    )
+    bounds = np.array([0, *itertools.accumulate(sizes)], dtype=np.int64)
+    unused = np.zeros(len(rows) + 1, dtype=np.int64)  # (no line is left unlooked at)
+    every = list(range(len(rows)))
+    return _walk(bounds, every, lambda i: rows[i].rstrip("\r\n"), unused, unused)
 
 
 def _walk(
