@@ -77,14 +77,9 @@ def read_capture(path: Path, stage: str, raw: Path, read: Reader) -> Found:
 
     Raises: ParseError naming `path` when no section gives a table.
     """
-    data = csvtext.read_utf8(path, detect.EXPECTED)
     found = Found()
     with tempfile.TemporaryDirectory(prefix="profgen-capture-") as tmp:
-        for number, section in enumerate(capture.cut(data)):
-            file = Path(tmp) / f"section{number}{path.suffix}"
-            with file.open("wb") as out:
-                for start, end in section.spans:
-                    out.write(memoryview(data)[start:end])
+        for section, file in _written(path, Path(tmp)):
             _read_section(section, file, stage, raw, read, found)
     _check_one_nvprof_run(found, path)
     if not found.tables:
@@ -97,6 +92,20 @@ def read_capture(path: Path, stage: str, raw: Path, read: Reader) -> Found:
             + (f" ({why})" if why else ""),
         )
     return found
+
+
+def _written(path: Path, folder: Path) -> list[tuple[capture.Piece, Path]]:
+    """The capture's sections, each written to a file of its own in `folder`: all of them before
+    any is read, so that the capture's bytes are let go before its sections are parsed."""
+    data = csvtext.read_utf8(path, detect.EXPECTED)
+    out = []
+    for number, section in enumerate(capture.cut(data)):
+        file = folder / f"section{number}{path.suffix}"
+        with file.open("wb") as handle:
+            for start, end in section.spans:
+                handle.write(memoryview(data)[start:end])
+        out.append((section, file))
+    return out
 
 
 def _read_section(
