@@ -2,19 +2,19 @@
 one or more tools' output, cut into sections (`profiler.parse.capture`) each of which is read
 by the same detection and parsers as a file of its own.
 
-Each section is written to a private temporary file, `profiler.parse.detect` says what it is,
-and the importer's reader for that kind (passed in: formats added to the importer are read here
-too) returns its tables. A section no reader recognises is passed over: it is the rest of the
-capture. A section one recognises but cannot read (a table cut by the paste, say) is left out
-and said so: in run.json, in the stage's technique and as a warning. Tables of two kinds are
-imported as both (summaries and a gpu trace, nvprof and nsys output of one program): a summary
-a tool printed is kept as printed (the importer assembles with `keep_printed`; a trace pasted
-beside it is often cut short) and the trace gives the timeline and the GPU span. When two
-sections give the same table they are never added up. Each tool's own rule for a file of several
-runs holds here too: several nvprof runs that give tables of one kind (a README with one log per
-step) are refused, each run being a stage of its own (`parse.nvprof`); of anything else (two nsys
-runs, nvprof and nsys output of one program) the first section's table is kept and the later
-one's is left out and said so.
+Each section is written to a private temporary file (its bytes as the capture holds them, not
+decoded), `profiler.parse.detect` says what it is, and the importer's reader for that kind
+(passed in: formats added to the importer are read here too) returns its tables. A section no
+reader recognises is passed over: it is the rest of the capture. A section one recognises but
+cannot read (a table cut by the paste, say) is left out and said so: in run.json, in the stage's
+technique and as a warning. Tables of two kinds are imported as both (summaries and a gpu trace,
+nvprof and nsys output of one program): a summary a tool printed is kept as printed (the
+importer assembles with `keep_printed`; a trace pasted beside it is often cut short) and the
+trace gives the timeline and the GPU span. When two sections give the same table they are never
+added up. Each tool's own rule for a file of several runs holds here too: several nvprof runs
+that give tables of one kind (a README with one log per step) are refused, each run being a
+stage of its own (`parse.nvprof`); of anything else (two nsys runs, nvprof and nsys output of
+one program) the first section's table is kept and the later one's is left out and said so.
 
 The capture fails as a whole (ParseError naming the file) only when no section gives a table;
 errors a section's reader raises name the capture and its own lines.
@@ -77,12 +77,9 @@ def read_capture(path: Path, stage: str, raw: Path, read: Reader) -> Found:
 
     Raises: ParseError naming `path` when no section gives a table.
     """
-    text = csvtext.read_text(path, detect.EXPECTED)
     found = Found()
     with tempfile.TemporaryDirectory(prefix="profgen-capture-") as tmp:
-        for number, section in enumerate(capture.split(text)):
-            file = Path(tmp) / f"section{number}{path.suffix}"
-            file.write_text(section.text, encoding="utf-8")
+        for section, file in _written(path, Path(tmp)):
             _read_section(section, file, stage, raw, read, found)
     _check_one_nvprof_run(found, path)
     if not found.tables:
@@ -97,8 +94,22 @@ def read_capture(path: Path, stage: str, raw: Path, read: Reader) -> Found:
     return found
 
 
+def _written(path: Path, folder: Path) -> list[tuple[capture.Piece, Path]]:
+    """The capture's sections, each written to a file of its own in `folder`: all of them before
+    any is read, so that the capture's bytes are let go before its sections are parsed."""
+    data = csvtext.read_utf8(path, detect.EXPECTED)
+    out = []
+    for number, section in enumerate(capture.cut(data)):
+        file = folder / f"section{number}{path.suffix}"
+        with file.open("wb") as handle:
+            for start, end in section.spans:
+                handle.write(memoryview(data)[start:end])
+        out.append((section, file))
+    return out
+
+
 def _read_section(
-    section: capture.Section, file: Path, stage: str, raw: Path, read: Reader, found: Found
+    section: capture.Piece, file: Path, stage: str, raw: Path, read: Reader, found: Found
 ) -> None:
     try:
         kind = detect.detect(file)
@@ -136,7 +147,7 @@ def _check_one_nvprof_run(found: Found, path: Path) -> None:
             )
 
 
-def _located(detail: str, section: capture.Section) -> str:
+def _located(detail: str, section: capture.Piece) -> str:
     """A reader's message about the section file, with its line numbers made the capture's."""
     return _LINE.sub(lambda m: f"line {section.file_line(int(m['line']))}", detail)
 

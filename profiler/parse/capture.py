@@ -24,18 +24,25 @@ a tool's output a paste elides rows of (the importer says its tables are partial
 Any other file is left to its tool's parser whole: each parser finds its tables among prompts,
 Markdown and program output, and applies its own rule to several runs in one file.
 
-Linear in the text: lines are visited once, each looked at by its first characters before any
-pattern is tried, and every pattern is anchored, bounded and free of nested repeats.
+Linear in the text: a few NumPy passes over the bytes find the lines and the first non-blank
+byte of each; only a line whose first non-blank byte could start a prompt, a fence, an elision
+mark or a tool's output (or that holds an `@`, or starts a paragraph) is looked at in Python,
+the rest being rows of the section being read (a million-row trace is one slice of the bytes).
+Every pattern is anchored, bounded and free of nested repeats.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from profiler.parse import nsys_csv
+import numpy as np
+
+from profiler.parse import lines, nsys_csv
 
 NVPROF, NCU, NSYS = "nvprof", "ncu", "nsys"
 
@@ -95,38 +102,115 @@ class Section:
     def file_line(self, line: int) -> int:
         """The file line of line `line` (1-based) of `text`: the elision marks left out of
         `text` count again."""
-        at = self.first_line + line - 1
-        for mark in self.elided:  # ascending
-            if self.first_line <= mark <= at:
-                at += 1
-        return at
+        return _file_line(self.first_line, self.elided, line)
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A section as `cut` gives it: its text is bytes `spans` of the capture's bytes, run
+    together; the rest is as in `Section`."""
+
+    first_line: int
+    spans: tuple[tuple[int, int], ...]
+    tool: str | None
+    command: str | None
+    elided: tuple[int, ...] = ()
+    marked: bool = False
+
+    def file_line(self, line: int) -> int:
+        """As `Section.file_line`."""
+        return _file_line(self.first_line, self.elided, line)
+
+
+def _file_line(first_line: int, elided: tuple[int, ...], line: int) -> int:
+    at = first_line + line - 1
+    for mark in elided:  # ascending
+        if first_line <= mark <= at:
+            at += 1
+    return at
 
 
 def split(text: str) -> list[Section]:
     """The capture's sections, in order; sections with no text are left out."""
-    out: list[Section] = []
+    data = text.encode("utf-8", "surrogatepass")
+    ascii_text = text.isascii()  # then a byte offset is a character offset
+    out = []
+    for piece in cut(data):
+        if ascii_text:
+            body = "".join(text[a:b] for a, b in piece.spans)
+        else:
+            body = "".join(data[a:b].decode("utf-8", "surrogatepass") for a, b in piece.spans)
+        fields = (piece.tool, piece.command, piece.elided, piece.marked)
+        out.append(Section(piece.first_line, body, *fields))
+    return out
+
+
+def cut(data: bytes) -> list[Piece]:
+    """`split` of a capture's UTF-8 bytes, each section as byte ranges of `data` (the importer
+    writes them out without making text of them).
+
+    Lines end where `str.splitlines` ends them. Where `\\n` and `\\r\\n` are the only line ends
+    (as good as always), the lines are found with NumPy and only those that can start, end or
+    mark something (`_lines`) are looked at in Python: every other line is a row of the section
+    being read. Otherwise every line is looked at.
+    """
+    ends = _line_ends(data)
+    if ends is not None:
+        bounds, candidates, blank, solid = _lines(data, ends)
+
+        def stripped(i: int) -> str:
+            row = data[bounds[i] : bounds[i + 1]]
+            return row.decode("utf-8", "surrogatepass").rstrip("\r\n")
+
+        return _walk(bounds, candidates, stripped, blank, solid)
+    rows = data.decode("utf-8", "surrogatepass").splitlines(keepends=True)
+    sizes = (len(row.encode("utf-8", "surrogatepass")) for row in rows)
+    bounds = np.array([0, *itertools.accumulate(sizes)], dtype=np.int64)
+    unused = np.zeros(len(rows) + 1, dtype=np.int64)  # (no line is left unlooked at)
+    every = list(range(len(rows)))
+    return _walk(bounds, every, lambda i: rows[i].rstrip("\r\n"), unused, unused)
+
+
+def _walk(
+    bounds: np.ndarray,
+    candidates: list[int],
+    stripped: Callable[[int], str],
+    blank: np.ndarray,
+    solid: np.ndarray,
+) -> list[Piece]:
+    """The sections of lines `bounds` cuts (line i is bytes `bounds[i]:bounds[i + 1]`, its end
+    included), looking only at the lines `candidates` (ascending) names: each line between two
+    is a row of the section being read, blank where `blank` says, and `solid[i]` lines before
+    line i are not blank."""
+    out: list[Piece] = []
     cur = _Open(first_line=1)
     previous_blank = True
-    for number, line in enumerate(text.splitlines(keepends=True), start=1):
-        stripped = line.rstrip("\r\n")
-        prompt = _prompt(stripped)
-        if prompt is not None or _FENCE.match(stripped):
+    after = 0  # the first line not yet read
+    for i in [*candidates, len(bounds) - 1]:
+        if i > after:  # rows: lines after .. i - 1
+            cur.add(after, int(bounds[after]), int(bounds[i]), bool(solid[i] > solid[after]))
+            previous_blank = bool(blank[i - 1])
+        if i == len(bounds) - 1:
+            break
+        line = stripped(i)
+        number = i + 1
+        prompt = _prompt(line)
+        if prompt is not None or _FENCE.match(line):
             cur.close(out)
             cur = _Open(first_line=number + 1, command=prompt, marked=True)
             cur.tool = None if prompt is None else profiler_run(prompt)
-        elif len(stripped) <= _ELISION_MAX and _ELISION.fullmatch(stripped):
+        elif len(line) <= _ELISION_MAX and _ELISION.fullmatch(line):
             cur.elided.append(number)  # left out; the section goes on
         else:
-            tool, run = _signature(stripped, previous_blank)
+            tool, run = _signature(line, previous_blank)
             if tool is not None and cur.tool is not None and _another(cur, tool, run):
                 cur.close(out)
                 cur = _Open(first_line=number)
             if tool is not None and (cur.tool is None or cur.run is None):
                 cur.tool, cur.run = tool, run  # a prompt's `nvprof` gets its PID
-            if not cur.lines:
-                cur.first_line = number
-            cur.lines.append(line)
-        previous_blank = not stripped or stripped.isspace()
+            cur.add(i, int(bounds[i]), int(bounds[i + 1]), bool(line.strip()))
+        previous_blank = not line or line.isspace()
+        after = i + 1
     cur.close(out)
     return out
 
@@ -189,14 +273,119 @@ class _Open:
     run: str | None = None
 
     def __post_init__(self) -> None:
-        self.lines: list[str] = []
+        self.spans: list[tuple[int, int]] = []
+        self.solid = False  # whether a line read is not blank
         self.elided: list[int] = []
 
-    def close(self, out: list[Section]) -> None:
-        text = "".join(self.lines)
-        if text.strip():
+    def add(self, line: int, start: int, end: int, solid: bool) -> None:
+        """Read lines `line`.. (0-based), bytes `start:end` of the capture."""
+        if not self.spans:
+            self.first_line = line + 1
+            self.spans.append((start, end))
+        elif self.spans[-1][1] == start:
+            self.spans[-1] = (self.spans[-1][0], end)
+        else:
+            self.spans.append((start, end))
+        self.solid = self.solid or solid
+
+    def close(self, out: list[Piece]) -> None:
+        if self.solid:
             elided = tuple(self.elided)
-            out.append(Section(self.first_line, text, self.tool, self.command, elided, self.marked))
+            spans = tuple(self.spans)
+            out.append(Piece(self.first_line, spans, self.tool, self.command, elided, self.marked))
         elif self.elided and out:  # an elision right after a section ends that section
             last = out[-1]
             out[-1] = dataclasses.replace(last, elided=(*last.elided, *self.elided))
+
+
+# Lines looked at in Python (`_lines`): those whose first non-blank byte may start a fence
+# (`` ` `` `~`), an elision (`.` `[` `<`), a tool's first line (`=` `P` `R` `G` `C` `[` `*`) or a
+# prompt (`$` `%` `(` `[` `-` `b` `P`, or a `user@host` one: every line that holds an `@`).
+_LOOK = np.zeros(256, dtype=bool)
+_LOOK[list(b"`~.[<=PRGC*$%(-b")] = True
+_BLANK = np.array([c < 128 and chr(c).isspace() for c in range(256)])  # as `parse.lines`
+_BLANK_IN_LINE = _BLANK & (np.arange(256) != 10)
+_HOLDING_FIND_MAX = 4096  # more lines that hold the byte: one NumPy pass instead
+_SLICE = 1 << 20
+
+
+def _line_ends(data: bytes) -> np.ndarray | None:
+    """The offsets of the `\\n` bytes of `data`, or None when `str.splitlines` ends lines
+    elsewhere too: at `\\r` alone, `\\v`, `\\f`, `\\x1c`-`\\x1e`, U+0085, U+2028 or U+2029.
+
+    One pass finds every byte below 32 or from 0xC2 (the first of those characters' UTF-8),
+    a slice at a time; what each is, is looked up among the few found.
+    """
+    codes = np.frombuffer(data, dtype=np.uint8)
+    parts = [  # (byte + 62) mod 256 < 94: below 32, or 0xC2 and up
+        np.flatnonzero((codes[at : at + _SLICE] + np.uint8(62)) < 94) + at
+        for at in range(0, len(codes), _SLICE)
+    ]
+    found = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    byte = codes[found]
+    if np.isin(byte, (11, 12, 28, 29, 30)).any():
+        return None
+    cr = found[byte == 13]
+    if len(cr) and (cr[-1] + 1 == len(codes) or (codes[cr + 1] != 10).any()):
+        return None
+    last = len(codes) - 1
+    c2, e2 = found[byte == 0xC2], found[byte == 0xE2]
+    if (codes[np.minimum(c2 + 1, last)] == 0x85).any():
+        return None
+    second, third = codes[np.minimum(e2 + 1, last)], codes[np.minimum(e2 + 2, last)]
+    if ((second == 0x80) & ((third == 0xA8) | (third == 0xA9))).any():
+        return None
+    return found[byte == 10]
+
+
+def _lines(
+    data: bytes, ends: np.ndarray
+) -> tuple[np.ndarray, list[int], np.ndarray, np.ndarray]:
+    """(bounds, candidates, blank, solid) for `_walk` of `data`, whose lines end at `ends`."""
+    bounds = np.concatenate(([0], ends + 1))
+    if bounds[-1] != len(data):
+        bounds = np.concatenate((bounds, [len(data)]))  # the last line has no `\\n`
+    start = bounds[:-1]
+    lead = np.frombuffer(data, dtype=np.uint8)[start]  # the first non-blank byte, below
+    todo = np.flatnonzero(_BLANK[lead])
+    for at in range(0, lines.LEAD_LIMIT, 8):  # as `lines.split`, for the lines that need it
+        window = lines.words(data, start[todo] + at).view(np.uint8).reshape(-1, 8)
+        found = ~_BLANK_IN_LINE[window]
+        stops = found.any(axis=1)
+        k = found.argmax(axis=1)[stops]
+        lead[todo[stops]] = window[stops][np.arange(len(k)), k]
+        todo = todo[~stops]
+        if not len(todo):
+            break
+    unknown = lead >= 128
+    unknown[todo] = True  # blank for more than LEAD_LIMIT bytes
+    blank = (lead == 10) & ~unknown
+    look = unknown | _LOOK[lead]
+    if len(look):
+        look[0] = True  # a paragraph's first line (an nsys CSV header may start one)
+        look[1:] |= blank[:-1] | unknown[:-1]
+        look[_holding(data, b"@", bounds)] = True
+    solid = np.concatenate(([0], np.cumsum(~blank & ~unknown, dtype=np.int64)))
+    return bounds, np.flatnonzero(look).tolist(), blank, solid
+
+
+def _holding(data: bytes, byte: bytes, bounds: np.ndarray) -> np.ndarray:
+    """The lines (0-based) that hold `byte`."""
+    hits: list[int] = []
+    at = data.find(byte)
+    while at >= 0 and len(hits) < _HOLDING_FIND_MAX:
+        hits.append(at)
+        end = data.find(b"\n", at)
+        at = -1 if end < 0 else data.find(byte, end)
+    if at >= 0:  # many: all at once
+        hits = _offsets(np.frombuffer(data, dtype=np.uint8), byte[0]).tolist()
+    return np.searchsorted(bounds, np.array(hits, dtype=np.int64), side="right") - 1
+
+
+def _offsets(codes: np.ndarray, byte: int) -> np.ndarray:
+    """Where `byte` is in `codes`, found a slice at a time as `lines.newlines` finds `\\n`."""
+    parts = [
+        np.flatnonzero(codes[at : at + _SLICE] == byte) + at
+        for at in range(0, len(codes), _SLICE)
+    ]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)

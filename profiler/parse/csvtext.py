@@ -63,6 +63,22 @@ def read_text(path: str | Path, expected: str) -> str:
     return _decode(data, path, expected, final=True)
 
 
+def read_utf8(path: str | Path, expected: str) -> bytes:
+    """`read_text(path, expected).encode("utf-8")`, without decoding an ASCII file (a check
+    of its bytes is enough): for a caller that cuts the bytes up.
+
+    Raises: ParseError as `read_text`.
+    """
+    path = Path(path)
+    try:
+        data = files.read_bytes(path)
+    except DataError as exc:
+        raise ParseError(path, expected, _reason(exc, path)) from None
+    if data and data.isascii() and data.find(b"\x00") < 0 and not data.isspace():
+        return data
+    return _decode(data, path, expected, final=True).encode("utf-8")
+
+
 def read_head(path: str | Path, expected: str, size: int = HEAD_BYTES) -> str:
     """The first `size` bytes of `path` as text, checked as `read_text` checks a whole file:
     what a parser looks at before it reads the rest (and refuses a file early).
