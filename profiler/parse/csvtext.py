@@ -63,6 +63,20 @@ def read_text(path: str | Path, expected: str) -> str:
     return _decode(data, path, expected, final=True)
 
 
+def read_text_and_bytes(path: str | Path, expected: str) -> tuple[str, bytes]:
+    """`read_text`, and the bytes it decoded (a parser that reads an ASCII text with NumPy
+    need not encode it again).
+
+    Raises: ParseError as `read_text`.
+    """
+    path = Path(path)
+    try:
+        data = files.read_bytes(path)
+    except DataError as exc:
+        raise ParseError(path, expected, _reason(exc, path)) from None
+    return _decode(data, path, expected, final=True), data
+
+
 def read_head(path: str | Path, expected: str, size: int = HEAD_BYTES) -> str:
     """The first `size` bytes of `path` as text, checked as `read_text` checks a whole file:
     what a parser looks at before it reads the rest (and refuses a file early).
