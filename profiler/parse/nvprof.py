@@ -177,7 +177,7 @@ def _has_header_word(line: str) -> bool:
     return any(word in line for word in _HEADER_WORDS)
 
 
-def _headers(text: str, leads: lines.Lines | None = None) -> Iterator[re.Match[str]]:
+def _headers(text: str, leads: parse_lines.Lines | None = None) -> Iterator[re.Match[str]]:
     """Every table header in the text, in order. Lines are picked by the words every header
     holds with str.find (or, given the leads of an ASCII text's lines, by their first non-blank
     byte: a header starts with `"`, `T`, `S` or `I`), then matched whole: a `^` pattern tried at

@@ -335,15 +335,15 @@ def _names_and_middles(
     few kernels and copies), else the names and middles are cut on their own."""
     low, high, name_at = spans
     at, stop = start.tolist(), end.tolist()
-    sample = len({text[a + low : b] for a, b in zip(at[:_SAMPLE], stop[:_SAMPLE])})
+    sample = len({text[a + low : b] for a, b in zip(at[:_SAMPLE], stop[:_SAMPLE], strict=True)})
     if sample > min(len(at), _SAMPLE) // 4:
-        names = _factorized([text[a + name_at : b] for a, b in zip(at, stop)])
+        names = _factorized([text[a + name_at : b] for a, b in zip(at, stop, strict=True)])
 
         def middles(keep: np.ndarray) -> tuple[np.ndarray, list[str]]:
             return _factorized([text[a + low : a + high] for a in start[keep].tolist()])
 
         return names, middles
-    tail_codes, tails = _factorized([text[a + low : b] for a, b in zip(at, stop)])
+    tail_codes, tails = _factorized([text[a + low : b] for a, b in zip(at, stop, strict=True)])
     names = _renumbered(tail_codes, [tail[name_at - low :] for tail in tails])
 
     def middles_of_tails(keep: np.ndarray) -> tuple[np.ndarray, list[str]]:
