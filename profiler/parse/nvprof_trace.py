@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -268,7 +269,7 @@ def _fast_fields(
 def _row_spans(data: bytes | memoryview, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Where each data row (a non-empty line after the header, one `\\r` dropped from its end)
     starts and ends; None when a row still ends with `\\r`."""
-    breaks = lines.newlines(data)
+    breaks = lines.newlines(cast(bytes, data))  # (read through np.frombuffer: any buffer)
     start = breaks + 1
     end = np.append(breaks[1:], len(data))
     cr = np.flatnonzero(end > start)
