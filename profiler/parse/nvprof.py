@@ -340,7 +340,9 @@ def _gpu_trace(tables: list[Table], stage: str, path: Path) -> pd.DataFrame:
     """
     parts = []
     for table in tables:
-        header = str(table.origin.text).split("\n", 1)[0]
+        text = str(table.origin.text)
+        cut = text.find("\n")
+        header = text if cut < 0 else text[:cut]  # (split would copy the rest)
         if "Grid Size" not in header and '"Grid X"' not in header:
             raise table.origin.error(
                 f"line {table.origin.first_line}: an API trace (--print-api-trace); profgen "
