@@ -126,8 +126,9 @@ EDITS = [
     lambda s: f"==4242== Profiling application: ./x\n{s}",
     lambda s: f"==PROF== Connected to process 1\n{s}",
     lambda s: f"Processing [r.sqlite] with [/x/cuda_gpu_trace.py]...\n{s}",
-    lambda s: "\n Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),Name\n"
-    + s,
+    lambda s: (
+        "\n Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),Name\n" + s
+    ),
     lambda s: f"{s}\x0bnext",
     lambda s: f"{s}\x0c",
     lambda s: f"{s}\x1cx",

@@ -62,9 +62,7 @@ _PROMPT = re.compile(
 )
 _PROMPT_FIRST = frozenset(" \t$%([-_.~/" + string.ascii_letters + string.digits)
 _FENCE = re.compile(r"[ \t]{0,3}(?:```|~~~)")
-_ELISION = re.compile(
-    r"[ \t]*(?:\.\.\.|…|\[(?:\.\.\.|…)[^\]\n]{0,80}\]|<snip>|\[snip\])[ \t\r]*"
-)
+_ELISION = re.compile(r"[ \t]*(?:\.\.\.|…|\[(?:\.\.\.|…)[^\]\n]{0,80}\]|<snip>|\[snip\])[ \t\r]*")
 _ELISION_MAX = 100  # longer lines are no elision mark (table rows, mostly: not even tried)
 # A profiler named as a word of a command: `nvprof ./a`, `sudo /usr/local/cuda/bin/ncu ...`,
 # `$(which nsys) profile` (not `nvprof.log`, `nsys_notes.md`)
@@ -338,9 +336,7 @@ def _line_ends(data: bytes) -> np.ndarray | None:
     return found[byte == 10]
 
 
-def _lines(
-    data: bytes, ends: np.ndarray
-) -> tuple[np.ndarray, list[int], np.ndarray, np.ndarray]:
+def _lines(data: bytes, ends: np.ndarray) -> tuple[np.ndarray, list[int], np.ndarray, np.ndarray]:
     """(bounds, candidates, blank, solid) for `_walk` of `data`, whose lines end at `ends`."""
     bounds = np.concatenate(([0], ends + 1))
     if bounds[-1] != len(data):
@@ -385,7 +381,6 @@ def _holding(data: bytes, byte: bytes, bounds: np.ndarray) -> np.ndarray:
 def _offsets(codes: np.ndarray, byte: int) -> np.ndarray:
     """Where `byte` is in `codes`, found a slice at a time as `lines.newlines` finds `\\n`."""
     parts = [
-        np.flatnonzero(codes[at : at + _SLICE] == byte) + at
-        for at in range(0, len(codes), _SLICE)
+        np.flatnonzero(codes[at : at + _SLICE] == byte) + at for at in range(0, len(codes), _SLICE)
     ]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)

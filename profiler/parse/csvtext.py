@@ -79,6 +79,16 @@ def read_utf8(path: str | Path, expected: str) -> bytes:
     return _decode(data, path, expected, final=True).encode("utf-8")
 
 
+def read_text_and_bytes(path: str | Path, expected: str) -> tuple[str, bytes]:
+    """`read_text`, and that text's UTF-8 bytes (a parser that reads an ASCII text with NumPy
+    need not encode it again).
+
+    Raises: ParseError as `read_text`.
+    """
+    data = read_utf8(path, expected)
+    return data.decode("utf-8"), data
+
+
 def read_head(path: str | Path, expected: str, size: int = HEAD_BYTES) -> str:
     """The first `size` bytes of `path` as text, checked as `read_text` checks a whole file:
     what a parser looks at before it reads the rest (and refuses a file early).

@@ -31,10 +31,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from profiler.errors import ParseError
 from profiler.parse import csvtext, nvprof_metrics, nvprof_summary, nvprof_trace, values
+from profiler.parse import lines as parse_lines
 from profiler.parse.values import LineCounter, Origin
 
 EXPECTED = (
@@ -99,6 +101,7 @@ class Table:
     section: str
     run: int
     nvtx: bool = False
+    raw: memoryview | None = None  # the table's bytes, when the file is ASCII
 
 
 def read_log(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
@@ -120,8 +123,8 @@ def read_log(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
     head = csvtext.read_head(path, EXPECTED)
     if not looks_like(head):
         raise ParseError(path, EXPECTED, "no nvprof table header nor ==PID== line at its start")
-    text = csvtext.read_text(path, EXPECTED)
-    tables = _tables(text, path)
+    text, data = csvtext.read_text_and_bytes(path, EXPECTED)
+    tables = _tables(text, path, data if len(data) == len(text) else None)  # ASCII: bytes
     if not tables:
         raise ParseError(path, EXPECTED, _nothing(text))
     _check_one_run(tables, path)
@@ -174,10 +177,17 @@ def _has_header_word(line: str) -> bool:
     return any(word in line for word in _HEADER_WORDS)
 
 
-def _headers(text: str) -> Iterator[re.Match[str]]:
+def _headers(text: str, leads: parse_lines.Lines | None = None) -> Iterator[re.Match[str]]:
     """Every table header in the text, in order. Lines are picked by the words every header
-    holds with str.find, then matched whole: a `^` pattern tried at every position of a 100 MB
-    text would take seconds."""
+    holds with str.find (or, given the leads of an ASCII text's lines, by their first non-blank
+    byte: a header starts with `"`, `T`, `S` or `I`), then matched whole: a `^` pattern tried at
+    every position of a 100 MB text would take seconds."""
+    if leads is not None:
+        for start in _lines_led_by(leads, b'"TSI').tolist():
+            match = _HEADER.match(text, start)
+            if match is not None:
+                yield match
+        return
     starts = set()
     for word in _HEADER_WORDS:
         at = text.find(word)
@@ -191,25 +201,52 @@ def _headers(text: str) -> Iterator[re.Match[str]]:
             yield match
 
 
-def _tables(text: str, path: Path) -> list[Table]:
+def _tables(text: str, path: Path, data: bytes | None = None) -> list[Table]:
     """Every table in the text: its kind, its text (from the header to the blank, `==` or code
-    fence line that ends it), its section, its run and whether it summarises an NVTX range."""
+    fence line that ends it), its section, its run and whether it summarises an NVTX range.
+    `data`, the text's bytes when it is ASCII, lets the lines that can matter be found with
+    NumPy (`parse.lines`) rather than with a few searches through the whole text."""
     lines = LineCounter(text)
-    runs, nvtx = _marker_lines(text, _RESULT), _marker_lines(text, _NVTX)
+    leads = None if data is None else parse_lines.split(data)
+    runs, nvtx = _marker_lines(text, _RESULT, leads), _marker_lines(text, _NVTX, leads)
+    ends = None if leads is None else _lines_led_by(leads, b"=`", blank=True)
     found = []
-    for match in _headers(text):
+    for match in _headers(text, leads):
         kind = next(k for k, v in match.groupdict().items() if v is not None)
         start = match.start()
-        end_match = _TABLE_END.search(text, start)
-        end = len(text) if end_match is None else end_match.start() + 1
+        end = _table_end(text, start, ends)
         above = text[text.rfind("\n", 0, max(start - 1, 0)) + 1 : max(start - 1, 0)]
         section = _section(above.strip(" \t"))
         skip = 1 if kind in ("csv_summary", "csv_trace") else 0  # the units row
         origin = Origin(path, EXPECTED, text[start:end], lines.at(start), skip)
         run = bisect.bisect(runs, start)
         in_nvtx = _last_before(nvtx, start) > _last_before(runs, start)
-        found.append(Table(kind, origin, section, run, in_nvtx and kind in _SUMMARY_KINDS))
+        raw = None if data is None else memoryview(data)[start:end]
+        found.append(Table(kind, origin, section, run, in_nvtx and kind in _SUMMARY_KINDS, raw))
     return found
+
+
+def _table_end(text: str, start: int, ends: np.ndarray | None) -> int:
+    """Where the table whose header starts at `start` ends: after the newline before the first
+    line that ends a table (`_TABLE_END`); `ends`, when known, holds the starts of the only lines
+    that can (led by `=` or a backtick, blank, or led by what `parse.lines` does not know)."""
+    if ends is None:
+        end_match = _TABLE_END.search(text, start)
+        return len(text) if end_match is None else end_match.start() + 1
+    for line in ends[np.searchsorted(ends, start, side="right") :].tolist():
+        if _TABLE_END.match(text, line - 1):
+            return int(line)
+    return len(text)
+
+
+def _lines_led_by(leads: parse_lines.Lines, firsts: bytes, blank: bool = False) -> np.ndarray:
+    """The starts of the lines whose first non-blank byte is one of `firsts`, or is not known
+    (led by 64 blanks or more), and, if `blank`, the blank lines."""
+    pick = np.isin(leads.first, np.frombuffer(firsts, dtype=np.uint8)) & (leads.lead >= 0)
+    pick |= leads.lead == parse_lines.UNKNOWN
+    if blank:
+        pick |= leads.lead == parse_lines.BLANK_LINE
+    return leads.start[pick]
 
 
 def _section(above: str) -> str:
@@ -225,15 +262,28 @@ def _last_before(positions: list[int], at: int) -> int:
     return positions[index - 1] if index else -1
 
 
-def _marker_lines(text: str, marker: str) -> list[int]:
-    """Where each line that is `marker` starts (after blanks and an `==PID==` prefix, if any)."""
-    out, at = [], text.find(marker)
+def _marker_lines(text: str, marker: str, leads: parse_lines.Lines | None = None) -> list[int]:
+    """Where each line that is `marker` starts (after blanks and an `==PID==` prefix, if any).
+    Given the leads of an ASCII text's lines, only the lines led by `=` or the marker's first
+    character are searched (no other line can be one)."""
+    if leads is not None:
+        out = []
+        for start in _lines_led_by(leads, f"={marker[0]}".encode()).tolist():
+            stop = text.find("\n", start)
+            out += _markers_in(text, marker, start, len(text) if stop < 0 else stop)
+        return out
+    return _markers_in(text, marker, 0, len(text))
+
+
+def _markers_in(text: str, marker: str, begin: int, stop: int) -> list[int]:
+    """`_marker_lines` of `text[begin:stop]` (whole lines)."""
+    out, at = [], text.find(marker, begin, stop)
     while at >= 0:
         line_start = text.rfind("\n", 0, at) + 1
         prefix = text[line_start:at].lstrip(" \t")
         if not prefix or (prefix.startswith("==") and prefix.endswith("== ") and len(prefix) < 24):
             out.append(line_start)
-        at = text.find(marker, at + len(marker))
+        at = text.find(marker, at + len(marker), stop)
     return out
 
 
@@ -290,14 +340,18 @@ def _gpu_trace(tables: list[Table], stage: str, path: Path) -> pd.DataFrame:
     """
     parts = []
     for table in tables:
-        header = str(table.origin.text).split("\n", 1)[0]
+        text = str(table.origin.text)
+        cut = text.find("\n")
+        header = text if cut < 0 else text[:cut]  # (split would copy the rest)
         if "Grid Size" not in header and '"Grid X"' not in header:
             raise table.origin.error(
                 f"line {table.origin.first_line}: an API trace (--print-api-trace); profgen "
                 "reads nvprof's summaries, gpu trace and metrics"
             )
-        read = nvprof_trace.csv_trace if table.kind == "csv_trace" else nvprof_trace.text_trace
-        parts.append(read(table.origin, stage))
+        if table.kind == "csv_trace":
+            parts.append(nvprof_trace.csv_trace(table.origin, stage))
+        else:
+            parts.append(nvprof_trace.text_trace(table.origin, stage, table.raw))
     trace = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     if trace.empty:
         raise ParseError(
@@ -306,6 +360,8 @@ def _gpu_trace(tables: list[Table], stage: str, path: Path) -> pd.DataFrame:
             "its gpu trace holds Unified Memory events only (page faults, migrations): "
             "no kernel, copy or memset",
         )
+    if trace["start_ns"].is_monotonic_increasing:  # as sorted: the rows numbered from 0
+        return trace.reset_index(drop=True)
     return trace.sort_values("start_ns", kind="stable", ignore_index=True)
 
 
@@ -316,6 +372,10 @@ def _metrics(tables: list[Table], stage: str, path: Path, alone: bool) -> pd.Dat
     Raises: ParseError for a bad row or cell, or as `nvprof_metrics.metrics_table` (when
         `alone`).
     """
-    read = {"text_metrics": nvprof_metrics.text_rows, "csv_metrics": nvprof_metrics.csv_rows}
-    rows = [read[t.kind](t.origin) for t in tables]
+    rows = [
+        nvprof_metrics.text_rows(t.origin, t.raw)
+        if t.kind == "text_metrics"
+        else nvprof_metrics.csv_rows(t.origin)
+        for t in tables
+    ]
     return nvprof_metrics.table(rows, stage, Origin(path, EXPECTED), alone)

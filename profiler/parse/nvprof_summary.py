@@ -134,7 +134,7 @@ def _token_numbers(
     at = cut.index(k)
     rows = pd.RangeIndex(len(at)) if index is None else index
     start, end = cut.start[at], cut.end[at]
-    number, fast = tokens.decimals(cut.codes, start, end - drop)
+    number, fast = _decimals_by_value(cut.codes, start, end - drop)
     slow = np.flatnonzero(~fast)
     text = cut.text
 
@@ -153,6 +153,29 @@ def _token_numbers(
             raise origin.cell_error(int(rows[at_bad]), column, f"{cell} is not a number")
         number[slow] = again
     return values.checked(number, rows, origin, column, rule, factor, shown)
+
+
+_BELOW = np.array([(1 << (8 * n)) - 1 for n in range(9)], dtype=np.uint64)  # low n bytes
+
+
+def _decimals_by_value(
+    codes: np.ndarray, start: np.ndarray, stop: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """`tokens.decimals`, read once per distinct cell when every cell is at most 8 bytes (its
+    bytes are then its key: the text holds no NUL byte); cells repeat in a summary's columns."""
+    width = stop - start
+    size = len(codes)
+    if not len(start) or size < 8 or int(width.max()) > 8 or int(start.max()) > size - 8:
+        return tokens.decimals(codes, start, stop)
+    view = np.ndarray((size - 7,), dtype="<u8", buffer=codes, strides=(1,))
+    keys = view[start] & _BELOW[np.clip(width, 0, 8)]
+    rows, distinct = pd.factorize(keys)
+    if len(distinct) * 2 > len(rows):
+        return tokens.decimals(codes, start, stop)
+    seen = np.maximum.accumulate(rows)  # codes come in order of first appearance
+    first = np.flatnonzero(np.append(True, seen[1:] > seen[:-1]))  # the first row of each
+    number, fast = tokens.decimals(codes, start[first], stop[first])
+    return number[rows], fast[rows]
 
 
 def _token_shares(cut: tokens.Tokens, origin: Origin) -> pd.Series:
@@ -184,9 +207,7 @@ def _token_times(
     bad = np.flatnonzero(seconds & (last != ord("s")))
     if len(bad):
         cell = values.shown_cell(cut.text[start[bad[0]] : end[bad[0]]])
-        raise origin.cell_error(
-            int(rows[bad[0]]), column, f"{cell} is not a time such as 1.8260ms"
-        )
+        raise origin.cell_error(int(rows[bad[0]]), column, f"{cell} is not a time such as 1.8260ms")
     factor[seconds] = csvtext.NS_PER_UNIT["s"]
     drop = np.where(seconds, 1, 2)
     return _token_numbers(cut, k, drop, origin, column, values.TIME, factor, rows)

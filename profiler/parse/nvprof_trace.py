@@ -20,11 +20,14 @@ costs a few passes over its columns.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import cast
 
 import numpy as np
 import pandas as pd
 
-from profiler.parse import csvtext, gpuops, nvprof_summary, values
+from profiler.errors import ParseError
+from profiler.parse import csvtext, gpuops, lines, nvprof_summary, tokens, values
 from profiler.parse.values import Origin
 
 _CSV_FIELDS = {
@@ -66,6 +69,10 @@ _TEXT_FIELDS = {
 _HEADER_CELL = re.compile(r"\S+(?: \S+)*")  # words joined by single spaces: linear, unambiguous
 _CORR_SUFFIX = re.compile(r"^(?P<name>.*\S) \[(?P<corr>[0-9]{1,18})\]\Z")
 _UNIFIED = "[Unified Memory"
+# The ASCII bytes `str.strip()` strips.
+_BLANK = np.zeros(256, dtype=bool)
+_BLANK[[c for c in range(128) if chr(c).isspace()]] = True
+_TWO_LETTER_UNITS = {unit: csvtext.NS_PER_UNIT[unit] for unit in ("ns", "us", "ms")}
 
 
 def csv_trace(origin: Origin, stage: str) -> pd.DataFrame:
@@ -114,8 +121,17 @@ def _csv_column(cells: pd.Series, unit: str, origin: Origin, column: str) -> pd.
     return values.integers(cells, origin, column, values.COUNT)
 
 
-def text_trace(origin: Origin, stage: str) -> pd.DataFrame:
+def text_trace(origin: Origin, stage: str, raw: memoryview | bytes | None = None) -> pd.DataFrame:
     """The text `--print-gpu-trace` table (`origin.text` starts at its header).
+
+    An ASCII table whose rows all line up and hold plain numbers is read with NumPy passes over
+    its bytes (`_fast_fields`); any other, and any row the fast path does not take as it is, is
+    read row by row (`_plain_fields`), which also says what is wrong with a bad one.
+
+    Args:
+        origin: the table's text and place.
+        stage: the stage key of every row.
+        raw: the table's bytes, when its text is ASCII (else it is encoded here when it is).
 
     Returns: DataFrame with `schema.GPU_TRACE` columns (Unified Memory rows dropped); empty
         when every row is a Unified Memory one.
@@ -123,22 +139,41 @@ def text_trace(origin: Origin, stage: str) -> pd.DataFrame:
     Raises: ParseError naming the line of a row that does not line up with the header, or the
         line and column of a bad cell.
     """
-    header, *lines = str(origin.text).split("\n")
-    columns = _text_columns(header, origin)
+    text = str(origin.text)
+    cut = text.find("\n")
+    columns = _text_columns(text if cut < 0 else text[:cut], origin)
+    found = _fast_fields(text, columns, origin, raw)
+    fields, keep = found if found is not None else _plain_fields(text, columns, origin)
+    _check_present(fields, origin, {"start": "Start", "duration": "Duration", "name": "Name"})
+    values.check_total(fields["duration"], origin, "Duration")
+    return _trace_table(pd.DataFrame(fields, index=pd.Index(keep)), stage)
+
+
+def _plain_fields(
+    text: str, columns: dict[str, tuple[int, int]], origin: Origin
+) -> tuple[dict[str, pd.Series], np.ndarray]:
+    """The fields of the kept rows, and the data rows they are: every row cut as a string.
+
+    Raises: ParseError as `text_trace`.
+    """
+    _, *lines = text.split("\n")
     rows = [ln.rstrip("\r") for ln in lines if ln.strip()]  # data rows, as Origin counts them
     start = columns["Name"][0] - 1  # a space, then the name to the end of the row
     names, codes = _cells([row[start:] for row in rows], None, origin, "Name", np.arange(len(rows)))
-    unified = names.astype(str).str.startswith(_UNIFIED).to_numpy(dtype=bool)
-    keep = np.flatnonzero(~np.append(unified, False)[codes])
+    keep = _kept(names, codes)
     kept = [rows[i] for i in keep] if len(keep) < len(rows) else rows
     fields = _text_field("name", names, codes[keep], pd.Index(keep), origin, "Name")
     for column, cells in _fixed_cells(kept, columns, keep, origin).items():
         fields.update(
             _text_field(_TEXT_FIELDS[column.rstrip("*")], *cells, pd.Index(keep), origin, column)
         )
-    _check_present(fields, origin, {"start": "Start", "duration": "Duration", "name": "Name"})
-    values.check_total(fields["duration"], origin, "Duration")
-    return _trace_table(pd.DataFrame(fields, index=pd.Index(keep)), stage)
+    return fields, keep
+
+
+def _kept(names: pd.Series, codes: np.ndarray) -> np.ndarray:
+    """The data rows that are no Unified Memory event."""
+    unified = names.astype(str).str.startswith(_UNIFIED).to_numpy(dtype=bool)
+    return np.flatnonzero(~np.append(unified, False)[codes])
 
 
 def _fixed_cells(
@@ -150,22 +185,229 @@ def _fixed_cells(
 
     Raises: ParseError as `_cells`.
     """
-    read = {c: span for c, span in columns.items() if _TEXT_FIELDS.get(c.rstrip("*"))}
+    read = _read_columns(columns)
     out = {}
     for column in ("Start", "Duration"):
         a, b = read.pop(column)
         out[column] = _cells([row[a : b + 1] for row in rows], b - a, origin, column, labels)
     if not read:
         return out
-    low = columns["Duration"][1]
-    high = max(b for a, b in read.values()) + 1
+    low, high = _middle(columns, read)
     middles, codes = pd.factorize(np.asarray([row[low:high] for row in rows], dtype=object))[::-1]
+    out.update(_middle_cells(middles, codes, read, low, labels, origin))
+    return out
+
+
+def _read_columns(columns: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    """The columns profgen reads (Name aside), by header word."""
+    return {c: span for c, span in columns.items() if _TEXT_FIELDS.get(c.rstrip("*"))}
+
+
+def _middle(
+    columns: dict[str, tuple[int, int]], read: dict[str, tuple[int, int]]
+) -> tuple[int, int]:
+    """Where the middle of a row starts and ends: from Duration's end to past the last column
+    read before Name."""
+    return columns["Duration"][1], max(b for a, b in read.values()) + 1
+
+
+def _middle_cells(
+    middles: np.ndarray,
+    codes: np.ndarray,
+    read: dict[str, tuple[int, int]],
+    low: int,
+    labels: np.ndarray,
+    origin: Origin,
+) -> dict[str, tuple[pd.Series, np.ndarray]]:
+    """The columns `read` (Start and Duration aside) of the distinct row middles `middles`
+    (`codes`: each row's), as `_cells` gives them per row.
+
+    Raises: ParseError as `_cells`.
+    """
+    out = {}
     firsts = _first_rows(codes, labels, len(middles))
     for column, (a, b) in read.items():
         raw = [middle[a - low : b - low + 1] for middle in middles]
         cats, inner = _cells(raw, b - a, origin, column, firsts)
         out[column] = (cats, np.append(inner, -1)[codes])
     return out
+
+
+def _fast_fields(
+    text: str,
+    columns: dict[str, tuple[int, int]],
+    origin: Origin,
+    raw: memoryview | bytes | None = None,
+) -> tuple[dict[str, pd.Series], np.ndarray] | None:
+    """`_plain_fields` of an ASCII table whose rows all reach past the start of Name, with
+    single-token plain decimal times: the rows are found and Start and Duration read with NumPy
+    over the bytes, the names and row middles cut once per row and read per distinct value.
+    None when the table is not such a table, or holds anything the plain path would refuse
+    (which then says why, as before).
+    """
+    read = _read_columns(columns)
+    name_at = columns["Name"][0]
+    if not text.isascii() or name_at < 1 or "Start" not in read or "Duration" not in read:
+        return None
+    data = text.encode("ascii") if raw is None or len(raw) != len(text) else raw
+    codes = np.frombuffer(data, dtype=np.uint8)
+    rows = _row_spans(data, codes)
+    if rows is None:
+        return None
+    start, end = rows
+    if not len(start) or int((end - start).min()) <= name_at:  # every row has a name
+        return None
+    first, last = codes[start + name_at], codes[end - 1]
+    if (codes[start + name_at - 1] != 32).any() or (_BLANK[first] | _BLANK[last]).any():
+        return None  # a row across the edge of Name, or a name with blanks around it
+    try:
+        return _fast_cells(text, codes, start, end, columns, read, origin)
+    except ParseError:
+        return None  # the plain path says what is wrong (it finds the first error)
+
+
+def _row_spans(data: bytes | memoryview, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Where each data row (a non-empty line after the header, one `\\r` dropped from its end)
+    starts and ends; None when a row still ends with `\\r`."""
+    breaks = lines.newlines(cast(bytes, data))  # (read through np.frombuffer: any buffer)
+    start = breaks + 1
+    end = np.append(breaks[1:], len(data))
+    cr = np.flatnonzero(end > start)
+    end[cr[codes[end[cr] - 1] == 13]] -= 1
+    rows = np.flatnonzero(end > start)
+    start, end = start[rows], end[rows]
+    if (codes[end - 1] == 13).any():
+        return None
+    return start, end
+
+
+def _fast_cells(
+    text: str,
+    codes: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    columns: dict[str, tuple[int, int]],
+    read: dict[str, tuple[int, int]],
+    origin: Origin,
+) -> tuple[dict[str, pd.Series], np.ndarray] | None:
+    """`_fast_fields` once the rows are found and their names known to be there.
+
+    Raises: ParseError as `_plain_fields` (the caller then reads the table the plain way).
+    """
+    name_at = columns["Name"][0]
+    read = dict(read)
+    times = {column: read.pop(column) for column in ("Start", "Duration")}
+    low, high = _middle(columns, read) if read else (name_at, name_at)
+    names, middles = _names_and_middles(text, start, end, (low, high, name_at))
+    name_codes, distinct = names
+    if "-" in set(distinct):
+        return None
+    firsts = _first_rows(name_codes, np.arange(len(start)), len(distinct))
+    by_first = pd.Series(distinct, index=firsts, dtype=object)
+    keep = _kept(by_first, name_codes)
+    index = pd.Index(keep)
+    fields = _text_field("name", by_first, name_codes[keep], index, origin, "Name")
+    for column, span in times.items():
+        ns = _fast_times(codes, start[keep], *span)
+        if ns is None:
+            return None
+        whole = pd.arrays.IntegerArray(ns, np.zeros(len(ns), dtype=bool))
+        fields[column.lower()] = pd.Series(whole, index=index, copy=False)
+    if read:
+        middle_codes, distinct = middles(keep)
+        found = _middle_cells(np.asarray(distinct, object), middle_codes, read, low, keep, origin)
+        for column, cells in found.items():
+            field = _TEXT_FIELDS[column.rstrip("*")]
+            fields.update(_text_field(field, *cells, index, origin, column))
+    return fields, keep
+
+
+_SAMPLE = 4096  # rows whose tails tell whether the tails repeat
+
+
+def _names_and_middles(
+    text: str, start: np.ndarray, end: np.ndarray, spans: tuple[int, int, int]
+) -> tuple[tuple[np.ndarray, list[str]], Callable[[np.ndarray], tuple[np.ndarray, list[str]]]]:
+    """Each row's name code and the distinct names (in order of first appearance, as
+    `pd.factorize` gives them), and a function of the kept rows that gives their middles'
+    codes and the distinct middles alike. `spans` are where a row's middle starts and ends and
+    where its name starts. The tail of a row (its middle, whatever is between it and Name, and
+    its name) is cut once per row and split once per distinct tail when the tails repeat (a
+    few kernels and copies), else the names and middles are cut on their own."""
+    low, high, name_at = spans
+    at, stop = start.tolist(), end.tolist()
+    sample = len({text[a + low : b] for a, b in zip(at[:_SAMPLE], stop[:_SAMPLE], strict=True)})
+    if sample > min(len(at), _SAMPLE) // 4:
+        names = _factorized([text[a + name_at : b] for a, b in zip(at, stop, strict=True)])
+
+        def middles(keep: np.ndarray) -> tuple[np.ndarray, list[str]]:
+            return _factorized([text[a + low : a + high] for a in start[keep].tolist()])
+
+        return names, middles
+    tail_codes, tails = _factorized([text[a + low : b] for a, b in zip(at, stop, strict=True)])
+    names = _renumbered(tail_codes, [tail[name_at - low :] for tail in tails])
+
+    def middles_of_tails(keep: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        return _renumbered(tail_codes[keep], [tail[: high - low] for tail in tails])
+
+    return names, middles_of_tails
+
+
+def _factorized(cells: list[str]) -> tuple[np.ndarray, list[str]]:
+    codes, distinct = pd.factorize(np.asarray(cells, dtype=object))
+    return codes, distinct.tolist()
+
+
+def _renumbered(codes: np.ndarray, values: list[str]) -> tuple[np.ndarray, list[str]]:
+    """`_factorized` of the cells `values[codes[i]]`, from the codes and values only."""
+    value_codes, distinct = _factorized(values)
+    rows, order = pd.factorize(value_codes[codes])
+    return rows, [distinct[i] for i in order.tolist()]
+
+
+def _fast_times(codes: np.ndarray, start: np.ndarray, a: int, b: int) -> np.ndarray | None:
+    """The cells `[a, b)` of the rows starting at `start` (each followed by a space), each one
+    right-aligned token of a plain decimal and a time unit (`1.8260ms`, `0.50000s`), in whole
+    ns as `nvprof_summary.times` and `values.whole` give them; None for any other cell. Cells of
+    at most 8 bytes are read once per distinct cell."""
+    width = b - a
+    if width < 2 or (codes[start + b] != 32).any():
+        return None
+    window = np.ndarray((len(codes) - width + 1,), dtype=f"V{width}", buffer=codes, strides=(1,))
+    cells = window[start + a]
+    rows = None
+    if width <= 8:  # the cell's bytes are its key
+        keys = np.zeros((len(cells), 8), dtype=np.uint8)
+        keys[:, :width] = cells.view(np.uint8).reshape(-1, width)
+        rows, at = pd.factorize(keys.view(np.uint64).ravel())
+        cells = cells[_first_rows(rows, np.arange(len(rows)), len(at))]
+    ns = _times_of_cells(cells.view(np.uint8).reshape(-1, width))
+    return ns if ns is None or rows is None else ns[rows]
+
+
+def _times_of_cells(cell: np.ndarray) -> np.ndarray | None:
+    """`_fast_times` of the cells, one per row of `cell` (bytes)."""
+    count, width = cell.shape
+    if (cell < 32).any():
+        return None
+    solid = cell > 32
+    if not solid[:, -1].all() or (np.logical_or.accumulate(solid, axis=1) != solid).any():
+        return None  # not right-aligned, or a blank inside
+    lead = width - solid.sum(axis=1)
+    before = np.where(lead <= width - 2, cell[:, -2], 0)
+    if (cell[:, -1] != ord("s")).any():
+        return None
+    factor = np.full(count, csvtext.NS_PER_UNIT["s"])
+    for unit, ns in _TWO_LETTER_UNITS.items():
+        factor[before == ord(unit[0])] = ns
+    drop = np.where(factor == csvtext.NS_PER_UNIT["s"], 1, 2)
+    at = np.arange(count) * width
+    number, plain = tokens.decimals(cell.ravel(), at + lead, at + width - drop)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaled = number * factor
+    if not plain.all() or not (scaled < values.TIME.most).all():
+        return None
+    return np.rint(scaled).astype("int64")
 
 
 def _text_columns(header: str, origin: Origin) -> dict[str, tuple[int, int]]:
@@ -226,10 +468,16 @@ def _first_rows(codes: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
     return rows[first] if len(rows) else first
 
 
-def _per_row(per_value: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """Row i gets `per_value[codes[i]]`; code -1 gets NaN."""
-    pool = np.append(per_value.astype("float64"), np.nan)
-    return pool[np.where(codes < 0, len(per_value), codes)]
+def _whole_rows(per_value: np.ndarray, codes: np.ndarray, index: pd.Index) -> pd.Series:
+    """Row i gets `per_value[codes[i]]` rounded, as `values.whole` rounds it; code -1 gets NA.
+    (Rounded once per value, then taken per row.)"""
+    number = np.append(per_value.astype("float64"), np.nan)
+    missing = np.isnan(number)
+    ints = np.where(missing, 0, np.rint(number)).astype("int64")
+    absent = len(codes) and int(codes.min()) < 0
+    at = np.where(codes < 0, len(per_value), codes) if absent else codes
+    mask = missing[at] if absent or missing[:-1].any() else np.zeros(len(codes), dtype=bool)
+    return pd.Series(pd.arrays.IntegerArray(ints[at], mask), index=index, copy=False)
 
 
 def _text_field(
@@ -240,7 +488,7 @@ def _text_field(
     Raises: ParseError naming the line and column of a bad cell.
     """
     if field == "device":
-        return {field: gpuops.strings(cats.map(_device_ordinal).tolist(), codes, index)}
+        return {field: _categorical(cats.map(_device_ordinal).tolist(), codes, index)}
     if field in ("name", "src", "dst"):
         cat = pd.Categorical.from_codes(codes, categories=pd.Index(cats.to_numpy(), dtype=object))
         series = pd.Series(cat, index=index)
@@ -248,7 +496,7 @@ def _text_field(
     if field in ("grid", "block"):
         parts = _dims(cats, origin, column)
         return {
-            f"{field}_{axis}": values.whole(pd.Series(_per_row(p, codes), index=index))
+            f"{field}_{axis}": _whole_rows(p, codes, index)
             for axis, p in zip("xyz", parts, strict=True)
         }
     if field in ("start", "duration"):
@@ -257,7 +505,7 @@ def _text_field(
         per_value = _sizes(cats, origin, column)
     else:  # registers, stream
         per_value = values.numbers(cats, origin, column, values.COUNT).to_numpy(dtype="float64")
-    return {field: values.whole(pd.Series(_per_row(per_value, codes), index=index))}
+    return {field: _whole_rows(per_value, codes, index)}
 
 
 def _dims(cats: pd.Series, origin: Origin, column: str) -> list[np.ndarray]:
@@ -332,7 +580,8 @@ def _trace_table(f: pd.DataFrame, stage: str) -> pd.DataFrame:
 
 
 def _split_correlation(names: pd.Series) -> tuple[pd.Series, pd.Series]:
-    """`kernel(float*) [218]` -> (`kernel(float*)`, 218), by distinct value."""
+    """`kernel(float*) [218]` -> (`kernel(float*)`, 218), by distinct value; the names as a
+    categorical (what `gpuops.trace_table` reads them as)."""
 
     def name_of(v: object) -> str | None:
         match = _CORR_SUFFIX.match(v) if isinstance(v, str) else None
@@ -342,4 +591,14 @@ def _split_correlation(names: pd.Series) -> tuple[pd.Series, pd.Series]:
         match = _CORR_SUFFIX.match(v) if isinstance(v, str) else None
         return int(match["corr"]) if match else None
 
-    return gpuops.map_strings(names, name_of), gpuops.map_ints(names, corr_of)
+    found, codes = gpuops.lookup(names, name_of)
+    return _categorical(found, codes, names.index), gpuops.map_ints(names, corr_of)
+
+
+def _categorical(found: list[object], codes: np.ndarray, index: pd.Index) -> pd.Series:
+    """A categorical Series whose row i is `found[codes[i]]`; code -1 or a None value -> NA
+    (the values of `gpuops.strings`, without a string per row)."""
+    inner, distinct = pd.factorize(pd.Series(found, dtype=object))  # None -> -1
+    rows = np.append(inner, -1)[np.where(codes < 0, len(found), codes)]
+    categories = pd.Index(distinct, dtype=object)
+    return pd.Series(pd.Categorical.from_codes(rows, categories=categories), index=index)
