@@ -246,6 +246,9 @@ def trace_table(f: pd.DataFrame, stage: str) -> pd.DataFrame:
     Returns: DataFrame with `schema.GPU_TRACE` columns; rows that are no kernel, copy or memset
         are dropped; `range` is missing and `repeat` -1 (attribution fills them later).
     """
+    order = _start_order(f["start"])
+    if order is not None:  # sort the fields, not the table: its strings are then built sorted
+        f = f.take(order).set_axis(pd.RangeIndex(len(f)), axis=0)
     na = pd.Series(pd.NA, index=f.index, dtype="Int64")
 
     def col(name: str) -> pd.Series:
@@ -273,3 +276,16 @@ def trace_table(f: pd.DataFrame, stage: str) -> pd.DataFrame:
     if not out["start_ns"].is_monotonic_increasing:
         out = out.sort_values("start_ns", kind="stable", ignore_index=True)
     return schema.validate(out, schema.GPU_TRACE)
+
+
+def _start_order(start: pd.Series) -> np.ndarray | None:
+    """The rows in start order (a stable sort, as `trace_table`'s) when the start times are
+    whole numbers, none missing, out of order; else None. Rows dropped later keep the order of
+    the others: the table is then as if sorted after the drop (`schema.conform` renumbers it)."""
+    if str(start.dtype) not in ("int64", "Int64") or start.isna().any():
+        return None
+    values = start.to_numpy(dtype="int64")
+    if len(values) < 2 or bool((values[1:] >= values[:-1]).all()):
+        return None
+    order: np.ndarray = np.argsort(values, kind="stable")
+    return order
