@@ -328,8 +328,11 @@ def _summary_rows(tables: list[Table]) -> list[tuple[Origin, pd.DataFrame]]:
     """Each summary table's origin and rows (`nvprof_summary.COLUMNS`)."""
     out = []
     for table in tables:
-        read = nvprof_summary.csv_rows if table.kind == "csv_summary" else nvprof_summary.text_rows
-        out.append((table.origin, read(table.origin, table.section)))
+        if table.kind == "csv_summary":
+            out.append((table.origin, nvprof_summary.csv_rows(table.origin, table.section)))
+        else:
+            rows = nvprof_summary.text_rows(table.origin, table.section, table.raw)
+            out.append((table.origin, rows))
     return out
 
 

@@ -28,7 +28,7 @@ _CELLS = ["type", "Time(%)", "Time", "Calls", "Avg", "Min", "Max", "Name"]
 _TWO_LETTER_UNITS = {unit: csvtext.NS_PER_UNIT[unit] for unit in ("ns", "us", "ms")}
 
 
-def text_rows(origin: Origin, section: str) -> pd.DataFrame:
+def text_rows(origin: Origin, section: str, raw: memoryview | None = None) -> pd.DataFrame:
     """The rows of one text summary table (`origin.text` starts at its header).
 
     Every row is cut into tokens at once (`tokens.split`) and its numbers read from them (the
@@ -38,27 +38,31 @@ def text_rows(origin: Origin, section: str) -> pd.DataFrame:
         origin: the table's text and place in its file.
         section: the row type of rows before the first typed one (`GPU activities` unless the
             table stands under an `==PID== API calls:` line).
+        raw: the table's bytes when the file is ASCII (its tokens are then found without
+            encoding its text).
 
     Returns: DataFrame with `COLUMNS`: times in ns (float), calls and shares as read.
 
     Raises: ParseError naming the line (and column) of the first bad row or cell.
     """
-    lines = str(origin.text).split("\n")[1:]
-    cut = tokens.split(lines)
+    text = str(origin.text)
+    after = text.find("\n") + 1  # the rows follow the header line
+    body = text[after:] if after else ""
+    cut = tokens.split_text(body, None if raw is None or not after else raw[after:])
     if cut is None:
-        return _rows_one_by_one(lines, section, origin)
+        return _rows_one_by_one(body.split("\n") if after else [], section, origin)
     offsets = np.flatnonzero(cut.count > 0)  # blank lines are no rows
     cut = cut.rows(offsets)
     initial = cut.codes[cut.start[cut.index(0)]] | 32  # lower case
     typed = np.flatnonzero((initial >= ord("a")) & (initial <= ord("z"))).tolist()
     sections, changes, skip, wrong = [section], [-1], np.zeros(len(offsets), dtype="int64"), None
     for i in typed:  # `GPU activities:` or `API calls:` before the first field
-        kind, sep, rest = lines[offsets[i]].strip().partition(":")
+        kind, sep, rest = _line(body, cut, i).strip().partition(":")
         if not sep or "%" in kind:
             wrong = i
             break
         if rest[:1] and not rest[:1].isspace():  # `API calls:100.00%`: no token ends at `:`
-            return _rows_one_by_one(lines, section, origin)
+            return _rows_one_by_one(body.split("\n"), section, origin)
         sections.append(kind.strip())
         changes.append(i)
         skip[i] = len((kind + ":").split())  # the tokens before the fields
@@ -85,6 +89,13 @@ def text_rows(origin: Origin, section: str) -> pd.DataFrame:
     frame = pd.DataFrame(out, columns=COLUMNS)
     _check_shares(frame, origin, resolution=0.01)
     return frame
+
+
+def _line(body: str, cut: tokens.Tokens, row: int) -> str:
+    """Line `row` of `body` (the rows cut into `cut`): from its first token to its newline."""
+    start = int(cut.start[cut.first[row]])
+    stop = body.find("\n", start)
+    return body[start:] if stop < 0 else body[start:stop]
 
 
 def _rows_one_by_one(lines: list[str], section: str, origin: Origin) -> pd.DataFrame:

@@ -76,6 +76,23 @@ def split(rows: list[str]) -> Tokens | None:
     return Tokens(text, codes, start, end, first, count)
 
 
+def split_text(text: str, raw: memoryview | bytes | None = None) -> Tokens | None:
+    """`split` of the text's lines, without splitting, joining and (given `raw`, the text's
+    bytes when it is ASCII) encoding them; None when the text is not ASCII."""
+    if raw is not None and len(raw) == len(text):  # ASCII: one byte per character
+        codes = np.frombuffer(raw, dtype=np.uint8)
+    elif text.isascii():
+        codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    else:
+        return None
+    edges = _edges(codes)
+    start, end = edges[0::2], edges[1::2]
+    row_starts = np.append(0, np.flatnonzero(codes == ord("\n")) + 1)
+    first = np.searchsorted(start, row_starts)
+    count = np.diff(np.append(first, len(start)))
+    return Tokens(text, codes, start, end, first, count)
+
+
 def _edges(codes: np.ndarray) -> np.ndarray:
     """Where the characters turn from blank to solid or back (a token's start, then its end),
     found a cache-sized slice at a time (a third of the time of whole-text passes)."""
