@@ -16,6 +16,7 @@ import random
 import re
 from pathlib import Path
 
+import fast_paths
 import numpy as np
 import pandas as pd
 import pytest
@@ -47,22 +48,12 @@ def slow(*_args: object) -> None:
     return None
 
 
-def outcome(path: Path) -> tuple[str, object]:
-    try:
-        return "ok", nsys_csv.read_stdout_reports(path)
-    except ParseError as exc:
-        return "error", str(exc)
+def outcome(path: Path) -> fast_paths.Outcome:
+    return fast_paths.outcome(lambda: nsys_csv.read_stdout_reports(path))
 
 
-def assert_same(fast: tuple[str, object], plain: tuple[str, object]) -> None:
-    assert fast[0] == plain[0], (fast, plain)
-    if fast[0] == "error":
-        assert fast[1] == plain[1]
-        return
-    assert isinstance(fast[1], dict) and isinstance(plain[1], dict)
-    assert fast[1].keys() == plain[1].keys()
-    for name in fast[1]:
-        pd.testing.assert_frame_equal(fast[1][name][0], plain[1][name][0], check_exact=True)
+def assert_same(fast: fast_paths.Outcome, plain: fast_paths.Outcome) -> None:
+    fast_paths.assert_same(fast, plain, lambda t: t[0])
 
 
 def both(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

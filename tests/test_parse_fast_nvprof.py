@@ -21,6 +21,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import fast_paths
 import numpy as np
 import pandas as pd
 import pytest
@@ -86,22 +87,12 @@ def trace_mutants(text: str, seed: int, count: int = 6) -> list[str]:
     return out
 
 
-def outcome(path: Path) -> tuple[str, object]:
-    try:
-        return "ok", nvprof.read_log(path, "s")
-    except ParseError as exc:
-        return "error", str(exc)
+def outcome(path: Path) -> fast_paths.Outcome:
+    return fast_paths.outcome(lambda: nvprof.read_log(path, "s"))
 
 
-def assert_same(fast: tuple[str, object], plain: tuple[str, object]) -> None:
-    assert fast[0] == plain[0], (fast, plain)
-    if fast[0] == "error":
-        assert fast[1] == plain[1]
-        return
-    assert isinstance(fast[1], dict) and isinstance(plain[1], dict)
-    assert fast[1].keys() == plain[1].keys()
-    for name, table in fast[1].items():
-        pd.testing.assert_frame_equal(table, plain[1][name], check_exact=True)
+def assert_same(fast: fast_paths.Outcome, plain: fast_paths.Outcome) -> None:
+    fast_paths.assert_same(fast, plain, lambda t: t)
 
 
 @pytest.fixture
