@@ -56,11 +56,7 @@ def read_text(path: str | Path, expected: str) -> str:
     (a FIFO, a device, a directory), too large, unreadable, empty, binary or not UTF-8 text.
     """
     path = Path(path)
-    try:
-        data = files.read_bytes(path)
-    except DataError as exc:
-        raise ParseError(path, expected, _reason(exc, path)) from None
-    return _decode(data, path, expected, final=True)
+    return _decode(_file_bytes(path, expected), path, expected, final=True)
 
 
 def read_utf8(path: str | Path, expected: str) -> bytes:
@@ -70,10 +66,7 @@ def read_utf8(path: str | Path, expected: str) -> bytes:
     Raises: ParseError as `read_text`.
     """
     path = Path(path)
-    try:
-        data = files.read_bytes(path)
-    except DataError as exc:
-        raise ParseError(path, expected, _reason(exc, path)) from None
+    data = _file_bytes(path, expected)
     if data and data.isascii() and data.find(b"\x00") < 0 and not data.isspace():
         return data
     return _decode(data, path, expected, final=True).encode("utf-8")
@@ -87,6 +80,17 @@ def read_text_and_bytes(path: str | Path, expected: str) -> tuple[str, bytes]:
     """
     data = read_utf8(path, expected)
     return data.decode("utf-8"), data
+
+
+def _file_bytes(path: Path, expected: str) -> bytes:
+    """The bytes of the regular file `path`, read through `profiler.files`.
+
+    Raises: ParseError as `read_text` for a file that cannot be read.
+    """
+    try:
+        return files.read_bytes(path)
+    except DataError as exc:
+        raise ParseError(path, expected, _reason(exc, path)) from None
 
 
 def read_head(path: str | Path, expected: str, size: int = HEAD_BYTES) -> str:

@@ -68,12 +68,8 @@ def split(rows: list[str]) -> Tokens | None:
     if not text.isascii():
         return None
     codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-    edges = _edges(codes)  # a token's start, then its end, and so on
-    start, end = edges[0::2], edges[1::2]
     lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows)) + 1
-    first = np.searchsorted(start, np.cumsum(lengths) - lengths)  # newlines part the rows
-    count = np.diff(np.append(first, len(start)))
-    return Tokens(text, codes, start, end, first, count)
+    return _tokens(text, codes, np.cumsum(lengths) - lengths)  # newlines part the rows
 
 
 def split_text(text: str, raw: memoryview | bytes | None = None) -> Tokens | None:
@@ -85,9 +81,13 @@ def split_text(text: str, raw: memoryview | bytes | None = None) -> Tokens | Non
         codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
     else:
         return None
-    edges = _edges(codes)
+    return _tokens(text, codes, np.append(0, np.flatnonzero(codes == ord("\n")) + 1))
+
+
+def _tokens(text: str, codes: np.ndarray, row_starts: np.ndarray) -> Tokens:
+    """The tokens of `text` (ASCII, as `codes`) whose rows start at `row_starts`."""
+    edges = _edges(codes)  # a token's start, then its end, and so on
     start, end = edges[0::2], edges[1::2]
-    row_starts = np.append(0, np.flatnonzero(codes == ord("\n")) + 1)
     first = np.searchsorted(start, row_starts)
     count = np.diff(np.append(first, len(start)))
     return Tokens(text, codes, start, end, first, count)
