@@ -33,6 +33,7 @@ TITLES = {
     "overlap_fusion": "Copy/compute overlap and kernel fusion",
     "one_kernel": "Whole network in one kernel",
     "one_kernel_const": "Weights in constant memory",
+    "graph_fp32": "CUDA graphs on fp32 input",
     "uint8_input": "uint8 input converted on the device",
     "graph": "CUDA graphs for small batches",
 }

@@ -148,7 +148,9 @@ def test_more_images_than_prepared_for_is_refused(key: str) -> None:
         stage.release()
 
 
-CHUNKED = ("overlap_fusion", "one_kernel", "one_kernel_const", "uint8_input", "graph")
+CHUNKED = (
+    "overlap_fusion", "one_kernel", "one_kernel_const", "graph_fp32", "uint8_input", "graph"
+)
 
 
 @pytest.mark.parametrize("key", CHUNKED)
@@ -167,12 +169,13 @@ def test_every_batch_size_of_one_prepared_stage(key: str) -> None:
         stage.release()
 
 
-def test_graph_replays_a_large_batch_per_input_buffer() -> None:
+@pytest.mark.parametrize("key", ("graph", "graph_fp32"))
+def test_graph_replays_a_large_batch_per_input_buffer(key: str) -> None:
     """Above 1,024 images the graph is captured per batch size and input buffer: a second
     buffer of the same size gets its own graph, new images in a buffer already seen are read
     at replay, and pageable input takes the chunked path."""
     model = LeNet(weights=random_weights(seed=13))
-    stage = prepared("graph", model, batch=3000)
+    stage = prepared(key, model, batch=3000)
     keep = []  # every input buffer stays alive, so no two share an address
     try:
         for seed, n, pinned in [
@@ -183,7 +186,7 @@ def test_graph_replays_a_large_batch_per_input_buffer() -> None:
         ]:
             images = random_images(n, seed=seed)
             x = stage.host_input(images)
-            x = x if pinned else np.array(x)  # a pageable copy of the uint8 pixels
+            x = x if pinned else np.array(x)  # a pageable copy of the input
             keep.append(x)
             for _ in range(2):  # the second call replays
                 poison(stage)
@@ -210,11 +213,18 @@ KNOBS = {
     # images two a block
     "more": {"fc_unroll": 4, "min_blocks": 4, "max_chunks": 8, "taper": 3,
              "small_chunk_images": 300, "lead": 2},
+    # a large batch's graph cut finer than the chunk-by-chunk path: sixteen chunks, the last
+    # cut four more times and the first three times
+    "graph cut": {"graph_chunks": 16, "graph_taper": 4, "graph_lead": 3, "min_chunk_images": 256},
 }
+ONE_KERNEL_KEYS = ("one_kernel", "one_kernel_const", "graph_fp32", "uint8_input", "graph")
+GRAPH_KEYS = ("graph_fp32", "graph")
 
 
-@pytest.mark.parametrize("knobs", list(KNOBS))
-@pytest.mark.parametrize("key", ("one_kernel", "one_kernel_const", "uint8_input", "graph"))
+@pytest.mark.parametrize(
+    ("key", "knobs"),
+    [(k, n) for n in KNOBS for k in (GRAPH_KEYS if n == "graph cut" else ONE_KERNEL_KEYS)],
+)
 def test_one_kernel_knobs_keep_the_results(key: str, knobs: str) -> None:
     """The tuning knobs the bench tries, off and further than the defaults, at sizes whose
     tapered tails differ, every buffer poisoned."""

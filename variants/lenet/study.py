@@ -16,7 +16,7 @@ from variants.lenet.stages.conv_opt import ConvOpt
 from variants.lenet.stages.cuda_baseline import CudaBaseline
 from variants.lenet.stages.fc_coalesced import FcCoalesced
 from variants.lenet.stages.fc_opt import FcOpt
-from variants.lenet.stages.graph import Graph
+from variants.lenet.stages.graph import Graph, GraphFp32
 from variants.lenet.stages.jax_gpu import JaxGpu
 from variants.lenet.stages.no_sync import NoSync
 from variants.lenet.stages.one_kernel import OneKernel, OneKernelConst
@@ -82,5 +82,6 @@ STUDY.add(FcCoalesced, key="fc_coalesced", runtime="cupy")
 STUDY.add(OverlapFusion, key="overlap_fusion", runtime="cupy")
 STUDY.add(OneKernel, key="one_kernel", runtime="cupy")
 STUDY.add(OneKernelConst, key="one_kernel_const", runtime="cupy")
+STUDY.add(GraphFp32, key="graph_fp32", runtime="cupy")
 STUDY.add(Uint8Input, key="uint8_input", runtime="cupy")
 STUDY.add(Graph, key="graph", runtime="cupy")

@@ -189,19 +189,24 @@ class ChunkedStage(CudaStage):
         """(start, count, stream, [(phase, launch)]) of every chunk for `n` images, built once
         per batch size."""
         if n not in self._plans:
-            bounds = chunk_bounds(
-                n, self.max_chunks, self.min_chunk_images, taper=self.taper, lead=self.lead
-            )
-            self._plans[n] = [
-                (
-                    start,
-                    count,
-                    self._streams[i % len(self._streams)],
-                    self.launches(start, count, alone=len(bounds) == 1),
+            self._plans[n] = self.chunks(
+                chunk_bounds(
+                    n, self.max_chunks, self.min_chunk_images, taper=self.taper, lead=self.lead
                 )
-                for i, (start, count) in enumerate(bounds)
-            ]
+            )
         return self._plans[n]
+
+    def chunks(self, bounds: list[tuple[int, int]]) -> list[Chunk]:
+        """The chunks of `bounds` ((start, count) each), dealt round-robin over the streams."""
+        return [
+            (
+                start,
+                count,
+                self._streams[i % len(self._streams)],
+                self.launches(start, count, alone=len(bounds) == 1),
+            )
+            for i, (start, count) in enumerate(bounds)
+        ]
 
     def row_ptrs(self, start: int) -> dict[str, int]:
         """The device address of image `start`'s row in every array of `self._a`."""

@@ -1,5 +1,6 @@
 """CUDA graphs: a call's copies and kernels captured once and replayed as one launch, per batch
-size for small batches and per batch size and input buffer for large ones."""
+size for small batches and per batch size and input buffer for large ones; on the uint8 input
+(graph) and on the fp32 input (graph_fp32)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import numpy as np
 from profiler.ranges import range as phase
 from variants.cuda import memory
 from variants.lenet import gpu
+from variants.lenet.stages._chunked import Chunk, chunk_bounds
+from variants.lenet.stages.one_kernel import OneKernel
 from variants.lenet.stages.uint8_input import Uint8Input
 
 #: the largest batch replayed from a graph that reads a staging buffer of the stage's own: the
@@ -24,28 +27,29 @@ LARGE_GRAPH_MIN = 1025
 LARGE_GRAPHS = 4
 
 
-class Graph(Uint8Input):
-    """CUDA graphs for small batches
-
-    A call's launch sequence is captured once into a CUDA graph and then replayed by one launch:
-    up to 16 images the copy in, the one kernel and the copy out, per batch size, after a
-    host-side copy of the uint8 pixels into the page-locked buffer the graph reads, and above
-    1,024 the whole chunked, multi-stream sequence per batch size and input buffer (an
-    application that decodes into the same page-locked buffer every call replays one graph), so
-    the host issues one launch instead of three operations a chunk; batches in between run as
-    in uint8_input.
-    """
+class Graphed(OneKernel):
+    """The graph calls of a one-kernel stage (its input type is the stage's): up to
+    GRAPH_MAX_BATCH images staged and replayed per batch size, from LARGE_GRAPH_MIN images on
+    page-locked input every chunk replayed per batch size and input buffer, in between issued
+    chunk by chunk."""
 
     #: large-batch graphs kept (0: large batches are issued chunk by chunk, uncaptured)
     large_graphs: int = LARGE_GRAPHS
+    #: the chunking of a large batch's graph (see chunk_bounds; the host issues none of its
+    #: chunks, so it may cut finer than the chunk-by-chunk path; None: the stage's own)
+    graph_chunks: int | None = None
+    graph_taper: int | None = None
+    graph_lead: int | None = None
 
     def prepare(self, model: Any, batch: int) -> None:
         import cupy
 
         super().prepare(model, batch)
-        self._staging = memory.pinned_empty((min(batch, GRAPH_MAX_BATCH), 1, 28, 28), np.uint8)
+        shape = (min(batch, GRAPH_MAX_BATCH), 1, 28, 28)
+        self._staging = memory.pinned_empty(shape, self.input_dtype)
         self._buffers["host_input"] = self._staging
         self._graphs: dict[int, Any] = {}
+        self._graph_plans: dict[int, list[Chunk]] = {}
         self._large: OrderedDict[tuple[int, int], Any] = OrderedDict()
         self._events = [cupy.cuda.Event(disable_timing=True) for _ in range(len(self._streams))]
 
@@ -96,6 +100,18 @@ class Graph(Uint8Input):
         self._graphs[n] = graph
         return graph
 
+    def graph_plan(self, n: int) -> list[Chunk]:
+        """The chunks of a large batch's graph: the stage's plan, cut as the graph_* knobs say."""
+        if n not in self._graph_plans:
+            chunks, taper, lead = (
+                self.max_chunks if self.graph_chunks is None else self.graph_chunks,
+                self.taper if self.graph_taper is None else self.graph_taper,
+                self.lead if self.graph_lead is None else self.graph_lead,
+            )
+            bounds = chunk_bounds(n, chunks, self.min_chunk_images, taper=taper, lead=lead)
+            self._graph_plans[n] = self.chunks(bounds)
+        return self._graph_plans[n]
+
     def large_graph(self, images: np.ndarray, n: int) -> Any:
         """The graph of every chunk's copy in and kernel for `n` images read from `images`'s
         address, forked from the first stream over the others and joined back to it; captured
@@ -111,7 +127,7 @@ class Graph(Uint8Input):
             self._events[0].record(first)
             for s in others:
                 s.wait_event(self._events[0])
-            for start, count, stream, launches in self.plan(n):
+            for start, count, stream, launches in self.graph_plan(n):
                 offset, nbytes = start * self.image_bytes, count * self.image_bytes
                 memory.h2d(in_ptr + offset, images, offset, nbytes, stream)
                 for _, packed in launches:
@@ -125,3 +141,27 @@ class Graph(Uint8Input):
         if len(self._large) > self.large_graphs:
             self._large.popitem(last=False)
         return graph
+
+
+class Graph(Graphed, Uint8Input):
+    """CUDA graphs for small batches
+
+    A call's launch sequence is captured once into a CUDA graph and then replayed by one launch:
+    up to 16 images the copy in, the one kernel and the copy out, per batch size, after a
+    host-side copy of the uint8 pixels into the page-locked buffer the graph reads, and above
+    1,024 the whole chunked, multi-stream sequence per batch size and input buffer (an
+    application that decodes into the same page-locked buffer every call replays one graph), so
+    the host issues one launch instead of three operations a chunk; batches in between run as
+    in uint8_input.
+    """
+
+
+class GraphFp32(Graphed):
+    """CUDA graphs on fp32 input
+
+    The graphs of the graph stage on the float32 images of one_kernel: up to 16 images staged
+    and replayed per batch size, and above 1,024 images on page-locked input the chunks' copies
+    and kernels replayed as one launch per batch size and input buffer, so that the copy that
+    bounds every fp32 stage starts after one host call instead of after the host's first three
+    cold ones, and the chunks follow each other with no host in between.
+    """
