@@ -242,3 +242,18 @@ def test_device_times_are_read_in_idle_turns_not_between_reply_and_dispatch() ->
     assert (rec["batch_h2d_ns"] >= 0).all()
     # all but the last batch: read once the next one was already dispatched
     assert all(dispatched > index + 1 for index, dispatched in reads[:-1])
+
+
+def test_closed_loop_blocks_on_a_lone_batch_instead_of_polling() -> None:
+    """With one batch in flight and nothing queued no request can arrive (every client waits
+    for its answer), so the loop blocks on that batch: one wait and a poll or two a batch, not
+    a poll every turn. With requests queued behind the batch it does not block (the wait rule
+    must still be timed)."""
+    engine = SimulatedEngine(double, POOL, fixed_ns=300_000, per_item_ns=0)
+    run(engine, Load("closed", concurrency=1, warmup_s=0.0, duration_s=0.05), Batching(1, 0))
+    assert len(engine.pendings) > 20
+    assert all(p.waits == 1 and p.polls <= 2 for p in engine.pendings)
+    engine = SimulatedEngine(double, POOL, fixed_ns=300_000, per_item_ns=0)
+    run(engine, Load("closed", concurrency=4, warmup_s=0.0, duration_s=0.05), Batching(1, 0))
+    # (the last batch of the drain, after the window, may be waited for: nothing is queued)
+    assert len(engine.pendings) > 20 and sum(p.waits for p in engine.pendings) <= 1

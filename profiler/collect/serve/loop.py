@@ -305,6 +305,16 @@ class Server:
             row[6:10] = [int(device.get(k, -1)) for k in DEVICE_FIELDS]
             most -= 1
 
+    def wait_alone(self) -> bool:
+        """Wait for the one batch in flight when nothing is queued, and say so (False: two or
+        more batches in flight, or requests queued, or none in flight). In the closed loop no
+        request can arrive then (every client waits for an answer), so blocking costs nothing,
+        and the answer is noticed when the batch ends rather than at the next poll."""
+        if len(self.flight) != 1 or self.head < self.log.n:
+            return False
+        self.flight[0][0].wait()
+        return True
+
     @property
     def busy(self) -> bool:
         return bool(self.flight) or self.head < self.log.n
@@ -394,8 +404,9 @@ def _closed(server: Server, win: Window, items: Items, check: Check, clock: Cloc
                 check(lo, cols["item"][lo:hi], _answers(server, outputs, k))
         elif not server.busy and now >= win.end:
             return
-        else:  # idle while the GPU runs: one finished batch's device times at most
-            server.settle(1)
+        else:  # idle while the GPU runs: one finished batch's device times at most, then block
+            server.settle(1)  # on the batch in flight if it is the only one and none is queued
+            server.wait_alone()
 
 
 def _open(server: Server, schedule: np.ndarray, items: Items, check: Check, clock: Clock) -> None:
