@@ -23,10 +23,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from profiler.collect.runtimes import adapter  # noqa: E402
 from profiler.collect.serve import loop  # noqa: E402
 from profiler.collect.serve.engines import EngineOptions  # noqa: E402
 from profiler.collect.serve.worker import build_engine  # noqa: E402
-from profiler.collect.runtimes import adapter  # noqa: E402
 from variants.lenet.study import STUDY  # noqa: E402
 
 
@@ -68,7 +68,10 @@ def main() -> int:
             for mode in ("wait", "poll", "wait", "poll"):
                 loop.Server.wait_alone = shipped if mode == "wait" else (lambda self: False)
                 server = loop.Server(
-                    engine, loop.Batching(64, int(args.max_wait_us * 1000)), pool, 1,
+                    engine,
+                    loop.Batching(64, int(args.max_wait_us * 1000)),
+                    pool,
+                    1,
                     time.perf_counter_ns,
                 )
                 engine.mark_reference(time.perf_counter_ns)
