@@ -97,7 +97,7 @@ for phase in "$@"; do
       keep mobilenetv2-batch ;;
     lenet-batch)
       sweep lenet-batch --backend none --items 4096 --repeat 3 --warmup 1 \
-        --stages torch_pinned,torch_compile,jax_gpu,one_kernel,uint8_input,graph \
+        --stages torch_pinned,torch_compile,jax_gpu,one_kernel,graph_fp32,uint8_input,graph \
         --batch-sizes 1,16,256,4096
       keep lenet-batch ;;
     serve-lenet) serve serve-lenet lenet --stage overlap_fusion --concurrency 1,4,16,64,256,1024 \

@@ -2,8 +2,8 @@
 """Where a served request's overhead goes at concurrency 1: the development tool behind the
 serving loop's C=1 overhead (issue 13's 10% target).
 
-Runs closed-loop C=1 points of a LeNet stage in-process, each with the loop blocking on a lone
-batch (as shipped) and polling instead, and prints per point the medians (us) of: the host's
+Runs closed-loop C=1 points of a LeNet stage in-process, each with the loop spinning on a lone
+batch (as shipped) and turning its full loop instead, and prints per point the medians (us) of: the host's
 issue (dispatch to the last operation queued), dispatch to the first event on the device, the
 device span, the last event to the host noticing it, noticing to the reply, and the overhead
 (latency - queueing - span, what the report shows). Device times are on the host clock through
@@ -65,8 +65,8 @@ def main() -> int:
         opts = EngineOptions(max_batch=64, streams=1, graphs=graphs)
         engine, _ = build_engine(spec, adapter(spec.runtime), model, pool, opts)
         try:
-            for mode in ("wait", "poll", "wait", "poll"):
-                loop.Server.wait_alone = shipped if mode == "wait" else (lambda self: False)
+            for mode in ("spin", "poll", "spin", "poll"):
+                loop.Server.wait_alone = shipped if mode == "spin" else (lambda self: False)
                 server = loop.Server(
                     engine,
                     loop.Batching(64, int(args.max_wait_us * 1000)),

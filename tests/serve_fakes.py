@@ -17,7 +17,6 @@ class TimedPending:
     def __init__(self, outputs: np.ndarray, ready_ns: int, start_ns: int, clock: Callable[[], int]):
         self._outputs, self.ready_ns, self.start_ns, self.clock = outputs, ready_ns, start_ns, clock
         self.polls = 0  # done() calls
-        self.waits = 0  # wait() calls
 
     def outputs(self) -> np.ndarray:
         return self._outputs
@@ -25,11 +24,6 @@ class TimedPending:
     def done(self) -> bool:
         self.polls += 1
         return self.clock() >= self.ready_ns
-
-    def wait(self) -> None:
-        self.waits += 1
-        while self.clock() < self.ready_ns:
-            pass
 
     def device_times(self) -> dict[str, int]:
         span = self.ready_ns - self.start_ns
@@ -97,9 +91,6 @@ class HostDevice:
 
     def query(self, event: list[int]) -> bool:
         return True
-
-    def wait(self, event: list[int]) -> None:
-        pass
 
     def elapsed_ms(self, start: list[int], end: list[int]) -> float:
         return (end[0] - start[0]) / 1e6

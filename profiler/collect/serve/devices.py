@@ -36,7 +36,6 @@ class CupyDevice:
 
         self._cupy, self._cupyx, self._rt = cupy, cupyx, runtime
         self._record, self._query = runtime.eventRecord, runtime.eventQuery
-        self._sync = runtime.eventSynchronize
         self._elapsed, self._memcpy = runtime.eventElapsedTime, runtime.memcpyAsync
 
     def stream(self) -> Any:
@@ -50,10 +49,6 @@ class CupyDevice:
 
     def query(self, event: Any) -> bool:
         return self._query(event.ptr) == 0  # cudaSuccess; cudaErrorNotReady while pending
-
-    def wait(self, event: Any) -> None:
-        """Return once `event` has completed (the driver spins: no poll interval, no sleep)."""
-        self._sync(event.ptr)
 
     def elapsed_ms(self, start: Any, end: Any) -> float:
         return float(self._elapsed(start.ptr, end.ptr))
@@ -117,9 +112,6 @@ class TorchDevice:
 
     def query(self, event: Any) -> bool:
         return bool(event.query())
-
-    def wait(self, event: Any) -> None:
-        event.synchronize()
 
     def elapsed_ms(self, start: Any, end: Any) -> float:
         return float(start.elapsed_time(end))

@@ -88,9 +88,6 @@ class Done:
     def done(self) -> bool:
         return True
 
-    def wait(self) -> None:
-        """Nothing to wait for."""
-
     def device_times(self) -> dict[str, int]:
         return {}
 
@@ -162,10 +159,6 @@ class StreamPending:
 
     def done(self) -> bool:
         return bool(self._query(self._last))
-
-    def wait(self) -> None:
-        """Return once the batch is done (its last event)."""
-        self.engine.device.wait(self._last)
 
     def outputs(self) -> np.ndarray:
         """The batch's outputs, copied out of the lane's staging buffer (reused next batch)."""

@@ -306,13 +306,16 @@ class Server:
             most -= 1
 
     def wait_alone(self) -> bool:
-        """Wait for the one batch in flight when nothing is queued, and say so (False: two or
-        more batches in flight, or requests queued, or none in flight). In the closed loop no
-        request can arrive then (every client waits for an answer), so blocking costs nothing,
-        and the answer is noticed when the batch ends rather than at the next poll."""
+        """Spin on the one batch in flight when nothing is queued, and say whether it did (False:
+        two or more batches in flight, or requests queued, or none in flight). In the closed
+        loop no request can arrive then (every client waits for an answer), so a tight loop of
+        one device query notices the batch's end sooner than the loop's full turn would
+        (blocking in the driver was slower than either: scripts/serve_breakdown.py)."""
         if len(self.flight) != 1 or self.head < self.log.n:
             return False
-        self.flight[0][0].wait()
+        done = self.flight[0][0].done
+        while not done():
+            pass
         return True
 
     @property
@@ -404,7 +407,7 @@ def _closed(server: Server, win: Window, items: Items, check: Check, clock: Cloc
                 check(lo, cols["item"][lo:hi], _answers(server, outputs, k))
         elif not server.busy and now >= win.end:
             return
-        else:  # idle while the GPU runs: one finished batch's device times at most, then block
+        else:  # idle while the GPU runs: one finished batch's device times at most, then spin
             server.settle(1)  # on the batch in flight if it is the only one and none is queued
             server.wait_alone()
 
