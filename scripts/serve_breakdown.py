@@ -2,9 +2,9 @@
 """Where a served request's overhead goes at concurrency 1: the development tool behind the
 serving loop's C=1 overhead (issue 13's 10% target).
 
-Runs closed-loop C=1 points of a LeNet stage in-process, each with the loop spinning on a lone
-batch (as shipped) and turning its full loop instead, and prints per point the medians (us) of: the host's
-issue (dispatch to the last operation queued), dispatch to the first event on the device, the
+Runs closed-loop C=1 points of a LeNet stage in-process, each with the loop spinning on a
+lone batch (as shipped) and turning its full loop instead, and prints per point the medians
+(us) of: the host's issue (dispatch to the last operation queued), dispatch to the first event on the device, the
 device span, the last event to the host noticing it, noticing to the reply, and the overhead
 (latency - queueing - span, what the report shows). Device times are on the host clock through
 one reference event, so the two middle columns carry its offset (a few us, same sign each).
