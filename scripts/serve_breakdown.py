@@ -2,10 +2,10 @@
 """Where a served request's overhead goes at concurrency 1: the development tool behind the
 serving loop's C=1 overhead (issue 13's 10% target).
 
-Runs closed-loop C=1 points of a LeNet stage in-process, each with the loop spinning on a
-lone batch (as shipped) and turning its full loop instead, and prints per point the medians
-(us) of: the host's issue (dispatch to the last operation queued), dispatch to the first event on the device, the
-device span, the last event to the host noticing it, noticing to the reply, and the overhead
+Runs closed-loop C=1 points of a LeNet stage in-process, twice without and twice with CUDA
+graphs, and prints per point the medians (us) of: the host's issue (dispatch to the last
+operation queued), dispatch to the first event on the device, the device span, the last event
+to the host noticing it, noticing to the reply, and the overhead
 (latency - queueing - span, what the report shows). Device times are on the host clock through
 one reference event, so the two middle columns carry its offset (a few us, same sign each).
 
@@ -59,14 +59,12 @@ def main() -> int:
     spec = STUDY.get(args.stage)
     model = STUDY.load_model()
     pool = STUDY.make_inputs(1024)
-    shipped = loop.Server.wait_alone
     rows = []
     for graphs in (False, True):
         opts = EngineOptions(max_batch=64, streams=1, graphs=graphs)
         engine, _ = build_engine(spec, adapter(spec.runtime), model, pool, opts)
         try:
-            for mode in ("spin", "poll", "spin", "poll"):
-                loop.Server.wait_alone = shipped if mode == "spin" else (lambda self: False)
+            for attempt in (1, 2):
                 server = loop.Server(
                     engine,
                     loop.Batching(64, int(args.max_wait_us * 1000)),
@@ -77,9 +75,8 @@ def main() -> int:
                 engine.mark_reference(time.perf_counter_ns)
                 load = loop.Load("closed", 1, warmup_s=0.2, duration_s=args.duration_s)
                 loop.run_point(server, load, lambda *a: None)
-                rows.append((f"graphs={graphs} {mode}", breakdown(server.records.arrays())))
+                rows.append((f"graphs={graphs} #{attempt}", breakdown(server.records.arrays())))
         finally:
-            loop.Server.wait_alone = shipped
             engine.close()
     names = list(rows[0][1])
     print(f"\n{args.stage}, C=1, max wait {args.max_wait_us} us, medians in us")

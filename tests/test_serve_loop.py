@@ -242,30 +242,3 @@ def test_device_times_are_read_in_idle_turns_not_between_reply_and_dispatch() ->
     assert (rec["batch_h2d_ns"] >= 0).all()
     # all but the last batch: read once the next one was already dispatched
     assert all(dispatched > index + 1 for index, dispatched in reads[:-1])
-
-
-def test_closed_loop_spins_on_a_lone_batch_instead_of_turning() -> None:
-    """With one batch in flight and nothing queued no request can arrive (every client waits
-    for its answer), so the loop spins on that batch's query alone: about one idle turn (one
-    `settle`) a batch, not one every few microseconds of the batch. With requests queued behind
-    the batch it keeps turning (the wait rule must still be timed)."""
-
-    def idle_turns(concurrency: int) -> tuple[int, int]:
-        engine = SimulatedEngine(double, POOL, fixed_ns=300_000, per_item_ns=0)
-        load = Load("closed", concurrency=concurrency, warmup_s=0.0, duration_s=0.05)
-        server = Server(engine, Batching(1, 0), POOL, 1, time.perf_counter_ns)
-        calls = []
-        settle = server.settle
-
-        def counted(most: int = -1) -> None:
-            calls.append(most)
-            settle(most)
-
-        server.settle = counted  # type: ignore[method-assign]
-        run_point(server, load, lambda first, items, answers: None)
-        return len(engine.pendings), calls.count(1)
-
-    batches, turns = idle_turns(1)
-    assert batches > 20 and turns <= 2 * batches
-    batches, turns = idle_turns(4)  # 300 us a batch: a turn every few us while three wait
-    assert batches > 20 and turns > 10 * batches

@@ -305,19 +305,6 @@ class Server:
             row[6:10] = [int(device.get(k, -1)) for k in DEVICE_FIELDS]
             most -= 1
 
-    def wait_alone(self) -> bool:
-        """Spin on the one batch in flight when nothing is queued, and say whether it did (False:
-        two or more batches in flight, or requests queued, or none in flight). In the closed
-        loop no request can arrive then (every client waits for an answer), so a tight loop of
-        one device query notices the batch's end sooner than the loop's full turn would
-        (blocking in the driver was slower than either: scripts/serve_breakdown.py)."""
-        if len(self.flight) != 1 or self.head < self.log.n:
-            return False
-        done = self.flight[0][0].done
-        while not done():
-            pass
-        return True
-
     @property
     def busy(self) -> bool:
         return bool(self.flight) or self.head < self.log.n
@@ -407,9 +394,8 @@ def _closed(server: Server, win: Window, items: Items, check: Check, clock: Cloc
                 check(lo, cols["item"][lo:hi], _answers(server, outputs, k))
         elif not server.busy and now >= win.end:
             return
-        else:  # idle while the GPU runs: one finished batch's device times at most, then spin
-            server.settle(1)  # on the batch in flight if it is the only one and none is queued
-            server.wait_alone()
+        else:  # idle while the GPU runs: one finished batch's device times at most
+            server.settle(1)
 
 
 def _open(server: Server, schedule: np.ndarray, items: Items, check: Check, clock: Clock) -> None:
