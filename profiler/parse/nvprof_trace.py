@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from profiler.errors import ParseError
-from profiler.parse import csvtext, gpuops, lines, nvprof_summary, tokens, values
+from profiler.parse import byte_spans, csvtext, gpuops, lines, nvprof_summary, tokens, values
 from profiler.parse.values import Origin
 
 _CSV_FIELDS = {
@@ -298,7 +298,7 @@ def _fast_cells(
     read = dict(read)
     times = {column: read.pop(column) for column in ("Start", "Duration")}
     low, high = _middle(columns, read) if read else (name_at, name_at)
-    names, middles = _names_and_middles(text, start, end, (low, high, name_at))
+    names, middles = _names_and_middles(text, codes, start, end, (low, high, name_at))
     name_codes, distinct = names
     if "-" in set(distinct):
         return None
@@ -326,14 +326,15 @@ _SAMPLE = 4096  # rows whose tails tell whether the tails repeat
 
 
 def _names_and_middles(
-    text: str, start: np.ndarray, end: np.ndarray, spans: tuple[int, int, int]
+    text: str, codes: np.ndarray, start: np.ndarray, end: np.ndarray, spans: tuple[int, int, int]
 ) -> tuple[tuple[np.ndarray, list[str]], Callable[[np.ndarray], tuple[np.ndarray, list[str]]]]:
     """Each row's name code and the distinct names (in order of first appearance, as
     `pd.factorize` gives them), and a function of the kept rows that gives their middles'
     codes and the distinct middles alike. `spans` are where a row's middle starts and ends and
-    where its name starts. The tail of a row (its middle, whatever is between it and Name, and
-    its name) is cut once per row and split once per distinct tail when the tails repeat (a
-    few kernels and copies), else the names and middles are cut on their own."""
+    where its name starts; `codes` are the text's bytes. The tail of a row (its middle, whatever
+    is between it and Name, and its name) is grouped with NumPy and split once per distinct tail
+    when the tails repeat (a few kernels and copies), else the names are cut per row and the
+    middles grouped on their own."""
     low, high, name_at = spans
     at, stop = start.tolist(), end.tolist()
     sample = len({text[a + low : b] for a, b in zip(at[:_SAMPLE], stop[:_SAMPLE], strict=True)})
@@ -341,16 +342,32 @@ def _names_and_middles(
         names = _factorized([text[a + name_at : b] for a, b in zip(at, stop, strict=True)])
 
         def middles(keep: np.ndarray) -> tuple[np.ndarray, list[str]]:
-            return _factorized([text[a + low : a + high] for a in start[keep].tolist()])
+            return _spans(text, codes, start[keep] + low, np.full(len(keep), high - low))
 
         return names, middles
-    tail_codes, tails = _factorized([text[a + low : b] for a, b in zip(at, stop, strict=True)])
+    tail_codes, tails = _spans(text, codes, start + low, end - start - low)
     names = _renumbered(tail_codes, [tail[name_at - low :] for tail in tails])
 
     def middles_of_tails(keep: np.ndarray) -> tuple[np.ndarray, list[str]]:
         return _renumbered(tail_codes[keep], [tail[: high - low] for tail in tails])
 
     return names, middles_of_tails
+
+
+def _spans(
+    text: str, codes: np.ndarray, at: np.ndarray, size: np.ndarray
+) -> tuple[np.ndarray, list[str]]:
+    """`_factorized` of the cells `text[at[i] : at[i] + size[i]]` (an ASCII text, `codes` its
+    bytes): grouped with NumPy (`byte_spans`) and cut once per distinct cell, or cut per row
+    when `byte_spans` cannot group them."""
+    found = byte_spans.factorize(codes, at, size)
+    if found is None:
+        return _factorized(
+            [text[a : a + n] for a, n in zip(at.tolist(), size.tolist(), strict=True)]
+        )
+    rows, firsts = found
+    cut = zip(at[firsts].tolist(), size[firsts].tolist(), strict=True)
+    return rows, [text[a : a + n] for a, n in cut]
 
 
 def _factorized(cells: list[str]) -> tuple[np.ndarray, list[str]]:
@@ -368,21 +385,27 @@ def _renumbered(codes: np.ndarray, values: list[str]) -> tuple[np.ndarray, list[
 def _fast_times(codes: np.ndarray, start: np.ndarray, a: int, b: int) -> np.ndarray | None:
     """The cells `[a, b)` of the rows starting at `start` (each followed by a space), each one
     right-aligned token of a plain decimal and a time unit (`1.8260ms`, `0.50000s`), in whole
-    ns as `nvprof_summary.times` and `values.whole` give them; None for any other cell. Cells of
-    at most 8 bytes are read once per distinct cell."""
+    ns as `nvprof_summary.times` and `values.whole` give them; None for any other cell. Cells
+    that repeat (durations) are read once per distinct cell."""
     width = b - a
     if width < 2 or (codes[start + b] != 32).any():
         return None
-    window = np.ndarray((len(codes) - width + 1,), dtype=f"V{width}", buffer=codes, strides=(1,))
-    cells = window[start + a]
+    cells = byte_spans.cells(codes, start + a, width)
     rows = None
-    if width <= 8:  # the cell's bytes are its key
-        keys = np.zeros((len(cells), 8), dtype=np.uint8)
-        keys[:, :width] = cells.view(np.uint8).reshape(-1, width)
-        rows, at = pd.factorize(keys.view(np.uint64).ravel())
-        cells = cells[_first_rows(rows, np.arange(len(rows)), len(at))]
-    ns = _times_of_cells(cells.view(np.uint8).reshape(-1, width))
+    if _repeat(cells):
+        found = byte_spans.factorize(codes, start + a, np.full(len(start), width))
+        if found is not None:
+            rows, firsts = found
+            cells = cells[firsts]
+    ns = _times_of_cells(cells)
     return ns if ns is None or rows is None else ns[rows]
+
+
+def _repeat(cells: np.ndarray) -> bool:
+    """Whether the first rows of `cells` (bytes, one cell a row) hold few distinct cells."""
+    sample = cells[:_SAMPLE]
+    distinct = {sample[i].tobytes() for i in range(len(sample))}
+    return len(distinct) <= len(sample) // 4
 
 
 def _times_of_cells(cell: np.ndarray) -> np.ndarray | None:

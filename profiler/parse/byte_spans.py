@@ -1,0 +1,122 @@
+"""Byte spans of an ASCII text, grouped by value with NumPy: `pd.factorize` of the strings
+`data[at[i] : at[i] + size[i]]` without a Python string per span.
+
+A million-row table whose rows repeat a few values (the cells of a trace's middle columns, its
+kernel names, its copies' labels) costs seconds when each cell is cut as a string and hashed in
+Python. Here the spans are read eight bytes at a time as integers, a few thousand rows at once:
+each span gets a hash (its words times random odd multipliers, summed, with its size), spans are
+numbered by hash in order of first appearance, as `pd.factorize` numbers strings, and then every
+span is compared, byte for byte, with the first span of its number. A hash shared by two
+different spans (which the comparison finds) gives None: the caller then cuts the spans as
+strings. Spans are grouped by size class (up to 1, 2, 4, ... words), so one long span does not
+make every short one read that many words.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+_ROWS, _WORDS = 1 << 14, 1 << 19  # spans read at once (at least, or as many words): their
+# words stay in the cache
+_MULTIPLIERS = np.random.default_rng(14).integers(1, 2**63, 1 << 12, dtype=np.uint64) | np.uint64(1)
+_SIZE_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+_KEEP = np.array([(1 << (8 * v)) - 1 for v in range(8)] + [2**64 - 1], dtype=np.uint64)
+_TABLE_WORDS = 64  # size classes up to this many words mask through one table lookup
+
+
+def cells(codes: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
+    """The `width` bytes of `codes` from each offset, one row each (bytes past the end: 0)."""
+    if not len(at):
+        return np.zeros((0, width), dtype=np.uint8)
+    buffer, base = codes, 0
+    if int(at.max()) + width > len(codes):  # the last spans: a padded copy of the end
+        base = int(at.min())
+        buffer = np.zeros(len(codes) - base + width, dtype=np.uint8)
+        buffer[: len(codes) - base] = codes[base:]
+    window = np.ndarray((len(buffer) - width + 1,), dtype=f"V{width}", buffer=buffer, strides=(1,))
+    out: np.ndarray = window[at - base].view(np.uint8).reshape(len(at), width)
+    return out
+
+
+def first_rows(codes: np.ndarray) -> np.ndarray:
+    """Where each code first appears, for codes numbered in order of first appearance (code k
+    first appears after codes 0..k-1 did)."""
+    if not len(codes):
+        return np.zeros(0, dtype=np.int64)
+    most = np.maximum.accumulate(codes)
+    return np.flatnonzero(np.diff(most, prepend=-1) > 0)
+
+
+def factorize(
+    codes: np.ndarray, at: np.ndarray, size: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """`pd.factorize` of the spans `codes[at[i] : at[i] + size[i]]` (ASCII bytes).
+
+    Returns: each span's code (numbered in order of first appearance) and the first span of
+        each code; None when two different spans share a hash (cut them as strings instead).
+    """
+    n = len(at)
+    if not n:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    words = np.maximum((size + 7) // 8, 1)
+    most = int(words.max())
+    if most * n <= 2 * int(words.sum()):  # even enough: one class
+        found = _factorized(codes, at, size, most)
+        return None if found is None else (found, first_rows(found))
+    size_class = np.ceil(np.log2(words)).astype(np.int64)
+    classes = np.unique(size_class).tolist()
+    keys = np.empty(n, dtype=np.int64)
+    offset = 0
+    for size_class_k in classes:
+        rows = np.flatnonzero(size_class == size_class_k)
+        found = _factorized(codes, at[rows], size[rows], 1 << size_class_k)
+        if found is None:
+            return None
+        keys[rows] = found + offset
+        offset += int(found.max()) + 1
+    spans, _ = pd.factorize(keys)
+    return spans, first_rows(spans)
+
+
+def _factorized(
+    codes: np.ndarray, at: np.ndarray, size: np.ndarray, count: int
+) -> np.ndarray | None:
+    """`factorize`'s codes of spans of at most `count` words each; None on a shared hash."""
+    multipliers = _MULTIPLIERS[np.arange(count) % len(_MULTIPLIERS)]
+    table = _masks(np.arange(count * 8 + 1), count) if count <= _TABLE_WORDS else None
+    local = np.empty(len(at), dtype=np.int64)
+    reps, hashes, sizes, total = [], [], [], 0
+    step = max(_ROWS, _WORDS // count)
+    for a in range(0, len(at), step):
+        part = size[a : a + step]
+        words = cells(codes, at[a : a + step], count * 8).view("<u8")
+        words &= _masks(part, count) if table is None else table[part]
+        hashed = (words * multipliers).sum(axis=1) + part.astype(np.uint64) * _SIZE_MULTIPLIER
+        inner, distinct = pd.factorize(hashed)
+        firsts = first_rows(inner)
+        if not _same(words, part, firsts, inner):
+            return None
+        local[a : a + step] = inner + total
+        total += len(firsts)
+        reps.append(words[firsts])
+        hashes.append(distinct)
+        sizes.append(part[firsts])
+    rep_words, rep_sizes = np.concatenate(reps), np.concatenate(sizes)
+    across, _ = pd.factorize(np.concatenate(hashes))
+    if not _same(rep_words, rep_sizes, first_rows(across), across):
+        return None
+    out: np.ndarray = across[local]
+    return out
+
+
+def _masks(size: np.ndarray, count: int) -> np.ndarray:
+    """Per span, its `count` words' masks: the bytes of the span kept, the bytes after it 0."""
+    kept = np.clip(size[:, None] - np.arange(0, count * 8, 8), 0, 8)
+    out: np.ndarray = _KEEP[kept]
+    return out
+
+
+def _same(words: np.ndarray, size: np.ndarray, firsts: np.ndarray, codes: np.ndarray) -> bool:
+    """Whether every span is, byte for byte, the first span of its code."""
+    return bool((size == size[firsts][codes]).all() and (words == words[firsts][codes]).all())
