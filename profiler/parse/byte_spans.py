@@ -14,6 +14,8 @@ make every short one read that many words.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 
@@ -79,19 +81,59 @@ def factorize(
     return spans, first_rows(spans)
 
 
+def factorize_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """`factorize` of the rows of a (count, width) byte matrix, each row one span. Rows of up
+    to 16 bytes are factorized as one or two integers (no hash)."""
+    width = rows.shape[1]
+    count = max((width + 7) // 8, 1)
+    if not len(rows):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if count <= 2:
+        words = _padded(rows, count)
+        codes, distinct = pd.factorize(words[:, 0])
+        if count == 2:
+            second, others = pd.factorize(words[:, 1])
+            codes, _ = pd.factorize(codes * len(others) + second)
+        return codes, first_rows(codes)
+    found = _grouped(lambda a, b: _padded(rows[a:b], count), np.full(len(rows), width), count)
+    return None if found is None else (found, first_rows(found))
+
+
+def _padded(rows: np.ndarray, count: int) -> np.ndarray:
+    """The rows as `count` little-endian words each (0 bytes after a row's end)."""
+    if rows.shape[1] == count * 8 and rows.flags.c_contiguous:
+        return rows.view("<u8")
+    out = np.zeros((len(rows), count * 8), dtype=np.uint8)
+    out[:, : rows.shape[1]] = rows
+    return out.view("<u8")
+
+
 def _factorized(
     codes: np.ndarray, at: np.ndarray, size: np.ndarray, count: int
 ) -> np.ndarray | None:
     """`factorize`'s codes of spans of at most `count` words each; None on a shared hash."""
-    multipliers = _MULTIPLIERS[np.arange(count) % len(_MULTIPLIERS)]
     table = _masks(np.arange(count * 8 + 1), count) if count <= _TABLE_WORDS else None
-    local = np.empty(len(at), dtype=np.int64)
+
+    def words(a: int, b: int) -> np.ndarray:
+        out: np.ndarray = cells(codes, at[a:b], count * 8).view("<u8")
+        out &= _masks(size[a:b], count) if table is None else table[size[a:b]]
+        return out
+
+    return _grouped(words, size, count)
+
+
+def _grouped(
+    words_of: Callable[[int, int], np.ndarray], size: np.ndarray, count: int
+) -> np.ndarray | None:
+    """The codes of spans given as `words_of(a, b)` (spans a to b, `count` words each, bytes
+    past a span's size 0) and their sizes; None on a shared hash."""
+    multipliers = _MULTIPLIERS[np.arange(count) % len(_MULTIPLIERS)]
+    local = np.empty(len(size), dtype=np.int64)
     reps, hashes, sizes, total = [], [], [], 0
     step = max(_ROWS, _WORDS // count)
-    for a in range(0, len(at), step):
+    for a in range(0, len(size), step):
         part = size[a : a + step]
-        words = cells(codes, at[a : a + step], count * 8).view("<u8")
-        words &= _masks(part, count) if table is None else table[part]
+        words = words_of(a, a + len(part))
         hashed = (words * multipliers).sum(axis=1) + part.astype(np.uint64) * _SIZE_MULTIPLIER
         inner, distinct = pd.factorize(hashed)
         firsts = first_rows(inner)

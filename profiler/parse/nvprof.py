@@ -28,7 +28,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -102,6 +102,7 @@ class Table:
     run: int
     nvtx: bool = False
     raw: memoryview | None = None  # the table's bytes, when the file is ASCII
+    breaks: np.ndarray | None = field(default=None, compare=False)  # its newlines in `raw`
 
 
 def read_log(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
@@ -222,8 +223,17 @@ def _tables(text: str, path: Path, data: bytes | None = None) -> list[Table]:
         run = bisect.bisect(runs, start)
         in_nvtx = _last_before(nvtx, start) > _last_before(runs, start)
         raw = None if data is None else memoryview(data)[start:end]
-        found.append(Table(kind, origin, section, run, in_nvtx and kind in _SUMMARY_KINDS, raw))
+        breaks = None if leads is None else _breaks(leads, start, end)
+        in_nvtx = in_nvtx and kind in _SUMMARY_KINDS
+        found.append(Table(kind, origin, section, run, in_nvtx, raw, breaks))
     return found
+
+
+def _breaks(leads: parse_lines.Lines, start: int, end: int) -> np.ndarray:
+    """The offsets of the newlines in `[start, end)` of the text, from its start."""
+    lo, hi = np.searchsorted(leads.end, [start, end])
+    offsets: np.ndarray = leads.end[lo:hi] - start
+    return offsets
 
 
 def _table_end(text: str, start: int, ends: np.ndarray | None) -> int:
@@ -354,7 +364,7 @@ def _gpu_trace(tables: list[Table], stage: str, path: Path) -> pd.DataFrame:
         if table.kind == "csv_trace":
             parts.append(nvprof_trace.csv_trace(table.origin, stage))
         else:
-            parts.append(nvprof_trace.text_trace(table.origin, stage, table.raw))
+            parts.append(nvprof_trace.text_trace(table.origin, stage, table.raw, table.breaks))
     trace = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     if trace.empty:
         raise ParseError(

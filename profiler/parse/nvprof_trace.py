@@ -121,7 +121,12 @@ def _csv_column(cells: pd.Series, unit: str, origin: Origin, column: str) -> pd.
     return values.integers(cells, origin, column, values.COUNT)
 
 
-def text_trace(origin: Origin, stage: str, raw: memoryview | bytes | None = None) -> pd.DataFrame:
+def text_trace(
+    origin: Origin,
+    stage: str,
+    raw: memoryview | bytes | None = None,
+    breaks: np.ndarray | None = None,
+) -> pd.DataFrame:
     """The text `--print-gpu-trace` table (`origin.text` starts at its header).
 
     An ASCII table whose rows all line up and hold plain numbers is read with NumPy passes over
@@ -132,6 +137,7 @@ def text_trace(origin: Origin, stage: str, raw: memoryview | bytes | None = None
         origin: the table's text and place.
         stage: the stage key of every row.
         raw: the table's bytes, when its text is ASCII (else it is encoded here when it is).
+        breaks: the offsets of the newlines in `raw`, when known.
 
     Returns: DataFrame with `schema.GPU_TRACE` columns (Unified Memory rows dropped); empty
         when every row is a Unified Memory one.
@@ -142,7 +148,7 @@ def text_trace(origin: Origin, stage: str, raw: memoryview | bytes | None = None
     text = str(origin.text)
     cut = text.find("\n")
     columns = _text_columns(text if cut < 0 else text[:cut], origin)
-    found = _fast_fields(text, columns, origin, raw)
+    found = _fast_fields(text, columns, origin, raw, breaks)
     fields, keep = found if found is not None else _plain_fields(text, columns, origin)
     _check_present(fields, origin, {"start": "Start", "duration": "Duration", "name": "Name"})
     values.check_total(fields["duration"], origin, "Duration")
@@ -238,6 +244,7 @@ def _fast_fields(
     columns: dict[str, tuple[int, int]],
     origin: Origin,
     raw: memoryview | bytes | None = None,
+    breaks: np.ndarray | None = None,
 ) -> tuple[dict[str, pd.Series], np.ndarray] | None:
     """`_plain_fields` of an ASCII table whose rows all reach past the start of Name, with
     single-token plain decimal times: the rows are found and Start and Duration read with NumPy
@@ -249,9 +256,11 @@ def _fast_fields(
     name_at = columns["Name"][0]
     if not text.isascii() or name_at < 1 or "Start" not in read or "Duration" not in read:
         return None
-    data = text.encode("ascii") if raw is None or len(raw) != len(text) else raw
+    data: bytes | memoryview = raw if raw is not None and len(raw) == len(text) else b""
+    if not data:
+        data, breaks = text.encode("ascii"), None
     codes = np.frombuffer(data, dtype=np.uint8)
-    rows = _row_spans(data, codes)
+    rows = _row_spans(data, codes, breaks)
     if rows is None:
         return None
     start, end = rows
@@ -266,10 +275,13 @@ def _fast_fields(
         return None  # the plain path says what is wrong (it finds the first error)
 
 
-def _row_spans(data: bytes | memoryview, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _row_spans(
+    data: bytes | memoryview, codes: np.ndarray, breaks: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray] | None:
     """Where each data row (a non-empty line after the header, one `\\r` dropped from its end)
-    starts and ends; None when a row still ends with `\\r`."""
-    breaks = lines.newlines(cast(bytes, data))  # (read through np.frombuffer: any buffer)
+    starts and ends; None when a row still ends with `\\r`. `breaks`: the newlines, if known."""
+    if breaks is None:
+        breaks = lines.newlines(cast(bytes, data))  # (read through np.frombuffer: any buffer)
     start = breaks + 1
     end = np.append(breaks[1:], len(data))
     cr = np.flatnonzero(end > start)
@@ -385,27 +397,63 @@ def _renumbered(codes: np.ndarray, values: list[str]) -> tuple[np.ndarray, list[
 def _fast_times(codes: np.ndarray, start: np.ndarray, a: int, b: int) -> np.ndarray | None:
     """The cells `[a, b)` of the rows starting at `start` (each followed by a space), each one
     right-aligned token of a plain decimal and a time unit (`1.8260ms`, `0.50000s`), in whole
-    ns as `nvprof_summary.times` and `values.whole` give them; None for any other cell. Cells
-    that repeat (durations) are read once per distinct cell."""
+    ns as `nvprof_summary.times` and `values.whole` give them; None for any other cell."""
     width = b - a
     if width < 2 or (codes[start + b] != 32).any():
         return None
-    cells = byte_spans.cells(codes, start + a, width)
-    rows = None
-    if _repeat(cells):
-        found = byte_spans.factorize(codes, start + a, np.full(len(start), width))
-        if found is not None:
-            rows, firsts = found
-            cells = cells[firsts]
-    ns = _times_of_cells(cells)
-    return ns if ns is None or rows is None else ns[rows]
+    return _times_by_layout(byte_spans.cells(codes, start + a, -(-width // 8) * 8), width)
 
 
-def _repeat(cells: np.ndarray) -> bool:
-    """Whether the first rows of `cells` (bytes, one cell a row) hold few distinct cells."""
-    sample = cells[:_SAMPLE]
-    distinct = {sample[i].tobytes() for i in range(len(sample))}
-    return len(distinct) <= len(sample) // 4
+_LAYOUTS = 64  # layouts read one at a time, at most (more: the cells are read one by one)
+
+
+def _times_by_layout(wide: np.ndarray, width: int) -> np.ndarray | None:
+    """`_times_of_cells` of the cells `wide[:, :width]` (the bytes after them: whatever), read
+    once per layout (the cell with its digits made 0: `0.00000s`, `00.000ms`). The cells of a
+    layout have their digits in the same places and every other byte alike, so what
+    `_times_of_cells` says of one (read, or left) holds for all, and their numbers are their
+    digits times fixed powers of ten."""
+    cells = wide[:, :width]
+    digit = ((wide - np.uint8(48)) < 10).view(np.uint8)
+    layout = wide & ~(digit * np.uint8(15))  # digits (0x30-0x39) made 0x30
+    layout[:, width:] = 0
+    found = byte_spans.factorize_rows(layout)
+    if found is None or len(found[1]) > _LAYOUTS:
+        return _times_of_cells(cells)
+    codes, firsts = found
+    ns = np.empty(len(cells), dtype=np.int64)
+    for k, first in enumerate(firsts.tolist()):
+        rows = np.flatnonzero(codes == k) if len(firsts) > 1 else slice(None)
+        got = _layout_times(cells[rows], cells[first])
+        if got is None:
+            return None
+        ns[rows] = got
+    each = _times_of_cells(cells[firsts])
+    if each is None or not np.array_equal(ns[firsts], each):
+        return _times_of_cells(cells)  # (a layout read otherwise than cell by cell: never)
+    return ns
+
+
+def _layout_times(cells: np.ndarray, one: np.ndarray) -> np.ndarray | None:
+    """`_times_of_cells` of cells of one layout, `one` of them."""
+    if _times_of_cells(one[None, :]) is None:
+        return None
+    width = len(one)
+    lead = int((one <= 32).sum())  # (right-aligned: every blank leads)
+    unit = chr(one[-2]) + "s" if lead <= width - 2 else "s"
+    factor = _TWO_LETTER_UNITS.get(unit, csvtext.NS_PER_UNIT["s"])
+    number = range(lead, width - (1 if factor == csvtext.NS_PER_UNIT["s"] else 2))
+    places = [j for j in number if 48 <= one[j] <= 57]
+    dot = next((j for j in number if one[j] == 46), width)
+    mantissa = np.zeros(len(cells), dtype=np.int64)
+    for power, j in enumerate(reversed(places)):
+        mantissa += (cells[:, j].astype(np.int64) - 48) * 10**power
+    after = np.full(1, sum(j > dot for j in places))
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaled = mantissa / np.power(10.0, after) * factor
+    if not (scaled < values.TIME.most).all():
+        return None
+    return np.rint(scaled).astype("int64")
 
 
 def _times_of_cells(cell: np.ndarray) -> np.ndarray | None:
