@@ -231,7 +231,7 @@ def _middle_cells(
     Raises: ParseError as `_cells`.
     """
     out = {}
-    firsts = _first_rows(codes, labels, len(middles))
+    firsts = labels[byte_spans.first_rows(codes)]  # (codes numbered as pd.factorize does)
     for column, (a, b) in read.items():
         raw = [middle[a - low : b - low + 1] for middle in middles]
         cats, inner = _cells(raw, b - a, origin, column, firsts)
@@ -314,7 +314,7 @@ def _fast_cells(
     name_codes, distinct = names
     if "-" in set(distinct):
         return None
-    firsts = _first_rows(name_codes, np.arange(len(start)), len(distinct))
+    firsts = byte_spans.first_rows(name_codes)  # (numbered as pd.factorize does)
     by_first = pd.Series(distinct, index=firsts, dtype=object)
     keep = _kept(by_first, name_codes)
     index = pd.Index(keep)
@@ -348,10 +348,11 @@ def _names_and_middles(
     when the tails repeat (a few kernels and copies), else the names are cut per row and the
     middles grouped on their own."""
     low, high, name_at = spans
-    at, stop = start.tolist(), end.tolist()
-    sample = len({text[a + low : b] for a, b in zip(at[:_SAMPLE], stop[:_SAMPLE], strict=True)})
-    if sample > min(len(at), _SAMPLE) // 4:
-        names = _factorized([text[a + name_at : b] for a, b in zip(at, stop, strict=True)])
+    at, stop = start[:_SAMPLE].tolist(), end[:_SAMPLE].tolist()
+    sample = len({text[a + low : b] for a, b in zip(at, stop, strict=True)})
+    if sample > min(len(start), _SAMPLE) // 4:
+        cut = zip(start.tolist(), end.tolist(), strict=True)
+        names = _factorized([text[a + name_at : b] for a, b in cut])
 
         def middles(keep: np.ndarray) -> tuple[np.ndarray, list[str]]:
             return _spans(text, codes, start[keep] + low, np.full(len(keep), high - low))
@@ -545,10 +546,8 @@ def _whole_rows(per_value: np.ndarray, codes: np.ndarray, index: pd.Index) -> pd
     number = np.append(per_value.astype("float64"), np.nan)
     missing = np.isnan(number)
     ints = np.where(missing, 0, np.rint(number)).astype("int64")
-    absent = len(codes) and int(codes.min()) < 0
-    at = np.where(codes < 0, len(per_value), codes) if absent else codes
-    mask = missing[at] if absent or missing[:-1].any() else np.zeros(len(codes), dtype=bool)
-    return pd.Series(pd.arrays.IntegerArray(ints[at], mask), index=index, copy=False)
+    # code -1 takes the last of them: the NaN appended
+    return pd.Series(pd.arrays.IntegerArray(ints[codes], missing[codes]), index=index, copy=False)
 
 
 def _text_field(
