@@ -24,6 +24,7 @@ _ROWS, _WORDS = 1 << 14, 1 << 19  # spans read at once (at least, or as many wor
 _MULTIPLIERS = np.random.default_rng(14).integers(1, 2**63, 1 << 12, dtype=np.uint64) | np.uint64(1)
 _SIZE_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 _KEEP = np.array([(1 << (8 * v)) - 1 for v in range(8)] + [2**64 - 1], dtype=np.uint64)
+_SIZES = 8  # spans of up to this many sizes are read a size at a time
 _TABLE_WORDS = 64  # size classes up to this many words mask through one table lookup
 
 
@@ -61,24 +62,37 @@ def factorize(
     n = len(at)
     if not n:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    words = np.maximum((size + 7) // 8, 1)
-    most = int(words.max())
-    if most * n <= 2 * int(words.sum()):  # even enough: one class
-        found = _factorized(codes, at, size, most)
-        return None if found is None else (found, first_rows(found))
-    size_class = np.ceil(np.log2(words)).astype(np.int64)
-    classes = np.unique(size_class).tolist()
     keys = np.empty(n, dtype=np.int64)
     offset = 0
-    for size_class_k in classes:
-        rows = np.flatnonzero(size_class == size_class_k)
-        found = _factorized(codes, at[rows], size[rows], 1 << size_class_k)
+    for rows, count in _groups(size):
+        part = slice(None) if rows is None else rows
+        found = _factorized(codes, at[part], size[part], count)
         if found is None:
             return None
+        if rows is None:
+            return found, first_rows(found)
         keys[rows] = found + offset
         offset += int(found.max()) + 1
     spans, _ = pd.factorize(keys)
     return spans, first_rows(spans)
+
+
+def _groups(size: np.ndarray) -> list[tuple[np.ndarray | None, int]]:
+    """The spans read together (None: all of them) and how many words each reads: spans of one
+    size (when there are few sizes: no byte read past a span), else all at once when that
+    reads at most twice the words the spans hold, else spans of up to 1, 2, 4, ... words."""
+    by_size, sizes = pd.factorize(size)
+    if len(sizes) <= _SIZES:
+        counts = [max((int(k) + 7) // 8, 1) for k in sizes]
+        if len(sizes) == 1:
+            return [(None, counts[0])]
+        return [(np.flatnonzero(by_size == i), c) for i, c in enumerate(counts)]
+    words = np.maximum((size + 7) // 8, 1)
+    most = int(words.max())
+    if most * len(size) <= 2 * int(words.sum()):
+        return [(None, most)]
+    size_class = np.ceil(np.log2(words)).astype(np.int64)
+    return [(np.flatnonzero(size_class == k), 1 << k) for k in np.unique(size_class).tolist()]
 
 
 def factorize_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -112,11 +126,17 @@ def _factorized(
     codes: np.ndarray, at: np.ndarray, size: np.ndarray, count: int
 ) -> np.ndarray | None:
     """`factorize`'s codes of spans of at most `count` words each; None on a shared hash."""
-    table = _masks(np.arange(count * 8 + 1), count) if count <= _TABLE_WORDS else None
+    one = int(size[0]) if len(size) and (size == size[0]).all() else None
+    table = None  # masks by size: one row when every span has one size
+    if one is not None or count <= _TABLE_WORDS:
+        table = _masks(np.arange(count * 8 + 1) if one is None else np.array([one]), count)
 
     def words(a: int, b: int) -> np.ndarray:
         out: np.ndarray = cells(codes, at[a:b], count * 8).view("<u8")
-        out &= _masks(size[a:b], count) if table is None else table[size[a:b]]
+        if table is None:
+            out &= _masks(size[a:b], count)
+        else:
+            out &= table if one is not None else table[size[a:b]]
         return out
 
     return _grouped(words, size, count)
