@@ -22,9 +22,9 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 import pytest
-from test_parse_fast_nvprof import TEXT_TRACES, million_row_rows, trace_mutants
+from test_parse_fast_nvprof import DATA, TEXT_TRACES, million_row_rows, trace_mutants
 
-from profiler.parse import byte_spans, nvprof, nvprof_trace
+from profiler.parse import byte_spans, lines, nvprof, nvprof_trace
 
 
 def plain_factorize(data: bytes, at: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -268,3 +268,21 @@ def test_table_breaks_are_the_newlines_of_its_bytes(source):
         raw = bytes(table.raw)
         want = [i for i, c in enumerate(raw) if c == 10]
         assert table.breaks is not None and table.breaks.tolist() == want
+
+
+def same_lines(a: lines.Lines, b: lines.Lines) -> bool:
+    return all(
+        np.array_equal(getattr(a, f), getattr(b, f)) for f in ("start", "end", "lead", "first")
+    )
+
+
+def test_lines_led_by_their_first_byte_are_the_lines_split():
+    rng = random.Random(1)
+    parts = [" ", "\t", "\n", "\r", "\x0c", "\x1c", "a", "0", "\u00e9", "=", " " * 70, "\n\n"]
+    for _ in range(3000):
+        data = "".join(rng.choice(parts) for _ in range(rng.randrange(0, 60))).encode()
+        assert same_lines(lines.split_led(data), lines.split(data)), data
+    for path in sorted(DATA.rglob("*")):
+        if path.is_file() and path.stat().st_size < 4_000_000:
+            data = path.read_bytes()
+            assert same_lines(lines.split_led(data), lines.split(data)), path

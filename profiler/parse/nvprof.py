@@ -208,7 +208,7 @@ def _tables(text: str, path: Path, data: bytes | None = None) -> list[Table]:
     `data`, the text's bytes when it is ASCII, lets the lines that can matter be found with
     NumPy (`parse.lines`) rather than with a few searches through the whole text."""
     lines = LineCounter(text)
-    leads = None if data is None else parse_lines.split(data)
+    leads = None if data is None else parse_lines.split_led(data)
     runs, nvtx = _marker_lines(text, _RESULT, leads), _marker_lines(text, _NVTX, leads)
     ends = None if leads is None else _lines_led_by(leads, b"=`", blank=True)
     found = []
