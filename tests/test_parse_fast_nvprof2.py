@@ -200,7 +200,7 @@ def trace_rows(text: str) -> list[tuple[str, np.ndarray, np.ndarray, tuple[int, 
     """Per text gpu trace in `text` that the fast path can cut: its text, rows and spans."""
     out = []
     for table in nvprof._tables(text, nvprof.Path("x"), text.encode()):
-        body = str(table.origin.text)
+        body = str(table.full_origin().text)
         if table.kind != "text_trace" or "Grid Size" not in body.split("\n", 1)[0]:
             continue
         columns = nvprof_trace._text_columns(body.split("\n", 1)[0], table.origin)
@@ -224,12 +224,15 @@ def test_names_and_middles_are_those_of_the_code_replaced(source):
     found = 0
     for body, start, end, spans in trace_rows(text):
         codes = np.frombuffer(body.encode(), dtype=np.uint8)
-        new_names, new_middles = nvprof_trace._names_and_middles(body, codes, start, end, spans)
         old_names, old_middles = old_names_and_middles(body, start, end, spans)
-        assert np.array_equal(new_names[0], old_names[0]) and new_names[1] == old_names[1]
-        for keep in (np.arange(len(start)), np.arange(len(start))[::3], np.arange(0)):
-            new, old = new_middles(keep), old_middles(keep)
-            assert np.array_equal(new[0], old[0]) and new[1] == old[1]
+        for cells in (nvprof_trace._Text(body, b""), nvprof_trace._Text(None, body.encode())):
+            new_names, new_middles = nvprof_trace._names_and_middles(
+                cells, codes, start, end, spans
+            )
+            assert np.array_equal(new_names[0], old_names[0]) and new_names[1] == old_names[1]
+            for keep in (np.arange(len(start)), np.arange(len(start))[::3], np.arange(0)):
+                new, old = new_middles(keep), old_middles(keep)
+                assert np.array_equal(new[0], old[0]) and new[1] == old[1]
         found += 1
     assert found or "elided" in str(source)  # (elided: `...` rows, cut by the plain path)
 
@@ -286,3 +289,25 @@ def test_lines_led_by_their_first_byte_are_the_lines_split():
         if path.is_file() and path.stat().st_size < 4_000_000:
             data = path.read_bytes()
             assert same_lines(lines.split_led(data), lines.split(data)), path
+
+
+@pytest.mark.parametrize(
+    "source", [*TEXT_TRACES, "benchmark"], ids=lambda p: getattr(p, "name", str(p))
+)
+def test_a_trace_read_from_its_bytes_alone_is_read_as_from_its_text(source, tmp_path, monkeypatch):
+    """A text trace of an ASCII file is read without its text (`Table.whole`: cut only for the
+    plain path or a message): tables and messages as when its text is cut first."""
+    text = million_row_rows(300) if source == "benchmark" else source.read_text(encoding="utf-8")
+    path = tmp_path / "trace.txt"
+    real = nvprof._tables
+    for variant in trace_mutants(text, seed=9, count=8):
+        path.write_text(variant, encoding="utf-8")
+        from_bytes = _outcome(path)
+        with monkeypatch.context() as text_only:
+            text_only.setattr(nvprof, "_tables", lambda text, path, data=None: real(text, path))
+            from_text = _outcome(path)
+        assert from_bytes[0] == from_text[0]
+        if from_bytes[0] == "error":
+            assert from_bytes[1] == from_text[1]
+        else:
+            pd.testing.assert_frame_equal(from_bytes[1], from_text[1], check_exact=True)

@@ -126,6 +126,7 @@ def text_trace(
     stage: str,
     raw: memoryview | bytes | None = None,
     breaks: np.ndarray | None = None,
+    full: Callable[[], Origin] | None = None,
 ) -> pd.DataFrame:
     """The text `--print-gpu-trace` table (`origin.text` starts at its header).
 
@@ -138,6 +139,9 @@ def text_trace(
         stage: the stage key of every row.
         raw: the table's bytes, when its text is ASCII (else it is encoded here when it is).
         breaks: the offsets of the newlines in `raw`, when known.
+        full: given with `raw` and an `origin` without its text: the origin with its text,
+            made only when the table is read the plain way or a message names a line (the
+            fast path reads the bytes; a million-row table's text is then never made).
 
     Returns: DataFrame with `schema.GPU_TRACE` columns (Unified Memory rows dropped); empty
         when every row is a Unified Memory one.
@@ -145,14 +149,58 @@ def text_trace(
     Raises: ParseError naming the line of a row that does not line up with the header, or the
         line and column of a bad cell.
     """
-    text = str(origin.text)
-    cut = text.find("\n")
-    columns = _text_columns(text if cut < 0 else text[:cut], origin)
+    lazy = full is not None and raw is not None and not origin.text
+    text = _Text(None if lazy else str(origin.text), raw if lazy and raw is not None else b"")
+    header = text.cut(0, text.find_newline())
+    columns = _text_columns(header, origin)
     found = _fast_fields(text, columns, origin, raw, breaks)
-    fields, keep = found if found is not None else _plain_fields(text, columns, origin)
+    if found is None and full is not None and lazy:
+        origin = full()
+    fields, keep = found if found is not None else _plain_fields(str(origin.text), columns, origin)
+    try:
+        _checked(fields, origin)
+    except ParseError:
+        if full is None or not lazy:
+            raise
+        _checked(fields, full())  # (raises, naming the line)
+    return _trace_table(pd.DataFrame(fields, index=pd.Index(keep)), stage)
+
+
+def _checked(fields: dict[str, pd.Series], origin: Origin) -> None:
+    """Start, Duration and Name in every row; the durations' total in range.
+
+    Raises: ParseError naming the line of the first row without one, or the column."""
     _check_present(fields, origin, {"start": "Start", "duration": "Duration", "name": "Name"})
     values.check_total(fields["duration"], origin, "Duration")
-    return _trace_table(pd.DataFrame(fields, index=pd.Index(keep)), stage)
+
+
+class _Text:
+    """A table's text, or (`text` None) its ASCII bytes, from which the text is made only when
+    it is cut row by row."""
+
+    def __init__(self, text: str | None, data: bytes | memoryview) -> None:
+        self.text, self.data = text, data
+
+    def __len__(self) -> int:
+        return len(self.data) if self.text is None else len(self.text)
+
+    def cut(self, a: int, b: int) -> str:
+        """`text[a:b]` (a, b >= 0)."""
+        return self.text[a:b] if self.text is not None else str(self.data[a:b], "ascii")
+
+    def find_newline(self) -> int:
+        """Where the first line ends (the length when it is the only one)."""
+        if self.text is not None:
+            at = self.text.find("\n")
+        else:
+            at = bytes(self.data[: 1 << 16]).find(b"\n")
+            at = at if at >= 0 or len(self.data) <= 1 << 16 else bytes(self.data).find(b"\n")
+        return len(self) if at < 0 else at
+
+    def whole(self) -> str:
+        if self.text is None:
+            self.text = str(self.data, "ascii")
+        return self.text
 
 
 def _plain_fields(
@@ -240,7 +288,7 @@ def _middle_cells(
 
 
 def _fast_fields(
-    text: str,
+    text: str | _Text,
     columns: dict[str, tuple[int, int]],
     origin: Origin,
     raw: memoryview | bytes | None = None,
@@ -254,11 +302,14 @@ def _fast_fields(
     """
     read = _read_columns(columns)
     name_at = columns["Name"][0]
-    if not text.isascii() or name_at < 1 or "Start" not in read or "Duration" not in read:
+    text = text if isinstance(text, _Text) else _Text(text, b"")
+    if text.text is not None and not text.text.isascii():
+        return None
+    if name_at < 1 or "Start" not in read or "Duration" not in read:
         return None
     data: bytes | memoryview = raw if raw is not None and len(raw) == len(text) else b""
     if not data:
-        data, breaks = text.encode("ascii"), None
+        data, breaks = text.whole().encode("ascii"), None
     codes = np.frombuffer(data, dtype=np.uint8)
     rows = _row_spans(data, codes, breaks)
     if rows is None:
@@ -294,7 +345,7 @@ def _row_spans(
 
 
 def _fast_cells(
-    text: str,
+    text: _Text,
     codes: np.ndarray,
     start: np.ndarray,
     end: np.ndarray,
@@ -338,7 +389,7 @@ _SAMPLE = 4096  # rows whose tails tell whether the tails repeat
 
 
 def _names_and_middles(
-    text: str, codes: np.ndarray, start: np.ndarray, end: np.ndarray, spans: tuple[int, int, int]
+    text: _Text, codes: np.ndarray, start: np.ndarray, end: np.ndarray, spans: tuple[int, int, int]
 ) -> tuple[tuple[np.ndarray, list[str]], Callable[[np.ndarray], tuple[np.ndarray, list[str]]]]:
     """Each row's name code and the distinct names (in order of first appearance, as
     `pd.factorize` gives them), and a function of the kept rows that gives their middles'
@@ -349,10 +400,10 @@ def _names_and_middles(
     middles grouped on their own."""
     low, high, name_at = spans
     at, stop = start[:_SAMPLE].tolist(), end[:_SAMPLE].tolist()
-    sample = len({text[a + low : b] for a, b in zip(at, stop, strict=True)})
+    sample = len({text.cut(a + low, b) for a, b in zip(at, stop, strict=True)})
     if sample > min(len(start), _SAMPLE) // 4:
-        cut = zip(start.tolist(), end.tolist(), strict=True)
-        names = _factorized([text[a + name_at : b] for a, b in cut])
+        cut, whole = zip(start.tolist(), end.tolist(), strict=True), text.whole()
+        names = _factorized([whole[a + name_at : b] for a, b in cut])
 
         def middles(keep: np.ndarray) -> tuple[np.ndarray, list[str]]:
             return _spans(text, codes, start[keep] + low, np.full(len(keep), high - low))
@@ -368,19 +419,20 @@ def _names_and_middles(
 
 
 def _spans(
-    text: str, codes: np.ndarray, at: np.ndarray, size: np.ndarray
+    text: _Text, codes: np.ndarray, at: np.ndarray, size: np.ndarray
 ) -> tuple[np.ndarray, list[str]]:
     """`_factorized` of the cells `text[at[i] : at[i] + size[i]]` (an ASCII text, `codes` its
     bytes): grouped with NumPy (`byte_spans`) and cut once per distinct cell, or cut per row
     when `byte_spans` cannot group them."""
     found = byte_spans.factorize(codes, at, size)
     if found is None:
+        whole = text.whole()
         return _factorized(
-            [text[a : a + n] for a, n in zip(at.tolist(), size.tolist(), strict=True)]
+            [whole[a : a + n] for a, n in zip(at.tolist(), size.tolist(), strict=True)]
         )
     rows, firsts = found
     cut = zip(at[firsts].tolist(), size[firsts].tolist(), strict=True)
-    return rows, [text[a : a + n] for a, n in cut]
+    return rows, [text.cut(a, a + n) for a, n in cut]
 
 
 def _factorized(cells: list[str]) -> tuple[np.ndarray, list[str]]:
