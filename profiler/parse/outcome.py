@@ -30,12 +30,8 @@ def parse_outcome(outcome: StageOutcome, order: int | None) -> dict[str, pd.Data
     facts = worker.layers(outcome.files["result"])
     extra = {} if facts is None else {schema.LAYERS.name: facts}
     try:
-        return {
-            schema.STAGES.name: stages,
-            schema.SAMPLES.name: samples,
-            **extra,
-            **profiles(outcome),
-        }
+        return {schema.STAGES.name: stages, schema.SAMPLES.name: samples, **extra,
+                **profiles(outcome)}
     except ParseError as exc:  # the stage ran, but its profile cannot be read: say so, go on
         stages = stages.assign(
             status=schema.ERROR, reason=worker.one_line(f"profiler output unreadable: {exc}")

@@ -52,14 +52,8 @@ def _upgrade_format_1(data: dict[str, Any]) -> dict[str, Any]:
         return data
     out = dict(data, items=data["images"], topk_mismatches=data.get("top1_mismatches"))
     key = str(data.get("stage", ""))
-    out.setdefault(
-        "role",
-        "baseline"
-        if key == "cuda_baseline"
-        else "framework"
-        if key.startswith("torch_")
-        else "step",
-    )
+    out.setdefault("role", "baseline" if key == "cuda_baseline" else
+                   "framework" if key.startswith("torch_") else "step")
     return out
 
 
