@@ -14,7 +14,9 @@ Unified Memory rows (page faults, migrations, thrashes) are not GPU activities a
 Kernel names carry their correlation id in both layouts of older nvprof and in the text layout
 (`kernel(float*) [218]`); it is moved into `correlation_id`. Sizes use binary prefixes (a
 40000-byte copy is `39.0625KB`). Distinct cell values are parsed once, so a million-row trace
-costs a few passes over its columns.
+costs a few passes over its columns: an ASCII table's rows are grouped by their tails (middle
+columns and name) with NumPy over its bytes (`byte_spans`), its times read once per layout, and
+its text is made only when a row must be cut as a string.
 """
 
 from __future__ import annotations
@@ -296,9 +298,9 @@ def _fast_fields(
 ) -> tuple[dict[str, pd.Series], np.ndarray] | None:
     """`_plain_fields` of an ASCII table whose rows all reach past the start of Name, with
     single-token plain decimal times: the rows are found and Start and Duration read with NumPy
-    over the bytes, the names and row middles cut once per row and read per distinct value.
-    None when the table is not such a table, or holds anything the plain path would refuse
-    (which then says why, as before).
+    over the bytes, the names and row middles grouped over the bytes and read per distinct
+    value. `text` may be the bytes alone (`_Text`). None when the table is not such a table,
+    or holds anything the plain path would refuse (which then says why, as before).
     """
     read = _read_columns(columns)
     name_at = columns["Name"][0]
