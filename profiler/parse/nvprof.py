@@ -26,9 +26,10 @@ only; one summary per device. Metrics that do not map, beside tables that do, ar
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -102,6 +103,27 @@ class Table:
     run: int
     nvtx: bool = False
     raw: memoryview | None = None  # the table's bytes, when the file is ASCII
+    breaks: np.ndarray | None = field(default=None, compare=False)  # its newlines in `raw`
+    # A text gpu trace with bytes: the file's text and where the table starts in it (its
+    # origin's text is then left empty: `full_origin` cuts it, if it is needed at all)
+    whole: str | None = field(default=None, compare=False, repr=False)
+    at: int = field(default=0, compare=False)
+
+    def full_origin(self) -> Origin:
+        """The table's origin with its text."""
+        if self.whole is None or self.raw is None:
+            return self.origin
+        text = self.whole[self.at : self.at + len(self.raw)]
+        return dataclasses.replace(self.origin, text=text)
+
+    def header(self) -> str:
+        """The table's first line."""
+        if self.whole is None or self.raw is None:
+            text = str(self.origin.text)
+            cut = text.find("\n")
+            return text if cut < 0 else text[:cut]  # (split would copy the rest)
+        cut = self.whole.find("\n", self.at, self.at + len(self.raw))
+        return self.whole[self.at : self.at + len(self.raw) if cut < 0 else cut]
 
 
 def read_log(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
@@ -207,7 +229,7 @@ def _tables(text: str, path: Path, data: bytes | None = None) -> list[Table]:
     `data`, the text's bytes when it is ASCII, lets the lines that can matter be found with
     NumPy (`parse.lines`) rather than with a few searches through the whole text."""
     lines = LineCounter(text)
-    leads = None if data is None else parse_lines.split(data)
+    leads = None if data is None else parse_lines.split_led(data)
     runs, nvtx = _marker_lines(text, _RESULT, leads), _marker_lines(text, _NVTX, leads)
     ends = None if leads is None else _lines_led_by(leads, b"=`", blank=True)
     found = []
@@ -218,12 +240,23 @@ def _tables(text: str, path: Path, data: bytes | None = None) -> list[Table]:
         above = text[text.rfind("\n", 0, max(start - 1, 0)) + 1 : max(start - 1, 0)]
         section = _section(above.strip(" \t"))
         skip = 1 if kind in ("csv_summary", "csv_trace") else 0  # the units row
-        origin = Origin(path, EXPECTED, text[start:end], lines.at(start), skip)
+        lazy = kind == "text_trace" and data is not None  # (read from its bytes)
+        origin = Origin(path, EXPECTED, "" if lazy else text[start:end], lines.at(start), skip)
         run = bisect.bisect(runs, start)
         in_nvtx = _last_before(nvtx, start) > _last_before(runs, start)
         raw = None if data is None else memoryview(data)[start:end]
-        found.append(Table(kind, origin, section, run, in_nvtx and kind in _SUMMARY_KINDS, raw))
+        breaks = None if leads is None else _breaks(leads, start, end)
+        in_nvtx = in_nvtx and kind in _SUMMARY_KINDS
+        whole = text if lazy else None
+        found.append(Table(kind, origin, section, run, in_nvtx, raw, breaks, whole, start))
     return found
+
+
+def _breaks(leads: parse_lines.Lines, start: int, end: int) -> np.ndarray:
+    """The offsets of the newlines in `[start, end)` of the text, from its start."""
+    lo, hi = np.searchsorted(leads.end, [start, end])
+    offsets: np.ndarray = leads.end[lo:hi] - start
+    return offsets
 
 
 def _table_end(text: str, start: int, ends: np.ndarray | None) -> int:
@@ -343,9 +376,7 @@ def _gpu_trace(tables: list[Table], stage: str, path: Path) -> pd.DataFrame:
     """
     parts = []
     for table in tables:
-        text = str(table.origin.text)
-        cut = text.find("\n")
-        header = text if cut < 0 else text[:cut]  # (split would copy the rest)
+        header = table.header()
         if "Grid Size" not in header and '"Grid X"' not in header:
             raise table.origin.error(
                 f"line {table.origin.first_line}: an API trace (--print-api-trace); profgen "
@@ -354,7 +385,11 @@ def _gpu_trace(tables: list[Table], stage: str, path: Path) -> pd.DataFrame:
         if table.kind == "csv_trace":
             parts.append(nvprof_trace.csv_trace(table.origin, stage))
         else:
-            parts.append(nvprof_trace.text_trace(table.origin, stage, table.raw))
+            parts.append(
+                nvprof_trace.text_trace(
+                    table.origin, stage, table.raw, table.breaks, table.full_origin
+                )
+            )
     trace = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     if trace.empty:
         raise ParseError(

@@ -14,7 +14,9 @@ Unified Memory rows (page faults, migrations, thrashes) are not GPU activities a
 Kernel names carry their correlation id in both layouts of older nvprof and in the text layout
 (`kernel(float*) [218]`); it is moved into `correlation_id`. Sizes use binary prefixes (a
 40000-byte copy is `39.0625KB`). Distinct cell values are parsed once, so a million-row trace
-costs a few passes over its columns.
+costs a few passes over its columns: an ASCII table's rows are grouped by their tails (middle
+columns and name) with NumPy over its bytes (`byte_spans`), its times read once per layout, and
+its text is made only when a row must be cut as a string.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from profiler.errors import ParseError
-from profiler.parse import csvtext, gpuops, lines, nvprof_summary, tokens, values
+from profiler.parse import byte_spans, csvtext, gpuops, lines, nvprof_summary, tokens, values
 from profiler.parse.values import Origin
 
 _CSV_FIELDS = {
@@ -121,7 +123,13 @@ def _csv_column(cells: pd.Series, unit: str, origin: Origin, column: str) -> pd.
     return values.integers(cells, origin, column, values.COUNT)
 
 
-def text_trace(origin: Origin, stage: str, raw: memoryview | bytes | None = None) -> pd.DataFrame:
+def text_trace(
+    origin: Origin,
+    stage: str,
+    raw: memoryview | bytes | None = None,
+    breaks: np.ndarray | None = None,
+    full: Callable[[], Origin] | None = None,
+) -> pd.DataFrame:
     """The text `--print-gpu-trace` table (`origin.text` starts at its header).
 
     An ASCII table whose rows all line up and hold plain numbers is read with NumPy passes over
@@ -132,6 +140,10 @@ def text_trace(origin: Origin, stage: str, raw: memoryview | bytes | None = None
         origin: the table's text and place.
         stage: the stage key of every row.
         raw: the table's bytes, when its text is ASCII (else it is encoded here when it is).
+        breaks: the offsets of the newlines in `raw`, when known.
+        full: given with `raw` and an `origin` without its text: the origin with its text,
+            made only when the table is read the plain way or a message names a line (the
+            fast path reads the bytes; a million-row table's text is then never made).
 
     Returns: DataFrame with `schema.GPU_TRACE` columns (Unified Memory rows dropped); empty
         when every row is a Unified Memory one.
@@ -139,14 +151,58 @@ def text_trace(origin: Origin, stage: str, raw: memoryview | bytes | None = None
     Raises: ParseError naming the line of a row that does not line up with the header, or the
         line and column of a bad cell.
     """
-    text = str(origin.text)
-    cut = text.find("\n")
-    columns = _text_columns(text if cut < 0 else text[:cut], origin)
-    found = _fast_fields(text, columns, origin, raw)
-    fields, keep = found if found is not None else _plain_fields(text, columns, origin)
+    lazy = full is not None and raw is not None and not origin.text
+    text = _Text(None if lazy else str(origin.text), raw if lazy and raw is not None else b"")
+    header = text.cut(0, text.find_newline())
+    columns = _text_columns(header, origin)
+    found = _fast_fields(text, columns, origin, raw, breaks)
+    if found is None and full is not None and lazy:
+        origin = full()
+    fields, keep = found if found is not None else _plain_fields(str(origin.text), columns, origin)
+    try:
+        _checked(fields, origin)
+    except ParseError:
+        if full is None or not lazy:
+            raise
+        _checked(fields, full())  # (raises, naming the line)
+    return _trace_table(pd.DataFrame(fields, index=pd.Index(keep)), stage)
+
+
+def _checked(fields: dict[str, pd.Series], origin: Origin) -> None:
+    """Start, Duration and Name in every row; the durations' total in range.
+
+    Raises: ParseError naming the line of the first row without one, or the column."""
     _check_present(fields, origin, {"start": "Start", "duration": "Duration", "name": "Name"})
     values.check_total(fields["duration"], origin, "Duration")
-    return _trace_table(pd.DataFrame(fields, index=pd.Index(keep)), stage)
+
+
+class _Text:
+    """A table's text, or (`text` None) its ASCII bytes, from which the text is made only when
+    it is cut row by row."""
+
+    def __init__(self, text: str | None, data: bytes | memoryview) -> None:
+        self.text, self.data = text, data
+
+    def __len__(self) -> int:
+        return len(self.data) if self.text is None else len(self.text)
+
+    def cut(self, a: int, b: int) -> str:
+        """`text[a:b]` (a, b >= 0)."""
+        return self.text[a:b] if self.text is not None else str(self.data[a:b], "ascii")
+
+    def find_newline(self) -> int:
+        """Where the first line ends (the length when it is the only one)."""
+        if self.text is not None:
+            at = self.text.find("\n")
+        else:
+            at = bytes(self.data[: 1 << 16]).find(b"\n")
+            at = at if at >= 0 or len(self.data) <= 1 << 16 else bytes(self.data).find(b"\n")
+        return len(self) if at < 0 else at
+
+    def whole(self) -> str:
+        if self.text is None:
+            self.text = str(self.data, "ascii")
+        return self.text
 
 
 def _plain_fields(
@@ -225,7 +281,7 @@ def _middle_cells(
     Raises: ParseError as `_cells`.
     """
     out = {}
-    firsts = _first_rows(codes, labels, len(middles))
+    firsts = labels[byte_spans.first_rows(codes)]  # (codes numbered as pd.factorize does)
     for column, (a, b) in read.items():
         raw = [middle[a - low : b - low + 1] for middle in middles]
         cats, inner = _cells(raw, b - a, origin, column, firsts)
@@ -234,24 +290,30 @@ def _middle_cells(
 
 
 def _fast_fields(
-    text: str,
+    text: str | _Text,
     columns: dict[str, tuple[int, int]],
     origin: Origin,
     raw: memoryview | bytes | None = None,
+    breaks: np.ndarray | None = None,
 ) -> tuple[dict[str, pd.Series], np.ndarray] | None:
     """`_plain_fields` of an ASCII table whose rows all reach past the start of Name, with
     single-token plain decimal times: the rows are found and Start and Duration read with NumPy
-    over the bytes, the names and row middles cut once per row and read per distinct value.
-    None when the table is not such a table, or holds anything the plain path would refuse
-    (which then says why, as before).
+    over the bytes, the names and row middles grouped over the bytes and read per distinct
+    value. `text` may be the bytes alone (`_Text`). None when the table is not such a table,
+    or holds anything the plain path would refuse (which then says why, as before).
     """
     read = _read_columns(columns)
     name_at = columns["Name"][0]
-    if not text.isascii() or name_at < 1 or "Start" not in read or "Duration" not in read:
+    text = text if isinstance(text, _Text) else _Text(text, b"")
+    if text.text is not None and not text.text.isascii():
         return None
-    data = text.encode("ascii") if raw is None or len(raw) != len(text) else raw
+    if name_at < 1 or "Start" not in read or "Duration" not in read:
+        return None
+    data: bytes | memoryview = raw if raw is not None and len(raw) == len(text) else b""
+    if not data:
+        data, breaks = text.whole().encode("ascii"), None
     codes = np.frombuffer(data, dtype=np.uint8)
-    rows = _row_spans(data, codes)
+    rows = _row_spans(data, codes, breaks)
     if rows is None:
         return None
     start, end = rows
@@ -266,10 +328,13 @@ def _fast_fields(
         return None  # the plain path says what is wrong (it finds the first error)
 
 
-def _row_spans(data: bytes | memoryview, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _row_spans(
+    data: bytes | memoryview, codes: np.ndarray, breaks: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray] | None:
     """Where each data row (a non-empty line after the header, one `\\r` dropped from its end)
-    starts and ends; None when a row still ends with `\\r`."""
-    breaks = lines.newlines(cast(bytes, data))  # (read through np.frombuffer: any buffer)
+    starts and ends; None when a row still ends with `\\r`. `breaks`: the newlines, if known."""
+    if breaks is None:
+        breaks = lines.newlines(cast(bytes, data))  # (read through np.frombuffer: any buffer)
     start = breaks + 1
     end = np.append(breaks[1:], len(data))
     cr = np.flatnonzero(end > start)
@@ -282,7 +347,7 @@ def _row_spans(data: bytes | memoryview, codes: np.ndarray) -> tuple[np.ndarray,
 
 
 def _fast_cells(
-    text: str,
+    text: _Text,
     codes: np.ndarray,
     start: np.ndarray,
     end: np.ndarray,
@@ -298,11 +363,11 @@ def _fast_cells(
     read = dict(read)
     times = {column: read.pop(column) for column in ("Start", "Duration")}
     low, high = _middle(columns, read) if read else (name_at, name_at)
-    names, middles = _names_and_middles(text, start, end, (low, high, name_at))
+    names, middles = _names_and_middles(text, codes, start, end, (low, high, name_at))
     name_codes, distinct = names
     if "-" in set(distinct):
         return None
-    firsts = _first_rows(name_codes, np.arange(len(start)), len(distinct))
+    firsts = byte_spans.first_rows(name_codes)  # (numbered as pd.factorize does)
     by_first = pd.Series(distinct, index=firsts, dtype=object)
     keep = _kept(by_first, name_codes)
     index = pd.Index(keep)
@@ -326,31 +391,50 @@ _SAMPLE = 4096  # rows whose tails tell whether the tails repeat
 
 
 def _names_and_middles(
-    text: str, start: np.ndarray, end: np.ndarray, spans: tuple[int, int, int]
+    text: _Text, codes: np.ndarray, start: np.ndarray, end: np.ndarray, spans: tuple[int, int, int]
 ) -> tuple[tuple[np.ndarray, list[str]], Callable[[np.ndarray], tuple[np.ndarray, list[str]]]]:
     """Each row's name code and the distinct names (in order of first appearance, as
     `pd.factorize` gives them), and a function of the kept rows that gives their middles'
     codes and the distinct middles alike. `spans` are where a row's middle starts and ends and
-    where its name starts. The tail of a row (its middle, whatever is between it and Name, and
-    its name) is cut once per row and split once per distinct tail when the tails repeat (a
-    few kernels and copies), else the names and middles are cut on their own."""
+    where its name starts; `codes` are the text's bytes. The tail of a row (its middle, whatever
+    is between it and Name, and its name) is grouped with NumPy and split once per distinct tail
+    when the tails repeat (a few kernels and copies), else the names are cut per row and the
+    middles grouped on their own."""
     low, high, name_at = spans
-    at, stop = start.tolist(), end.tolist()
-    sample = len({text[a + low : b] for a, b in zip(at[:_SAMPLE], stop[:_SAMPLE], strict=True)})
-    if sample > min(len(at), _SAMPLE) // 4:
-        names = _factorized([text[a + name_at : b] for a, b in zip(at, stop, strict=True)])
+    at, stop = start[:_SAMPLE].tolist(), end[:_SAMPLE].tolist()
+    sample = len({text.cut(a + low, b) for a, b in zip(at, stop, strict=True)})
+    if sample > min(len(start), _SAMPLE) // 4:
+        cut, whole = zip(start.tolist(), end.tolist(), strict=True), text.whole()
+        names = _factorized([whole[a + name_at : b] for a, b in cut])
 
         def middles(keep: np.ndarray) -> tuple[np.ndarray, list[str]]:
-            return _factorized([text[a + low : a + high] for a in start[keep].tolist()])
+            return _spans(text, codes, start[keep] + low, np.full(len(keep), high - low))
 
         return names, middles
-    tail_codes, tails = _factorized([text[a + low : b] for a, b in zip(at, stop, strict=True)])
+    tail_codes, tails = _spans(text, codes, start + low, end - start - low)
     names = _renumbered(tail_codes, [tail[name_at - low :] for tail in tails])
 
     def middles_of_tails(keep: np.ndarray) -> tuple[np.ndarray, list[str]]:
         return _renumbered(tail_codes[keep], [tail[: high - low] for tail in tails])
 
     return names, middles_of_tails
+
+
+def _spans(
+    text: _Text, codes: np.ndarray, at: np.ndarray, size: np.ndarray
+) -> tuple[np.ndarray, list[str]]:
+    """`_factorized` of the cells `text[at[i] : at[i] + size[i]]` (an ASCII text, `codes` its
+    bytes): grouped with NumPy (`byte_spans`) and cut once per distinct cell, or cut per row
+    when `byte_spans` cannot group them."""
+    found = byte_spans.factorize(codes, at, size)
+    if found is None:
+        whole = text.whole()
+        return _factorized(
+            [whole[a : a + n] for a, n in zip(at.tolist(), size.tolist(), strict=True)]
+        )
+    rows, firsts = found
+    cut = zip(at[firsts].tolist(), size[firsts].tolist(), strict=True)
+    return rows, [text.cut(a, a + n) for a, n in cut]
 
 
 def _factorized(cells: list[str]) -> tuple[np.ndarray, list[str]]:
@@ -368,21 +452,63 @@ def _renumbered(codes: np.ndarray, values: list[str]) -> tuple[np.ndarray, list[
 def _fast_times(codes: np.ndarray, start: np.ndarray, a: int, b: int) -> np.ndarray | None:
     """The cells `[a, b)` of the rows starting at `start` (each followed by a space), each one
     right-aligned token of a plain decimal and a time unit (`1.8260ms`, `0.50000s`), in whole
-    ns as `nvprof_summary.times` and `values.whole` give them; None for any other cell. Cells of
-    at most 8 bytes are read once per distinct cell."""
+    ns as `nvprof_summary.times` and `values.whole` give them; None for any other cell."""
     width = b - a
     if width < 2 or (codes[start + b] != 32).any():
         return None
-    window = np.ndarray((len(codes) - width + 1,), dtype=f"V{width}", buffer=codes, strides=(1,))
-    cells = window[start + a]
-    rows = None
-    if width <= 8:  # the cell's bytes are its key
-        keys = np.zeros((len(cells), 8), dtype=np.uint8)
-        keys[:, :width] = cells.view(np.uint8).reshape(-1, width)
-        rows, at = pd.factorize(keys.view(np.uint64).ravel())
-        cells = cells[_first_rows(rows, np.arange(len(rows)), len(at))]
-    ns = _times_of_cells(cells.view(np.uint8).reshape(-1, width))
-    return ns if ns is None or rows is None else ns[rows]
+    return _times_by_layout(byte_spans.cells(codes, start + a, -(-width // 8) * 8), width)
+
+
+_LAYOUTS = 64  # layouts read one at a time, at most (more: the cells are read one by one)
+
+
+def _times_by_layout(wide: np.ndarray, width: int) -> np.ndarray | None:
+    """`_times_of_cells` of the cells `wide[:, :width]` (the bytes after them: whatever), read
+    once per layout (the cell with its digits made 0: `0.00000s`, `00.000ms`). The cells of a
+    layout have their digits in the same places and every other byte alike, so what
+    `_times_of_cells` says of one (read, or left) holds for all, and their numbers are their
+    digits times fixed powers of ten."""
+    cells = wide[:, :width]
+    digit = ((wide - np.uint8(48)) < 10).view(np.uint8)
+    layout = wide & ~(digit * np.uint8(15))  # digits (0x30-0x39) made 0x30
+    layout[:, width:] = 0
+    found = byte_spans.factorize_rows(layout)
+    if found is None or len(found[1]) > _LAYOUTS:
+        return _times_of_cells(cells)
+    codes, firsts = found
+    ns = np.empty(len(cells), dtype=np.int64)
+    for k, first in enumerate(firsts.tolist()):
+        rows = np.flatnonzero(codes == k) if len(firsts) > 1 else slice(None)
+        got = _layout_times(cells[rows], cells[first])
+        if got is None:
+            return None
+        ns[rows] = got
+    each = _times_of_cells(cells[firsts])
+    if each is None or not np.array_equal(ns[firsts], each):
+        return _times_of_cells(cells)  # (a layout read otherwise than cell by cell: never)
+    return ns
+
+
+def _layout_times(cells: np.ndarray, one: np.ndarray) -> np.ndarray | None:
+    """`_times_of_cells` of cells of one layout, `one` of them."""
+    if _times_of_cells(one[None, :]) is None:
+        return None
+    width = len(one)
+    lead = int((one <= 32).sum())  # (right-aligned: every blank leads)
+    unit = chr(one[-2]) + "s" if lead <= width - 2 else "s"
+    factor = _TWO_LETTER_UNITS.get(unit, csvtext.NS_PER_UNIT["s"])
+    number = range(lead, width - (1 if factor == csvtext.NS_PER_UNIT["s"] else 2))
+    places = [j for j in number if 48 <= one[j] <= 57]
+    dot = next((j for j in number if one[j] == 46), width)
+    mantissa = np.zeros(len(cells), dtype=np.int64)
+    for power, j in enumerate(reversed(places)):
+        mantissa += (cells[:, j].astype(np.int64) - 48) * 10**power
+    after = np.full(1, sum(j > dot for j in places))
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaled = mantissa / np.power(10.0, after) * factor
+    if not (scaled < values.TIME.most).all():
+        return None
+    return np.rint(scaled).astype("int64")
 
 
 def _times_of_cells(cell: np.ndarray) -> np.ndarray | None:
@@ -474,10 +600,8 @@ def _whole_rows(per_value: np.ndarray, codes: np.ndarray, index: pd.Index) -> pd
     number = np.append(per_value.astype("float64"), np.nan)
     missing = np.isnan(number)
     ints = np.where(missing, 0, np.rint(number)).astype("int64")
-    absent = len(codes) and int(codes.min()) < 0
-    at = np.where(codes < 0, len(per_value), codes) if absent else codes
-    mask = missing[at] if absent or missing[:-1].any() else np.zeros(len(codes), dtype=bool)
-    return pd.Series(pd.arrays.IntegerArray(ints[at], mask), index=index, copy=False)
+    # code -1 takes the last of them: the NaN appended
+    return pd.Series(pd.arrays.IntegerArray(ints[codes], missing[codes]), index=index, copy=False)
 
 
 def _text_field(
