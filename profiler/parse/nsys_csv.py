@@ -137,13 +137,18 @@ def read_stdout_reports(path: str | Path) -> dict[str, tuple[pd.DataFrame, Path]
     head = csvtext.read_head(path, EXPECTED)
     if not nsys_stdout.recognise(head):
         raise ParseError(path, EXPECTED, "its start has no nsys report header or nsys line")
-    text = csvtext.read_text(path, EXPECTED)
+    text, data = csvtext.read_text_and_bytes(path, EXPECTED)
+    ascii = len(data) == len(text)  # each character's place in the text is its byte's
     frames: dict[str, tuple[pd.DataFrame, Path]] = {}
     found = False
+    pos = 0
     for block in split_stdout(text):
         if block.report == nsys_stdout.SKIP:
             continue
-        report, frame = _read_block(block, path, list(frames))
+        start = _block_start(text, block.text, pos) if ascii else -1
+        pos = max(pos, start)
+        raw = (data, start) if start >= 0 else None
+        report, frame = _read_block(block, path, list(frames), raw)
         found = found or report is not None
         if report is not None and frame is not None and len(frame):
             frames[report] = (frame, path)
@@ -154,11 +159,19 @@ def read_stdout_reports(path: str | Path) -> dict[str, tuple[pd.DataFrame, Path]
     return frames
 
 
+def _block_start(text: str, block: str, pos: int) -> int:
+    """Where `block` lies in `text`, at or after `pos` (blocks come in file order); -1 when it
+    is no slice of the text (lines dropped from inside it) or not found."""
+    at = text.find(block[:256], pos)
+    return at if at >= 0 and text.startswith(block, at) else -1
+
+
 def _read_block(
-    block: Block, path: Path, done: list[str]
+    block: Block, path: Path, done: list[str], raw: tuple[bytes, int] | None = None
 ) -> tuple[str | None, pd.DataFrame | None]:
     """The report a block holds (None when it is no report) and its fields (None when that
-    report was read already: a capture of two runs gives the first)."""
+    report was read already: a capture of two runs gives the first); `raw`: the file's bytes
+    and where the block starts in them, when they are its characters one for one."""
     one = block.text.find("\n")
     two = block.text.find("\n", one + 1) if one >= 0 else -1
     header = block.text if one < 0 else block.text[:one]
@@ -174,7 +187,7 @@ def _read_block(
     expected = f"nsys {report} report"
     if text:
         origin = Origin(path, expected, block.text, block.first_line, 1, block.dropped)
-        return report, nsys_text.read_table(block.text, report, origin, block.units)
+        return report, nsys_text.read_table(block.text, report, origin, block.units, raw)
     origin = Origin(path, expected, block.text, block.first_line, dropped=block.dropped)
     if block.report is None:
         _check_header(header, report, path)

@@ -49,13 +49,16 @@ _TIMES_10, _TIMES_100, _TIMES_10000 = (np.uint64(m) for m in (2561, 6553601, 429
 _SIXTEEN, _THIRTY_TWO = np.uint64(16), np.uint64(32)
 
 
-def read(data: bytes, at: int, columns: list[Span], dtypes: dict[int, str]) -> pd.DataFrame | None:
-    """The rows `data[at:]` (ASCII; every line of one width, its newline last) cut at the
+def read(
+    data: bytes, at: int, columns: list[Span], dtypes: dict[int, str], end: int | None = None
+) -> pd.DataFrame | None:
+    """The rows `data[at:end]` (ASCII; every line of one width, its newline last) cut at the
     columns (the rule's dash runs), `dtypes` giving the columns read (by position) and the
     dtype of each (`int64`, `float64` or `category`); None when they are not of the plain form
     read here. Columns are named `c0`, `c1`, ... by position."""
-    size = len(data) - at
-    width = data.find(b"\n", at) - at + 1
+    end = len(data) if end is None else end
+    size = end - at
+    width = data.find(b"\n", at, end) - at + 1
     if width < 2 or size % width or not columns:
         return None
     table = np.frombuffer(data, dtype=np.uint8, count=size, offset=at).reshape(-1, width)
