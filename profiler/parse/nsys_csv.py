@@ -137,17 +137,15 @@ def read_stdout_reports(path: str | Path) -> dict[str, tuple[pd.DataFrame, Path]
     head = csvtext.read_head(path, EXPECTED)
     if not nsys_stdout.recognise(head):
         raise ParseError(path, EXPECTED, "its start has no nsys report header or nsys line")
-    text, data = csvtext.read_text_and_bytes(path, EXPECTED)
-    ascii = len(data) == len(text)  # each character's place in the text is its byte's
+    data = csvtext.read_utf8(path, EXPECTED)
+    ascii = data.isascii()  # (then a block's characters are its bytes, one for one)
+    blocks = nsys_stdout.split_ascii(data) if ascii else split_stdout(data.decode("utf-8"))
     frames: dict[str, tuple[pd.DataFrame, Path]] = {}
     found = False
-    pos = 0
-    for block in split_stdout(text):
+    for block in blocks:
         if block.report == nsys_stdout.SKIP:
             continue
-        start = _block_start(text, block.text, pos) if ascii else -1
-        pos = max(pos, start)
-        raw = (data, start) if start >= 0 else None
+        raw = (data, block.at) if ascii and block.at >= 0 else None
         report, frame = _read_block(block, path, list(frames), raw)
         found = found or report is not None
         if report is not None and frame is not None and len(frame):
@@ -157,13 +155,6 @@ def read_stdout_reports(path: str | Path) -> dict[str, tuple[pd.DataFrame, Path]
     if not frames:
         raise ParseError(path, EXPECTED, "its reports have a header but no rows")
     return frames
-
-
-def _block_start(text: str, block: str, pos: int) -> int:
-    """Where `block` lies in `text`, at or after `pos` (blocks come in file order); -1 when it
-    is no slice of the text (lines dropped from inside it) or not found."""
-    at = text.find(block[:256], pos)
-    return at if at >= 0 and text.startswith(block, at) else -1
 
 
 def _read_block(
