@@ -142,3 +142,20 @@ def test_float_integers_of_other_columns_are_integers():
     ):
         got = values.float_integers(series, origin, "c", values.COUNT)
         pd.testing.assert_series_equal(got, values.integers(series, origin, "c", values.COUNT))
+
+
+@pytest.mark.parametrize("rows", [1, 2, 5])
+def test_labels_read_a_few_rows_at_a_time(rows, monkeypatch):
+    """Label columns are read `LABEL_ROWS` rows at once across the slices of the numbers: made
+    tiny, every boundary falls inside the fixtures, and the frames stay the C reader's."""
+    from test_parse_fast_nsystext import Recorder
+
+    from profiler.parse import nsys_rows, nsys_text
+
+    monkeypatch.setattr(nsys_rows, "CHUNK_BYTES", 1 + rows * 97)
+    monkeypatch.setattr(nsys_rows, "LABEL_ROWS", rows)
+    recorder = Recorder()
+    monkeypatch.setattr(nsys_text, "_fast_rows", recorder)
+    for path in TEXT:
+        fast_paths.outcome(lambda p=path: nsys_csv.read_stdout_reports(p))  # (some refused)
+    assert recorder.fast >= 20

@@ -32,6 +32,7 @@ import pandas as pd
 
 Span = tuple[int, int]
 CHUNK_BYTES = 1 << 20  # bytes of rows worked on at once
+LABEL_ROWS = 1 << 16  # rows of a label column read at once (its words only: 8 bytes a row each)
 _GAP, _DIGIT, _COMMA, _DOT = 0, 1, 2, 3
 _EXPECTED = {_GAP: 32, _DIGIT: 48, _COMMA: 44, _DOT: 46}
 _MOST_DIGITS = {"float64": 15, "int64": 18}  # exact in a float64 mantissa, in an int64
@@ -152,8 +153,14 @@ class _Labels:
         self.inside = _word(np.full(width, 0xFF, dtype=np.uint8), len(self.cells))
         self.codes = np.empty(shape[0], dtype=np.int64)
         self.ids: dict[bytes, int] = {}
+        self.done, self.rows = 0, shape[0]  # rows read so far, and in all
 
     def read(self, r0: int, r1: int) -> bool:
+        """Rows up to r1 (those left from slices before, then these), `LABEL_ROWS` at least at
+        once (the last slice: all that are left): each step's cost is mostly per call."""
+        if r1 - self.done < LABEL_ROWS and r1 < self.rows:
+            return True
+        r0, self.done = self.done, r1
         part = [c[r0:r1] & m for c, m in zip(self.cells, self.inside, strict=True)]
         hashed = part[0].copy()
         for x in part[1:]:
