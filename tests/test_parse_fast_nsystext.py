@@ -44,7 +44,7 @@ TEXT = sorted(  # the captures that hold column text (a rule under a header)
 )
 
 
-def slow(*_args: object) -> None:
+def slow(*_args: object, **_kwargs: object) -> None:
     return None
 
 
@@ -79,10 +79,19 @@ class Recorder:
 
     def __init__(self) -> None:
         self.fast = 0
+        self.from_file = 0  # frames read from the file's bytes (no copy of the block)
         self.real = nsys_text._fast_rows
 
-    def __call__(self, block, at, columns, cells, cols):  # type: ignore[no-untyped-def]
-        got = self.real(block, at, columns, cells, cols)
+    def __call__(self, block, at, columns, cells, cols, source=None):  # type: ignore[no-untyped-def]
+        got = self.real(block, at, columns, cells, cols, source)
+        if source is not None:
+            data, start = source
+            assert data[start : start + len(block)] == block.encode("ascii")
+            copied = self.real(block, at, columns, cells, cols)  # from a copy of the block
+            assert (got is None) == (copied is None)
+            if got is not None:
+                self.from_file += 1
+                assert_raw_same(got, copied)
         if got is not None:
             self.fast += 1
             origin = nsys_text.Origin(Path("x"), "x", block, 1, 1)
@@ -149,7 +158,7 @@ def test_fixtures_take_the_fast_path(monkeypatch):
     monkeypatch.setattr(nsys_text, "_fast_rows", recorder)
     for path in TEXT:
         outcome(path)
-    assert recorder.fast >= 20
+    assert recorder.fast >= 20 and recorder.from_file >= 20
 
 
 def number(rng: random.Random, kind: str, point: int, grouped: bool) -> str:

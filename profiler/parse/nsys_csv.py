@@ -137,13 +137,16 @@ def read_stdout_reports(path: str | Path) -> dict[str, tuple[pd.DataFrame, Path]
     head = csvtext.read_head(path, EXPECTED)
     if not nsys_stdout.recognise(head):
         raise ParseError(path, EXPECTED, "its start has no nsys report header or nsys line")
-    text = csvtext.read_text(path, EXPECTED)
+    data = csvtext.read_utf8(path, EXPECTED)
+    ascii = data.isascii()  # (then a block's characters are its bytes, one for one)
+    blocks = nsys_stdout.split_ascii(data) if ascii else split_stdout(data.decode("utf-8"))
     frames: dict[str, tuple[pd.DataFrame, Path]] = {}
     found = False
-    for block in split_stdout(text):
+    for block in blocks:
         if block.report == nsys_stdout.SKIP:
             continue
-        report, frame = _read_block(block, path, list(frames))
+        raw = (data, block.at) if ascii and block.at >= 0 else None
+        report, frame = _read_block(block, path, list(frames), raw)
         found = found or report is not None
         if report is not None and frame is not None and len(frame):
             frames[report] = (frame, path)
@@ -155,10 +158,11 @@ def read_stdout_reports(path: str | Path) -> dict[str, tuple[pd.DataFrame, Path]
 
 
 def _read_block(
-    block: Block, path: Path, done: list[str]
+    block: Block, path: Path, done: list[str], raw: tuple[bytes, int] | None = None
 ) -> tuple[str | None, pd.DataFrame | None]:
     """The report a block holds (None when it is no report) and its fields (None when that
-    report was read already: a capture of two runs gives the first)."""
+    report was read already: a capture of two runs gives the first); `raw`: the file's bytes
+    and where the block starts in them, when they are its characters one for one."""
     one = block.text.find("\n")
     two = block.text.find("\n", one + 1) if one >= 0 else -1
     header = block.text if one < 0 else block.text[:one]
@@ -174,7 +178,7 @@ def _read_block(
     expected = f"nsys {report} report"
     if text:
         origin = Origin(path, expected, block.text, block.first_line, 1, block.dropped)
-        return report, nsys_text.read_table(block.text, report, origin, block.units)
+        return report, nsys_text.read_table(block.text, report, origin, block.units, raw)
     origin = Origin(path, expected, block.text, block.first_line, dropped=block.dropped)
     if block.report is None:
         _check_header(header, report, path)

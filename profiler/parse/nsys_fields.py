@@ -352,4 +352,4 @@ def _convert(
         raw = raw.mask(raw.astype("string").str.strip().eq(NONE).fillna(False))
     if field in ("avg", "pct"):
         return values.numbers(raw, origin, col, rule, factor)
-    return values.integers(raw, origin, col, rule, factor)
+    return values.float_integers(raw, origin, col, rule, factor)  # (`integers`, faster)

@@ -32,6 +32,7 @@ import pandas as pd
 
 Span = tuple[int, int]
 CHUNK_BYTES = 1 << 20  # bytes of rows worked on at once
+LABEL_ROWS = 1 << 16  # rows of a label column read at once (its words only: 8 bytes a row each)
 _GAP, _DIGIT, _COMMA, _DOT = 0, 1, 2, 3
 _EXPECTED = {_GAP: 32, _DIGIT: 48, _COMMA: 44, _DOT: 46}
 _MOST_DIGITS = {"float64": 15, "int64": 18}  # exact in a float64 mantissa, in an int64
@@ -49,13 +50,16 @@ _TIMES_10, _TIMES_100, _TIMES_10000 = (np.uint64(m) for m in (2561, 6553601, 429
 _SIXTEEN, _THIRTY_TWO = np.uint64(16), np.uint64(32)
 
 
-def read(data: bytes, at: int, columns: list[Span], dtypes: dict[int, str]) -> pd.DataFrame | None:
-    """The rows `data[at:]` (ASCII; every line of one width, its newline last) cut at the
+def read(
+    data: bytes, at: int, columns: list[Span], dtypes: dict[int, str], end: int | None = None
+) -> pd.DataFrame | None:
+    """The rows `data[at:end]` (ASCII; every line of one width, its newline last) cut at the
     columns (the rule's dash runs), `dtypes` giving the columns read (by position) and the
     dtype of each (`int64`, `float64` or `category`); None when they are not of the plain form
     read here. Columns are named `c0`, `c1`, ... by position."""
-    size = len(data) - at
-    width = data.find(b"\n", at) - at + 1
+    end = len(data) if end is None else end
+    size = end - at
+    width = data.find(b"\n", at, end) - at + 1
     if width < 2 or size % width or not columns:
         return None
     table = np.frombuffer(data, dtype=np.uint8, count=size, offset=at).reshape(-1, width)
@@ -149,8 +153,14 @@ class _Labels:
         self.inside = _word(np.full(width, 0xFF, dtype=np.uint8), len(self.cells))
         self.codes = np.empty(shape[0], dtype=np.int64)
         self.ids: dict[bytes, int] = {}
+        self.done, self.rows = 0, shape[0]  # rows read so far, and in all
 
     def read(self, r0: int, r1: int) -> bool:
+        """Rows up to r1 (those left from slices before, then these), `LABEL_ROWS` at least at
+        once (the last slice: all that are left): each step's cost is mostly per call."""
+        if r1 - self.done < LABEL_ROWS and r1 < self.rows:
+            return True
+        r0, self.done = self.done, r1
         part = [c[r0:r1] & m for c, m in zip(self.cells, self.inside, strict=True)]
         hashed = part[0].copy()
         for x in part[1:]:

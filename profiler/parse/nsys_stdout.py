@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from profiler.parse import nsys_fields, nsys_text
 from profiler.parse.values import LineCounter
@@ -45,8 +45,17 @@ _SPECIAL = re.compile(_SPECIAL_LINE)  # matched at a line's start
 # tried first), and the special lines inside one. A pattern that starts with a literal is
 # searched for that literal first, several times faster than `^` in MULTILINE mode over a
 # million-row table, and one pass instead of two halves the time spent walking the text.
-_BREAK_OR_SPECIAL = re.compile(r"\n(?:(?P<brk>[\n \t\r]*\n)|(?P<line>" + _SPECIAL_LINE + "))")
+# The lookahead first passes over a line that can be neither (one led by blanks, then a byte
+# other than `*` or a line end, as a table row is), a third of the time of trying each.
+_BREAK_OR_SPECIAL = re.compile(
+    r"\n(?=[ \t]*+[\n\r*]|[A-Z\[])(?:(?P<brk>[\n \t\r]*\n)|(?P<line>" + _SPECIAL_LINE + "))"
+)
 _LEADING_BLANKS = re.compile(r"(?:[ \t\r]*\n)*+")
+# The same patterns over the bytes of an ASCII capture (`split_ascii`).
+_BYTES = {
+    pattern: re.compile(pattern.pattern.encode("ascii"))
+    for pattern in (_SPECIAL, _BREAK_OR_SPECIAL, _LEADING_BLANKS)
+}
 _SCRIPT = re.compile(r"\] with \[(?P<script>[^\]\n]*)\]")
 _RUNNING = re.compile(r"^(?:Running|Exporting) \[(?P<script>[^\s\]]+)")
 _EXECUTING = re.compile(r"^\[[0-9]+/[0-9]+\] Executing '(?P<script>[^'\n]*)'")
@@ -69,6 +78,7 @@ class Block(NamedTuple):
         first_line: the file line of its first line.
         dropped: file lines of nsys chatter removed from inside it.
         units: units a heading gives for fields whose header has none (`{"total": "KiB"}`).
+        at: where `text` starts in the capture (-1: it is pieces of it, chatter dropped).
     """
 
     report: str | None
@@ -76,6 +86,7 @@ class Block(NamedTuple):
     first_line: int
     dropped: tuple[int, ...]
     units: dict[str, str]
+    at: int = -1  # where `text` starts in the capture, when it is one piece of it (else -1)
 
 
 def split_stdout(text: str) -> list[Block]:
@@ -85,12 +96,26 @@ def split_stdout(text: str) -> list[Block]:
     Linear in the text: paragraphs and special lines are found by patterns that cannot
     backtrack, and only those lines are visited in Python.
     """
-    lines = LineCounter(text)
+    return _split(text)
+
+
+def split_ascii(data: bytes) -> list[Block]:
+    """`split_stdout(data.decode())` of an ASCII capture, without a decoded copy of all of it:
+    the patterns run over the bytes, and only the blocks (and markers) are decoded. A block's
+    `at` is then where it starts in `data`.
+
+    Raises: UnicodeDecodeError for bytes that are not ASCII (the caller decodes those).
+    """
+    return _split(data)
+
+
+def _split(text: str | bytes) -> list[Block]:
+    lines = _Lines(text)
     blocks: list[Block] = []
     pending: list[tuple[str | None, dict[str, str]]] = [(None, {})]
     start = 0
     specials = _first_special(text, start)
-    for found in _BREAK_OR_SPECIAL.finditer(text):
+    for found in _pattern(_BREAK_OR_SPECIAL, text).finditer(text):  # type: ignore[arg-type]
         if found["brk"] is None:
             specials.append((found.start("line"), found.end("line"), found["marker"] is not None))
             continue
@@ -101,17 +126,45 @@ def split_stdout(text: str) -> list[Block]:
     return blocks
 
 
-def _first_special(text: str, start: int) -> list[tuple[int, int, bool]]:
+def _pattern(pattern: re.Pattern[str], text: str | bytes) -> re.Pattern[Any]:
+    """`pattern`, or its twin over bytes for bytes."""
+    return pattern if isinstance(text, str) else _BYTES[pattern]
+
+
+def _decoded(text: str | bytes, a: int, b: int) -> str:
+    """`text[a:b]` as a str (bytes: ASCII, decoded without a copy of the bytes first)."""
+    return text[a:b] if isinstance(text, str) else str(memoryview(text)[a:b], "ascii")
+
+
+class _Lines:
+    """`LineCounter` of a str or of bytes: the line of increasing positions."""
+
+    def __init__(self, text: str | bytes) -> None:
+        self.text, self.pos, self.line = text, 0, 1
+
+    def at(self, pos: int) -> int:
+        text = self.text
+        got = (
+            text.count("\n", self.pos, pos)
+            if isinstance(text, str)
+            else text.count(b"\n", self.pos, pos)
+        )
+        self.line += got
+        self.pos = max(pos, self.pos)
+        return self.line
+
+
+def _first_special(text: str | bytes, start: int) -> list[tuple[int, int, bool]]:
     """The special line a paragraph starts with (the pass over newlines sees the others)."""
-    first = _SPECIAL.match(text, start)
+    first = _pattern(_SPECIAL, text).match(text, start)  # type: ignore[arg-type]
     return [] if first is None else [(first.start(), first.end(), first["marker"] is not None)]
 
 
 def _paragraph(
-    text: str,
+    text: str | bytes,
     start: int,
     end: int,
-    lines: LineCounter,
+    lines: LineCounter | _Lines,
     pending: list[tuple[str | None, dict[str, str]]],
     blocks: list[Block],
     specials: list[tuple[int, int, bool]],
@@ -126,17 +179,18 @@ def _paragraph(
     def add(a: int, b: int) -> None:
         nonlocal first
         if not pieces:
-            a = _LEADING_BLANKS.match(text, a, b).end()  # type: ignore[union-attr]
+            a = _pattern(_LEADING_BLANKS, text).match(text, a, b).end()  # type: ignore[union-attr, arg-type]
             if a >= b:
                 return
             first = lines.at(a)
         pieces.append((a, b))
 
     def flush() -> None:
-        body = text[pieces[0][0] : pieces[0][1]] if len(pieces) == 1 else ""
-        body = body or "".join(text[a:b] for a, b in pieces)
+        body = _decoded(text, *pieces[0]) if len(pieces) == 1 else ""
+        body = body or "".join(_decoded(text, a, b) for a, b in pieces)
         if body and not body.isspace():  # (`strip` would copy a million-row table)
-            blocks.append(Block(pending[0][0], body, first, tuple(dropped), pending[0][1]))
+            at = pieces[0][0] if len(pieces) == 1 else -1
+            blocks.append(Block(pending[0][0], body, first, tuple(dropped), pending[0][1], at))
             pending[0] = (None, {})
         pieces.clear()
         dropped.clear()
@@ -147,7 +201,7 @@ def _paragraph(
             add(pos, a)
         if is_marker:
             flush()
-            found = marker(text[a:b])
+            found = marker(_decoded(text, a, b))
             if found[0] is not None or pending[0][0] is None:
                 pending[0] = found
         elif pieces:

@@ -67,7 +67,11 @@ def header_cells(header: str, columns: list[Span]) -> list[str]:
 
 
 def read_table(
-    block: str, report: str, origin: Origin, units: dict[str, str] | None = None
+    block: str,
+    report: str,
+    origin: Origin,
+    units: dict[str, str] | None = None,
+    source: tuple[bytes, int] | None = None,
 ) -> pd.DataFrame:
     """One report's column text (header, rule, rows) -> nsys fields (see `nsys_fields.convert`).
 
@@ -76,6 +80,8 @@ def read_table(
         report: the canonical report name.
         origin: where the table is in its file (its `text` is `block`, `skip` 1: the rule).
         units: units that a heading gives for fields whose header has none.
+        source: the file's bytes and where `block` starts in them, when they are `block`'s
+            characters one for one (ASCII): the rows are then read from them, not a copy.
 
     Raises: ParseError for a missing or repeated column, a cell outside its column, or a cell
         that is no number in range (naming its line and column).
@@ -86,7 +92,7 @@ def read_table(
     cols = nsys_fields.columns(cells, report, origin)
     used = [i for i, cell in enumerate(cells) if cell in cols]
     names = [f"c{i}" for i in range(len(columns))]
-    raw = _fast_rows(block, at, columns, cells, cols)
+    raw = _fast_rows(block, at, columns, cells, cols, source)
     if raw is None:
         rows = block[at:]
         if not rows or rows.isspace():  # (`strip` would copy the rows)
@@ -116,14 +122,23 @@ def _three_parts(block: str) -> tuple[str, str, int]:
 
 
 def _fast_rows(
-    block: str, at: int, columns: list[Span], cells: list[str], cols: nsys_fields.Columns
+    block: str,
+    at: int,
+    columns: list[Span],
+    cells: list[str],
+    cols: nsys_fields.Columns,
+    source: tuple[bytes, int] | None = None,
 ) -> pd.DataFrame | None:
     """The rows `block[at:]` as `_rows` reads them, read by `nsys_rows` when they are ASCII
-    (a character's place is then its byte's) and of the plain form it reads; else None."""
+    (a character's place is then its byte's) and of the plain form it reads; else None.
+    `source`: as `read_table`'s (no copy of the rows is made then)."""
     if len(block) <= at or not block.isascii():
         return None
     fast = nsys_fields.fast_dtypes(cols)
     dtypes = {i: fast[cell] for i, cell in enumerate(cells) if cell in cols}
+    if source is not None:
+        data, start = source
+        return nsys_rows.read(data, start + at, columns, dtypes, end=start + len(block))
     return nsys_rows.read(block.encode("ascii"), at, columns, dtypes)
 
 

@@ -143,9 +143,10 @@ def _fast_rows(
     rows_of = np.lib.stride_tricks.sliding_window_view(codes, layout.size)
     shape = _windows(layout)
     names = _Names(layout.ends[1] - layout.ends[0])
+    distinct = _Distinct(layout.size)
     try:
         parts = [
-            _check(rows_of[start[candidates[a : a + _CHUNK]]], *shape, names)
+            distinct.check(rows_of[start[candidates[a : a + _CHUNK]]], shape, names)
             for a in range(0, len(candidates), _CHUNK)
         ]
     except _Clash:
@@ -181,6 +182,50 @@ def _check(
     solid = solid[ok]
     count = [b - a - solid[:, a:b].argmax(axis=1) for k, (a, b) in enumerate(windows) if k != 1]
     return ok, np.stack(count, axis=1).astype(np.int32), names.codes(got[ok, inv:name])
+
+
+class _Distinct:
+    """`_check` of each distinct row of a slice once, while rows repeat (a metric with one
+    value for many kernels: `100.00%`, `0`): the rows, as 8-byte words, are hashed to one
+    number each, every row is compared byte for byte with the first of its hash, and the
+    results of the distinct rows are spread to all. Once a slice has mostly distinct rows, the
+    next ones are checked row by row (the hashing would cost more than it saves)."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.words, self.on = size, -(-size // 8), True
+
+    def check(
+        self,
+        got: np.ndarray,
+        shape: tuple[list[tuple[int, int]], np.ndarray, np.ndarray],
+        names: _Names,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`_check(got, *shape, names)`.
+
+        Raises: _Clash as `_check`.
+        """
+        if not self.on or len(got) < 2:
+            return _check(got, *shape, names)
+        padded = np.zeros((len(got), self.words * 8), dtype=np.uint8)
+        padded[:, : self.size] = got
+        words = padded.view(np.uint64)
+        mixed = words[:, 0].copy()
+        for k in range(1, self.words):
+            mixed *= _MIX
+            mixed ^= words[:, k]
+        local, hashes = pd.factorize(mixed)
+        if len(hashes) > len(got) // 2:
+            self.on = False
+            return _check(got, *shape, names)
+        firsts = np.empty(len(hashes), dtype="int64")
+        firsts[local[::-1]] = np.arange(len(local))[::-1]  # (in order of first appearance)
+        if not (words == words[firsts][local]).all():
+            return _check(got, *shape, names)  # two rows of one hash (never seen)
+        ok, count, codes = _check(got[firsts], *shape, names)
+        place = np.cumsum(ok) - 1  # a distinct row's place among those that are ok
+        rows_ok = ok[local]
+        pick = place[local[rows_ok]]
+        return rows_ok, count[pick], codes[pick]
 
 
 class _Names:

@@ -1,0 +1,129 @@
+"""Round two of the nvprof text metrics speed-up: `_Distinct` checks each distinct row of a slice
+once while rows repeat, and spreads the results. Held here to the row-by-row check it skips
+(`_check` of every row), on the real metric files, generated tables, the benchmark's repeated
+block and mutated copies of all of them, with slices of several sizes (repeats inside a slice
+and not), with a hash that makes every row clash, and through `nvprof.read_log` against the code
+the first fast path replaced (`test_parse_fast_metrics.old_metrics`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from test_parse_fast_metrics import DATA, FILES, check, generated, mutants
+
+from profiler.parse import lines, nvprof_metrics_text
+
+BLOCK = (DATA / "nvprof" / "8.x" / "lbp-text-metrics.txt").read_text().splitlines()
+REPEATED = "\n".join(BLOCK[:7] + BLOCK[7:15] * 80) + "\n"
+
+
+def fast_rows(text: str) -> nvprof_metrics_text._Fast | None:
+    """`_fast_rows` of the first metric table of `text` (None: no layout or no row fits)."""
+    body = text[text.index("Invocations") :] if "Invocations" in text else text
+    data = body.encode("utf-8")
+    breaks = lines.newlines(data)
+    start, end = breaks + 1, np.append(breaks[1:], len(data))
+    header = data[: len(data) if not len(breaks) else int(breaks[0])].decode()
+    n_values = 4 if header.split()[-1] == "Total" else 3
+    layout = nvprof_metrics_text._layout(data, start, end, n_values, "Event Name" in header)
+    return None if layout is None else nvprof_metrics_text._fast_rows(data, start, end, layout)
+
+
+def row_by_row(self, got, shape, names):  # type: ignore[no-untyped-def]
+    return nvprof_metrics_text._check(got, *shape, names)
+
+
+def assert_same(got: nvprof_metrics_text._Fast | None, want: nvprof_metrics_text._Fast | None):
+    assert (got is None) == (want is None)
+    if got is None or want is None:
+        return
+    for field in dataclasses.fields(got):
+        a, b = getattr(got, field.name), getattr(want, field.name)
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype and np.array_equal(a, b), field.name
+        else:
+            assert a == b, field.name
+
+
+def texts() -> list[str]:
+    out = [REPEATED, *mutants(REPEATED, seed=11, count=12)]
+    for seed in range(3):
+        out += mutants(generated(seed, kernels=30), seed, count=4)
+    for path in FILES:
+        if path.suffix != ".csv":
+            out += mutants(path.read_text(encoding="utf-8"), seed=len(path.name), count=3)
+    return out
+
+
+@pytest.mark.parametrize("chunk", [5, 64, 1 << 14])
+def test_distinct_rows_checked_once_give_every_row_checked(chunk, monkeypatch):
+    monkeypatch.setattr(nvprof_metrics_text, "_CHUNK", chunk)
+    spread = 0
+    real = nvprof_metrics_text._Distinct.check
+
+    def counted(self, got, shape, names):  # type: ignore[no-untyped-def]
+        nonlocal spread
+        spread += self.on and len(got) >= 2
+        return real(self, got, shape, names)
+
+    for text in texts():
+        monkeypatch.setattr(nvprof_metrics_text._Distinct, "check", counted)
+        got = fast_rows(text)
+        monkeypatch.setattr(nvprof_metrics_text._Distinct, "check", row_by_row)
+        assert_same(got, fast_rows(text))
+    if chunk > 5:
+        assert spread >= 10  # (slices of repeated rows were spread, not only checked per row)
+
+
+def test_rows_of_one_hash_are_checked_row_by_row(monkeypatch):
+    """A hash that keeps a row's last word only: rows that differ share hashes, the byte check
+    sees it, and the slice is checked row by row (the same rows)."""
+    monkeypatch.setattr(nvprof_metrics_text, "_CHUNK", 64)
+    block = BLOCK[7:15]
+    other = [row.replace("100.00%     100.00%", " 99.00%     100.00%") for row in block]
+    assert other != block  # (a row as long, ending as the other, that differs before)
+    text = "\n".join(BLOCK[:7] + (block + other) * 40) + "\n"
+    want = fast_rows(text)
+    sizes = []
+    real = nvprof_metrics_text._check
+    monkeypatch.setattr(
+        nvprof_metrics_text, "_check", lambda got, *a: sizes.append(len(got)) or real(got, *a)
+    )
+    monkeypatch.setattr(nvprof_metrics_text, "_MIX", np.uint64(0))
+    monkeypatch.setattr(nvprof_metrics_text, "_Names", _PlainNames)
+    assert_same(fast_rows(text), want)
+    assert max(sizes) == 64  # (a slice was checked row by row)
+
+
+class _PlainNames(nvprof_metrics_text._Names):
+    """Names with the real hash (the row hash is the one under test)."""
+
+    def codes(self, windows: np.ndarray) -> np.ndarray:
+        mix = nvprof_metrics_text._MIX
+        nvprof_metrics_text._MIX = np.uint64(0x9E3779B97F4A7C15)
+        try:
+            return super().codes(windows)
+        finally:
+            nvprof_metrics_text._MIX = mix
+
+
+@pytest.mark.parametrize("chunk", [64, 1 << 14])
+def test_repeated_rows_read_as_before(chunk, tmp_path, monkeypatch):
+    """The benchmark's repeated block and its mutants, through `read_log`, against the code
+    the first fast path replaced."""
+    monkeypatch.setattr(nvprof_metrics_text, "_CHUNK", chunk)
+    kinds = check(mutants(REPEATED, seed=5, count=4), tmp_path, monkeypatch)
+    assert kinds[0] == "metrics"
+
+
+def test_the_benchmark_block_is_checked_per_distinct_row(monkeypatch):
+    calls = []
+    real = nvprof_metrics_text._check
+    monkeypatch.setattr(
+        nvprof_metrics_text, "_check", lambda got, *a: calls.append(len(got)) or real(got, *a)
+    )
+    assert fast_rows(REPEATED) is not None
+    assert calls and max(calls) <= 8  # each of the block's rows once

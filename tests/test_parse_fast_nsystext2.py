@@ -1,0 +1,161 @@
+"""Round two of the nsys column-text speed-ups change no result; each is held to what it replaced:
+
+- `nsys_stdout.split_ascii` (the patterns over an ASCII capture's bytes, only the blocks
+  decoded) cuts what `split_stdout` cuts from the decoded text, and each block's `at` is where
+  its text lies in the bytes;
+- `read_stdout_reports` (bytes split, rows read from the file's bytes) gives what the decoded
+  path gives (the tables, or the error with its line), on every real capture and on mutants;
+- `values.float_integers` gives what `values.integers` gives (the column, or the error) on
+  float columns with missing, negative, fractional, huge, infinite values and several units.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import fast_paths
+import numpy as np
+import pandas as pd
+import pytest
+from test_parse_fast_nsystext import CAPTURES, SPLIT_EDITS, TEXT, mutants
+
+from profiler.errors import ParseError
+from profiler.parse import nsys_csv, nsys_stdout, values
+
+SHARED = Path("/work/shared/fixtures")
+EVERY = CAPTURES + sorted(
+    p for p in SHARED.rglob("*") if p.is_file() and p.suffix in (".txt", ".md", ".log")
+)
+
+
+def variants(text: str, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    rows = text.split("\n")
+    out = [text, text.replace("\n", "\r\n"), "\n" + text, text + "\n\n \n", text[:-1]]
+    for _ in range(25):
+        i = rng.randrange(len(rows))
+        new = rng.choice(SPLIT_EDITS)(rows[i])
+        out.append("\n".join(rows[:i] + [new] + rows[i + 1 :]))
+    return out
+
+
+@pytest.mark.parametrize("path", EVERY, ids=lambda p: p.name)
+def test_split_over_bytes_cuts_what_the_text_split_cuts(path):
+    text = path.read_text(encoding="utf-8", errors="replace")
+    for variant in variants(text, len(path.name)):
+        if not variant.isascii():
+            continue
+        data = variant.encode("ascii")
+        got = nsys_stdout.split_ascii(data)
+        ref = nsys_stdout.split_stdout(variant)
+        assert got == ref
+        for block in got:
+            if block.at >= 0:
+                assert variant[block.at : block.at + len(block.text)] == block.text
+
+
+def test_split_over_bytes_of_small_texts():
+    for text in ("", "\n", "\n\n", " \n\t\n", "Generating x", "\nGenerating x\n\n", "a\n\nb"):
+        assert nsys_stdout.split_ascii(text.encode()) == nsys_stdout.split_stdout(text)
+
+
+def test_some_blocks_are_one_piece():
+    """(Blocks whose rows are read from the file's bytes exist among the captures.)"""
+    found = [nsys_stdout.split_ascii(p.read_bytes()) for p in CAPTURES if p.read_bytes().isascii()]
+    assert sum(block.at >= 0 for blocks in found for block in blocks) >= 10
+
+
+def decoded_reports(path: Path) -> dict:
+    """`read_stdout_reports` as it was before the bytes split: the decoded text split, each
+    block's rows from its own text."""
+    real = nsys_stdout.split_ascii
+    try:
+        nsys_stdout.split_ascii = lambda data: [  # type: ignore[assignment]
+            block._replace(at=-1) for block in real(data)
+        ]
+        return nsys_csv.read_stdout_reports(path)
+    finally:
+        nsys_stdout.split_ascii = real
+
+
+@pytest.mark.parametrize("path", TEXT, ids=lambda p: p.name)
+def test_reports_from_the_bytes_are_the_decoded_reports(path, tmp_path):
+    for k, text in enumerate(mutants(path.read_text(encoding="utf-8"), seed=7 + len(path.name))):
+        copy = tmp_path / f"{k}{path.suffix}"
+        copy.write_text(text, encoding="utf-8")
+        fast = fast_paths.outcome(lambda c=copy: nsys_csv.read_stdout_reports(c))
+        plain = fast_paths.outcome(lambda c=copy: decoded_reports(c))
+        fast_paths.assert_same(fast, plain, lambda t: t[0])
+
+
+RULES = [values.COUNT, values.TIME, values.SIZE, values.VALUE, values.SHARE]
+FACTORS = [1, 1.0, 1e3, 1e9, 1024.0, 2.0**-10]
+
+
+def column(rng: random.Random) -> pd.Series:
+    n = rng.randint(0, 30)
+    kind = rng.random()
+    cells = []
+    for _ in range(n):
+        r = rng.random()
+        if r < 0.2:
+            cells.append(np.nan)
+        elif kind < 0.5 or r < 0.7:
+            cells.append(float(rng.randrange(10 ** rng.randint(1, 16))))
+        else:
+            cells.append(rng.random() * 10 ** rng.randint(-3, 12))
+    odd = [-1.0, -0.0, 0.5, np.inf, -np.inf, 2.0**62, 2.0**62 - 512, 1e300, 99.5, 100.0]
+    if cells and rng.random() < 0.6:
+        cells[rng.randrange(len(cells))] = rng.choice(odd)
+    index = pd.RangeIndex(n) if rng.random() < 0.7 else pd.Index(rng.sample(range(100), n))
+    return pd.Series(np.array(cells, dtype="float64"), index=index)
+
+
+def result(func, series, rule, factor):  # type: ignore[no-untyped-def]
+    try:
+        return "ok", func(series, values.Origin(Path("f"), "x"), "Col", rule, factor)
+    except ParseError as exc:
+        return "error", str(exc)
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_float_integers_are_integers(seed):
+    rng = random.Random(seed)
+    series, rule, factor = column(rng), rng.choice(RULES), rng.choice(FACTORS)
+    got = result(values.float_integers, series, rule, factor)
+    ref = result(values.integers, series, rule, factor)
+    assert got[0] == ref[0], (got, ref)
+    if got[0] == "error":
+        assert got[1] == ref[1]
+    else:
+        pd.testing.assert_series_equal(got[1], ref[1], check_exact=True)
+
+
+def test_float_integers_of_other_columns_are_integers():
+    origin = values.Origin(Path("f"), "x")
+    for series in (
+        pd.Series([1, 2, 3], dtype="int64"),
+        pd.Series(["1", None, "3"], dtype="string"),
+        pd.Series([1.0, None], dtype="Float64"),
+        pd.Series([], dtype="float64"),
+    ):
+        got = values.float_integers(series, origin, "c", values.COUNT)
+        pd.testing.assert_series_equal(got, values.integers(series, origin, "c", values.COUNT))
+
+
+@pytest.mark.parametrize("rows", [1, 2, 5])
+def test_labels_read_a_few_rows_at_a_time(rows, monkeypatch):
+    """Label columns are read `LABEL_ROWS` rows at once across the slices of the numbers: made
+    tiny, every boundary falls inside the fixtures, and the frames stay the C reader's."""
+    from test_parse_fast_nsystext import Recorder
+
+    from profiler.parse import nsys_rows, nsys_text
+
+    monkeypatch.setattr(nsys_rows, "CHUNK_BYTES", 1 + rows * 97)
+    monkeypatch.setattr(nsys_rows, "LABEL_ROWS", rows)
+    recorder = Recorder()
+    monkeypatch.setattr(nsys_text, "_fast_rows", recorder)
+    for path in TEXT:
+        fast_paths.outcome(lambda p=path: nsys_csv.read_stdout_reports(p))  # (some refused)
+    assert recorder.fast >= 20
