@@ -323,24 +323,57 @@ def summary_tables(
     Raises: ParseError (naming `file`) for tables without rows, a row without a name, totals
         past the int64 range, or GPU activities in several tables (one per device).
     """
-    _check_one_summary(parts, file)
-    rows = pd.concat([p for _, p in parts], ignore_index=True)
+    typed = [pd.factorize(rows["type"].array) for _, rows in parts]  # row types, first seen first
+    _check_one_summary(parts, file, [list(kinds) for _, kinds in typed])
+    rows = _joined([p for _, p in parts])
     if rows.empty:
         line = parts[0][0].first_line
         raise file.error(f"the summary at line {line} has no rows (truncated?)")
     if rows["name"].isna().any():
         raise file.error("a summary row has no name (truncated file?)")
-    for row_type, group in rows.groupby("type", sort=False):
-        values.check_total(group["total"], file, f"Time of {row_type}")
-    df = _in_ns(rows, stage)
+    sizes_all = _name_sizes(rows["name"])
+    codes, kinds = typed[0] if len(parts) == 1 else pd.factorize(rows["type"].array)
+    total = rows["total"].to_numpy(dtype="float64", na_value=np.nan)
+    for k, row_type in enumerate(kinds):  # as `groupby("type", sort=False)`
+        values.check_total(pd.Series(total[codes == k]), file, f"Time of {row_type}")
     out = {}
-    gpu = df[df["type"] == GPU]
-    if not gpu.empty:
-        out["gpu_activities"] = _conform(_gpu_kinds(gpu), schema.GPU_ACTIVITIES)
-    api = df[df["type"] == API]
-    if not api.empty:
-        out["api_calls"] = _conform(api, schema.API_CALLS)
+    for row_type, name, tbl in (
+        (GPU, "gpu_activities", schema.GPU_ACTIVITIES),
+        (API, "api_calls", schema.API_CALLS),
+    ):
+        at = [k for k, kind in enumerate(kinds) if kind == row_type]
+        if not at:
+            continue
+        which = np.flatnonzero(codes == at[0])
+        if row_type == GPU:  # its names change (copies are relabelled): sorted as they are then
+            out[name] = _conform(_gpu_kinds(_in_ns(_taken(rows, which), stage)), tbl)
+        else:
+            sizes = None if sizes_all is None else sizes_all[which]
+            if sizes is not None and int(sizes.max()) > values.MAX_NAME:
+                sizes = None  # names capped: measured again
+            out[name] = _conform(_in_ns(_taken(rows, which), stage, sizes), tbl, sizes)
     return out
+
+
+def _joined(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The tables' rows one after another, numbered from 0 (one table: itself, not a copy)."""
+    if len(frames) == 1 and frames[0].index.equals(pd.RangeIndex(len(frames[0]))):
+        return frames[0]
+    return pd.concat(frames, ignore_index=True)
+
+
+def _name_sizes(names: pd.Series) -> np.ndarray | None:
+    """The length of each name (`string` names, none missing), or None for other names."""
+    if not isinstance(names.dtype, pd.StringDtype):
+        return None
+    return np.fromiter(map(len, names.to_numpy(dtype=object)), np.int64, len(names))
+
+
+def _taken(rows: pd.DataFrame, at: np.ndarray) -> pd.DataFrame:
+    """`rows.iloc[at]` (`at` ascending), a slice when `at` is a run of rows (no copy)."""
+    if len(at) and int(at[-1]) - int(at[0]) == len(at) - 1:
+        return rows.iloc[int(at[0]) : int(at[-1]) + 1]
+    return rows.iloc[at]
 
 
 def range_table(parts: list[tuple[Origin, pd.DataFrame]], stage: str) -> pd.DataFrame:
@@ -374,11 +407,14 @@ def range_table(parts: list[tuple[Origin, pd.DataFrame]], stage: str) -> pd.Data
     return schema.validate(schema.conform(df, schema.RANGES), schema.RANGES)
 
 
-def _in_ns(rows: pd.DataFrame, stage: str) -> pd.DataFrame:
-    """Summary rows with the stage, capped names and the `*_ns` columns (whole but the mean)."""
+def _in_ns(rows: pd.DataFrame, stage: str, sizes: np.ndarray | None = None) -> pd.DataFrame:
+    """Summary rows with the stage, capped names and the `*_ns` columns (whole but the mean);
+    `sizes`, the names' lengths when known, spares measuring them again."""
+    names = rows["name"].astype("string")
+    short = sizes is not None and int(sizes.max(initial=0)) <= values.MAX_NAME
     return rows.assign(
         stage=stage,
-        name=values.cap_names(rows["name"].astype("string")),
+        name=names if short else values.cap_names(names),
         avg_ns=rows["avg"],
         total_ns=rows["total"].round(),
         min_ns=rows["min"].round(),
@@ -386,10 +422,14 @@ def _in_ns(rows: pd.DataFrame, stage: str) -> pd.DataFrame:
     )
 
 
-def _check_one_summary(parts: list[tuple[Origin, pd.DataFrame]], file: Origin) -> None:
-    """Raises: ParseError when several tables of one run have GPU activities (per device, as
+def _check_one_summary(
+    parts: list[tuple[Origin, pd.DataFrame]], file: Origin, kinds: list[list[str]]
+) -> None:
+    """`kinds`: each table's row types.
+
+    Raises: ParseError when several tables of one run have GPU activities (per device, as
     `--print-summary-per-gpu` writes them): their shares would add up to more than 100%."""
-    lines = [origin.first_line for origin, rows in parts if (rows["type"] == GPU).any()]
+    lines = [origin.first_line for (origin, _), got in zip(parts, kinds, strict=True) if GPU in got]
     if len(lines) > 1:
         shown = ", ".join(str(n) for n in lines[:8])
         raise file.error(
@@ -412,27 +452,33 @@ def _gpu_kinds(gpu: pd.DataFrame) -> pd.DataFrame:
     return gpu.assign(kind=kind, copy_kind=direction, name=label)
 
 
-def _conform(df: pd.DataFrame, tbl: schema.Table) -> pd.DataFrame:
-    df = df.iloc[_order(df)]
+def _conform(df: pd.DataFrame, tbl: schema.Table, sizes: np.ndarray | None = None) -> pd.DataFrame:
+    """`df`'s rows in `_order` (`sizes`: the lengths of its names, if known) as `tbl`."""
+    order = _order(df, sizes)
+    df = df[[c for c in df.columns if c in tbl.names]].iloc[order]  # only the columns kept
     return schema.validate(
         schema.conform(df, tbl, fill=("bytes",) if "bytes" in tbl.names else ()), tbl
     )
 
 
-def _order(df: pd.DataFrame) -> np.ndarray:
+def _order(df: pd.DataFrame, sizes: np.ndarray | None = None) -> np.ndarray:
     """The rows by total time, longest first, then by name (stable), as `sort_values` orders
     them: the names as fixed-width NumPy text (compared in C, code point by code point) when
     that is small and exact (no name ends with a NUL, which NumPy drops), else as objects."""
     total = df["total_ns"].to_numpy(dtype="float64", na_value=np.nan)
     names = df["name"].astype("string")
-    plain = names.to_numpy(dtype=object) if len(names) and names.notna().all() else None
-    sizes = None if plain is None else np.fromiter(map(len, plain), np.int64, len(plain))
+    if sizes is None or not len(sizes):  # else the names are all there
+        plain = names.to_numpy(dtype=object) if len(names) and names.notna().all() else None
+        sizes = None if plain is None else np.fromiter(map(len, plain), np.int64, len(plain))
+    else:
+        plain = names.to_numpy(dtype=object)
     if sizes is None or int(sizes.max()) * 4 * len(names) > 256 * 2**20:
         return _sorted_by_pandas(df)
     text = np.array(plain, dtype=f"U{max(int(sizes.max()), 1)}")
     if (np.strings.str_len(text) != sizes).any():  # a name ended with a NUL, which NumPy drops
         return _sorted_by_pandas(df)
-    return np.lexsort((text, -total))
+    by_name = np.argsort(text, kind="stable")  # then by total, stable: `lexsort((text, -total))`
+    return by_name[np.argsort(-total[by_name], kind="stable")]
 
 
 def _sorted_by_pandas(df: pd.DataFrame) -> np.ndarray:

@@ -1,0 +1,197 @@
+"""nvprof's summaries, second round of speed-ups (issue 14: a million-row text summary in under
+2 s), held to the code they replace, kept here verbatim as the reference:
+
+- `summary_tables` finds each row type's rows once (`pd.factorize`) rather than by a `groupby`
+  and a string comparison per table, takes only the rows and columns it keeps, does not measure
+  the API names twice, and orders rows by two stable sorts rather than one `lexsort`;
+
+Both are run on every real nvprof summary (text and `--csv`) under tests/data and
+/work/shared/fixtures and on mutated copies of them (`mutants`), and on made-up tables with what
+real ones rarely hold: missing names and types, other row types, names past `MAX_NAME`, names
+ending with a NUL or not ASCII, ties in the totals, several tables.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import fast_paths
+import numpy as np
+import pandas as pd
+import pytest
+from test_parse_fast_paths import mutants
+
+from profiler import schema
+from profiler.parse import nvprof, nvprof_summary, values
+from profiler.parse.nvprof_summary import API, GPU, _gpu_kinds, _sorted_by_pandas
+from profiler.parse.values import Origin
+
+DATA = Path(__file__).parent / "data"
+SHARED = Path("/work/shared/fixtures")
+
+
+# --- the reference: `summary_tables` as it was -------------------------------------------------
+
+
+def reference_summary_tables(
+    parts: list[tuple[Origin, pd.DataFrame]], stage: str, file: Origin
+) -> dict[str, pd.DataFrame]:
+    _check_one_summary(parts, file)
+    rows = pd.concat([p for _, p in parts], ignore_index=True)
+    if rows.empty:
+        line = parts[0][0].first_line
+        raise file.error(f"the summary at line {line} has no rows (truncated?)")
+    if rows["name"].isna().any():
+        raise file.error("a summary row has no name (truncated file?)")
+    for row_type, group in rows.groupby("type", sort=False):
+        values.check_total(group["total"], file, f"Time of {row_type}")
+    df = _in_ns(rows, stage)
+    out = {}
+    gpu = df[df["type"] == GPU]
+    if not gpu.empty:
+        out["gpu_activities"] = _conform(_gpu_kinds(gpu), schema.GPU_ACTIVITIES)
+    api = df[df["type"] == API]
+    if not api.empty:
+        out["api_calls"] = _conform(api, schema.API_CALLS)
+    return out
+
+
+def _in_ns(rows: pd.DataFrame, stage: str) -> pd.DataFrame:
+    return rows.assign(
+        stage=stage,
+        name=values.cap_names(rows["name"].astype("string")),
+        avg_ns=rows["avg"],
+        total_ns=rows["total"].round(),
+        min_ns=rows["min"].round(),
+        max_ns=rows["max"].round(),
+    )
+
+
+def _check_one_summary(parts: list[tuple[Origin, pd.DataFrame]], file: Origin) -> None:
+    lines = [origin.first_line for origin, rows in parts if (rows["type"] == GPU).any()]
+    if len(lines) > 1:
+        shown = ", ".join(str(n) for n in lines[:8])
+        raise file.error(
+            f"one run with {len(lines)} GPU activity summaries (lines {shown}; one per device?); "
+            "profgen reads one summary per stage"
+        )
+
+
+def _conform(df: pd.DataFrame, tbl: schema.Table) -> pd.DataFrame:
+    df = df.iloc[_order(df)]
+    return schema.validate(
+        schema.conform(df, tbl, fill=("bytes",) if "bytes" in tbl.names else ()), tbl
+    )
+
+
+def _order(df: pd.DataFrame) -> np.ndarray:
+    total = df["total_ns"].to_numpy(dtype="float64", na_value=np.nan)
+    names = df["name"].astype("string")
+    plain = names.to_numpy(dtype=object) if len(names) and names.notna().all() else None
+    sizes = None if plain is None else np.fromiter(map(len, plain), np.int64, len(plain))
+    if sizes is None or int(sizes.max()) * 4 * len(names) > 256 * 2**20:
+        return _sorted_by_pandas(df)
+    text = np.array(plain, dtype=f"U{max(int(sizes.max()), 1)}")
+    if (np.strings.str_len(text) != sizes).any():
+        return _sorted_by_pandas(df)
+    return np.lexsort((text, -total))
+
+
+# --- real files -----------------------------------------------------------------------------
+
+
+def summary_files() -> list[Path]:
+    return [
+        p
+        for root in (DATA, SHARED)
+        if root.is_dir()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+        and p.suffix in (".txt", ".md", ".log", ".csv")
+        and "Time(%)" in p.read_text("utf-8", "replace")
+    ]
+
+
+FILES = summary_files()
+
+
+def test_real_summaries_found():
+    assert len(FILES) >= 10
+
+
+def read_both(path: Path, monkeypatch: pytest.MonkeyPatch):
+    """`read_log` of `path` as it is, and with the reference `summary_tables`."""
+    new = fast_paths.outcome(lambda: nvprof.read_log(path, "s"))
+    with monkeypatch.context() as patch:
+        patch.setattr(nvprof_summary, "summary_tables", reference_summary_tables)
+        old = fast_paths.outcome(lambda: nvprof.read_log(path, "s"))
+    return new, old
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_read_log_as_before(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    text = path.read_text("utf-8", "replace")
+    for i, variant in enumerate(mutants(text, seed=len(path.name), count=10)):
+        copy = tmp_path / f"{i}{path.suffix}"
+        copy.write_text(variant, "utf-8")
+        new, old = read_both(copy, monkeypatch)
+        fast_paths.assert_same(new, old, lambda table: table)
+
+
+# --- made-up tables ---------------------------------------------------------------------------
+
+NAMES = ["cudaMalloc", "k(int)", "[CUDA memcpy HtoD]", "[CUDA memset]", "b", "a", "\u00e9t\u00e9"]
+
+
+def made_rows(rng: random.Random, n: int, kinds: list) -> pd.DataFrame:
+    """`n` summary rows (`nvprof_summary.COLUMNS`) of row types `kinds`, with tied totals."""
+    names = [rng.choice(NAMES) + rng.choice(["", "x", "y" * 3, "\0"]) for _ in range(n)]
+    if n and rng.random() < 0.2:
+        names[rng.randrange(n)] = "z" * (values.MAX_NAME + rng.choice([0, 1, 5]))
+    if n and rng.random() < 0.1:
+        names[rng.randrange(n)] = None
+    total = [float(rng.choice([1.0, 2.5, 3.0, 1e3, rng.random() * 1e6])) for _ in range(n)]
+    for _ in range(rng.choice([0, 0, 2, 3]) if n else 0):  # sums past 2**62 in some row types
+        total[rng.randrange(n)] = 3e18
+    out = {
+        "type": pd.Series([rng.choice(kinds) for _ in range(n)], dtype="string"),
+        "name": pd.Series(names, dtype="string"),
+        "time_pct": pd.Series([rng.random() * 10 for _ in range(n)], dtype="float64"),
+        "calls": pd.Series([float(rng.randrange(1, 9)) for _ in range(n)], dtype="float64"),
+        "total": pd.Series(total, dtype="float64"),
+        "avg": pd.Series([t / 3 for t in total], dtype="float64"),
+        "min": pd.Series([t / 4 for t in total], dtype="float64"),
+        "max": pd.Series(total, dtype="float64"),
+    }
+    return pd.DataFrame(out, columns=nvprof_summary.COLUMNS)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_made_up_tables_as_before(seed: int):
+    rng = random.Random(seed)
+    pools = [[GPU, API], [API], [GPU], [API, GPU, "OpenACC (excl)"], [API, None], ["Range"]]
+    kinds = rng.choice(pools)
+    parts = []
+    for k in range(rng.choice([1, 1, 1, 2, 3])):
+        origin = Origin(Path("x.txt"), nvprof.EXPECTED, "", 10 * k + 3)
+        parts.append((origin, made_rows(rng, rng.choice([0, 1, 2, 7, 40, 300]), kinds)))
+    if rng.random() < 0.3:  # a table not numbered from 0
+        parts[0] = (parts[0][0], parts[0][1].iloc[::-1])
+    file = Origin(Path("x.txt"), nvprof.EXPECTED)
+    new = fast_paths.outcome(lambda: nvprof_summary.summary_tables(parts, "s", file))
+    old = fast_paths.outcome(lambda: reference_summary_tables(parts, "s", file))
+    fast_paths.assert_same(new, old, lambda table: table)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_order_as_sort_values(seed: int):
+    rng = random.Random(seed)
+    rows = made_rows(rng, rng.choice([1, 5, 50, 500]), [API]).dropna(subset=["name"])
+    df = rows.assign(total_ns=rows["total"].round())
+    if rng.random() < 0.3:
+        df.loc[df.index[0], "total_ns"] = np.nan
+    sizes = np.fromiter(map(len, df["name"].to_numpy(dtype=object)), np.int64, len(df))
+    want = _sorted_by_pandas(df)
+    assert nvprof_summary._order(df).tolist() == want.tolist()
+    assert nvprof_summary._order(df, sizes).tolist() == want.tolist()
