@@ -21,9 +21,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from test_parse_fast_paths import mutants
+from test_parse_fast_summary import reference_text_rows
 
 from profiler import schema
-from profiler.parse import nvprof, nvprof_summary, values
+from profiler.parse import nvprof, nvprof_summary, tokens, values
 from profiler.parse.nvprof_summary import API, GPU, _gpu_kinds, _sorted_by_pandas
 from profiler.parse.values import Origin
 
@@ -195,3 +196,79 @@ def test_order_as_sort_values(seed: int):
     want = _sorted_by_pandas(df)
     assert nvprof_summary._order(df).tolist() == want.tolist()
     assert nvprof_summary._order(df, sizes).tolist() == want.tolist()
+
+
+# --- text_rows ---------------------------------------------------------------------------------
+
+HEADER = "            Type  Time(%)      Time     Calls       Avg       Min       Max  Name"
+TYPES = ["GPU activities:", "API calls:", "Range:", "OpenACC (excl):", "GPU activities :"]
+TIMES = ["1.0ms", "928ns", "3.7970us", "1.2345us", "8.5s", "12.345ms", "0.00ns", "123.4567us"]
+BAD = ["1.0xs", "1.2.3ms", "-1us", "1e400s", "us", "1,5ms", "12345678.9ms", "x", "5"]
+
+
+def made_body(rng: random.Random, n: int) -> str:
+    """`n` rows of a text summary with few distinct cells; some tables with one fault: a bad
+    cell (repeated further down), a short row, shares that do not add up, a blank line."""
+    fault = rng.choice(["none"] * 4 + ["cell", "short", "share", "blank"])
+    types = rng.sample(TYPES[:4], 4)
+    rows = []
+    for i in range(n):
+        new_type = i == 0 or (rng.random() < 0.05 and types)
+        typed = (types.pop() if types else "") if new_type and rng.random() < 0.9 else ""
+        share = "100.00%" if new_type else rng.choice(["0.00%", "0.00%", "0.01%"])
+        cells = [share, rng.choice(TIMES), rng.choice(["1", "2", "10", "1000"])]
+        cells += [rng.choice(TIMES) for _ in range(3)]
+        name = rng.choice(["cudaMalloc", "k(int, float*)", "[CUDA memcpy HtoD]", "f" * 30])
+        rows.append([typed, cells, name, rng.choice(["", "", "  ", "\r", "\t"])])
+    at = rng.randrange(n)
+    if fault == "cell":
+        column, bad = rng.randrange(6), rng.choice(BAD + ["12.5", "%", "1%%", "100.0000001%"])
+        for row in rows[at:]:
+            if rng.random() < 0.5:
+                row[1][column] = bad
+    elif fault == "short":
+        rows[at][1] = rows[at][1][: rng.choice([1, 3, 5])]
+    elif fault == "share":
+        rows[at][1][0] = rng.choice(["50.00%", "99.00%", "0.01%"])
+    lines = []
+    for typed, cells, name, tail in rows:
+        row = "  ".join([*cells, name]) + tail
+        lines.append(f"  {typed}  {row}" if typed else f"    {row}")
+    if fault == "blank":
+        lines.insert(at, rng.choice(["", "   "]))
+    return "\n".join(lines) + rng.choice(["", "\n"])
+
+
+@pytest.mark.parametrize("seed", range(250))
+def test_made_up_text_rows_as_before(seed: int):
+    rng = random.Random(seed)
+    body = made_body(rng, rng.choice([1, 2, 5, 30, 200, 2000]))
+    text = HEADER + "\n" + body
+    if rng.random() < 0.05:
+        text = text.replace("cudaMalloc", "cuda\0Malloc")
+    data = text.encode("utf-8")
+    origin = Origin(Path("x.txt"), nvprof.EXPECTED, text, 7)
+    section = rng.choice([GPU, API])
+    new = fast_paths.outcome(
+        lambda: {"t": nvprof_summary.text_rows(origin, section, memoryview(data))}
+    )
+    old = fast_paths.outcome(lambda: {"t": reference_text_rows(origin, section)})
+    fast_paths.assert_same(new, old, lambda table: table)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_rest_as_tokens_rest(seed: int, monkeypatch: pytest.MonkeyPatch):
+    rng = random.Random(seed)
+    rows = [
+        " ".join(
+            rng.choice(["a", "bb", "\x0bc", "d\re", "1.0ms"]) for _ in range(rng.randrange(7, 12))
+        )
+        + rng.choice(["", " ", "\t"])
+        for _ in range(rng.choice([1, 3, 50]))
+    ]
+    cut = tokens.split(rows)
+    assert cut is not None
+    want = cut.rest(6)
+    assert nvprof_summary._rest(cut, 6) == want
+    monkeypatch.setattr(nvprof_summary, "_REST_BYTES", 0)
+    assert nvprof_summary._rest(cut, 6) == want

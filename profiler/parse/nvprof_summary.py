@@ -14,6 +14,8 @@ and a table cut after whole rows has shares that no longer add up to 100% per ro
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 
@@ -78,17 +80,83 @@ def text_rows(origin: Origin, section: str, raw: memoryview | None = None) -> pd
             f"(Time(%), Time, Calls, Avg, Min, Max, Name), this one {found} (truncated file?)"
         )
     which = np.searchsorted(np.array(changes), np.arange(len(offsets)), side="right") - 1
-    out = {
-        "type": pd.Series(np.asarray(sections, dtype=object)[which], dtype="string"),
-        "name": pd.Series(cut.rest(6), dtype="string"),
-        "time_pct": _token_shares(cut, origin),
-        "calls": _token_numbers(cut, 2, 0, origin, "Calls", values.COUNT, 1.0),
-    }
-    for field, k in zip(_TIMES, (1, 3, 4, 5), strict=True):
-        out[field] = _token_times(cut, k, origin, _TIMES[field])
-    frame = pd.DataFrame(out, columns=COLUMNS)
-    _check_shares(frame, origin, resolution=0.01)
+    keyed = "\0" not in text  # a token's first 8 bytes are then its key (`_by_value`)
+    numbers = np.empty((6, len(offsets)), dtype="float64")  # the numeric columns, one block
+    numbers[0] = _by_value(cut, 0, keyed, lambda c, i: _token_shares(c, origin, i))
+    numbers[1] = _by_value(
+        cut, 2, keyed, lambda c, i: _token_numbers(c, 2, 0, origin, "Calls", values.COUNT, 1.0, i)
+    )
+    for j, (column, k) in enumerate(zip(_TIMES.values(), (1, 3, 4, 5), strict=True), start=2):
+        numbers[j] = _by_value(
+            cut, k, keyed, lambda c, i, k=k, column=column: _token_times(c, k, origin, column, i)
+        )
+    frame = pd.DataFrame(numbers.T, columns=COLUMNS[2:], copy=False)
+    frame.insert(0, "name", pd.Series(_rest(cut, 6), dtype="string"))
+    frame.insert(0, "type", pd.Series(pd.array(sections, dtype="string").take(which)))
+    _check_shares_of(frame["time_pct"].to_numpy(), sections, changes, which, origin)
     return frame
+
+
+def _check_shares_of(
+    shares: np.ndarray, sections: list[str], changes: list[int], which: np.ndarray, origin: Origin
+) -> None:
+    """`_check_shares` of a text table whose rows from `changes[j] + 1` on are of type
+    `sections[j]` (`which`: each row's j)."""
+    group, labels = [], {}  # each part's group; the groups in order of first appearance
+    for j, kind in enumerate(sections):
+        empty = j + 1 < len(changes) and changes[j + 1] == max(changes[j], 0)  # typed row 0
+        group.append(-1 if empty else labels.setdefault(kind, len(labels)))
+    rows = np.asarray(group)[which]
+    for label, g in labels.items():
+        values.check_shares(pd.Series(shares[rows == g]), 0.01, origin, label)
+
+
+_REST_BYTES = 64 * 2**20  # the most bytes `_rest` copies at once
+
+
+def _rest(cut: tokens.Tokens, k: int) -> list[str]:
+    """`cut.rest(k)` of rows that all have more than k tokens: each row's rest copied out of the
+    bytes at once, a newline after each, and split (no slicing of the text per row)."""
+    start = cut.start[cut.first + k]
+    width = cut.end[cut.first + cut.count - 1] - start
+    wide = int(width.max(initial=0))
+    if not len(start) or len(start) * (wide + 1) > _REST_BYTES:
+        return cut.rest(k)
+    codes = cut.codes
+    if int(start.max()) + wide > len(codes):
+        codes = np.concatenate((codes, np.zeros(wide, dtype=np.uint8)))
+    cells = np.empty((len(start), wide + 1), dtype=np.uint8)
+    cells[:, :wide] = np.lib.stride_tricks.sliding_window_view(codes, wide)[start]
+    cells[np.arange(len(start)), width] = ord("\n")
+    keep = np.arange(wide + 1, dtype=np.int32) <= width.astype(np.int32)[:, None]
+    return cells[keep].tobytes().decode("ascii").split("\n")[:-1]
+
+
+def _by_value(
+    cut: tokens.Tokens,
+    k: int,
+    keyed: bool,
+    read: Callable[[tokens.Tokens, pd.Index | None], pd.Series],
+) -> pd.Series:
+    """`read(cut, None)`, a column read from each row's k-th token (every row has one), run on
+    the first row of each distinct token only (`read(rows, their numbers)`: a message names the
+    first bad row, as before) and spread to the rows that repeat it: a summary's columns repeat
+    few values. A token of at most 8 bytes is its own key when the text has no NUL (`keyed`)."""
+    codes = cut.codes
+    at = cut.first + k
+    start = cut.start[at]
+    width = cut.end[at] - start
+    size = len(codes)
+    if not keyed or not len(at) or size < 8 or int(width.max()) > 8 or int(start.max()) > size - 8:
+        return read(cut, None)
+    view = np.ndarray((size - 7,), dtype="<u8", buffer=codes, strides=(1,))
+    rows, distinct = pd.factorize(view[start] & _BELOW[width])
+    if len(distinct) * 2 > len(rows):
+        return read(cut, None)
+    seen = np.maximum.accumulate(rows)  # codes come in order of first appearance
+    first = np.flatnonzero(np.append(True, seen[1:] > seen[:-1]))  # the first row of each
+    got = read(cut.rows(first), pd.Index(first))
+    return pd.Series(got.to_numpy(dtype="float64")[rows], dtype="float64")
 
 
 def _line(body: str, cut: tokens.Tokens, row: int) -> str:
@@ -189,15 +257,16 @@ def _decimals_by_value(
     return number[rows], fast[rows]
 
 
-def _token_shares(cut: tokens.Tokens, origin: Origin) -> pd.Series:
-    """`20.21%` -> 20.21 (`_shares` on tokens)."""
+def _token_shares(cut: tokens.Tokens, origin: Origin, index: pd.Index | None = None) -> pd.Series:
+    """`20.21%` -> 20.21 (`_shares` on tokens); `index` as in `_token_numbers`."""
     codes = cut.codes
     at = cut.index(0)
     bad = np.flatnonzero(codes[cut.end[at] - 1] != ord("%"))
     if len(bad):
         cell = values.shown_cell(cut.text[cut.start[at[bad[0]]] : cut.end[at[bad[0]]]])
-        raise origin.cell_error(int(bad[0]), "Time(%)", f"{cell} is not a percentage")
-    return _token_numbers(cut, 0, 1, origin, "Time(%)", values.SHARE, 1.0)
+        row = int(bad[0]) if index is None else int(index[bad[0]])
+        raise origin.cell_error(row, "Time(%)", f"{cell} is not a percentage")
+    return _token_numbers(cut, 0, 1, origin, "Time(%)", values.SHARE, 1.0, index)
 
 
 def _token_times(

@@ -104,7 +104,7 @@ def _edges(codes: np.ndarray) -> np.ndarray:
         solid[1:] = part > 32
         low = np.flatnonzero(part < 28)  # newlines, tabs, ...: few; a lookup of every byte
         solid[low + 1] = _SOLID[part[low]]  # costs more (NumPy widens the bytes to indices)
-        parts.append(np.flatnonzero(np.diff(solid)) + at)
+        parts.append(np.flatnonzero(solid[1:] != solid[:-1]) + at)  # bool: NumPy counts fast
         before = int(solid[-1])
     if before:
         parts.append(np.array([len(codes)]))
