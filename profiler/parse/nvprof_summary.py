@@ -87,9 +87,11 @@ def text_rows(origin: Origin, section: str, raw: memoryview | None = None) -> pd
         cut, 2, keyed, lambda c, i: _token_numbers(c, 2, 0, origin, "Calls", values.COUNT, 1.0, i)
     )
     for j, (column, k) in enumerate(zip(_TIMES.values(), (1, 3, 4, 5), strict=True), start=2):
-        numbers[j] = _by_value(
-            cut, k, keyed, lambda c, i, k=k, column=column: _token_times(c, k, origin, column, i)
-        )
+
+        def read(c: tokens.Tokens, i: pd.Index | None, k: int = k, column: str = column):
+            return _token_times(c, k, origin, column, i)
+
+        numbers[j] = _by_value(cut, k, keyed, read)
     frame = pd.DataFrame(numbers.T, columns=COLUMNS[2:], copy=False)
     frame.insert(0, "name", pd.Series(_rest(cut, 6), dtype="string"))
     frame.insert(0, "type", pd.Series(pd.array(sections, dtype="string").take(which)))
@@ -102,7 +104,8 @@ def _check_shares_of(
 ) -> None:
     """`_check_shares` of a text table whose rows from `changes[j] + 1` on are of type
     `sections[j]` (`which`: each row's j)."""
-    group, labels = [], {}  # each part's group; the groups in order of first appearance
+    group: list[int] = []  # each part's row type (-1: a part without rows)
+    labels: dict[str, int] = {}  # the row types in order of first appearance
     for j, kind in enumerate(sections):
         empty = j + 1 < len(changes) and changes[j + 1] == max(changes[j], 0)  # typed row 0
         group.append(-1 if empty else labels.setdefault(kind, len(labels)))
