@@ -49,22 +49,21 @@ def text_rows(origin: Origin, section: str, raw: memoryview | None = None) -> pd
     """
     text = str(origin.text)
     after = text.find("\n") + 1  # the rows follow the header line
-    body = text[after:] if after else ""
-    cut = tokens.split_text(body, None if raw is None or not after else raw[after:])
+    cut = tokens.split_text(text, raw) if after else tokens.split_text("")  # row 0: the header
     if cut is None:
-        return _rows_one_by_one(body.split("\n") if after else [], section, origin)
-    offsets = np.flatnonzero(cut.count > 0)  # blank lines are no rows
-    cut = cut.rows(offsets)
+        return _rows_one_by_one(text[after:].split("\n"), section, origin)
+    offsets = np.flatnonzero(cut.count[1:] > 0)  # the rows of the body; blank lines are no rows
+    cut = cut.rows(offsets + 1)
     initial = cut.codes[cut.start[cut.index(0)]] | 32  # lower case
     typed = np.flatnonzero((initial >= ord("a")) & (initial <= ord("z"))).tolist()
     sections, changes, skip, wrong = [section], [-1], np.zeros(len(offsets), dtype="int64"), None
     for i in typed:  # `GPU activities:` or `API calls:` before the first field
-        kind, sep, rest = _line(body, cut, i).strip().partition(":")
+        kind, sep, rest = _line(text, cut, i).strip().partition(":")
         if not sep or "%" in kind:
             wrong = i
             break
         if rest[:1] and not rest[:1].isspace():  # `API calls:100.00%`: no token ends at `:`
-            return _rows_one_by_one(body.split("\n"), section, origin)
+            return _rows_one_by_one(text[after:].split("\n"), section, origin)
         sections.append(kind.strip())
         changes.append(i)
         skip[i] = len((kind + ":").split())  # the tokens before the fields
@@ -162,11 +161,11 @@ def _by_value(
     return pd.Series(got.to_numpy(dtype="float64")[rows], dtype="float64")
 
 
-def _line(body: str, cut: tokens.Tokens, row: int) -> str:
-    """Line `row` of `body` (the rows cut into `cut`): from its first token to its newline."""
+def _line(text: str, cut: tokens.Tokens, row: int) -> str:
+    """Row `row` of `cut` (the rows of `text`): from its first token to its newline."""
     start = int(cut.start[cut.first[row]])
-    stop = body.find("\n", start)
-    return body[start:] if stop < 0 else body[start:stop]
+    stop = text.find("\n", start)
+    return text[start:] if stop < 0 else text[start:stop]
 
 
 def _rows_one_by_one(lines: list[str], section: str, origin: Origin) -> pd.DataFrame:
@@ -395,8 +394,8 @@ def summary_tables(
     Raises: ParseError (naming `file`) for tables without rows, a row without a name, totals
         past the int64 range, or GPU activities in several tables (one per device).
     """
-    typed = [pd.factorize(rows["type"].array) for _, rows in parts]  # row types, first seen first
-    _check_one_summary(parts, file, [list(kinds) for _, kinds in typed])
+    typed = [_row_types(rows["type"]) for _, rows in parts]  # row types, first seen first
+    _check_one_summary(parts, file, [kinds for _, kinds in typed])
     rows = _joined([p for _, p in parts])
     if rows.empty:
         line = parts[0][0].first_line
@@ -404,7 +403,7 @@ def summary_tables(
     if rows["name"].isna().any():
         raise file.error("a summary row has no name (truncated file?)")
     sizes_all = _name_sizes(rows["name"])
-    codes, kinds = typed[0] if len(parts) == 1 else pd.factorize(rows["type"].array)
+    codes, kinds = typed[0] if len(parts) == 1 else _row_types(rows["type"])
     total = rows["total"].to_numpy(dtype="float64", na_value=np.nan)
     for k, row_type in enumerate(kinds):  # as `groupby("type", sort=False)`
         values.check_total(pd.Series(total[codes == k]), file, f"Time of {row_type}")
@@ -425,6 +424,22 @@ def summary_tables(
                 sizes = None  # names capped: measured again
             out[name] = _conform(_in_ns(_taken(rows, which), stage, sizes), tbl, sizes)
     return out
+
+
+def _row_types(types: pd.Series) -> tuple[np.ndarray, list]:
+    """`pd.factorize(types)`: each row's code and the types in order of first appearance, read
+    per run of rows of one type (a text table's rows come in runs) when no type is missing."""
+    if not isinstance(types.dtype, pd.StringDtype) or not len(types):
+        codes, kinds = pd.factorize(types.array)
+        return codes, list(kinds)
+    cells = types.to_numpy(dtype=object)
+    try:
+        runs = np.flatnonzero(np.append(True, cells[1:] != cells[:-1]))
+    except TypeError:  # bool(NA): a type is missing
+        codes, kinds = pd.factorize(types.array)
+        return codes, list(kinds)
+    codes, kinds = pd.factorize(cells[runs])
+    return np.repeat(codes, np.diff(np.append(runs, len(cells)))), list(kinds)
 
 
 def _joined(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -527,7 +542,9 @@ def _gpu_kinds(gpu: pd.DataFrame) -> pd.DataFrame:
 def _conform(df: pd.DataFrame, tbl: schema.Table, sizes: np.ndarray | None = None) -> pd.DataFrame:
     """`df`'s rows in `_order` (`sizes`: the lengths of its names, if known) as `tbl`."""
     order = _order(df, sizes)
-    df = df[[c for c in df.columns if c in tbl.names]].iloc[order]  # only the columns kept
+    stage = pd.array(df["stage"].iloc[:1].to_numpy(), dtype="string")  # not taken row by row
+    df = df[[c for c in df.columns if c in tbl.names and c != "stage"]].iloc[order]
+    df = df.assign(stage=stage.take(np.zeros(len(df), dtype=np.intp)))
     return schema.validate(
         schema.conform(df, tbl, fill=("bytes",) if "bytes" in tbl.names else ()), tbl
     )
