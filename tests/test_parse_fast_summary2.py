@@ -1,14 +1,23 @@
 """nvprof's summaries, second round of speed-ups (issue 14: a million-row text summary in under
-2 s), held to the code they replace, kept here verbatim as the reference:
+2 s), held to the code they replace:
 
-- `summary_tables` finds each row type's rows once (`pd.factorize`) rather than by a `groupby`
-  and a string comparison per table, takes only the rows and columns it keeps, does not measure
-  the API names twice, and orders rows by two stable sorts rather than one `lexsort`;
+- `summary_tables` finds each row type's rows once (per run of rows of one type) rather than by
+  a `groupby` and a string comparison per table, takes only the rows and columns it keeps (the
+  stage made once), does not measure the API names twice, and orders rows by two stable sorts
+  rather than one `lexsort`; its reference, `reference_summary_tables`, is the old code verbatim.
+- `text_rows` tokenizes the table's own text with `tokens.split_lines` (`split_text` in one pass
+  over the bytes), reads each numeric column once per distinct token (`_by_value`), cuts the
+  names out of the bytes at once (`_rest`), builds its numbers as one block and checks the shares
+  per row type without a `groupby` (`_check_shares_of`); its reference is `reference_text_rows`
+  of tests/test_parse_fast_summary.py (every cell read, no `groupby` spared).
 
 Both are run on every real nvprof summary (text and `--csv`) under tests/data and
 /work/shared/fixtures and on mutated copies of them (`mutants`), and on made-up tables with what
 real ones rarely hold: missing names and types, other row types, names past `MAX_NAME`, names
-ending with a NUL or not ASCII, ties in the totals, several tables.
+ending with a NUL or not ASCII, ties in the totals, several tables, sums past 2**62; made-up text
+tables with few distinct cells and one fault (a bad cell repeated further down, a short row,
+shares that do not add up, a blank line); and `split_lines` against `split_text` with slices of
+a few bytes.
 """
 
 from __future__ import annotations
@@ -272,3 +281,22 @@ def test_rest_as_tokens_rest(seed: int, monkeypatch: pytest.MonkeyPatch):
     assert nvprof_summary._rest(cut, 6) == want
     monkeypatch.setattr(nvprof_summary, "_REST_BYTES", 0)
     assert nvprof_summary._rest(cut, 6) == want
+
+
+@pytest.mark.parametrize("piece", [1, 2, 3, 7, 1 << 20])
+def test_split_lines_as_split_text(piece: int, monkeypatch: pytest.MonkeyPatch):
+    """`tokens.split_lines` finds what `split_text` finds, across the slices' edges too."""
+    monkeypatch.setattr(tokens, "_SLICE", piece)
+    rng = random.Random(piece)
+    bits = ["a", "bb", " ", "  ", "\n", "\t", "\r", "\x0b", "\x1c", "1.0ms", "\n\n", "\u00e9"]
+    for _ in range(300):
+        text = "".join(rng.choice(bits) for _ in range(rng.randrange(0, 40)))
+        raw = text.encode("utf-8") if rng.random() < 0.5 else None
+        new, old = tokens.split_lines(text, raw), tokens.split_text(text, raw)
+        if new is None or old is None:
+            assert new is None and old is None
+            continue
+        assert new.text == old.text and new.codes.tobytes() == old.codes.tobytes()
+        for field in ("start", "end", "first", "count"):
+            got, want = getattr(new, field), getattr(old, field)
+            assert got.dtype == want.dtype and got.tolist() == want.tolist(), field

@@ -49,7 +49,7 @@ def text_rows(origin: Origin, section: str, raw: memoryview | None = None) -> pd
     """
     text = str(origin.text)
     after = text.find("\n") + 1  # the rows follow the header line
-    cut = tokens.split_text(text, raw) if after else tokens.split_text("")  # row 0: the header
+    cut = tokens.split_lines(text, raw) if after else tokens.split_lines("")  # row 0: the header
     if cut is None:
         return _rows_one_by_one(text[after:].split("\n"), section, origin)
     offsets = np.flatnonzero(cut.count[1:] > 0)  # the rows of the body; blank lines are no rows
