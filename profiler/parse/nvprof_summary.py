@@ -146,8 +146,8 @@ def _by_value(
     few values. A token of at most 8 bytes is its own key when the text has no NUL (`keyed`)."""
     codes = cut.codes
     at = cut.first + k
-    start = cut.start[at]
-    width = cut.end[at] - start
+    start, end = _spans(cut, at)
+    width = end - start
     size = len(codes)
     if not keyed or not len(at) or size < 8 or int(width.max()) > 8 or int(start.max()) > size - 8:
         return read(cut, None)
@@ -159,6 +159,30 @@ def _by_value(
     first = np.flatnonzero(np.append(True, seen[1:] > seen[:-1]))  # the first row of each
     got = read(cut.rows(first), pd.Index(first))
     return pd.Series(got.to_numpy(dtype="float64")[rows], dtype="float64")
+
+
+_SPAN = np.dtype([("start", "<i8"), ("end", "<i8")])
+
+
+def _spans(cut: tokens.Tokens, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`cut.start[at]`, `cut.end[at]`, read in one pass when they interleave in one array (as
+    `tokens` makes them: the edges, a start then an end)."""
+    start, end = cut.start, cut.end
+    edges = start.base
+    if (
+        isinstance(edges, np.ndarray)
+        and end.base is edges
+        and edges.dtype == np.int64
+        and edges.ndim == 1
+        and edges.flags.c_contiguous
+        and len(edges) == 2 * len(start) == 2 * len(end)
+        and start.strides == end.strides == (16,)
+        and start.ctypes.data == edges.ctypes.data
+        and end.ctypes.data == edges.ctypes.data + 8
+    ):
+        pairs = edges.view(_SPAN)[at]
+        return pairs["start"], pairs["end"]
+    return start[at], end[at]
 
 
 def _line(text: str, cut: tokens.Tokens, row: int) -> str:
