@@ -134,7 +134,11 @@ def read_both(path: Path, monkeypatch: pytest.MonkeyPatch):
     """`read_log` of `path` as it is, and with the reference `summary_tables`."""
     new = fast_paths.outcome(lambda: nvprof.read_log(path, "s"))
     with monkeypatch.context() as patch:
-        patch.setattr(nvprof_summary, "summary_tables", reference_summary_tables)
+        patch.setattr(
+            nvprof_summary,
+            "summary_tables",
+            lambda parts, stage, file, names=None: reference_summary_tables(parts, stage, file),
+        )
         old = fast_paths.outcome(lambda: nvprof.read_log(path, "s"))
     return new, old
 
@@ -205,6 +209,10 @@ def test_order_as_sort_values(seed: int):
     want = _sorted_by_pandas(df)
     assert nvprof_summary._order(df).tolist() == want.tolist()
     assert nvprof_summary._order(df, sizes).tolist() == want.tolist()
+    plain = df["name"].to_numpy(dtype=object)
+    if all(name.isascii() and "\0" not in name for name in plain):  # as `Names` holds them
+        text = np.array([name.encode("ascii") for name in plain], dtype=f"S{max(sizes, default=1)}")
+        assert nvprof_summary._order(df, sizes, text).tolist() == want.tolist()
 
 
 # --- text_rows ---------------------------------------------------------------------------------
@@ -278,9 +286,13 @@ def test_rest_as_tokens_rest(seed: int, monkeypatch: pytest.MonkeyPatch):
     cut = tokens.split(rows)
     assert cut is not None
     want = cut.rest(6)
-    assert nvprof_summary._rest(cut, 6) == want
+    got, named = nvprof_summary._rest(cut, 6, keyed=True)
+    assert got == want and named is not None
+    assert [t.decode("ascii") for t in named.text] == want
+    assert named.sizes.tolist() == [len(name) for name in want]
+    assert nvprof_summary._rest(cut, 6) == (want, None)
     monkeypatch.setattr(nvprof_summary, "_REST_BYTES", 0)
-    assert nvprof_summary._rest(cut, 6) == want
+    assert nvprof_summary._rest(cut, 6, keyed=True) == (want, None)
 
 
 @pytest.mark.parametrize("piece", [1, 2, 3, 7, 1 << 20])
@@ -300,3 +312,17 @@ def test_split_lines_as_split_text(piece: int, monkeypatch: pytest.MonkeyPatch):
         for field in ("start", "end", "first", "count"):
             got, want = getattr(new, field), getattr(old, field)
             assert got.dtype == want.dtype and got.tolist() == want.tolist(), field
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_made_up_logs_as_before(seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Whole made-up text summaries through `read_log`: the names `text_rows_named` hands on
+    (`Names`) order the tables as the reference orders them."""
+    rng = random.Random(seed)
+    body = made_body(rng, rng.choice([1, 5, 30, 300]))
+    if rng.random() < 0.3:
+        body = body.replace("cudaMalloc", rng.choice(["cudaMalloc\x01", "cuda Malloc", "Z"]))
+    path = tmp_path / "log.txt"
+    path.write_text("==1== Profiling result:\n" + HEADER + "\n" + body, "utf-8")
+    new, old = read_both(path, monkeypatch)
+    fast_paths.assert_same(new, old, lambda table: table)

@@ -15,6 +15,7 @@ and a table cut after whole rows has shares that no longer add up to 100% per ro
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -30,7 +31,23 @@ _CELLS = ["type", "Time(%)", "Time", "Calls", "Avg", "Min", "Max", "Name"]
 _TWO_LETTER_UNITS = {unit: csvtext.NS_PER_UNIT[unit] for unit in ("ns", "us", "ms")}
 
 
+@dataclass(frozen=True)
+class Names:
+    """The names of a text table's rows as its parser found them: each one's length, and all as
+    fixed-width bytes (`S`: ASCII without a NUL, so they sort as the text does)."""
+
+    sizes: np.ndarray
+    text: np.ndarray
+
+
 def text_rows(origin: Origin, section: str, raw: memoryview | None = None) -> pd.DataFrame:
+    """`text_rows_named` without the names' lengths and bytes."""
+    return text_rows_named(origin, section, raw)[0]
+
+
+def text_rows_named(
+    origin: Origin, section: str, raw: memoryview | None = None
+) -> tuple[pd.DataFrame, Names | None]:
     """The rows of one text summary table (`origin.text` starts at its header).
 
     Every row is cut into tokens at once (`tokens.split`) and its numbers read from them (the
@@ -43,7 +60,9 @@ def text_rows(origin: Origin, section: str, raw: memoryview | None = None) -> pd
         raw: the table's bytes when the file is ASCII (its tokens are then found without
             encoding its text).
 
-    Returns: DataFrame with `COLUMNS`: times in ns (float), calls and shares as read.
+    Returns: DataFrame with `COLUMNS`: times in ns (float), calls and shares as read; and, when
+        they were cut out of the bytes at once, its names' lengths and bytes (`Names`), which
+        spare `summary_tables` measuring and encoding them again.
 
     Raises: ParseError naming the line (and column) of the first bad row or cell.
     """
@@ -51,7 +70,7 @@ def text_rows(origin: Origin, section: str, raw: memoryview | None = None) -> pd
     after = text.find("\n") + 1  # the rows follow the header line
     cut = tokens.split_lines(text, raw) if after else tokens.split_lines("")  # row 0: the header
     if cut is None:
-        return _rows_one_by_one(text[after:].split("\n"), section, origin)
+        return _rows_one_by_one(text[after:].split("\n"), section, origin), None
     offsets = np.flatnonzero(cut.count[1:] > 0)  # the rows of the body; blank lines are no rows
     cut = cut.rows(offsets + 1)
     initial = cut.codes[cut.start[cut.index(0)]] | 32  # lower case
@@ -63,7 +82,7 @@ def text_rows(origin: Origin, section: str, raw: memoryview | None = None) -> pd
             wrong = i
             break
         if rest[:1] and not rest[:1].isspace():  # `API calls:100.00%`: no token ends at `:`
-            return _rows_one_by_one(text[after:].split("\n"), section, origin)
+            return _rows_one_by_one(text[after:].split("\n"), section, origin), None
         sections.append(kind.strip())
         changes.append(i)
         skip[i] = len((kind + ":").split())  # the tokens before the fields
@@ -92,10 +111,11 @@ def text_rows(origin: Origin, section: str, raw: memoryview | None = None) -> pd
 
         numbers[j] = _by_value(cut, k, keyed, read)
     frame = pd.DataFrame(numbers.T, columns=COLUMNS[2:], copy=False)
-    frame.insert(0, "name", pd.Series(_rest(cut, 6), dtype="string"))
+    names, named = _rest(cut, 6, keyed)
+    frame.insert(0, "name", pd.Series(names, dtype="string"))
     frame.insert(0, "type", pd.Series(pd.array(sections, dtype="string").take(which)))
     _check_shares_of(frame["time_pct"].to_numpy(), sections, changes, which, origin)
-    return frame
+    return frame, named
 
 
 def _check_shares_of(
@@ -116,22 +136,27 @@ def _check_shares_of(
 _REST_BYTES = 64 * 2**20  # the most bytes `_rest` copies at once
 
 
-def _rest(cut: tokens.Tokens, k: int) -> list[str]:
+def _rest(cut: tokens.Tokens, k: int, keyed: bool = False) -> tuple[list[str], Names | None]:
     """`cut.rest(k)` of rows that all have more than k tokens: each row's rest copied out of the
-    bytes at once, a newline after each, and split (no slicing of the text per row)."""
+    bytes at once, a newline after each, and split (no slicing of the text per row); and, when
+    so copied from a text without a NUL (`keyed`), their `Names`."""
     start = cut.start[cut.first + k]
     width = cut.end[cut.first + cut.count - 1] - start
     wide = int(width.max(initial=0))
     if not len(start) or len(start) * (wide + 1) > _REST_BYTES:
-        return cut.rest(k)
+        return cut.rest(k), None
     codes = cut.codes
     if int(start.max()) + wide > len(codes):
         codes = np.concatenate((codes, np.zeros(wide, dtype=np.uint8)))
     cells = np.empty((len(start), wide + 1), dtype=np.uint8)
     cells[:, :wide] = np.lib.stride_tricks.sliding_window_view(codes, wide)[start]
-    cells[np.arange(len(start)), width] = ord("\n")
     keep = np.arange(wide + 1, dtype=np.int32) <= width.astype(np.int32)[:, None]
-    return cells[keep].tobytes().decode("ascii").split("\n")[:-1]
+    named = None
+    if keyed:  # the bytes past each name zeroed: fixed-width bytes that sort as the names do
+        padded = np.where(keep[:, 1:], cells[:, :wide], np.uint8(0))  # j < width
+        named = Names(width, padded.view(f"S{wide}").ravel())
+    cells[np.arange(len(start)), width] = ord("\n")
+    return cells[keep].tobytes().decode("ascii").split("\n")[:-1], named
 
 
 def _by_value(
@@ -408,10 +433,15 @@ def _check_shares(rows: pd.DataFrame, origin: Origin, resolution: float) -> None
 
 
 def summary_tables(
-    parts: list[tuple[Origin, pd.DataFrame]], stage: str, file: Origin
+    parts: list[tuple[Origin, pd.DataFrame]],
+    stage: str,
+    file: Origin,
+    names: list[Names | None] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """The rows of a run's summary tables (each with its table's origin) -> `gpu_activities`
     (GPU rows) and `api_calls` (API rows), each only when it has rows.
+
+    `names`, per table, its names' `Names` when `text_rows_named` gave them.
 
     Returns: DataFrames with `schema.GPU_ACTIVITIES` and `schema.API_CALLS` columns.
 
@@ -424,9 +454,10 @@ def summary_tables(
     if rows.empty:
         line = parts[0][0].first_line
         raise file.error(f"the summary at line {line} has no rows (truncated?)")
-    if rows["name"].isna().any():
+    known = names[0] if names is not None and len(parts) == 1 else None  # names all there
+    if known is None and rows["name"].isna().any():
         raise file.error("a summary row has no name (truncated file?)")
-    sizes_all = _name_sizes(rows["name"])
+    sizes_all = _name_sizes(rows["name"]) if known is None else known.sizes
     codes, kinds = typed[0] if len(parts) == 1 else _row_types(rows["type"])
     total = rows["total"].to_numpy(dtype="float64", na_value=np.nan)
     for k, row_type in enumerate(kinds):  # as `groupby("type", sort=False)`
@@ -446,7 +477,8 @@ def summary_tables(
             sizes = None if sizes_all is None else sizes_all[which]
             if sizes is not None and int(sizes.max()) > values.MAX_NAME:
                 sizes = None  # names capped: measured again
-            out[name] = _conform(_in_ns(_taken(rows, which), stage, sizes), tbl, sizes)
+            text = None if known is None or sizes is None else known.text[which]
+            out[name] = _conform(_in_ns(_taken(rows, which), stage, sizes), tbl, sizes, text)
     return out
 
 
@@ -563,9 +595,15 @@ def _gpu_kinds(gpu: pd.DataFrame) -> pd.DataFrame:
     return gpu.assign(kind=kind, copy_kind=direction, name=label)
 
 
-def _conform(df: pd.DataFrame, tbl: schema.Table, sizes: np.ndarray | None = None) -> pd.DataFrame:
-    """`df`'s rows in `_order` (`sizes`: the lengths of its names, if known) as `tbl`."""
-    order = _order(df, sizes)
+def _conform(
+    df: pd.DataFrame,
+    tbl: schema.Table,
+    sizes: np.ndarray | None = None,
+    text: np.ndarray | None = None,
+) -> pd.DataFrame:
+    """`df`'s rows in `_order` (`sizes`, `text`: its names' lengths and bytes, if known) as
+    `tbl`."""
+    order = _order(df, sizes, text)
     stage = pd.array(df["stage"].iloc[:1].to_numpy(), dtype="string")  # not taken row by row
     df = df[[c for c in df.columns if c in tbl.names and c != "stage"]].iloc[order]
     df = df.assign(stage=stage.take(np.zeros(len(df), dtype=np.intp)))
@@ -574,11 +612,16 @@ def _conform(df: pd.DataFrame, tbl: schema.Table, sizes: np.ndarray | None = Non
     )
 
 
-def _order(df: pd.DataFrame, sizes: np.ndarray | None = None) -> np.ndarray:
+def _order(
+    df: pd.DataFrame, sizes: np.ndarray | None = None, text: np.ndarray | None = None
+) -> np.ndarray:
     """The rows by total time, longest first, then by name (stable), as `sort_values` orders
     them: the names as fixed-width NumPy text (compared in C, code point by code point) when
     that is small and exact (no name ends with a NUL, which NumPy drops), else as objects."""
     total = df["total_ns"].to_numpy(dtype="float64", na_value=np.nan)
+    if text is not None and len(text) == len(total):  # the names as bytes already (`Names`)
+        by_name = np.argsort(text, kind="stable")
+        return by_name[np.argsort(-total[by_name], kind="stable")]
     names = df["name"].astype("string")
     if sizes is None or not len(sizes):  # else the names are all there
         plain = names.to_numpy(dtype=object) if len(names) and names.notna().all() else None
