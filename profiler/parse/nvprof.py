@@ -154,7 +154,8 @@ def read_log(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
     summaries = [t for t in tables if t.kind in _SUMMARY_KINDS and not t.nvtx]
     file = Origin(path, EXPECTED)
     if summaries:
-        out.update(nvprof_summary.summary_tables(_summary_rows(summaries), stage, file))
+        parts, names = _summary_parts(summaries)
+        out.update(nvprof_summary.summary_tables(parts, stage, file, names))
     ranges = [t for t in tables if t.nvtx]
     if ranges:
         out["ranges"] = nvprof_summary.range_table(_summary_rows(ranges), stage)
@@ -359,14 +360,24 @@ def _nothing(text: str) -> str:
 
 def _summary_rows(tables: list[Table]) -> list[tuple[Origin, pd.DataFrame]]:
     """Each summary table's origin and rows (`nvprof_summary.COLUMNS`)."""
-    out = []
+    return _summary_parts(tables)[0]
+
+
+def _summary_parts(
+    tables: list[Table],
+) -> tuple[list[tuple[Origin, pd.DataFrame]], list[nvprof_summary.Names | None]]:
+    """`_summary_rows`, and each text table's `nvprof_summary.Names` (None for the others)."""
+    out: list[tuple[Origin, pd.DataFrame]] = []
+    names: list[nvprof_summary.Names | None] = []
     for table in tables:
         if table.kind == "csv_summary":
             out.append((table.origin, nvprof_summary.csv_rows(table.origin, table.section)))
+            names.append(None)
         else:
-            rows = nvprof_summary.text_rows(table.origin, table.section, table.raw)
+            rows, named = nvprof_summary.text_rows_named(table.origin, table.section, table.raw)
             out.append((table.origin, rows))
-    return out
+            names.append(named)
+    return out, names
 
 
 def _gpu_trace(tables: list[Table], stage: str, path: Path) -> pd.DataFrame:

@@ -14,6 +14,9 @@ and a table cut after whole rows has shares that no longer add up to 100% per ro
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -28,7 +31,23 @@ _CELLS = ["type", "Time(%)", "Time", "Calls", "Avg", "Min", "Max", "Name"]
 _TWO_LETTER_UNITS = {unit: csvtext.NS_PER_UNIT[unit] for unit in ("ns", "us", "ms")}
 
 
+@dataclass(frozen=True)
+class Names:
+    """The names of a text table's rows as its parser found them: each one's length, and all as
+    fixed-width bytes (`S`: ASCII without a NUL, so they sort as the text does)."""
+
+    sizes: np.ndarray
+    text: np.ndarray
+
+
 def text_rows(origin: Origin, section: str, raw: memoryview | None = None) -> pd.DataFrame:
+    """`text_rows_named` without the names' lengths and bytes."""
+    return text_rows_named(origin, section, raw)[0]
+
+
+def text_rows_named(
+    origin: Origin, section: str, raw: memoryview | None = None
+) -> tuple[pd.DataFrame, Names | None]:
     """The rows of one text summary table (`origin.text` starts at its header).
 
     Every row is cut into tokens at once (`tokens.split`) and its numbers read from them (the
@@ -41,28 +60,29 @@ def text_rows(origin: Origin, section: str, raw: memoryview | None = None) -> pd
         raw: the table's bytes when the file is ASCII (its tokens are then found without
             encoding its text).
 
-    Returns: DataFrame with `COLUMNS`: times in ns (float), calls and shares as read.
+    Returns: DataFrame with `COLUMNS`: times in ns (float), calls and shares as read; and, when
+        they were cut out of the bytes at once, its names' lengths and bytes (`Names`), which
+        spare `summary_tables` measuring and encoding them again.
 
     Raises: ParseError naming the line (and column) of the first bad row or cell.
     """
     text = str(origin.text)
     after = text.find("\n") + 1  # the rows follow the header line
-    body = text[after:] if after else ""
-    cut = tokens.split_text(body, None if raw is None or not after else raw[after:])
+    cut = tokens.split_lines(text, raw) if after else tokens.split_lines("")  # row 0: the header
     if cut is None:
-        return _rows_one_by_one(body.split("\n") if after else [], section, origin)
-    offsets = np.flatnonzero(cut.count > 0)  # blank lines are no rows
-    cut = cut.rows(offsets)
+        return _rows_one_by_one(text[after:].split("\n"), section, origin), None
+    offsets = np.flatnonzero(cut.count[1:] > 0)  # the rows of the body; blank lines are no rows
+    cut = cut.rows(offsets + 1)
     initial = cut.codes[cut.start[cut.index(0)]] | 32  # lower case
     typed = np.flatnonzero((initial >= ord("a")) & (initial <= ord("z"))).tolist()
     sections, changes, skip, wrong = [section], [-1], np.zeros(len(offsets), dtype="int64"), None
     for i in typed:  # `GPU activities:` or `API calls:` before the first field
-        kind, sep, rest = _line(body, cut, i).strip().partition(":")
+        kind, sep, rest = _line(text, cut, i).strip().partition(":")
         if not sep or "%" in kind:
             wrong = i
             break
         if rest[:1] and not rest[:1].isspace():  # `API calls:100.00%`: no token ends at `:`
-            return _rows_one_by_one(body.split("\n"), section, origin)
+            return _rows_one_by_one(text[after:].split("\n"), section, origin), None
         sections.append(kind.strip())
         changes.append(i)
         skip[i] = len((kind + ":").split())  # the tokens before the fields
@@ -78,24 +98,123 @@ def text_rows(origin: Origin, section: str, raw: memoryview | None = None) -> pd
             f"(Time(%), Time, Calls, Avg, Min, Max, Name), this one {found} (truncated file?)"
         )
     which = np.searchsorted(np.array(changes), np.arange(len(offsets)), side="right") - 1
-    out = {
-        "type": pd.Series(np.asarray(sections, dtype=object)[which], dtype="string"),
-        "name": pd.Series(cut.rest(6), dtype="string"),
-        "time_pct": _token_shares(cut, origin),
-        "calls": _token_numbers(cut, 2, 0, origin, "Calls", values.COUNT, 1.0),
-    }
-    for field, k in zip(_TIMES, (1, 3, 4, 5), strict=True):
-        out[field] = _token_times(cut, k, origin, _TIMES[field])
-    frame = pd.DataFrame(out, columns=COLUMNS)
-    _check_shares(frame, origin, resolution=0.01)
-    return frame
+    keyed = "\0" not in text  # a token's first 8 bytes are then its key (`_by_value`)
+    numbers = np.empty((6, len(offsets)), dtype="float64")  # the numeric columns, one block
+    numbers[0] = _by_value(cut, 0, keyed, lambda c, i: _token_shares(c, origin, i))
+    numbers[1] = _by_value(
+        cut, 2, keyed, lambda c, i: _token_numbers(c, 2, 0, origin, "Calls", values.COUNT, 1.0, i)
+    )
+    for j, (column, k) in enumerate(zip(_TIMES.values(), (1, 3, 4, 5), strict=True), start=2):
+
+        def read(c: tokens.Tokens, i: pd.Index | None, k: int = k, column: str = column):
+            return _token_times(c, k, origin, column, i)
+
+        numbers[j] = _by_value(cut, k, keyed, read)
+    frame = pd.DataFrame(numbers.T, columns=COLUMNS[2:], copy=False)
+    names, named = _rest(cut, 6, keyed)
+    frame.insert(0, "name", pd.Series(names, dtype="string"))
+    frame.insert(0, "type", pd.Series(pd.array(sections, dtype="string").take(which)))
+    _check_shares_of(frame["time_pct"].to_numpy(), sections, changes, which, origin)
+    return frame, named
 
 
-def _line(body: str, cut: tokens.Tokens, row: int) -> str:
-    """Line `row` of `body` (the rows cut into `cut`): from its first token to its newline."""
+def _check_shares_of(
+    shares: np.ndarray, sections: list[str], changes: list[int], which: np.ndarray, origin: Origin
+) -> None:
+    """`_check_shares` of a text table whose rows from `changes[j] + 1` on are of type
+    `sections[j]` (`which`: each row's j)."""
+    group: list[int] = []  # each part's row type (-1: a part without rows)
+    labels: dict[str, int] = {}  # the row types in order of first appearance
+    for j, kind in enumerate(sections):
+        empty = j + 1 < len(changes) and changes[j + 1] == max(changes[j], 0)  # typed row 0
+        group.append(-1 if empty else labels.setdefault(kind, len(labels)))
+    rows = np.asarray(group)[which]
+    for label, g in labels.items():
+        values.check_shares(pd.Series(shares[rows == g]), 0.01, origin, label)
+
+
+_REST_BYTES = 64 * 2**20  # the most bytes `_rest` copies at once
+
+
+def _rest(cut: tokens.Tokens, k: int, keyed: bool = False) -> tuple[list[str], Names | None]:
+    """`cut.rest(k)` of rows that all have more than k tokens: each row's rest copied out of the
+    bytes at once, a newline after each, and split (no slicing of the text per row); and, when
+    so copied from a text without a NUL (`keyed`), their `Names`."""
+    start = cut.start[cut.first + k]
+    width = cut.end[cut.first + cut.count - 1] - start
+    wide = int(width.max(initial=0))
+    if not len(start) or len(start) * (wide + 1) > _REST_BYTES:
+        return cut.rest(k), None
+    codes = cut.codes
+    if int(start.max()) + wide > len(codes):
+        codes = np.concatenate((codes, np.zeros(wide, dtype=np.uint8)))
+    cells = np.empty((len(start), wide + 1), dtype=np.uint8)
+    cells[:, :wide] = np.lib.stride_tricks.sliding_window_view(codes, wide)[start]
+    keep = np.arange(wide + 1, dtype=np.int32) <= width.astype(np.int32)[:, None]
+    named = None
+    if keyed:  # the bytes past each name zeroed: fixed-width bytes that sort as the names do
+        padded = np.where(keep[:, 1:], cells[:, :wide], np.uint8(0))  # j < width
+        named = Names(width, padded.view(f"S{wide}").ravel())
+    cells[np.arange(len(start)), width] = ord("\n")
+    return cells[keep].tobytes().decode("ascii").split("\n")[:-1], named
+
+
+def _by_value(
+    cut: tokens.Tokens,
+    k: int,
+    keyed: bool,
+    read: Callable[[tokens.Tokens, pd.Index | None], pd.Series],
+) -> pd.Series:
+    """`read(cut, None)`, a column read from each row's k-th token (every row has one), run on
+    the first row of each distinct token only (`read(rows, their numbers)`: a message names the
+    first bad row, as before) and spread to the rows that repeat it: a summary's columns repeat
+    few values. A token of at most 8 bytes is its own key when the text has no NUL (`keyed`)."""
+    codes = cut.codes
+    at = cut.first + k
+    start, end = _spans(cut, at)
+    width = end - start
+    size = len(codes)
+    if not keyed or not len(at) or size < 8 or int(width.max()) > 8 or int(start.max()) > size - 8:
+        return read(cut, None)
+    view = np.ndarray((size - 7,), dtype="<u8", buffer=codes, strides=(1,))
+    rows, distinct = pd.factorize(view[start] & _BELOW[width])
+    if len(distinct) * 2 > len(rows):
+        return read(cut, None)
+    seen = np.maximum.accumulate(rows)  # codes come in order of first appearance
+    first = np.flatnonzero(np.append(True, seen[1:] > seen[:-1]))  # the first row of each
+    got = read(cut.rows(first), pd.Index(first))
+    return pd.Series(got.to_numpy(dtype="float64")[rows], dtype="float64")
+
+
+_SPAN = np.dtype([("start", "<i8"), ("end", "<i8")])
+
+
+def _spans(cut: tokens.Tokens, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`cut.start[at]`, `cut.end[at]`, read in one pass when they interleave in one array (as
+    `tokens` makes them: the edges, a start then an end)."""
+    start, end = cut.start, cut.end
+    edges = start.base
+    if (
+        isinstance(edges, np.ndarray)
+        and end.base is edges
+        and edges.dtype == np.int64
+        and edges.ndim == 1
+        and edges.flags.c_contiguous
+        and len(edges) == 2 * len(start) == 2 * len(end)
+        and start.strides == end.strides == (16,)
+        and start.ctypes.data == edges.ctypes.data
+        and end.ctypes.data == edges.ctypes.data + 8
+    ):
+        pairs = edges.view(_SPAN)[at]
+        return pairs["start"], pairs["end"]
+    return start[at], end[at]
+
+
+def _line(text: str, cut: tokens.Tokens, row: int) -> str:
+    """Row `row` of `cut` (the rows of `text`): from its first token to its newline."""
     start = int(cut.start[cut.first[row]])
-    stop = body.find("\n", start)
-    return body[start:] if stop < 0 else body[start:stop]
+    stop = text.find("\n", start)
+    return text[start:] if stop < 0 else text[start:stop]
 
 
 def _rows_one_by_one(lines: list[str], section: str, origin: Origin) -> pd.DataFrame:
@@ -189,15 +308,16 @@ def _decimals_by_value(
     return number[rows], fast[rows]
 
 
-def _token_shares(cut: tokens.Tokens, origin: Origin) -> pd.Series:
-    """`20.21%` -> 20.21 (`_shares` on tokens)."""
+def _token_shares(cut: tokens.Tokens, origin: Origin, index: pd.Index | None = None) -> pd.Series:
+    """`20.21%` -> 20.21 (`_shares` on tokens); `index` as in `_token_numbers`."""
     codes = cut.codes
     at = cut.index(0)
     bad = np.flatnonzero(codes[cut.end[at] - 1] != ord("%"))
     if len(bad):
         cell = values.shown_cell(cut.text[cut.start[at[bad[0]]] : cut.end[at[bad[0]]]])
-        raise origin.cell_error(int(bad[0]), "Time(%)", f"{cell} is not a percentage")
-    return _token_numbers(cut, 0, 1, origin, "Time(%)", values.SHARE, 1.0)
+        row = int(bad[0]) if index is None else int(index[bad[0]])
+        raise origin.cell_error(row, "Time(%)", f"{cell} is not a percentage")
+    return _token_numbers(cut, 0, 1, origin, "Time(%)", values.SHARE, 1.0, index)
 
 
 def _token_times(
@@ -313,34 +433,90 @@ def _check_shares(rows: pd.DataFrame, origin: Origin, resolution: float) -> None
 
 
 def summary_tables(
-    parts: list[tuple[Origin, pd.DataFrame]], stage: str, file: Origin
+    parts: list[tuple[Origin, pd.DataFrame]],
+    stage: str,
+    file: Origin,
+    names: list[Names | None] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """The rows of a run's summary tables (each with its table's origin) -> `gpu_activities`
     (GPU rows) and `api_calls` (API rows), each only when it has rows.
+
+    `names`, per table, its names' `Names` when `text_rows_named` gave them.
 
     Returns: DataFrames with `schema.GPU_ACTIVITIES` and `schema.API_CALLS` columns.
 
     Raises: ParseError (naming `file`) for tables without rows, a row without a name, totals
         past the int64 range, or GPU activities in several tables (one per device).
     """
-    _check_one_summary(parts, file)
-    rows = pd.concat([p for _, p in parts], ignore_index=True)
+    typed = [_row_types(rows["type"]) for _, rows in parts]  # row types, first seen first
+    _check_one_summary(parts, file, [kinds for _, kinds in typed])
+    rows = _joined([p for _, p in parts])
     if rows.empty:
         line = parts[0][0].first_line
         raise file.error(f"the summary at line {line} has no rows (truncated?)")
-    if rows["name"].isna().any():
+    known = names[0] if names is not None and len(parts) == 1 else None  # names all there
+    if known is None and rows["name"].isna().any():
         raise file.error("a summary row has no name (truncated file?)")
-    for row_type, group in rows.groupby("type", sort=False):
-        values.check_total(group["total"], file, f"Time of {row_type}")
-    df = _in_ns(rows, stage)
+    sizes_all = _name_sizes(rows["name"]) if known is None else known.sizes
+    codes, kinds = typed[0] if len(parts) == 1 else _row_types(rows["type"])
+    total = rows["total"].to_numpy(dtype="float64", na_value=np.nan)
+    for k, row_type in enumerate(kinds):  # as `groupby("type", sort=False)`
+        values.check_total(pd.Series(total[codes == k]), file, f"Time of {row_type}")
     out = {}
-    gpu = df[df["type"] == GPU]
-    if not gpu.empty:
-        out["gpu_activities"] = _conform(_gpu_kinds(gpu), schema.GPU_ACTIVITIES)
-    api = df[df["type"] == API]
-    if not api.empty:
-        out["api_calls"] = _conform(api, schema.API_CALLS)
+    for row_type, name, tbl in (
+        (GPU, "gpu_activities", schema.GPU_ACTIVITIES),
+        (API, "api_calls", schema.API_CALLS),
+    ):
+        at = [k for k, kind in enumerate(kinds) if kind == row_type]
+        if not at:
+            continue
+        which = np.flatnonzero(codes == at[0])
+        if row_type == GPU:  # its names change (copies are relabelled): sorted as they are then
+            out[name] = _conform(_gpu_kinds(_in_ns(_taken(rows, which), stage)), tbl)
+        else:
+            sizes = None if sizes_all is None else sizes_all[which]
+            if sizes is not None and int(sizes.max()) > values.MAX_NAME:
+                sizes = None  # names capped: measured again
+            text = None if known is None or sizes is None else known.text[which]
+            out[name] = _conform(_in_ns(_taken(rows, which), stage, sizes), tbl, sizes, text)
     return out
+
+
+def _row_types(types: pd.Series) -> tuple[np.ndarray, list]:
+    """`pd.factorize(types)`: each row's code and the types in order of first appearance, read
+    per run of rows of one type (a text table's rows come in runs) when no type is missing."""
+    if not isinstance(types.dtype, pd.StringDtype) or not len(types):
+        codes, kinds = pd.factorize(types.array)
+        return codes, list(kinds)
+    cells = types.to_numpy(dtype=object)
+    try:
+        runs = np.flatnonzero(np.append(True, cells[1:] != cells[:-1]))
+    except TypeError:  # bool(NA): a type is missing
+        codes, kinds = pd.factorize(types.array)
+        return codes, list(kinds)
+    codes, kinds = pd.factorize(cells[runs])
+    return np.repeat(codes, np.diff(np.append(runs, len(cells)))), list(kinds)
+
+
+def _joined(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The tables' rows one after another, numbered from 0 (one table: itself, not a copy)."""
+    if len(frames) == 1 and frames[0].index.equals(pd.RangeIndex(len(frames[0]))):
+        return frames[0]
+    return pd.concat(frames, ignore_index=True)
+
+
+def _name_sizes(names: pd.Series) -> np.ndarray | None:
+    """The length of each name (`string` names, none missing), or None for other names."""
+    if not isinstance(names.dtype, pd.StringDtype):
+        return None
+    return np.fromiter(map(len, names.to_numpy(dtype=object)), np.int64, len(names))
+
+
+def _taken(rows: pd.DataFrame, at: np.ndarray) -> pd.DataFrame:
+    """`rows.iloc[at]` (`at` ascending), a slice when `at` is a run of rows (no copy)."""
+    if len(at) and int(at[-1]) - int(at[0]) == len(at) - 1:
+        return rows.iloc[int(at[0]) : int(at[-1]) + 1]
+    return rows.iloc[at]
 
 
 def range_table(parts: list[tuple[Origin, pd.DataFrame]], stage: str) -> pd.DataFrame:
@@ -374,11 +550,14 @@ def range_table(parts: list[tuple[Origin, pd.DataFrame]], stage: str) -> pd.Data
     return schema.validate(schema.conform(df, schema.RANGES), schema.RANGES)
 
 
-def _in_ns(rows: pd.DataFrame, stage: str) -> pd.DataFrame:
-    """Summary rows with the stage, capped names and the `*_ns` columns (whole but the mean)."""
+def _in_ns(rows: pd.DataFrame, stage: str, sizes: np.ndarray | None = None) -> pd.DataFrame:
+    """Summary rows with the stage, capped names and the `*_ns` columns (whole but the mean);
+    `sizes`, the names' lengths when known, spares measuring them again."""
+    names = rows["name"].astype("string")
+    short = sizes is not None and int(sizes.max(initial=0)) <= values.MAX_NAME
     return rows.assign(
         stage=stage,
-        name=values.cap_names(rows["name"].astype("string")),
+        name=names if short else values.cap_names(names),
         avg_ns=rows["avg"],
         total_ns=rows["total"].round(),
         min_ns=rows["min"].round(),
@@ -386,10 +565,14 @@ def _in_ns(rows: pd.DataFrame, stage: str) -> pd.DataFrame:
     )
 
 
-def _check_one_summary(parts: list[tuple[Origin, pd.DataFrame]], file: Origin) -> None:
-    """Raises: ParseError when several tables of one run have GPU activities (per device, as
+def _check_one_summary(
+    parts: list[tuple[Origin, pd.DataFrame]], file: Origin, kinds: list[list[str]]
+) -> None:
+    """`kinds`: each table's row types.
+
+    Raises: ParseError when several tables of one run have GPU activities (per device, as
     `--print-summary-per-gpu` writes them): their shares would add up to more than 100%."""
-    lines = [origin.first_line for origin, rows in parts if (rows["type"] == GPU).any()]
+    lines = [origin.first_line for (origin, _), got in zip(parts, kinds, strict=True) if GPU in got]
     if len(lines) > 1:
         shown = ", ".join(str(n) for n in lines[:8])
         raise file.error(
@@ -412,27 +595,46 @@ def _gpu_kinds(gpu: pd.DataFrame) -> pd.DataFrame:
     return gpu.assign(kind=kind, copy_kind=direction, name=label)
 
 
-def _conform(df: pd.DataFrame, tbl: schema.Table) -> pd.DataFrame:
-    df = df.iloc[_order(df)]
+def _conform(
+    df: pd.DataFrame,
+    tbl: schema.Table,
+    sizes: np.ndarray | None = None,
+    text: np.ndarray | None = None,
+) -> pd.DataFrame:
+    """`df`'s rows in `_order` (`sizes`, `text`: its names' lengths and bytes, if known) as
+    `tbl`."""
+    order = _order(df, sizes, text)
+    stage = pd.array(df["stage"].iloc[:1].to_numpy(), dtype="string")  # not taken row by row
+    df = df[[c for c in df.columns if c in tbl.names and c != "stage"]].iloc[order]
+    df = df.assign(stage=stage.take(np.zeros(len(df), dtype=np.intp)))
     return schema.validate(
         schema.conform(df, tbl, fill=("bytes",) if "bytes" in tbl.names else ()), tbl
     )
 
 
-def _order(df: pd.DataFrame) -> np.ndarray:
+def _order(
+    df: pd.DataFrame, sizes: np.ndarray | None = None, text: np.ndarray | None = None
+) -> np.ndarray:
     """The rows by total time, longest first, then by name (stable), as `sort_values` orders
     them: the names as fixed-width NumPy text (compared in C, code point by code point) when
     that is small and exact (no name ends with a NUL, which NumPy drops), else as objects."""
     total = df["total_ns"].to_numpy(dtype="float64", na_value=np.nan)
+    if text is not None and len(text) == len(total):  # the names as bytes already (`Names`)
+        by_name = np.argsort(text, kind="stable")
+        return by_name[np.argsort(-total[by_name], kind="stable")]
     names = df["name"].astype("string")
-    plain = names.to_numpy(dtype=object) if len(names) and names.notna().all() else None
-    sizes = None if plain is None else np.fromiter(map(len, plain), np.int64, len(plain))
+    if sizes is None or not len(sizes):  # else the names are all there
+        plain = names.to_numpy(dtype=object) if len(names) and names.notna().all() else None
+        sizes = None if plain is None else np.fromiter(map(len, plain), np.int64, len(plain))
+    else:
+        plain = names.to_numpy(dtype=object)
     if sizes is None or int(sizes.max()) * 4 * len(names) > 256 * 2**20:
         return _sorted_by_pandas(df)
     text = np.array(plain, dtype=f"U{max(int(sizes.max()), 1)}")
     if (np.strings.str_len(text) != sizes).any():  # a name ended with a NUL, which NumPy drops
         return _sorted_by_pandas(df)
-    return np.lexsort((text, -total))
+    by_name = np.argsort(text, kind="stable")  # then by total, stable: `lexsort((text, -total))`
+    return by_name[np.argsort(-total[by_name], kind="stable")]
 
 
 def _sorted_by_pandas(df: pd.DataFrame) -> np.ndarray:

@@ -84,6 +84,37 @@ def split_text(text: str, raw: memoryview | bytes | None = None) -> Tokens | Non
     return _tokens(text, codes, np.append(0, np.flatnonzero(codes == ord("\n")) + 1))
 
 
+def split_lines(text: str, raw: memoryview | bytes | None = None) -> Tokens | None:
+    """`split_text`, the lines' starts and first tokens found in the pass that finds the tokens'
+    edges (no second pass over the bytes for the newlines, no search of every line's start)."""
+    if raw is not None and len(raw) == len(text):
+        codes = np.frombuffer(raw, dtype=np.uint8)
+    elif text.isascii():
+        codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    else:
+        return None
+    parts, firsts, before, done = [], [np.zeros(1, dtype=np.int64)], 0, 0  # done: edges so far
+    for at in range(0, len(codes), _SLICE):
+        part = codes[at : at + _SLICE]
+        solid = np.empty(len(part) + 1, dtype=np.int8)
+        solid[0] = before
+        solid[1:] = part > 32
+        low = np.flatnonzero(part < 28)
+        solid[low + 1] = _SOLID[part[low]]
+        edges = np.flatnonzero(solid[1:] != solid[:-1]) + at
+        lines = low[part[low] == ord("\n")] + (at + 1)  # where the next lines start
+        firsts.append((done + np.searchsorted(edges, lines) + 1) // 2)  # starts before: ceil
+        parts.append(edges)
+        done += len(edges)
+        before = int(solid[-1])
+    if before:
+        parts.append(np.array([len(codes)]))
+    edges = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    start, end = edges[0::2], edges[1::2]
+    first = np.concatenate(firsts)
+    return Tokens(text, codes, start, end, first, np.diff(np.append(first, len(start))))
+
+
 def _tokens(text: str, codes: np.ndarray, row_starts: np.ndarray) -> Tokens:
     """The tokens of `text` (ASCII, as `codes`) whose rows start at `row_starts`."""
     edges = _edges(codes)  # a token's start, then its end, and so on
@@ -104,7 +135,7 @@ def _edges(codes: np.ndarray) -> np.ndarray:
         solid[1:] = part > 32
         low = np.flatnonzero(part < 28)  # newlines, tabs, ...: few; a lookup of every byte
         solid[low + 1] = _SOLID[part[low]]  # costs more (NumPy widens the bytes to indices)
-        parts.append(np.flatnonzero(np.diff(solid)) + at)
+        parts.append(np.flatnonzero(solid[1:] != solid[:-1]) + at)  # bool: NumPy counts fast
         before = int(solid[-1])
     if before:
         parts.append(np.array([len(codes)]))
