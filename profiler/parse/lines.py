@@ -92,8 +92,19 @@ def split(data: bytes) -> Lines:
     end = np.concatenate((ends, [len(data)]))
     lead = np.full(len(start), UNKNOWN, dtype=np.int64)
     first = np.zeros(len(start), dtype=np.uint8)
-    todo = np.arange(len(start))
+    _find_leads(data, start, np.arange(len(start)), lead, first)
+    return Lines(data, start, end, lead, first)
+
+
+def _find_leads(
+    data: bytes, start: np.ndarray, todo: np.ndarray, lead: np.ndarray, first: np.ndarray
+) -> None:
+    """Fill `lead` and `first` of the lines `todo` (indices into `start`), eight bytes a step:
+    the first byte that is not a blank ends the lead (a newline: a blank line; past 127 or past
+    LEAD_LIMIT: UNKNOWN)."""
     for at in range(0, LEAD_LIMIT, 8):
+        if not len(todo):
+            break
         window = words(data, start[todo] + at).view(np.uint8).reshape(-1, 8)
         solid = ~_BLANK_IN_LINE[window]  # the first of these ends the lead
         stops = solid.any(axis=1)
@@ -103,9 +114,6 @@ def split(data: bytes) -> Lines:
         lead[done] = np.where(byte == 10, BLANK_LINE, np.where(byte < 128, k + at, UNKNOWN))
         first[done] = np.where(byte < 128, byte, 0)
         todo = todo[~stops]
-        if not len(todo):
-            break
-    return Lines(data, start, end, lead, first)
 
 
 def split_led(data: bytes) -> Lines:
@@ -125,16 +133,5 @@ def split_led(data: bytes) -> Lines:
     todo = np.flatnonzero(_BLANK_IN_LINE[byte])
     lead[todo] = UNKNOWN
     first[todo] = 0
-    for at in range(0, LEAD_LIMIT, 8):  # as `split`, for the lines led by a blank
-        if not len(todo):
-            break
-        window = words(data, start[todo] + at).view(np.uint8).reshape(-1, 8)
-        solid = ~_BLANK_IN_LINE[window]
-        stops = solid.any(axis=1)
-        k = solid.argmax(axis=1)[stops]
-        found = window[stops][np.arange(len(k)), k]
-        done = todo[stops]
-        lead[done] = np.where(found == 10, BLANK_LINE, np.where(found < 128, k + at, UNKNOWN))
-        first[done] = np.where(found < 128, found, 0)
-        todo = todo[~stops]
+    _find_leads(data, start, todo, lead, first)  # as `split`, for the lines led by a blank
     return Lines(data, start, end, lead, first)
