@@ -114,7 +114,7 @@ class ChunkedStage(CudaStage):
         self._out = memory.pinned_empty((batch, 10))
         self._buffers = {**self._a, "host_logits": self._out}
         self._streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(self.streams)]
-        self._plans: dict[int, list[Chunk]] = {}
+        self._plans: dict[tuple[int, int, int, int], list[Chunk]] = {}
 
     def new_output(self, n: int) -> np.ndarray:
         """The page-locked array a "fresh" call copies its logits into (tests fill it with NaN
@@ -188,25 +188,24 @@ class ChunkedStage(CudaStage):
     def plan(self, n: int) -> list[Chunk]:
         """(start, count, stream, [(phase, launch)]) of every chunk for `n` images, built once
         per batch size."""
-        if n not in self._plans:
-            self._plans[n] = self.chunks(
-                chunk_bounds(
-                    n, self.max_chunks, self.min_chunk_images, taper=self.taper, lead=self.lead
-                )
-            )
-        return self._plans[n]
+        return self.cut(n, self.max_chunks, self.taper, self.lead)
 
-    def chunks(self, bounds: list[tuple[int, int]]) -> list[Chunk]:
-        """The chunks of `bounds` ((start, count) each), dealt round-robin over the streams."""
-        return [
-            (
-                start,
-                count,
-                self._streams[i % len(self._streams)],
-                self.launches(start, count, alone=len(bounds) == 1),
-            )
-            for i, (start, count) in enumerate(bounds)
-        ]
+    def cut(self, n: int, max_chunks: int, taper: int, lead: int) -> list[Chunk]:
+        """The chunks of `n` images cut as `chunk_bounds` says, dealt round-robin over the
+        streams; built once per batch size and cut."""
+        key = (n, max_chunks, taper, lead)
+        if key not in self._plans:
+            bounds = chunk_bounds(n, max_chunks, self.min_chunk_images, taper=taper, lead=lead)
+            self._plans[key] = [
+                (
+                    start,
+                    count,
+                    self._streams[i % len(self._streams)],
+                    self.launches(start, count, alone=len(bounds) == 1),
+                )
+                for i, (start, count) in enumerate(bounds)
+            ]
+        return self._plans[key]
 
     def row_ptrs(self, start: int) -> dict[str, int]:
         """The device address of image `start`'s row in every array of `self._a`."""

@@ -12,7 +12,7 @@ import numpy as np
 from profiler.ranges import range as phase
 from variants.cuda import memory
 from variants.lenet import gpu
-from variants.lenet.stages._chunked import Chunk, chunk_bounds
+from variants.lenet.stages._chunked import Chunk
 from variants.lenet.stages.one_kernel import OneKernel
 from variants.lenet.stages.uint8_input import Uint8Input
 
@@ -49,7 +49,6 @@ class Graphed(OneKernel):
         self._staging = memory.pinned_empty(shape, self.input_dtype)
         self._buffers["host_input"] = self._staging
         self._graphs: dict[int, Any] = {}
-        self._graph_plans: dict[int, list[Chunk]] = {}
         self._large: OrderedDict[tuple[int, int], Any] = OrderedDict()
         self._events = [cupy.cuda.Event(disable_timing=True) for _ in range(len(self._streams))]
 
@@ -102,15 +101,12 @@ class Graphed(OneKernel):
 
     def graph_plan(self, n: int) -> list[Chunk]:
         """The chunks of a large batch's graph: the stage's plan, cut as the graph_* knobs say."""
-        if n not in self._graph_plans:
-            chunks, taper, lead = (
-                self.max_chunks if self.graph_chunks is None else self.graph_chunks,
-                self.taper if self.graph_taper is None else self.graph_taper,
-                self.lead if self.graph_lead is None else self.graph_lead,
-            )
-            bounds = chunk_bounds(n, chunks, self.min_chunk_images, taper=taper, lead=lead)
-            self._graph_plans[n] = self.chunks(bounds)
-        return self._graph_plans[n]
+        return self.cut(
+            n,
+            self.max_chunks if self.graph_chunks is None else self.graph_chunks,
+            self.taper if self.graph_taper is None else self.graph_taper,
+            self.lead if self.graph_lead is None else self.graph_lead,
+        )
 
     def large_graph(self, images: np.ndarray, n: int) -> Any:
         """The graph of every chunk's copy in and kernel for `n` images read from `images`'s
