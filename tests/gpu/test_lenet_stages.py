@@ -32,12 +32,15 @@ def check_logits(out: np.ndarray, ref: np.ndarray):
     return LOGITS_RULE.check(out, ref)
 
 
-def prepared(key: str, model: LeNet, batch: int) -> Stage:
+def prepared(key: str, model: LeNet, batch: int, **knobs: Any) -> Stage:
     spec = STUDY.get(key)
     stage = spec.build()
     note = runtimes.adapter(spec.runtime).missing() or runtimes.missing_needs(spec.needs)
     if note:
         pytest.skip(f"{key}: {note}")
+    for attr, value in knobs.items():
+        assert hasattr(stage, attr), attr
+        setattr(stage, attr, value)
     stage.prepare(model, batch)
     if hasattr(stage, "new_output"):  # logits into a fresh page-locked array: make it NaN
         make = stage.new_output
@@ -173,9 +176,10 @@ def test_every_batch_size_of_one_prepared_stage(key: str) -> None:
 def test_graph_replays_a_large_batch_per_input_buffer(key: str) -> None:
     """Above 1,024 images the graph is captured per batch size and input buffer: a second
     buffer of the same size gets its own graph, new images in a buffer already seen are read
-    at replay, and pageable input takes the chunked path."""
+    at replay, and pageable input takes the chunked path (the uint8 graph stage keeps no large
+    graphs by default, its input being read in place: they are asked for here)."""
     model = LeNet(weights=random_weights(seed=13))
-    stage = prepared(key, model, batch=3000)
+    stage = prepared(key, model, batch=3000, large_graphs=4)
     keep = []  # every input buffer stays alive, so no two share an address
     try:
         for seed, n, pinned in [
@@ -203,19 +207,52 @@ def test_graph_replays_a_large_batch_per_input_buffer(key: str) -> None:
         stage.release()
 
 
+def unaligned_pinned(x: np.ndarray) -> np.ndarray:
+    """A copy of `x` in page-locked memory one byte past a 16-byte boundary."""
+    from variants.cuda import memory
+
+    raw = memory.pinned_empty((x.nbytes + 1,), np.uint8)
+    out = raw[1:].view(x.dtype).reshape(x.shape)
+    out[...] = x
+    return out
+
+
+@pytest.mark.parametrize("key", ("uint8_input", "one_kernel"))
+def test_input_read_in_place_and_the_fallbacks(key: str) -> None:
+    """Page-locked input is read in place, one launch kept per batch size, at sizes built for
+    latency and for throughput; pageable input and page-locked input off the kernel's 16-byte
+    alignment are copied in chunks instead; every result matches the reference."""
+    model = LeNet(weights=random_weights(seed=19))
+    stage = prepared(key, model, batch=3000, in_place=True)
+    try:
+        cases = [(3000, "pinned"), (1, "pinned"), (700, "pinned"), (2049, "pageable"),
+                 (2049, "unaligned"), (3000, "pinned")]
+        for i, (n, where) in enumerate(cases):
+            images = random_images(n, seed=40 + i)
+            x = stage.host_input(images)
+            x = {"pinned": x, "pageable": np.array(x), "unaligned": unaligned_pinned(x)}[where]
+            poison(stage)
+            verdict = check_logits(stage.infer(x), expected(stage, images, model.weights))
+            assert verdict.passed, f"{key}, n={n}, {where}: {verdict.reason}"
+            assert (n in stage._in_place) == (where == "pinned"), (n, where)
+    finally:
+        stage.release()
+
+
 KNOBS = {
     # the paths the defaults left: scalar fc loads, a load-then-store staging loop, eight even
     # chunks, the output allocated first
     "off": {"fc_vec": False, "stage_all": False, "early_copy": False, "max_chunks": 8,
-            "taper": 0, "small_chunk_images": 0},
+            "taper": 0, "small_chunk_images": 0, "in_place": False},
     # further than the defaults: 16 fc weights in flight, registers capped for four blocks an
     # SM, eight chunks, the last cut three more times and the first twice, chunks of up to 300
-    # images two a block
+    # images two a block, the input read in place eight images a block
     "more": {"fc_unroll": 4, "min_blocks": 4, "max_chunks": 8, "taper": 3,
-             "small_chunk_images": 300, "lead": 2},
+             "small_chunk_images": 300, "lead": 2, "in_place": True, "in_place_imgs": 8},
     # a large batch's graph cut finer than the chunk-by-chunk path: sixteen chunks, the last
     # cut four more times and the first three times
-    "graph cut": {"graph_chunks": 16, "graph_taper": 4, "graph_lead": 3, "min_chunk_images": 256},
+    "graph cut": {"graph_chunks": 16, "graph_taper": 4, "graph_lead": 3, "min_chunk_images": 256,
+                  "large_graphs": 4},
 }
 ONE_KERNEL_KEYS = ("one_kernel", "one_kernel_const", "graph_fp32", "uint8_input", "graph")
 GRAPH_KEYS = ("graph_fp32", "graph")

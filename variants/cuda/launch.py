@@ -52,6 +52,11 @@ class PackedLaunch:
         self.grid, self.block, self.shared_bytes = grid, block, shared_bytes
         self._dims = (*_dim3(grid), *_dim3(block))
 
+    def set_address(self, index: int, address: int) -> None:
+        """Point device-address argument `index` at `address` for the calls that follow (the
+        packed array keeps pointing at the same value, so no repacking)."""
+        self._values[index].value = address
+
     def __call__(self, stream_ptr: int = 0) -> None:
         self._launch(
             self._function, *self._dims, self.shared_bytes, stream_ptr, self._params_ptr, 0

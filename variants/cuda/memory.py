@@ -38,13 +38,22 @@ def pinned_copy(x: np.ndarray) -> np.ndarray:
 def is_pinned(x: np.ndarray) -> bool:
     """Whether `x`'s memory is page-locked host memory the CUDA runtime knows (an asynchronous
     copy from it can be captured into a CUDA graph)."""
+    return mapped_address(x) is not None
+
+
+def mapped_address(x: np.ndarray) -> int | None:
+    """The device address of `x`'s first byte when its memory is page-locked host memory the
+    CUDA runtime knows (mapped into the GPU's address space, so a kernel can read and write it
+    in place, across PCIe), else None."""
     from cupy.cuda import runtime
 
     try:
         attrs = runtime.pointerGetAttributes(x.ctypes.data)
     except runtime.CUDARuntimeError:
-        return False
-    return int(attrs.type) == getattr(runtime, "memoryTypeHost", 1)  # cudaMemoryTypeHost
+        return None
+    if int(attrs.type) != getattr(runtime, "memoryTypeHost", 1):  # cudaMemoryTypeHost
+        return None
+    return int(attrs.devicePointer)
 
 
 def device_empty(shape: tuple[int, ...], dtype: Any = np.float32) -> Any:

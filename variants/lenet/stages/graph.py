@@ -144,12 +144,13 @@ class Graph(Graphed, Uint8Input):
 
     A call's launch sequence is captured once into a CUDA graph and then replayed by one launch:
     up to 16 images the copy in, the one kernel and the copy out, per batch size, after a
-    host-side copy of the uint8 pixels into the page-locked buffer the graph reads, and above
-    1,024 the whole chunked, multi-stream sequence per batch size and input buffer (an
-    application that decodes into the same page-locked buffer every call replays one graph), so
-    the host issues one launch instead of three operations a chunk; batches in between run as
-    in uint8_input.
+    host-side copy of the uint8 pixels into the page-locked buffer the graph reads, while larger
+    batches run as in uint8_input, whose one launch reading the page-locked bytes in place
+    leaves a graph nothing to save (its chunked copies, captured per batch size and input
+    buffer, were measured slower than that launch: NOTES.md).
     """
+
+    large_graphs = 0
 
 
 class GraphFp32(Graphed):

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from profiler.ranges import range as phase
 from variants.cuda import build, launch, memory
 from variants.lenet import gpu
 from variants.lenet.stages._chunked import ChunkedStage
@@ -19,6 +20,13 @@ IMGS = 8  # images per block (LENET_IMGS in one_kernel.cu)
 SMALL_IMGS = 2
 THREADS = 256
 CONV_WEIGHT_FLOATS = 160 + 2416  # conv1 (padded) and conv2 weights and biases in shared memory
+#: LeNet_Fused's weight arguments, in order; its input is argument 0, its logits OUT_ARG
+WEIGHT_NAMES = ("conv1.weight", "conv1.bias", "conv2.weight_t", "conv2.bias") + tuple(
+    f"fc{i}.{kind}" for i in (1, 2, 3) for kind in ("weight", "bias")
+)
+OUT_ARG = 1 + len(WEIGHT_NAMES)
+#: the kernel reads its input 16 bytes at a time, so input read in place must be this aligned
+IN_PLACE_ALIGN = 16
 
 
 def shared_bytes(imgs: int, const_weights: bool) -> int:
@@ -73,6 +81,12 @@ class OneKernel(ChunkedStage):
     stage_all: ClassVar[bool] = True
     #: blocks an SM the kernel's registers must allow (LENET_MIN_BLOCKS; 0: ptxas's choice)
     min_blocks: ClassVar[int] = 0
+    #: page-locked input read in place by the kernel, across PCIe, and the logits written
+    #: straight into a page-locked array: one launch a call, no copies (see infer_in_place)
+    in_place: ClassVar[bool] = False
+    #: images per block read in place above small_chunk_images (10,000 uint8 images: 4 beat 2
+    #: and 8 on two leases, NOTES.md)
+    in_place_imgs: ClassVar[int] = 4
 
     def defines(self, imgs: int) -> list[str]:
         out = [f"LENET_IMGS={imgs}"]
@@ -85,7 +99,9 @@ class OneKernel(ChunkedStage):
 
     def allocate(self, model: Any, batch: int) -> None:
         self._modules: list[Any] = []  # kept: the kernels live in them
-        self._kernels = {imgs: self.kernel(model, imgs) for imgs in {self.imgs, self.small_imgs}}
+        sizes = {self.imgs, self.small_imgs} | ({self.in_place_imgs} if self.in_place else set())
+        self._kernels = {imgs: self.kernel(model, imgs) for imgs in sizes}
+        self._in_place: dict[int, launch.PackedLaunch] = {}
         self._w = device_weights(model.weights, fc_transposed=True)
         self._a = {
             "input": memory.device_empty((batch, gpu.IMAGE_FLOATS), self.input_dtype),
@@ -108,13 +124,48 @@ class OneKernel(ChunkedStage):
         """The one kernel for images start..start+count (built for `small_imgs` images a block
         when the chunk is the call's only one)."""
         ptr, w = self.row_ptrs(start), self._w
-        names = ("conv1.weight", "conv1.bias", "conv2.weight_t", "conv2.bias")
-        names += tuple(f"fc{i}.{kind}" for i in (1, 2, 3) for kind in ("weight", "bias"))
-        args = (ptr["input"], *(w[k] for k in names), ptr["logits"], launch.i32(count))
+        args = (ptr["input"], *(w[k] for k in WEIGHT_NAMES), ptr["logits"], launch.i32(count))
         imgs = self.small_imgs if alone or count <= self.small_chunk_images else self.imgs
         smem = shared_bytes(imgs, self.const_weights)
         grid = launch.grid_for(count, imgs)
         return [("lenet", launch.PackedLaunch(self._kernels[imgs], grid, THREADS, args, smem))]
+
+    def infer(self, images: np.ndarray) -> np.ndarray:
+        if self.in_place:
+            images = self.check(images)
+            address = memory.mapped_address(images) if len(images) else None
+            if address is not None and address % IN_PLACE_ALIGN == 0:
+                return self.infer_in_place(images, address)
+        return super().infer(images)  # pageable input: copied in chunks
+
+    def infer_in_place(self, images: np.ndarray, address: int) -> np.ndarray:
+        """One launch of the kernel on `images`, read where they lie (page-locked, at device
+        address `address`), its logits written into a page-locked array, then a wait on it: each
+        block computes as soon as its own images have crossed PCIe, not after a chunk's copy."""
+        n = len(images)
+        fresh = self.output == "fresh" and n >= self.fresh_min_images
+        out = self.new_output(n) if fresh else self._out
+        out_address = memory.mapped_address(out)
+        assert out_address is not None  # (both outputs are page-locked)
+        packed = self._in_place.get(n) or self.in_place_launch(n)
+        packed.set_address(0, address)
+        packed.set_address(OUT_ARG, out_address)
+        stream = self._streams[0]
+        with phase("lenet"):
+            packed(stream.ptr)
+        with phase("sync"):
+            stream.synchronize()
+        return out if fresh else out[:n].copy()
+
+    def in_place_launch(self, n: int) -> launch.PackedLaunch:
+        """The launch for `n` images read in place (addresses set per call), kept per batch
+        size; built two images a block for a small batch, for latency, as a lone chunk is."""
+        imgs = self.small_imgs if n <= self.small_chunk_images else self.in_place_imgs
+        args = (0, *(self._w[k] for k in WEIGHT_NAMES), 0, launch.i32(n))
+        smem = shared_bytes(imgs, self.const_weights)
+        grid = launch.grid_for(n, imgs)
+        self._in_place[n] = launch.PackedLaunch(self._kernels[imgs], grid, THREADS, args, smem)
+        return self._in_place[n]
 
 
 class OneKernelConst(OneKernel):

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Can the one kernel read its input straight from page-locked host memory (zero-copy, through
+the unified address space) as fast as the copy engine copies it? The development probe behind
+NOTES.md's "zero-copy" section.
+
+For 10,000 images, fp32 and uint8, median milliseconds of --repeat host-timed calls (each after a
+device synchronise): the page-locked copy alone (the floor), the one kernel over the whole batch
+from device memory (its GPU time, host-timed), the kernel reading the mapped host input with its
+logits to device memory and one copy out, the kernel writing its logits into mapped host memory
+too, and the stage's own chunked call on the same lease.
+
+    python3 scripts/zero_copy_probe.py [--images 10000] [--repeat 30] [--imgs 8,4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench_stages import load_inputs  # noqa: E402
+
+from variants.cuda import launch, memory  # noqa: E402
+from variants.lenet.stages.one_kernel import THREADS, conv_constants, shared_bytes  # noqa: E402
+from variants.lenet.study import STUDY  # noqa: E402
+
+
+def timed(fn, repeat: int) -> float:
+    """Median ms of `fn()` followed by a device synchronise, after three warm-ups."""
+    import cupy
+
+    sync = cupy.cuda.Device().synchronize
+    times = []
+    for i in range(repeat + 3):
+        sync()
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        if i >= 3:
+            times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def device_ptr(host: object) -> int:
+    """The device address of a page-locked host array (the same address under UVA)."""
+    from cupy.cuda import runtime
+
+    return int(runtime.pointerGetAttributes(host.ctypes.data).devicePointer)
+
+
+def build_variant(stage, model, imgs: int, extra: list[str]):
+    """LeNet_Fused for `imgs` images a block with `extra` defines, and its shared bytes."""
+    from variants.cuda import build
+    from variants.lenet import gpu
+
+    defines = stage.defines(imgs) + extra
+    module = gpu.compile_module("one_kernel", defines)
+    if stage.const_weights:
+        gpu.set_constants(module, "one_kernel", conv_constants(model.weights))
+    stage._modules.append(module)
+    kernel = build.kernels(module, ["LeNet_Fused"])["LeNet_Fused"]
+    smem = shared_bytes(imgs, stage.const_weights)
+    launch.allow_shared(kernel, smem)
+    return kernel, smem
+
+
+def probe(key: str, model, images, repeat: int, imgs_list: list[int]) -> list[tuple[str, float]]:
+    import cupy
+
+    stage = STUDY.get(key).build()
+    stage.prepare(model, len(images))
+    x = stage.host_input(images)
+    n = len(x)
+    nbytes = x.nbytes
+    rows = [("stage infer (chunked)", timed(lambda: stage.infer(x), repeat))]
+    dev_in = stage._a["input"]
+    rows.append(
+        ("h2d copy alone", timed(lambda: memory.h2d(dev_in.data.ptr, x, 0, nbytes), repeat))
+    )
+    w = stage._w
+    names = ("conv1.weight", "conv1.bias", "conv2.weight_t", "conv2.bias")
+    names += tuple(f"fc{i}.{kind}" for i in (1, 2, 3) for kind in ("weight", "bias"))
+    weights = tuple(w[k] for k in names)
+    logits = stage._a["logits"]
+    host_out = memory.pinned_empty((n, 10))
+    x_dev, out_dev = device_ptr(x), device_ptr(host_out)
+    want = stage.infer(x).copy()
+    stream = cupy.cuda.Stream(non_blocking=True)
+    memory.h2d(dev_in.data.ptr, x, 0, nbytes)
+
+    def measure(label, kernel, smem, grid):
+        def make(inp, out):
+            return launch.PackedLaunch(
+                kernel, grid, THREADS, (inp, *weights, out, launch.i32(n)), smem
+            )
+
+        from_device, mapped_both = make(dev_in.data.ptr, logits.data.ptr), make(x_dev, out_dev)
+        rows.append(
+            (f"{label}: from device memory", timed(lambda: from_device(stream.ptr), repeat))
+        )
+        host_out[...] = float("nan")
+        rows.append((f"{label}: mapped in and out", timed(lambda: mapped_both(stream.ptr), repeat)))
+        rows.append((f"{label}:   max abs diff", float(abs(host_out - want).max())))
+
+    for imgs in imgs_list:
+        kernel, smem = build_variant(stage, model, imgs, [])
+        measure(f"plain {imgs}/block", kernel, smem, launch.grid_for(n, imgs))
+    stage.release()
+    return rows
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--images", type=int, default=10_000)
+    p.add_argument("--repeat", type=int, default=30)
+    p.add_argument("--imgs", default="2,4,8")
+    p.add_argument("--stages", default="one_kernel,uint8_input")
+    args = p.parse_args()
+    model, images, _ = load_inputs(args.images, 0)
+    imgs_list = [int(v) for v in args.imgs.split(",")]
+    for key in args.stages.split(","):
+        print(f"\n{key}, {len(images)} images (median ms of {args.repeat})")
+        for label, value in probe(key, model, images, args.repeat, imgs_list):
+            print(f"  {label:<70}{value:10.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
