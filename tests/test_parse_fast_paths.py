@@ -112,6 +112,32 @@ def random_lines(seed: int, n: int) -> str:
     return "\n".join(rows)
 
 
+def expected_lead(row: str) -> tuple[int, int]:
+    """Where `row`'s ASCII blanks end, and the lead `lines` gives it."""
+    lead = next((k for k, c in enumerate(row) if not (c.isascii() and c.isspace())), len(row))
+    if lead >= lines.LEAD_LIMIT:
+        return lead, lines.UNKNOWN
+    if lead == len(row):
+        return lead, lines.BLANK_LINE
+    return lead, lead if row[lead].isascii() else lines.UNKNOWN
+
+
+def test_line_leads_after_runs_of_spaces():
+    """Leads of spaces are counted from a word's value (`lines._find_leads`): every run length
+    up to past LEAD_LIMIT, followed by a solid byte, another blank, a newline or no ASCII."""
+    ends = ["x", "\t", "\r", "\x0b", "\x1f", "\u00e9", "", " \ty", "\r\n"]
+    rows = [" " * n + end for n in range(lines.LEAD_LIMIT + 10) for end in ends]
+    data = "\n".join(rows).encode("utf-8")
+    for found in (lines.split(data), lines.split_led(data)):
+        got = found.lead.tolist()
+        firsts = found.first.tolist()
+        for i, row in enumerate("\n".join(rows).split("\n")):
+            lead, expected = expected_lead(row)
+            assert got[i] == expected, repr(row)
+            if expected >= 0:
+                assert firsts[i] == ord(row[lead]), repr(row)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_line_leads_are_where_lstrip_stops(seed, monkeypatch):
     monkeypatch.setattr(lines, "_SLICE", 13)
@@ -122,13 +148,7 @@ def test_line_leads_are_where_lstrip_stops(seed, monkeypatch):
     prefix = found.prefix(8).tolist()
     for i, row in enumerate(rows):
         assert found.text(i) == row
-        lead = next((k for k, c in enumerate(row) if not (c.isascii() and c.isspace())), len(row))
-        if lead >= lines.LEAD_LIMIT:
-            expected = lines.UNKNOWN
-        elif lead == len(row):
-            expected = lines.BLANK_LINE
-        else:
-            expected = lead if row[lead].isascii() else lines.UNKNOWN
+        lead, expected = expected_lead(row)
         assert found.lead[i] == expected, repr(row)
         if expected >= 0:
             assert found.first[i] == ord(row[lead])
