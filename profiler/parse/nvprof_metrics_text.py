@@ -68,9 +68,12 @@ class _Clash(Exception):
     """Two names of one hash (never seen): the table is read line by line instead."""
 
 
-def text_rows(origin: Origin, raw: bytes | memoryview | None = None) -> Rows:
+def text_rows(
+    origin: Origin, raw: bytes | memoryview | None = None, breaks: np.ndarray | None = None
+) -> Rows:
     """The rows of one text metric or event table (`origin.text` starts at its header); `raw`,
-    when given, is that text in UTF-8 (a view into the file's bytes spares a copy of them).
+    when given, is that text in UTF-8 (a view into the file's bytes spares a copy of them, and
+    `origin.text` may then be left empty), and `breaks`, when given, its newlines' offsets.
 
     Returns: the table's `Rows`; `at` is each row's line below the header (0 the first).
 
@@ -79,7 +82,8 @@ def text_rows(origin: Origin, raw: bytes | memoryview | None = None) -> Rows:
     """
     text = origin.text
     data = raw if raw is not None else text if isinstance(text, bytes) else text.encode("utf-8")
-    breaks = lines.newlines(cast(bytes, data))  # (it reads any buffer)
+    if breaks is None:
+        breaks = lines.newlines(cast(bytes, data))  # (it reads any buffer)
     start = breaks + 1  # the lines below the header
     end = np.append(breaks[1:], len(data))
     header = str(data[: len(data) if not len(breaks) else int(breaks[0])], "utf-8")
