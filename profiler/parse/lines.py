@@ -104,24 +104,34 @@ def _find_leads(
 ) -> None:
     """Fill `lead` and `first` of the lines `todo` (indices into `start`), eight bytes a step:
     the first byte that is not a blank ends the lead (a newline: a blank line; past 127 or past
-    LEAD_LIMIT: UNKNOWN). Leads are mostly spaces: a step counts a word's leading spaces with
-    one search of its value, and reads its bytes one by one only where a space is followed by
-    another blank (a tab, a carriage return, ...)."""
+    LEAD_LIMIT: UNKNOWN). Leads are mostly spaces: a word of eight spaces is passed at once, and
+    the others are cut by `_stops`."""
     for at in range(0, LEAD_LIMIT, 8):
         if not len(todo):
             break
         word = words(data, start[todo] + at).astype(np.uint64)
-        k = 8 - np.searchsorted(_BYTE_EDGES, word ^ _SPACES, side="right")  # leading spaces
-        shift = (np.uint64(8) * (7 - np.minimum(k, 7))).astype(np.uint64)
-        byte = ((word >> shift) & np.uint64(255)).astype(np.uint8)  # the byte after them
-        odd = np.flatnonzero((k < 8) & _BLANK_IN_LINE[byte])
-        if len(odd):
-            k[odd], byte[odd] = _first_solid(word[odd])
+        going = word == _SPACES  # the lead goes on past these eight bytes
+        ending = np.flatnonzero(~going)
+        k, byte = _stops(word[ending])
         stops = k < 8
-        byte, done = byte[stops], todo[stops]
+        going[ending[~stops]] = True
+        byte, done = byte[stops], todo[ending[stops]]
         lead[done] = np.where(byte == 10, BLANK_LINE, np.where(byte < 128, k[stops] + at, UNKNOWN))
         first[done] = np.where(byte < 128, byte, 0)
-        todo = todo[~stops]
+        todo = todo[going]
+
+
+def _stops(word: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per big-endian word, where its lead stops (8: not in it) and the byte there: its leading
+    spaces counted with one search of its value, its bytes read one by one only where a space
+    is followed by another blank (a tab, a carriage return, ...)."""
+    k = 8 - np.searchsorted(_BYTE_EDGES, word ^ _SPACES, side="right")  # leading spaces
+    shift = (np.uint64(8) * (7 - np.minimum(k, 7))).astype(np.uint64)
+    byte = ((word >> shift) & np.uint64(255)).astype(np.uint8)  # the byte after them
+    odd = np.flatnonzero((k < 8) & _BLANK_IN_LINE[byte])
+    if len(odd):
+        k[odd], byte[odd] = _first_solid(word[odd])
+    return k, byte
 
 
 def _first_solid(word: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
