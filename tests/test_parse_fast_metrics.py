@@ -51,7 +51,8 @@ FILES = sorted(
 def old_metrics(tables, stage, path, alone):
     """`nvprof._metrics` as it was."""
     read = {"text_metrics": old_text_rows, "csv_metrics": old_csv_rows}
-    long = [(read[t.kind](t.origin), t.origin) for t in tables]
+    origins = [t.full_origin() for t in tables]  # (a text table read from bytes: text left out)
+    long = [(read[t.kind](o), o) for t, o in zip(tables, origins, strict=True)]
     found = pd.concat([old_contributions(rows, origin) for rows, origin in long])
     if found.empty and not alone:
         return None

@@ -127,3 +127,47 @@ def test_the_benchmark_block_is_checked_per_distinct_row(monkeypatch):
     )
     assert fast_rows(REPEATED) is not None
     assert calls and max(calls) <= 8  # each of the block's rows once
+
+
+def walked(text: str) -> nvprof_metrics_text._Lines:
+    """`_walk` of every line below the first metric table's header of `text`."""
+    body = text[text.index("Invocations") :] if "Invocations" in text else text
+    data = body.encode("utf-8")
+    breaks = lines.newlines(data)
+    start, end = breaks + 1, np.append(breaks[1:], len(data))
+    which = np.arange(len(start))
+    return nvprof_metrics_text._walk(data, start, end, which, 3, "Event Name" in body[:200])
+
+
+def kernel_lines() -> list[str]:
+    """The benchmark's block with its `Kernel:` line repeated, changed to one of the same
+    length, prefixed by a `Device` label, cut, with a CR, and moved around."""
+    kernel = BLOCK[7]
+    other = kernel.replace("void", "VOID")
+    device = f'Device "GeForce GTX 1070 (0)"{kernel}'
+    edits = [kernel, other, device, kernel + "\r", kernel[:-1], "  " + kernel.strip()]
+    out = []
+    for k, line in enumerate(edits):
+        rows = BLOCK[:7] + BLOCK[7:15] * 6
+        rows[7 + 8 * (k % 6)] = line
+        out.append("\n".join(rows[:7] + rows[7 + 8 * k % 3 :]) + "\n")
+    return out + [REPEATED, *texts()]
+
+
+@pytest.mark.parametrize("chunk", [1, 300, 1 << 24])
+def test_kernel_lines_found_at_once_are_those_walked(chunk, monkeypatch):
+    """Lines that repeat the first `Kernel:` line (`_repeats`, compared `chunk` bytes at a
+    time) give the kernels that the walk line by line gives."""
+    monkeypatch.setattr(nvprof_metrics_text, "_KERNEL_BYTES", chunk)
+    for text in kernel_lines():
+        got = walked(text)
+        with monkeypatch.context() as patch:
+            none = lambda data, start, end, which: (np.zeros(len(which), dtype=bool), None)  # noqa: E731
+            patch.setattr(nvprof_metrics_text, "_repeats", none)
+            want = walked(text)
+        assert dataclasses.astuple(got) == dataclasses.astuple(want)
+    body = REPEATED[REPEATED.index("Invocations") :].encode()
+    breaks = lines.newlines(body)
+    start, end = breaks + 1, np.append(breaks[1:], len(body))
+    same, name = nvprof_metrics_text._repeats(body, start, end, np.arange(len(start)))
+    assert same.sum() == 80 and name == BLOCK[7].strip()[len("Kernel:") :].strip()

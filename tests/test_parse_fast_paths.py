@@ -94,6 +94,37 @@ def test_ncu_walk_reads_what_the_line_by_line_walk_read(path, monkeypatch):
         assert fast == outcome(reference_kernels, text, path)
 
 
+@pytest.mark.parametrize("path", NCU_TEXT, ids=lambda p: p.name)
+def test_ncu_rows_seen_again_are_read_as_the_first_time(path):
+    """A row seen again is taken as it was cut before (`ncu_text._Seen`, by line and table
+    widths): the capture three times over, one line of one copy changed (a rule, a row, a
+    kernel line), is read as the line-by-line walk reads it."""
+    text = "\n".join([path.read_text(encoding="utf-8")] * 3)
+    for changed in mutants(text, seed=len(path.name) + 1, count=40):
+        fast = outcome(ncu_text._kernels, changed, path)
+        assert fast == outcome(reference_kernels, changed, path)
+
+
+def test_ncu_row_seen_again_under_other_widths_is_cut_by_them():
+    """One row in tables of two kernels whose rules differ: each cut by its own table."""
+    row = "    Duration            usecond   12.50"
+    for unit, value in [(a, b) for a in range(12) for b in range(3, 9)]:
+        text = "".join(
+            f"k{i} (1, 1, 1)x(1, 1, 1), Context 1, Stream 7, Device 0, CC 8.6\n"
+            f"    Section: S\n    {rule}\n    Metric Name Metric Unit Metric Value\n"
+            f"    {rule}\n{row}\n    {rule}\n"
+            for i, rule in enumerate(
+                [
+                    "-" * 8 + " " + "-" * 9 + " " + "-" * 5,
+                    "-" * 8 + " " + "-" * unit + " " + "-" * value,
+                ]
+            )
+        )
+        assert outcome(ncu_text._kernels, text, Path("x")) == outcome(
+            reference_kernels, text, Path("x")
+        )
+
+
 def test_ncu_fixtures_have_kernels():
     """(The comparison above is not between two empty lists.)"""
     read = [ncu_text._kernels(p.read_text(encoding="utf-8"), p) for p in NCU_TEXT]
@@ -112,6 +143,32 @@ def random_lines(seed: int, n: int) -> str:
     return "\n".join(rows)
 
 
+def expected_lead(row: str) -> tuple[int, int]:
+    """Where `row`'s ASCII blanks end, and the lead `lines` gives it."""
+    lead = next((k for k, c in enumerate(row) if not (c.isascii() and c.isspace())), len(row))
+    if lead >= lines.LEAD_LIMIT:
+        return lead, lines.UNKNOWN
+    if lead == len(row):
+        return lead, lines.BLANK_LINE
+    return lead, lead if row[lead].isascii() else lines.UNKNOWN
+
+
+def test_line_leads_after_runs_of_spaces():
+    """Leads of spaces are counted from a word's value (`lines._find_leads`): every run length
+    up to past LEAD_LIMIT, followed by a solid byte, another blank, a newline or no ASCII."""
+    ends = ["x", "\t", "\r", "\x0b", "\x1f", "\u00e9", "", " \ty", "\r\n"]
+    rows = [" " * n + end for n in range(lines.LEAD_LIMIT + 10) for end in ends]
+    data = "\n".join(rows).encode("utf-8")
+    for found in (lines.split(data), lines.split_led(data)):
+        got = found.lead.tolist()
+        firsts = found.first.tolist()
+        for i, row in enumerate("\n".join(rows).split("\n")):
+            lead, expected = expected_lead(row)
+            assert got[i] == expected, repr(row)
+            if expected >= 0:
+                assert firsts[i] == ord(row[lead]), repr(row)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_line_leads_are_where_lstrip_stops(seed, monkeypatch):
     monkeypatch.setattr(lines, "_SLICE", 13)
@@ -122,13 +179,7 @@ def test_line_leads_are_where_lstrip_stops(seed, monkeypatch):
     prefix = found.prefix(8).tolist()
     for i, row in enumerate(rows):
         assert found.text(i) == row
-        lead = next((k for k, c in enumerate(row) if not (c.isascii() and c.isspace())), len(row))
-        if lead >= lines.LEAD_LIMIT:
-            expected = lines.UNKNOWN
-        elif lead == len(row):
-            expected = lines.BLANK_LINE
-        else:
-            expected = lead if row[lead].isascii() else lines.UNKNOWN
+        lead, expected = expected_lead(row)
         assert found.lead[i] == expected, repr(row)
         if expected >= 0:
             assert found.first[i] == ord(row[lead])

@@ -139,7 +139,7 @@ def _kernels(text: str, path: Path) -> list[Launch]:
     kernels: list[Launch] = []
     widths: tuple[int, int, int] | None = None  # the open table's column widths
     header_next = False
-    cache: dict[tuple[str, str, str], float] = {}  # values read, by metric, unit and cell
+    seen = _Seen()
     for number, kind, line in _events(text):
         if kind == _AS_RULE:
             runs = _rule_runs(line)
@@ -150,7 +150,7 @@ def _kernels(text: str, path: Path) -> list[Launch]:
             continue
         elif kind == _AS_ROW:  # no kernel line, rule nor `Section:`: a row or a header
             if widths is not None and kernels:
-                if _row(line.rstrip("\r"), widths, number, kernels[-1], path, cache):
+                if _row(line, widths, number, kernels[-1], path, seen):
                     header_next = True
             continue
         else:
@@ -169,7 +169,7 @@ def _kernels(text: str, path: Path) -> list[Launch]:
             runs = _rule_runs(stripped)
             if runs is None:
                 if widths is not None:
-                    if _row(line, widths, number, kernels[-1], path, cache):
+                    if _row(line, widths, number, kernels[-1], path, seen):
                         header_next = True
                 continue
         if not kernels:
@@ -182,20 +182,37 @@ def _kernels(text: str, path: Path) -> list[Launch]:
     return kernels
 
 
+@dataclass
+class _Seen:
+    """What `_kernels` has read: rows cut (`_cut_row`), by line and table widths, and values
+    checked and converted, by metric, unit and cell. Kernels launched again print the same
+    rows: each is cut, and each cell read, once."""
+
+    cuts: dict[tuple[str, tuple[int, int, int]], _Cut | None] = field(default_factory=dict)
+    values: dict[tuple[str, str, str], float] = field(default_factory=dict)
+
+
+# A mapped metric's row: its name, the METRICS column it gives, its unit and its value cell.
+_Cut = tuple[str, str, str, str]
+_HEADER_ROW: _Cut = ("Metric Name", "", "", "")  # what `_cut_row` gives a table's header
+_UNSEEN: _Cut = ("", "", "", "")  # (not in `_Seen.cuts`)
+
+
 def _row(
-    line: str,
-    widths: tuple[int, int, int],
-    number: int,
-    kernel: Launch,
-    path: Path,
-    cache: dict[tuple[str, str, str], float] | None = None,
+    line: str, widths: tuple[int, int, int], number: int, kernel: Launch, path: Path, seen: _Seen
 ) -> bool:
     """A row of an open table: True for its `Metric Name ... Metric Value` header, else the
-    row is read (`_metric`) and False."""
-    stripped = line.strip()
-    if stripped.startswith("Metric Name") and stripped.endswith("Metric Value"):
+    row is read (as `_metric`) and False."""
+    key = (line, widths)
+    cut = seen.cuts.get(key, _UNSEEN)
+    if cut is _UNSEEN:
+        cut = _cut_row(line, widths, number, path)
+        if len(seen.cuts) < _CACHED:
+            seen.cuts[key] = cut
+    if cut is _HEADER_ROW:
         return True
-    _metric(line, widths, number, kernel, path, cache)
+    if cut is not None:
+        _keep(cut, number, kernel, path, seen.values)
     return False
 
 
@@ -269,6 +286,14 @@ def _is_rule(stripped: str) -> bool:
 def _launch(line: str) -> Launch | None:
     """The kernel a result line names (`name, <time>, Context 1, Stream 7` or `name (grid)x(block),
     Context 1, Stream 7, Device 0, CC 8.6`), or None for any other line."""
+    shape = _launch_shape(line)
+    return None if shape is None else Launch(*shape)
+
+
+@functools.lru_cache(maxsize=256)
+def _launch_shape(line: str) -> tuple[str, str | None, str | None] | None:
+    """`_launch`'s name, grid and block (kernels are launched again and again: their few
+    distinct lines are cut once)."""
     cut = line.rfind(", Context ")
     if cut < 0 or not _KERNEL_TAIL.search(line[cut : cut + _MAX_TAIL]):
         return None
@@ -281,7 +306,7 @@ def _launch(line: str) -> Launch | None:
     else:
         date = _DATE.search(head[-_MAX_TAIL:])
         head = head[: len(head) - len(date[0])] if date else head
-    return Launch(head.strip(), grid, block)
+    return head.strip(), grid, block
 
 
 def _metric(
@@ -292,14 +317,27 @@ def _metric(
     path: Path,
     cache: dict[tuple[str, str, str], float] | None = None,
 ) -> None:
-    """One `name  unit  value` row, cut from its right end; a mapped metric's value is kept
-    (its first appearance for the launch), converted to the METRICS unit. `cache` holds the
-    values already read (kernels launched again print the same cells): a cell is checked and
-    converted once.
+    """One `name  unit  value` row, cut from its right end (`_cut_row`); a mapped metric's
+    value is kept (its first appearance for the launch), converted to the METRICS unit (`_keep`).
+
+    Raises: ParseError as `_cut_row` and `_keep`.
+    """
+    cut = _cut_row(line, widths, number, path)
+    if cut is not None and cut is not _HEADER_ROW:
+        _keep(cut, number, kernel, path, cache)
+
+
+def _cut_row(line: str, widths: tuple[int, int, int], number: int, path: Path) -> _Cut | None:
+    """A row of an open table cut from its right end by the table's widths: `_HEADER_ROW` for
+    the table's `Metric Name ... Metric Value` header, a mapped metric's `_Cut`, or None for a
+    row that gives no value (of no mapped metric, or `n/a`).
 
     Raises: ParseError naming the line when the row of a mapped metric does not fit its
-        table's columns or its value is no number in range.
+        table's columns.
     """
+    stripped = line.strip()
+    if stripped.startswith("Metric Name") and stripped.endswith("Metric Value"):
+        return _HEADER_ROW
     _, unit_width, value_width = widths
     row = line.rstrip()
     if (
@@ -309,14 +347,31 @@ def _metric(
     ):
         if row.strip().split("  ", 1)[0] in _NAMES:  # a mapped metric must fit its table
             raise ParseError(path, EXPECTED, f"line {number}: a metric row does not fit its table")
-        return  # a row of some other table (rule advice, source counters): not ours
+        return None  # a row of some other table (rule advice, source counters): not ours
     name = row[: -value_width - unit_width - 2].strip()
     target = _NAMES.get(name)
-    if target is None or target in kernel.values:
-        return
+    if target is None:
+        return None
     unit = row[-value_width - unit_width - 1 : -value_width - 1].strip()
     cell = row[-value_width:].strip()
-    if cell.endswith("n/a"):
+    return None if cell.endswith("n/a") else (name, target, unit, cell)
+
+
+def _keep(
+    cut: _Cut,
+    number: int,
+    kernel: Launch,
+    path: Path,
+    cache: dict[tuple[str, str, str], float] | None = None,
+) -> None:
+    """A mapped metric's value kept for the launch (unless it has one already), converted to
+    the METRICS unit. `cache` holds the values already read: a cell is checked and converted
+    once.
+
+    Raises: ParseError naming the line when the value is no number in range.
+    """
+    name, target, unit, cell = cut
+    if target in kernel.values:
         return
     key = (target, unit, cell)
     known = cache.get(key) if cache is not None else None

@@ -68,9 +68,12 @@ class _Clash(Exception):
     """Two names of one hash (never seen): the table is read line by line instead."""
 
 
-def text_rows(origin: Origin, raw: bytes | memoryview | None = None) -> Rows:
+def text_rows(
+    origin: Origin, raw: bytes | memoryview | None = None, breaks: np.ndarray | None = None
+) -> Rows:
     """The rows of one text metric or event table (`origin.text` starts at its header); `raw`,
-    when given, is that text in UTF-8 (a view into the file's bytes spares a copy of them).
+    when given, is that text in UTF-8 (a view into the file's bytes spares a copy of them, and
+    `origin.text` may then be left empty), and `breaks`, when given, its newlines' offsets.
 
     Returns: the table's `Rows`; `at` is each row's line below the header (0 the first).
 
@@ -79,7 +82,8 @@ def text_rows(origin: Origin, raw: bytes | memoryview | None = None) -> Rows:
     """
     text = origin.text
     data = raw if raw is not None else text if isinstance(text, bytes) else text.encode("utf-8")
-    breaks = lines.newlines(cast(bytes, data))  # (it reads any buffer)
+    if breaks is None:
+        breaks = lines.newlines(cast(bytes, data))  # (it reads any buffer)
     start = breaks + 1  # the lines below the header
     end = np.append(breaks[1:], len(data))
     header = str(data[: len(data) if not len(breaks) else int(breaks[0])], "utf-8")
@@ -289,13 +293,14 @@ def _walk(
     n_values: int,
     events: bool,
 ) -> _Lines:
-    """Lines `which` read one by one: `Device` and `Kernel:` lines, blank lines and rows."""
+    """Lines `which` read one by one: `Device` and `Kernel:` lines, blank lines and rows; but
+    for the lines that repeat the first `Kernel:` line, found at once (`_repeats`)."""
     found = _Lines(len(start), [""], [-1], [], [], {})
     kernels, kernel_at = found.kernels, found.kernel_at
     last, name = "\n", ""  # the last `Kernel:` line, and its kernel
-    for offset, a, b in zip(
-        which.tolist(), start[which].tolist(), end[which].tolist(), strict=True
-    ):
+    same, first = _repeats(data, start, end, which)
+    rest = which[~same]
+    for offset, a, b in zip(rest.tolist(), start[rest].tolist(), end[rest].tolist(), strict=True):
         line = str(data[a:b], "utf-8")
         if line == last:
             kernels.append(name)
@@ -315,7 +320,47 @@ def _walk(
                 last, name = line, kernels[-1]
         elif body:
             found.rows[offset] = _split_row(body, n_values, events)
+    if first is not None:
+        _add_kernels(found, which[same], first)
     return found
+
+
+_KERNEL_BYTES = 1 << 24  # the most bytes of repeated `Kernel:` lines compared at once
+_KERNEL_LOOK = 64  # the walked lines among which the first `Kernel:` line is looked for
+
+
+def _repeats(
+    data: bytes | memoryview, start: np.ndarray, end: np.ndarray, which: np.ndarray
+) -> tuple[np.ndarray, str | None]:
+    """Which of lines `which` are byte for byte the first `Kernel:` line among their first
+    lines (one that names no device), and its kernel (None when there is none): a table
+    repeats a few such lines once per kernel launch."""
+    same = np.zeros(len(which), dtype=bool)
+    first = which[:_KERNEL_LOOK]
+    for a, b in zip(start[first].tolist(), end[first].tolist(), strict=True):
+        body = str(data[a:b], "utf-8").strip()
+        if body.startswith("Kernel:"):
+            line = np.frombuffer(data, dtype=np.uint8)[a:b]
+            break
+    else:
+        return same, None
+    codes = np.frombuffer(data, dtype=np.uint8)
+    sized = np.flatnonzero(end[which] - start[which] == len(line))
+    rows_of = np.lib.stride_tricks.sliding_window_view(codes, len(line))
+    step = max(1, _KERNEL_BYTES // max(len(line), 1))
+    for k in range(0, len(sized), step):
+        part = sized[k : k + step]
+        same[part[(rows_of[start[which[part]]] == line).all(axis=1)]] = True
+    return same, body[7:].strip()
+
+
+def _add_kernels(found: _Lines, at: np.ndarray, name: str) -> None:
+    """Kernel `name` on lines `at` added to the walk's kernels, all in line order."""
+    lines_at = np.concatenate((np.array(found.kernel_at, dtype="int64"), at))
+    order = np.argsort(lines_at, kind="stable").tolist()
+    names = [*found.kernels, *[name] * len(at)]
+    found.kernels = [names[i] for i in order]
+    found.kernel_at = lines_at[order].tolist()
 
 
 def _split_row(body: str, n_values: int, events: bool) -> tuple[str, ...] | None:

@@ -20,7 +20,7 @@ import hashlib
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -69,6 +69,8 @@ class Origin:
         first_line: the file line (1-based) of the header.
         skip: non-blank lines between the header and the first data row (a units row).
         dropped: file lines inside the table that were removed before parsing (sorted).
+        cut: when `text` is left empty, what cuts it from the file: called only for a message
+            that counts lines, so that a large table's text is not copied for every read.
     """
 
     path: Path
@@ -77,6 +79,7 @@ class Origin:
     first_line: int = 1
     skip: int = 0
     dropped: tuple[int, ...] = ()
+    cut: Callable[[], str] | None = field(default=None, compare=False, repr=False)
 
     def error(self, detail: str) -> ParseError:
         return ParseError(self.path, self.expected, detail)
@@ -89,7 +92,8 @@ class Origin:
 
     def line(self, row: int) -> int:
         """The file line of data row `row`: blank lines are no rows (as pandas reads them)."""
-        text = self.text.decode("utf-8", "replace") if isinstance(self.text, bytes) else self.text
+        text = self.text if self.text or self.cut is None else self.cut()
+        text = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
         target, seen, pos, line = 1 + self.skip + row, -1, 0, self.first_line
         dropped = set(self.dropped)
         while True:
