@@ -4,12 +4,13 @@ the unified address space) as fast as the copy engine copies it? The development
 NOTES.md's "zero-copy" section.
 
 For 10,000 images, fp32 and uint8, median milliseconds of --repeat host-timed calls (each after a
-device synchronise): the page-locked copy alone (the floor), the one kernel over the whole batch
-from device memory (its GPU time, host-timed), the kernel reading the mapped host input with its
-logits to device memory and one copy out, the kernel writing its logits into mapped host memory
-too, and the stage's own chunked call on the same lease.
+device synchronise): the stage's own call, the page-locked copy alone (the floor), and per
+kernel build (images a block, where the conv weights live) the one kernel over the whole batch
+from device memory (its GPU time, host-timed) and reading the mapped host input and writing its
+logits into mapped host memory, with the largest difference from the stage's logits.
 
-    python3 scripts/zero_copy_probe.py [--images 10000] [--repeat 30] [--imgs 8,4]
+    python3 scripts/zero_copy_probe.py [--images 10000] [--repeat 30] [--imgs 2,4,8]
+        [--stages one_kernel,uint8_input] [--weights shared,conv1,const]
 """
 
 from __future__ import annotations
@@ -52,23 +53,38 @@ def device_ptr(host: object) -> int:
     return int(runtime.pointerGetAttributes(host.ctypes.data).devicePointer)
 
 
-def build_variant(stage, model, imgs: int, extra: list[str]):
-    """LeNet_Fused for `imgs` images a block with `extra` defines, and its shared bytes."""
+#: where the conv weights live: the define, the constants to set, whether shared memory holds them
+WEIGHTS = {
+    "shared": ([], (), True),
+    "conv1": (["LENET_CONV1_CONST"], ("c_conv1_w", "c_conv1_b"), True),
+    "const": (
+        ["LENET_CONST_WEIGHTS"],
+        ("c_conv1_w", "c_conv1_b", "c_conv2_wt", "c_conv2_b"),
+        False,
+    ),
+}
+
+
+def build_variant(stage, model, imgs: int, weights: str):
+    """LeNet_Fused for `imgs` images a block with its conv weights where `weights` says (see
+    WEIGHTS), and its shared bytes."""
     from variants.cuda import build
     from variants.lenet import gpu
 
-    defines = stage.defines(imgs) + extra
-    module = gpu.compile_module("one_kernel", defines)
-    if stage.const_weights:
-        gpu.set_constants(module, "one_kernel", conv_constants(model.weights))
+    extra, constants, in_shared = WEIGHTS[weights]
+    module = gpu.compile_module("one_kernel", stage.defines(imgs) + extra)
+    values = conv_constants(model.weights)
+    gpu.set_constants(module, "one_kernel", {k: values[k] for k in constants})
     stage._modules.append(module)
     kernel = build.kernels(module, ["LeNet_Fused"])["LeNet_Fused"]
-    smem = shared_bytes(imgs, stage.const_weights)
+    smem = shared_bytes(imgs, not in_shared)
     launch.allow_shared(kernel, smem)
     return kernel, smem
 
 
-def probe(key: str, model, images, repeat: int, imgs_list: list[int]) -> list[tuple[str, float]]:
+def probe(
+    key: str, model, images, repeat: int, imgs_list: list[int], weights: list[str]
+) -> list[tuple[str, float]]:
     import cupy
 
     stage = STUDY.get(key).build()
@@ -106,9 +122,10 @@ def probe(key: str, model, images, repeat: int, imgs_list: list[int]) -> list[tu
         rows.append((f"{label}: mapped in and out", timed(lambda: mapped_both(stream.ptr), repeat)))
         rows.append((f"{label}:   max abs diff", float(abs(host_out - want).max())))
 
-    for imgs in imgs_list:
-        kernel, smem = build_variant(stage, model, imgs, [])
-        measure(f"plain {imgs}/block", kernel, smem, launch.grid_for(n, imgs))
+    for where in weights:
+        for imgs in imgs_list:
+            kernel, smem = build_variant(stage, model, imgs, where)
+            measure(f"{where} weights, {imgs}/block", kernel, smem, launch.grid_for(n, imgs))
     stage.release()
     return rows
 
@@ -119,12 +136,15 @@ def main() -> int:
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--imgs", default="2,4,8")
     p.add_argument("--stages", default="one_kernel,uint8_input")
+    p.add_argument("--weights", default="shared", help="comma-separated: shared, conv1, const")
     args = p.parse_args()
     model, images, _ = load_inputs(args.images, 0)
     imgs_list = [int(v) for v in args.imgs.split(",")]
     for key in args.stages.split(","):
         print(f"\n{key}, {len(images)} images (median ms of {args.repeat})")
-        for label, value in probe(key, model, images, args.repeat, imgs_list):
+        for label, value in probe(
+            key, model, images, args.repeat, imgs_list, args.weights.split(",")
+        ):
             print(f"  {label:<70}{value:10.4f}")
     return 0
 

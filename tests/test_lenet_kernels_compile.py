@@ -51,6 +51,7 @@ BUILDS = [
     ("one_kernel", ["-DLENET_IMGS=8", "-DLENET_INPUT_U8"], {"LeNet_Fused"}),
     ("one_kernel", ["-DLENET_IMGS=2", "-DLENET_INPUT_U8"], {"LeNet_Fused"}),
     ("one_kernel", ["-DLENET_IMGS=2", "-DLENET_CONST_WEIGHTS"], {"LeNet_Fused"}),
+    ("one_kernel", ["-DLENET_IMGS=4", "-DLENET_INPUT_U8", "-DLENET_CONV1_CONST"], {"LeNet_Fused"}),
     # the stages' defaults (variants/lenet/stages/one_kernel.py): 16-byte fc input loads, the
     # staging loads issued first
     *(

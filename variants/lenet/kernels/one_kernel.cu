@@ -12,6 +12,9 @@
 //                        operands of the FMAs; otherwise (default) each block copies them from
 //                        device memory into shared memory first. The fully-connected weights
 //                        (173 KB) cannot fit the 64 KB constant bank: both read them through L1.
+//   LENET_CONV1_CONST    conv1's weights and bias alone in __constant__ memory (FMA operands:
+//                        no shared load a weight, where conv1 spends one a FMA group of four),
+//                        conv2's in shared memory.
 //   LENET_INPUT_U8       the input is uint8 pixels as in an IDX file, converted here to v / 255
 //                        (IEEE division, the host's normalisation bit for bit).
 //   LENET_IMGS=<n>       images per block (default 8; 256 threads).
@@ -57,9 +60,11 @@ static_assert((A_FLOATS + P1_FLOATS + 2576) * 4 <= 227 * 1024, "over a block's s
 static_assert(PART_AT + PART_FLOATS <= A_FLOATS, "region A too small for the fc stage");
 static_assert(PART_AT % 4 == 0 && H1_AT % 4 == 0, "16-byte alignment");
 
-#ifdef LENET_CONST_WEIGHTS
+#if defined(LENET_CONST_WEIGHTS) || defined(LENET_CONV1_CONST)
 __constant__ float c_conv1_w[6 * 25];
 __constant__ float c_conv1_b[6];
+#endif
+#ifdef LENET_CONST_WEIGHTS
 __constant__ float c_conv2_wt[150 * 16];
 __constant__ float c_conv2_b[16];
 #else
@@ -230,12 +235,18 @@ extern "C" __global__ void LENET_BOUNDS LeNet_Fused(
     const float* w2 = c_conv2_wt;
     const float* bias2 = c_conv2_b;
 #else
-    float* w1 = smem + A_FLOATS + P1_FLOATS;
-    float* w2 = w1 + W1_FLOATS;
-    const float* bias1 = w1 + 150;
+    float* w1s = smem + A_FLOATS + P1_FLOATS;
+    float* w2 = w1s + W1_FLOATS;
     const float* bias2 = w2 + 2400;
-    for (int i = threadIdx.x; i < 150; i += THREADS) w1[i] = conv1_w[i];
-    if (threadIdx.x < 6) w1[150 + threadIdx.x] = conv1_b[threadIdx.x];
+#ifdef LENET_CONV1_CONST
+    const float* w1 = c_conv1_w;
+    const float* bias1 = c_conv1_b;
+#else
+    const float* w1 = w1s;
+    const float* bias1 = w1s + 150;
+    for (int i = threadIdx.x; i < 150; i += THREADS) w1s[i] = conv1_w[i];
+    if (threadIdx.x < 6) w1s[150 + threadIdx.x] = conv1_b[threadIdx.x];
+#endif
 #ifdef LENET_STAGE_ALL
     float4* w2v = reinterpret_cast<float4*>(w2);
     stage_batched<600>(reinterpret_cast<const float4*>(conv2_wt), 600,
