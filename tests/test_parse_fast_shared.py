@@ -19,6 +19,57 @@ ROOTS = [Path(__file__).parent / "data" / "nsys", Path(__file__).parent / "data"
 SHARED = Path("/work/shared/fixtures")
 
 
+def old_strings(values: list[object], codes: np.ndarray, index: pd.Index) -> pd.Series:
+    """`gpuops.strings` as it was: the codes remapped, the taken cells copied."""
+    cells = np.array([pd.NA if v is None else v for v in values] + [pd.NA], dtype=object)
+    pool = pd.array(cells, dtype="string")
+    return pd.Series(pool.take(np.where(codes < 0, len(values), codes)), index=index)
+
+
+def old_map_ints(series: pd.Series, func: Callable[[object], int | None]) -> pd.Series:
+    """`gpuops.map_ints` as it was."""
+    values, codes = gpuops.lookup(series, func)
+    pool = np.array([-1 if v is None else v for v in values] + [-1], dtype="int64")
+    ints = pool[np.where(codes < 0, len(values), codes)]
+    mask = np.array([v is None for v in values] + [True])[np.where(codes < 0, len(values), codes)]
+    return pd.Series(pd.arrays.IntegerArray(np.where(mask, 0, ints), mask), index=series.index)
+
+
+def old_describe(
+    name: pd.Series,
+    grid_x: pd.Series,
+    nbytes: pd.Series,
+    src: pd.Series | None,
+    dst: pd.Series | None,
+) -> dict[str, pd.Series]:
+    """`gpuops.describe` as it was (its `_kind_codes` inline); `strings` is `old_strings`
+    while the old table is built."""
+    cats, ncodes = gpuops.lookup(name, lambda v: v)
+    is_kernel = grid_x.notna().to_numpy()
+    has_bytes = nbytes.notna().to_numpy() & ~is_kernel
+    if src is not None and dst is not None:
+        has_src = src.notna().to_numpy()
+        two_kinds = has_src & dst.notna().to_numpy()
+        is_copy, is_set = has_bytes & two_kinds, has_bytes & has_src & ~two_kinds
+    else:
+        memset = np.array([gpuops.is_memset_label(c) for c in cats] + [False])[ncodes]
+        is_copy, is_set = has_bytes & ~memset, has_bytes & memset
+    kind = np.select([is_kernel, is_copy, is_set], [0, 1, 2], -1)
+    direction = gpuops._direction_codes(ncodes, cats, kind == 1, src, dst)
+    labels = [schema.copy_label(k) for k in schema.COPY_KINDS] + [schema.MEMSET_LABEL]
+    final = np.where((kind == 1) & (direction >= 0), len(cats) + direction, ncodes)
+    final = np.where(kind == 2, len(cats) + len(schema.COPY_KINDS), final)
+    return {
+        "kind": old_strings(list(gpuops.KINDS), kind, name.index),
+        "name": old_strings(cats + labels, final, name.index),
+        "copy_kind": old_strings(
+            list(schema.COPY_KINDS), np.where(kind == 1, direction, -1), name.index
+        ),
+        "src_kind": gpuops._kinds(src, kind >= 1, name.index),
+        "dst_kind": gpuops._kinds(dst, kind == 1, name.index),
+    }
+
+
 def old_trace_table(f: pd.DataFrame, stage: str) -> pd.DataFrame:
     """`gpuops.trace_table` as it was: the table built, then sorted."""
     na = pd.Series(pd.NA, index=f.index, dtype="Int64")
@@ -26,18 +77,18 @@ def old_trace_table(f: pd.DataFrame, stage: str) -> pd.DataFrame:
     def col(name: str) -> pd.Series:
         return f[name] if name in f else na
 
-    ops = gpuops.describe(f["name"], col("grid_x"), col("bytes"), f.get("src"), f.get("dst"))
+    ops = old_describe(f["name"], col("grid_x"), col("bytes"), f.get("src"), f.get("dst"))
     shared = (col("ssmem").fillna(0) + col("dsmem").fillna(0)).where(
         col("ssmem").notna() | col("dsmem").notna()
     )
     fields = {
-        "stage": gpuops.strings([stage], np.zeros(len(f), dtype="int64"), f.index),
+        "stage": old_strings([stage], np.zeros(len(f), dtype="int64"), f.index),
         "repeat": -1,
         **ops,
         "start_ns": f["start"],
         "end_ns": f["start"] + f["duration"],
         "duration_ns": f["duration"],
-        "device": gpuops.map_ints(f["device"], gpuops.device_ordinal) if "device" in f else na,
+        "device": old_map_ints(f["device"], gpuops.device_ordinal) if "device" in f else na,
         "correlation_id": col("corr"),
         "shared_bytes": shared,
         **{name: col(name) for name in gpuops._TRACE_INTS},
@@ -134,7 +185,9 @@ def _variants(f: pd.DataFrame, rng: np.random.Generator) -> list[pd.DataFrame]:
 
 def _same(f: pd.DataFrame) -> None:
     try:
-        want: pd.DataFrame | str = old_trace_table(f, "s")
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(gpuops, "strings", old_strings)  # (what `gpuops._kinds` calls)
+            want: pd.DataFrame | str = old_trace_table(f, "s")
     except Exception as exc:  # noqa: BLE001 - the same error is the contract
         want = f"{type(exc).__name__}: {exc}"
     try:
@@ -176,3 +229,22 @@ def test_reasons_as_before():
                 got = values._reasons(number, scaled, rule)
                 want = old_reasons(number, scaled, rule)
                 assert got.tolist() == want.tolist() and got.dtype == want.dtype
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int64"])
+def test_strings_and_map_ints_as_before(dtype):
+    """Code -1 (a missing row) and a None value are NA, whatever the codes' width."""
+    rng = np.random.default_rng(11)
+    values: list[object] = ["a", "c (2)", None, "7", ""]
+    codes = rng.integers(-1, len(values), 500).astype(dtype)
+    index = pd.Index(range(5, 505))
+    got, want = gpuops.strings(values, codes, index), old_strings(values, codes, index)
+    pd.testing.assert_series_equal(got, want, check_exact=True)
+    assert got.isna().sum() == (codes == -1).sum() + (codes == 2).sum() > 0
+    labels = pd.Series(pd.Categorical.from_codes(codes.clip(-1, 4), categories=list("vwxyz")))
+    labels = labels.cat.rename_categories(["x (1)", "none", "3", "y (0)", "z"])
+    pd.testing.assert_series_equal(
+        gpuops.map_ints(labels, gpuops.device_ordinal),
+        old_map_ints(labels, gpuops.device_ordinal),
+        check_exact=True,
+    )

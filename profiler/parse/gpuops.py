@@ -110,8 +110,8 @@ def lookup(series: pd.Series, func: Callable[[object], object]) -> tuple[list[ob
 def strings(values: Sequence[object], codes: np.ndarray, index: pd.Index) -> pd.Series:
     """A `string` Series whose row i is `values[codes[i]]`; code -1 or a None value -> NA."""
     cells = np.array([pd.NA if v is None else v for v in values] + [pd.NA], dtype=object)
-    pool = pd.array(cells, dtype="string")
-    return pd.Series(pool.take(np.where(codes < 0, len(values), codes)), index=index)
+    pool = pd.array(cells, dtype="string")  # NA last, where numpy's take puts code -1
+    return pd.Series(pool.take(codes), index=index, copy=False)  # (a copy costs a pass)
 
 
 def map_strings(series: pd.Series, func: Callable[[object], str | None]) -> pd.Series:
@@ -123,20 +123,20 @@ def map_strings(series: pd.Series, func: Callable[[object], str | None]) -> pd.S
 def map_ints(series: pd.Series, func: Callable[[object], int | None]) -> pd.Series:
     """`func` applied to each distinct value of `series`, as an `Int64` Series."""
     values, codes = lookup(series, func)
-    pool = np.array([-1 if v is None else v for v in values] + [-1], dtype="int64")
-    ints = pool[np.where(codes < 0, len(values), codes)]
-    mask = np.array([v is None for v in values] + [True])[np.where(codes < 0, len(values), codes)]
-    return pd.Series(pd.arrays.IntegerArray(np.where(mask, 0, ints), mask), index=series.index)
+    pool = np.array([0 if v is None else v for v in values] + [0], dtype="int64")
+    missing = np.array([v is None for v in values] + [True])  # (code -1 takes the last)
+    ints = pd.arrays.IntegerArray(pool[codes], missing[codes])
+    return pd.Series(ints, index=series.index, copy=False)
 
 
-def describe(
+def kinds(
     name: pd.Series,
     grid_x: pd.Series,
     nbytes: pd.Series,
     src: pd.Series | None,
     dst: pd.Series | None,
-) -> dict[str, pd.Series]:
-    """Kind, display name, copy direction and memory kinds of every row of a GPU trace.
+) -> np.ndarray:
+    """Each row's index into `KINDS` (-1: no kernel, copy or memset) of a GPU trace.
 
     Args:
         name: the tool's name of each row (kernel name or copy/memset label).
@@ -145,13 +145,35 @@ def describe(
         src: source memory kind (for a memset: its memory kind), or None when the tool has
             no such column (nvprof before CUDA 8).
         dst: destination memory kind, or None when the tool has no such column.
+    """
+    is_kernel = grid_x.notna().to_numpy()
+    has_bytes = nbytes.notna().to_numpy() & ~is_kernel
+    if src is not None and dst is not None:
+        has_src = src.notna().to_numpy()
+        two_kinds = has_src & dst.notna().to_numpy()
+        is_copy, is_set = has_bytes & two_kinds, has_bytes & has_src & ~two_kinds
+    else:
+        cats, ncodes = lookup(name, lambda v: v)
+        memset = np.array([is_memset_label(c) for c in cats] + [False])[ncodes]
+        is_copy, is_set = has_bytes & ~memset, has_bytes & memset
+    codes: np.ndarray = np.select([is_kernel, is_copy, is_set], [0, 1, 2], -1)
+    return codes
+
+
+def describe(
+    name: pd.Series, kind: np.ndarray, src: pd.Series | None, dst: pd.Series | None
+) -> dict[str, pd.Series]:
+    """Kind, display name, copy direction and memory kinds of every row of a GPU trace.
+
+    Args:
+        name, src, dst: as `kinds`'.
+        kind: `kinds` of the rows.
 
     Returns: `string` Series by column: `kind` (`kernel`, `memcpy`, `memset`, NA when none),
         `name` (copies as `[CUDA memcpy HtoD]`, memsets as `[CUDA memset]`), `copy_kind`,
         `src_kind`, `dst_kind`.
     """
     cats, ncodes = lookup(name, lambda v: v)
-    kind = _kind_codes(ncodes, cats, grid_x, nbytes, src, dst)
     direction = _direction_codes(ncodes, cats, kind == 1, src, dst)
     labels = [schema.copy_label(k) for k in schema.COPY_KINDS] + [schema.MEMSET_LABEL]
     final = np.where((kind == 1) & (direction >= 0), len(cats) + direction, ncodes)
@@ -164,27 +186,6 @@ def describe(
         "src_kind": _kinds(src, copies_or_sets, name.index),
         "dst_kind": _kinds(dst, kind == 1, name.index),
     }
-
-
-def _kind_codes(
-    ncodes: np.ndarray,
-    cats: list[object],
-    grid_x: pd.Series,
-    nbytes: pd.Series,
-    src: pd.Series | None,
-    dst: pd.Series | None,
-) -> np.ndarray:
-    is_kernel = grid_x.notna().to_numpy()
-    has_bytes = nbytes.notna().to_numpy() & ~is_kernel
-    if src is not None and dst is not None:
-        has_src = src.notna().to_numpy()
-        two_kinds = has_src & dst.notna().to_numpy()
-        is_copy, is_set = has_bytes & two_kinds, has_bytes & has_src & ~two_kinds
-    else:
-        memset = np.array([is_memset_label(c) for c in cats] + [False])[ncodes]
-        is_copy, is_set = has_bytes & ~memset, has_bytes & memset
-    codes: np.ndarray = np.select([is_kernel, is_copy, is_set], [0, 1, 2], -1)
-    return codes
 
 
 def _direction_codes(
@@ -254,7 +255,9 @@ def trace_table(f: pd.DataFrame, stage: str) -> pd.DataFrame:
     def col(name: str) -> pd.Series:
         return f[name] if name in f else na
 
-    ops = describe(f["name"], col("grid_x"), col("bytes"), f.get("src"), f.get("dst"))
+    name = as_category(f["name"])
+    kind = kinds(name, col("grid_x"), col("bytes"), f.get("src"), f.get("dst"))
+    ops = describe(name, kind, f.get("src"), f.get("dst"))
     shared = (col("ssmem").fillna(0) + col("dsmem").fillna(0)).where(
         col("ssmem").notna() | col("dsmem").notna()
     )
@@ -271,7 +274,7 @@ def trace_table(f: pd.DataFrame, stage: str) -> pd.DataFrame:
         **{name: col(name) for name in _TRACE_INTS},
     }
     out = pd.DataFrame(fields, index=f.index, copy=False)
-    known = out["kind"].notna().to_numpy()
+    known = kind >= 0
     out = schema.conform(out if known.all() else out[known], schema.GPU_TRACE, fill=("range",))
     if not out["start_ns"].is_monotonic_increasing:
         out = out.sort_values("start_ns", kind="stable", ignore_index=True)
