@@ -89,6 +89,7 @@ _KIND_OF = {  # table kind -> what it gives
     "csv_metrics": "metrics",
 }
 _METRIC_KINDS = ("text_metrics", "csv_metrics")
+_FROM_BYTES = ("text_trace", "text_metrics", "text_summary")  # read from an ASCII file's bytes
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,9 @@ class Table:
     nvtx: bool = False
     raw: memoryview | None = None  # the table's bytes, when the file is ASCII
     breaks: np.ndarray | None = field(default=None, compare=False)  # its newlines in `raw`
-    # A text gpu trace with bytes: the file's text and where the table starts in it (its
+    # its lines with their leads (`parse.lines`), offsets in `raw`, when the file is ASCII
+    lines: parse_lines.Lines | None = field(default=None, compare=False, repr=False)
+    # A text table read from its bytes: the file's text and where the table starts in it (its
     # origin's text is then left empty: `full_origin` cuts it, if it is needed at all)
     whole: str | None = field(default=None, compare=False, repr=False)
     at: int = field(default=0, compare=False)
@@ -242,7 +245,7 @@ def _tables(text: str, path: Path, data: bytes | None = None) -> list[Table]:
         above = text[text.rfind("\n", 0, max(start - 1, 0)) + 1 : max(start - 1, 0)]
         section = _section(above.strip(" \t"))
         skip = 1 if kind in ("csv_summary", "csv_trace") else 0  # the units row
-        lazy = kind in ("text_trace", "text_metrics") and data is not None  # read from bytes
+        lazy = kind in _FROM_BYTES and data is not None
         shown = "" if lazy else text[start:end]
         cut = functools.partial(_cut, text, start, end) if lazy else None
         origin = Origin(path, EXPECTED, shown, lines.at(start), skip, cut=cut)
@@ -252,7 +255,8 @@ def _tables(text: str, path: Path, data: bytes | None = None) -> list[Table]:
         breaks = None if leads is None else _breaks(leads, start, end)
         in_nvtx = in_nvtx and kind in _SUMMARY_KINDS
         whole = text if lazy else None
-        found.append(Table(kind, origin, section, run, in_nvtx, raw, breaks, whole, start))
+        part = None if leads is None else leads.part(start, end)
+        found.append(Table(kind, origin, section, run, in_nvtx, raw, breaks, part, whole, start))
     return found
 
 
@@ -383,7 +387,9 @@ def _summary_parts(
             out.append((table.origin, nvprof_summary.csv_rows(table.origin, table.section)))
             names.append(None)
         else:
-            rows, named = nvprof_summary.text_rows_named(table.origin, table.section, table.raw)
+            rows, named = nvprof_summary.text_rows_named(
+                table.origin, table.section, table.raw, table.lines
+            )
             out.append((table.origin, rows))
             names.append(named)
     return out, names
