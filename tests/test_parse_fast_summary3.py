@@ -18,6 +18,7 @@ from pathlib import Path
 import fast_paths
 import numpy as np
 import pytest
+from test_parse_fast_paths import mutants
 from test_parse_fast_summary import reference_text_rows
 from test_parse_fast_summary2 import HEADER, made_body
 
@@ -150,3 +151,30 @@ def test_fields_as_split(seed: int):
         parts = row.split(None, 3)
         assert [k.tobytes().rstrip(b"\0").decode() for k in keys[:, i]] == parts[:3]
         assert data[rest[i] :].decode().split("\n")[0] == parts[3]
+
+
+def nvprof_files() -> list[Path]:
+    data = Path(__file__).parent / "data"
+    return [
+        p
+        for p in sorted(data.rglob("*"))
+        if p.is_file() and p.suffix in (".txt", ".md", ".log", ".csv") and "nvprof" in str(p)
+    ]
+
+
+@pytest.mark.parametrize("path", nvprof_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_tables_of_ascii_text_as_of_str(path: Path):
+    """`nvprof._tables` finds the same tables in an ASCII file's bytes (`AsciiText`, no `str`
+    of the whole text) as in its text, on the file and on mutated copies of it."""
+    for variant in mutants(path.read_text("utf-8", "replace"), seed=len(path.name), count=8):
+        data = variant.encode("utf-8")
+        if not data.isascii():
+            continue
+        new = nvprof._tables(nvprof.AsciiText(data), path, data)
+        old = nvprof._tables(variant, path, None)  # (searched as a `str`, no leads)
+        assert [(t.kind, t.section, t.run, t.nvtx, t.at) for t in new] == [
+            (t.kind, t.section, t.run, t.nvtx, t.at) for t in old
+        ]
+        for a, b in zip(new, old, strict=True):
+            assert a.full_origin() == b.full_origin() and a.header() == b.header()
+            assert bytes(a.raw or b"") == variant[b.at : b.at + len(b.full_origin().text)].encode()
