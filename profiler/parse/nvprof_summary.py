@@ -213,8 +213,8 @@ def _names(
     codes: np.ndarray, start: np.ndarray, width: np.ndarray, keyed: bool
 ) -> tuple[list[str], Names | None]:
     """The ASCII names `codes[start[i] : start[i] + width[i]]` (widths from 1), copied out at
-    once, a newline after each, and split (one by one past `_REST_BYTES`); and, when so copied,
-    `keyed` and none holds a NUL, their `Names`."""
+    once, a NUL after each (a newline when a name holds a NUL), and split (one by one past
+    `_REST_BYTES`); and, when so copied, `keyed` and none holds a NUL, their `Names`."""
     wide = int(width.max(initial=0))
     if not len(start) or len(start) * (wide + 1) > _REST_BYTES:
         view, stops = codes.data, (start + width).tolist()
@@ -223,16 +223,15 @@ def _names(
         codes = np.concatenate((codes, np.zeros(wide, dtype=np.uint8)))
     cells = np.empty((len(start), wide + 1), dtype=np.uint8)
     cells[:, :wide] = np.lib.stride_tricks.sliding_window_view(codes, wide)[start]
-    keep = np.arange(wide + 1, dtype=np.int32) <= width.astype(np.int32)[:, None]
-    padded = None
-    if keyed:  # the bytes past each name zeroed: fixed-width bytes that sort as the names do
-        padded = np.where(keep[:, 1:], cells[:, :wide], np.uint8(0))  # j < width
+    cells[:, wide] = 0
+    keep = np.arange(wide + 1, dtype=np.int32) <= width.astype(np.int32)[:, None]  # and a byte
+    cells[:, :wide] *= keep[:, 1:]  # the bytes past each name made 0: fixed-width bytes that
+    joined = cells[keep].tobytes()  # sort as the names do, a NUL after each name
+    if joined.count(b"\0") == len(start):  # none in a name
+        named = Names(width, cells.view(f"S{wide + 1}").ravel()) if keyed else None
+        return joined.decode("ascii").split("\0")[:-1], named
     cells[np.arange(len(start)), width] = ord("\n")
-    joined = cells[keep].tobytes()
-    named = None
-    if padded is not None and b"\0" not in joined:
-        named = Names(width, padded.view(f"S{wide}").ravel())
-    return joined.decode("ascii").split("\n")[:-1], named
+    return cells[keep].tobytes().decode("ascii").split("\n")[:-1], None
 
 
 def _by_value(
