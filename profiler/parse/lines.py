@@ -36,7 +36,7 @@ class Lines:
     first non-blank byte (`BLANK_LINE` for a blank line, `UNKNOWN` when not found) and `first[i]`
     that byte (0 unless `lead[i] >= 0`)."""
 
-    data: bytes
+    data: bytes | memoryview
     start: np.ndarray
     end: np.ndarray
     lead: np.ndarray
@@ -47,7 +47,19 @@ class Lines:
 
     def text(self, i: int) -> str:
         """Line i as text (UTF-8)."""
-        return self.data[self.start[i] : self.end[i]].decode("utf-8")
+        return str(self.data[self.start[i] : self.end[i]], "utf-8")
+
+    def part(self, begin: int, stop: int) -> Lines:
+        """The lines that start in `[begin, stop)` (a table's, from its header to where it
+        ends, `stop` after a newline or at the end), as lines of those bytes alone."""
+        lo, hi = np.searchsorted(self.start, [begin, stop])
+        return Lines(
+            memoryview(self.data)[begin:stop],
+            self.start[lo:hi] - begin,
+            np.minimum(self.end[lo:hi], stop) - begin,
+            self.lead[lo:hi],
+            self.first[lo:hi],
+        )
 
     def prefix(self, width: int) -> np.ndarray:
         """Per line, its `width` (<= 8) bytes from its first non-blank one as one unsigned
@@ -65,16 +77,17 @@ def pack(text: bytes) -> int:
     return int.from_bytes(text, "big")
 
 
-def words(data: bytes, offsets: np.ndarray) -> np.ndarray:
+def words(data: bytes | memoryview, offsets: np.ndarray) -> np.ndarray:
     """At each offset, the 8 bytes of `data` from there as one big-endian integer (newlines
     past the end): one gather reads 8 bytes of many lines at once."""
     size = len(data)
     if size < 8:
-        return np.array([pack((data[o:] + b"\n" * 8)[:8]) for o in offsets.tolist()], dtype=">u8")
+        tail = [bytes(data[o:]) + b"\n" * 8 for o in offsets.tolist()]
+        return np.array([pack(word[:8]) for word in tail], dtype=">u8")
     view = np.ndarray((size - 7,), dtype=">u8", buffer=data, strides=(1,))
     out = view[np.minimum(offsets, size - 8)]
     for j in np.flatnonzero(offsets > size - 8).tolist():  # the last few bytes only
-        out[j] = pack((data[int(offsets[j]) :] + b"\n" * 8)[:8])
+        out[j] = pack((bytes(data[int(offsets[j]) :]) + b"\n" * 8)[:8])
     return out
 
 

@@ -32,6 +32,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -89,6 +90,46 @@ _KIND_OF = {  # table kind -> what it gives
     "csv_metrics": "metrics",
 }
 _METRIC_KINDS = ("text_metrics", "csv_metrics")
+_FROM_BYTES = ("text_trace", "text_metrics", "text_summary")  # read from an ASCII file's bytes
+
+
+class AsciiText:
+    """An ASCII file's text held as its bytes: what `_tables` searches, each cut made a `str`
+    only when taken (the whole text of a 200 MB file as a `str` costs 0.15 s)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __getitem__(self, cut: slice) -> str:
+        return str(self.data[cut], "ascii")
+
+    def __str__(self) -> str:
+        return str(self.data, "ascii")
+
+    def find(self, sub: str, start: int = 0, end: int | None = None) -> int:
+        return self.data.find(sub.encode("ascii"), start, end)
+
+    def rfind(self, sub: str, start: int = 0, end: int | None = None) -> int:
+        return self.data.rfind(sub.encode("ascii"), start, end)
+
+
+Text = str | AsciiText
+
+
+def _match(pattern: re.Pattern[str], text: Text, pos: int) -> re.Match[Any] | None:
+    """`pattern.match(text, pos)`; on an `AsciiText`, its twin for bytes on the bytes (the
+    patterns hold ASCII only: the same matches)."""
+    if isinstance(text, str):
+        return pattern.match(text, pos)
+    return _for_bytes(pattern).match(text.data, pos)
+
+
+@functools.cache
+def _for_bytes(pattern: re.Pattern[str]) -> re.Pattern[bytes]:
+    return re.compile(pattern.pattern.encode("ascii"), pattern.flags & ~re.UNICODE)
 
 
 @dataclass(frozen=True)
@@ -105,9 +146,11 @@ class Table:
     nvtx: bool = False
     raw: memoryview | None = None  # the table's bytes, when the file is ASCII
     breaks: np.ndarray | None = field(default=None, compare=False)  # its newlines in `raw`
-    # A text gpu trace with bytes: the file's text and where the table starts in it (its
+    # its lines with their leads (`parse.lines`), offsets in `raw`, when the file is ASCII
+    lines: parse_lines.Lines | None = field(default=None, compare=False, repr=False)
+    # A text table read from its bytes: the file's text and where the table starts in it (its
     # origin's text is then left empty: `full_origin` cuts it, if it is needed at all)
-    whole: str | None = field(default=None, compare=False, repr=False)
+    whole: Text | None = field(default=None, compare=False, repr=False)
     at: int = field(default=0, compare=False)
 
     def full_origin(self) -> Origin:
@@ -146,10 +189,11 @@ def read_log(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
     head = csvtext.read_head(path, EXPECTED)
     if not looks_like(head):
         raise ParseError(path, EXPECTED, "no nvprof table header nor ==PID== line at its start")
-    text, data = csvtext.read_text_and_bytes(path, EXPECTED)
-    tables = _tables(text, path, data if len(data) == len(text) else None)  # ASCII: bytes
+    data = csvtext.read_utf8(path, EXPECTED)
+    text: Text = AsciiText(data) if data.isascii() else data.decode("utf-8")
+    tables = _tables(text, path, data if isinstance(text, AsciiText) else None)
     if not tables:
-        raise ParseError(path, EXPECTED, _nothing(text))
+        raise ParseError(path, EXPECTED, _nothing(str(text)))
     _check_one_run(tables, path)
     out: dict[str, pd.DataFrame] = {}
     summaries = [t for t in tables if t.kind in _SUMMARY_KINDS and not t.nvtx]
@@ -201,14 +245,14 @@ def _has_header_word(line: str) -> bool:
     return any(word in line for word in _HEADER_WORDS)
 
 
-def _headers(text: str, leads: parse_lines.Lines | None = None) -> Iterator[re.Match[str]]:
+def _headers(text: Text, leads: parse_lines.Lines | None = None) -> Iterator[re.Match[Any]]:
     """Every table header in the text, in order. Lines are picked by the words every header
     holds with str.find (or, given the leads of an ASCII text's lines, by their first non-blank
     byte: a header starts with `"`, `T`, `S` or `I`), then matched whole: a `^` pattern tried at
     every position of a 100 MB text would take seconds."""
     if leads is not None:
         for start in _lines_led_by(leads, b'"TSI').tolist():
-            match = _HEADER.match(text, start)
+            match = _match(_HEADER, text, start)
             if match is not None:
                 yield match
         return
@@ -220,18 +264,19 @@ def _headers(text: str, leads: parse_lines.Lines | None = None) -> Iterator[re.M
             line_end = text.find("\n", at)
             at = -1 if line_end < 0 else text.find(word, line_end)
     for start in sorted(starts):
-        match = _HEADER.match(text, start)
+        match = _match(_HEADER, text, start)
         if match is not None:
             yield match
 
 
-def _tables(text: str, path: Path, data: bytes | None = None) -> list[Table]:
+def _tables(text: Text, path: Path, data: bytes | None = None) -> list[Table]:
     """Every table in the text: its kind, its text (from the header to the blank, `==` or code
     fence line that ends it), its section, its run and whether it summarises an NVTX range.
     `data`, the text's bytes when it is ASCII, lets the lines that can matter be found with
-    NumPy (`parse.lines`) rather than with a few searches through the whole text."""
-    lines = LineCounter(text)
+    NumPy (`parse.lines`) rather than with a few searches through the whole text (which may
+    then be an `AsciiText`)."""
     leads = None if data is None else parse_lines.split_led(data)
+    line_of = LineCounter(str(text)).at if leads is None else functools.partial(_line_of, leads)
     runs, nvtx = _marker_lines(text, _RESULT, leads), _marker_lines(text, _NVTX, leads)
     ends = None if leads is None else _lines_led_by(leads, b"=`", blank=True)
     found = []
@@ -242,21 +287,27 @@ def _tables(text: str, path: Path, data: bytes | None = None) -> list[Table]:
         above = text[text.rfind("\n", 0, max(start - 1, 0)) + 1 : max(start - 1, 0)]
         section = _section(above.strip(" \t"))
         skip = 1 if kind in ("csv_summary", "csv_trace") else 0  # the units row
-        lazy = kind in ("text_trace", "text_metrics") and data is not None  # read from bytes
+        lazy = kind in _FROM_BYTES and data is not None
         shown = "" if lazy else text[start:end]
         cut = functools.partial(_cut, text, start, end) if lazy else None
-        origin = Origin(path, EXPECTED, shown, lines.at(start), skip, cut=cut)
+        origin = Origin(path, EXPECTED, shown, line_of(start), skip, cut=cut)
         run = bisect.bisect(runs, start)
         in_nvtx = _last_before(nvtx, start) > _last_before(runs, start)
         raw = None if data is None else memoryview(data)[start:end]
         breaks = None if leads is None else _breaks(leads, start, end)
         in_nvtx = in_nvtx and kind in _SUMMARY_KINDS
         whole = text if lazy else None
-        found.append(Table(kind, origin, section, run, in_nvtx, raw, breaks, whole, start))
+        part = None if leads is None else leads.part(start, end)
+        found.append(Table(kind, origin, section, run, in_nvtx, raw, breaks, part, whole, start))
     return found
 
 
-def _cut(text: str, start: int, end: int) -> str:
+def _line_of(leads: parse_lines.Lines, at: int) -> int:
+    """The line (from 1) of the text's offset `at`."""
+    return int(np.searchsorted(leads.start, at, side="right"))
+
+
+def _cut(text: Text, start: int, end: int) -> str:
     """A table's text, cut from the file's only when a message counts its lines (`Origin.cut`):
     a copy of a 300 MB table costs 0.2 s."""
     return text[start:end]
@@ -269,15 +320,15 @@ def _breaks(leads: parse_lines.Lines, start: int, end: int) -> np.ndarray:
     return offsets
 
 
-def _table_end(text: str, start: int, ends: np.ndarray | None) -> int:
+def _table_end(text: Text, start: int, ends: np.ndarray | None) -> int:
     """Where the table whose header starts at `start` ends: after the newline before the first
     line that ends a table (`_TABLE_END`); `ends`, when known, holds the starts of the only lines
     that can (led by `=` or a backtick, blank, or led by what `parse.lines` does not know)."""
     if ends is None:
-        end_match = _TABLE_END.search(text, start)
+        end_match = _TABLE_END.search(str(text), start)
         return len(text) if end_match is None else end_match.start() + 1
     for line in ends[np.searchsorted(ends, start, side="right") :].tolist():
-        if _TABLE_END.match(text, line - 1):
+        if _match(_TABLE_END, text, line - 1):
             return int(line)
     return len(text)
 
@@ -305,7 +356,7 @@ def _last_before(positions: list[int], at: int) -> int:
     return positions[index - 1] if index else -1
 
 
-def _marker_lines(text: str, marker: str, leads: parse_lines.Lines | None = None) -> list[int]:
+def _marker_lines(text: Text, marker: str, leads: parse_lines.Lines | None = None) -> list[int]:
     """Where each line that is `marker` starts (after blanks and an `==PID==` prefix, if any).
     Given the leads of an ASCII text's lines, only the lines led by `=` or the marker's first
     character are searched (no other line can be one)."""
@@ -318,7 +369,7 @@ def _marker_lines(text: str, marker: str, leads: parse_lines.Lines | None = None
     return _markers_in(text, marker, 0, len(text))
 
 
-def _markers_in(text: str, marker: str, begin: int, stop: int) -> list[int]:
+def _markers_in(text: Text, marker: str, begin: int, stop: int) -> list[int]:
     """`_marker_lines` of `text[begin:stop]` (whole lines)."""
     out, at = [], text.find(marker, begin, stop)
     while at >= 0:
@@ -383,7 +434,9 @@ def _summary_parts(
             out.append((table.origin, nvprof_summary.csv_rows(table.origin, table.section)))
             names.append(None)
         else:
-            rows, named = nvprof_summary.text_rows_named(table.origin, table.section, table.raw)
+            rows, named = nvprof_summary.text_rows_named(
+                table.origin, table.section, table.raw, table.lines
+            )
             out.append((table.origin, rows))
             names.append(named)
     return out, names

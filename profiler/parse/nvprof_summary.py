@@ -14,6 +14,7 @@ and a table cut after whole rows has shares that no longer add up to 100% per ro
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -21,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from profiler import schema
-from profiler.parse import csvtext, gpuops, tokens, values
+from profiler.parse import byte_spans, csvtext, gpuops, lines, summary_keys, tokens, values
 from profiler.parse.values import Origin
 
 COLUMNS = ["type", "name", "time_pct", "calls", "total", "avg", "min", "max"]
@@ -40,25 +41,30 @@ class Names:
     text: np.ndarray
 
 
-def text_rows(origin: Origin, section: str, raw: memoryview | None = None) -> pd.DataFrame:
+def text_rows(
+    origin: Origin, section: str, raw: memoryview | None = None, table: lines.Lines | None = None
+) -> pd.DataFrame:
     """`text_rows_named` without the names' lengths and bytes."""
-    return text_rows_named(origin, section, raw)[0]
+    return text_rows_named(origin, section, raw, table)[0]
 
 
 def text_rows_named(
-    origin: Origin, section: str, raw: memoryview | None = None
+    origin: Origin, section: str, raw: memoryview | None = None, table: lines.Lines | None = None
 ) -> tuple[pd.DataFrame, Names | None]:
     """The rows of one text summary table (`origin.text` starts at its header).
 
-    Every row is cut into tokens at once (`tokens.split`) and its numbers read from them (the
-    rare cell that is not a plain decimal, or a table that is not ASCII, as before, one by one).
+    Given its lines with their leads, the rows are read from the bytes by the keys of their
+    fields (`summary_keys`); else, or when that path does not take the table as it is, every
+    row is cut into tokens at once (`tokens.split`) and its numbers read from them (the rare
+    cell that is not a plain decimal, or a table that is not ASCII, as before, one by one).
 
     Args:
-        origin: the table's text and place in its file.
+        origin: the table's text and place in its file (its text may be left to `origin.cut`).
         section: the row type of rows before the first typed one (`GPU activities` unless the
             table stands under an `==PID== API calls:` line).
         raw: the table's bytes when the file is ASCII (its tokens are then found without
             encoding its text).
+        table: the table's lines and their leads (`parse.lines`, offsets in `raw`), when known.
 
     Returns: DataFrame with `COLUMNS`: times in ns (float), calls and shares as read; and, when
         they were cut out of the bytes at once, its names' lengths and bytes (`Names`), which
@@ -66,6 +72,32 @@ def text_rows_named(
 
     Raises: ParseError naming the line (and column) of the first bad row or cell.
     """
+    keyed = None if table is None else summary_keys.scan(table)
+    if keyed is not None and table is not None:
+        return _keyed_rows(keyed, np.frombuffer(table.data, dtype=np.uint8), section, origin)
+    if not origin.text and origin.cut is not None:
+        origin = dataclasses.replace(origin, text=origin.cut())
+    return _token_rows(origin, section, raw)
+
+
+def _keyed_rows(
+    rows: summary_keys.KeyedRows, codes: np.ndarray, section: str, origin: Origin
+) -> tuple[pd.DataFrame, Names | None]:
+    """`text_rows_named` of the rows `summary_keys.scan` read."""
+    sections = [section] + [kind for _, kind in rows.types]
+    changes = [-1] + [row for row, _ in rows.types]
+    count = len(rows.offsets)
+    numbers = np.empty((6, count), dtype="float64")
+    for j, (k, read) in enumerate(_readers(origin)):
+        numbers[j] = _by_key(rows.keys, k, read)
+    names, named = _names(codes, rows.name_start, rows.name_end - rows.name_start, True)
+    return _frame(numbers, names, named, sections, changes, origin)
+
+
+def _token_rows(
+    origin: Origin, section: str, raw: memoryview | None
+) -> tuple[pd.DataFrame, Names | None]:
+    """`text_rows_named` of rows cut into tokens."""
     text = str(origin.text)
     after = text.find("\n") + 1  # the rows follow the header line
     cut = tokens.split_lines(text, raw) if after else tokens.split_lines("")  # row 0: the header
@@ -97,21 +129,51 @@ def text_rows_named(
             f"line {origin.first_line + offsets[short[0]] + 1}: a summary row has 7 fields "
             f"(Time(%), Time, Calls, Avg, Min, Max, Name), this one {found} (truncated file?)"
         )
-    which = np.searchsorted(np.array(changes), np.arange(len(offsets)), side="right") - 1
     keyed = "\0" not in text  # a token's first 8 bytes are then its key (`_by_value`)
     numbers = np.empty((6, len(offsets)), dtype="float64")  # the numeric columns, one block
-    numbers[0] = _by_value(cut, 0, keyed, lambda c, i: _token_shares(c, origin, i))
-    numbers[1] = _by_value(
-        cut, 2, keyed, lambda c, i: _token_numbers(c, 2, 0, origin, "Calls", values.COUNT, 1.0, i)
-    )
-    for j, (column, k) in enumerate(zip(_TIMES.values(), (1, 3, 4, 5), strict=True), start=2):
+    for j, (k, read) in enumerate(_readers(origin)):
+        numbers[j] = _by_value(cut, k, keyed, read)
+    names, named = _rest(cut, 6, keyed)
+    return _frame(numbers, names, named, sections, changes, origin)
+
+
+_Read = Callable[[tokens.Tokens, "pd.Index | None"], pd.Series]
+
+
+def _readers(origin: Origin) -> list[tuple[int, _Read]]:
+    """Per numeric column (`COLUMNS[2:]`), the token it is read from and how it is read (all
+    rows for None, else the rows numbered by the index)."""
+
+    def shares(c: tokens.Tokens, i: pd.Index | None) -> pd.Series:
+        return _token_shares(c, origin, i)
+
+    def calls(c: tokens.Tokens, i: pd.Index | None) -> pd.Series:
+        return _token_numbers(c, 2, 0, origin, "Calls", values.COUNT, 1.0, i)
+
+    out: list[tuple[int, _Read]] = [(0, shares), (2, calls)]
+    for column, k in zip(_TIMES.values(), (1, 3, 4, 5), strict=True):
 
         def read(c: tokens.Tokens, i: pd.Index | None, k: int = k, column: str = column):
             return _token_times(c, k, origin, column, i)
 
-        numbers[j] = _by_value(cut, k, keyed, read)
+        out.append((k, read))
+    return out
+
+
+def _frame(
+    numbers: np.ndarray,
+    names: list[str],
+    named: Names | None,
+    sections: list[str],
+    changes: list[int],
+    origin: Origin,
+) -> tuple[pd.DataFrame, Names | None]:
+    """The rows as `text_rows_named` gives them, from their numeric columns (`COLUMNS[2:]`, one
+    row each), names, and types (rows from `changes[j] + 1` on are of type `sections[j]`).
+
+    Raises: ParseError when a type's shares do not add up to 100%."""
+    which = np.searchsorted(np.array(changes), np.arange(numbers.shape[1]), side="right") - 1
     frame = pd.DataFrame(numbers.T, columns=COLUMNS[2:], copy=False)
-    names, named = _rest(cut, 6, keyed)
     frame.insert(0, "name", pd.Series(names, dtype="string"))
     frame.insert(0, "type", pd.Series(pd.array(sections, dtype="string").take(which)))
     _check_shares_of(frame["time_pct"].to_numpy(), sections, changes, which, origin)
@@ -142,21 +204,34 @@ def _rest(cut: tokens.Tokens, k: int, keyed: bool = False) -> tuple[list[str], N
     so copied from a text without a NUL (`keyed`), their `Names`."""
     start = cut.start[cut.first + k]
     width = cut.end[cut.first + cut.count - 1] - start
+    if not len(start) or len(start) * (int(width.max(initial=0)) + 1) > _REST_BYTES:
+        return cut.rest(k), None
+    return _names(cut.codes, start, width, keyed)
+
+
+def _names(
+    codes: np.ndarray, start: np.ndarray, width: np.ndarray, keyed: bool
+) -> tuple[list[str], Names | None]:
+    """The ASCII names `codes[start[i] : start[i] + width[i]]` (widths from 1), copied out at
+    once, a NUL after each (a newline when a name holds a NUL), and split (one by one past
+    `_REST_BYTES`); and, when so copied, `keyed` and none holds a NUL, their `Names`."""
     wide = int(width.max(initial=0))
     if not len(start) or len(start) * (wide + 1) > _REST_BYTES:
-        return cut.rest(k), None
-    codes = cut.codes
-    if int(start.max()) + wide > len(codes):
+        view, stops = codes.data, (start + width).tolist()
+        return [str(view[a:b], "ascii") for a, b in zip(start.tolist(), stops, strict=True)], None
+    if int(start.max(initial=0)) + wide > len(codes):
         codes = np.concatenate((codes, np.zeros(wide, dtype=np.uint8)))
     cells = np.empty((len(start), wide + 1), dtype=np.uint8)
     cells[:, :wide] = np.lib.stride_tricks.sliding_window_view(codes, wide)[start]
-    keep = np.arange(wide + 1, dtype=np.int32) <= width.astype(np.int32)[:, None]
-    named = None
-    if keyed:  # the bytes past each name zeroed: fixed-width bytes that sort as the names do
-        padded = np.where(keep[:, 1:], cells[:, :wide], np.uint8(0))  # j < width
-        named = Names(width, padded.view(f"S{wide}").ravel())
+    cells[:, wide] = 0
+    keep = np.arange(wide + 1, dtype=np.int32) <= width.astype(np.int32)[:, None]  # and a byte
+    cells[:, :wide] *= keep[:, 1:]  # the bytes past each name made 0: fixed-width bytes that
+    joined = cells[keep].tobytes()  # sort as the names do, a NUL after each name
+    if joined.count(b"\0") == len(start):  # none in a name
+        named = Names(width, cells.view(f"S{wide + 1}").ravel()) if keyed else None
+        return joined.decode("ascii").split("\0")[:-1], named
     cells[np.arange(len(start)), width] = ord("\n")
-    return cells[keep].tobytes().decode("ascii").split("\n")[:-1], named
+    return cells[keep].tobytes().decode("ascii").split("\n")[:-1], None
 
 
 def _by_value(
@@ -184,6 +259,19 @@ def _by_value(
     first = np.flatnonzero(np.append(True, seen[1:] > seen[:-1]))  # the first row of each
     got = read(cut.rows(first), pd.Index(first))
     return pd.Series(got.to_numpy(dtype="float64")[rows], dtype="float64")
+
+
+def _by_key(keys: np.ndarray, k: int, read: _Read) -> np.ndarray:
+    """`_by_value` of field k of rows read by `summary_keys`: `read` run on the first row of
+    each distinct key, or on every row when most keys differ."""
+    rows, distinct = pd.factorize(keys[k])
+    if len(distinct) * 2 > len(rows):
+        got = read(summary_keys.field_tokens(keys, None), None)
+        return got.to_numpy(dtype="float64")
+    first = byte_spans.first_rows(rows)  # (codes numbered in order of first appearance)
+    got = read(summary_keys.field_tokens(keys, first), pd.Index(first))
+    out: np.ndarray = got.to_numpy(dtype="float64")[rows]
+    return out
 
 
 _SPAN = np.dtype([("start", "<i8"), ("end", "<i8")])
