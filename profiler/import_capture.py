@@ -2,8 +2,9 @@
 one or more tools' output, cut into sections (`profiler.parse.capture`) each of which is read
 by the same detection and parsers as a file of its own.
 
-Each section is written to a private temporary file (its bytes as the capture holds them, not
-decoded), `profiler.parse.detect` says what it is, and the importer's reader for that kind
+Each section's bytes (as the capture holds them, not decoded) are held in memory and read as a
+file of its own would be (`csvtext.Held`, named `section<n><suffix>`: no file is written or read
+again), `profiler.parse.detect` says what it is, and the importer's reader for that kind
 (passed in: formats added to the importer are read here too) returns its tables. A section no
 reader recognises is passed over: it is the rest of the capture. A section one recognises but
 cannot read (a table cut by the paste, say) is left out and said so: in run.json, in the stage's
@@ -23,7 +24,6 @@ errors a section's reader raises name the capture and its own lines.
 from __future__ import annotations
 
 import re
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +34,7 @@ import pandas as pd
 from profiler.errors import ParseError
 from profiler.parse import capture, csvtext, detect
 
-Reader = Callable[[str, Path, str, Path], tuple[dict[str, pd.DataFrame], list[Path]]]
+Reader = Callable[[str, Path | csvtext.Held, str, Path], tuple[dict[str, pd.DataFrame], list[Path]]]
 _LINE = re.compile(r"\bline (?P<line>[0-9]{1,12})\b")
 _NOT_SECTIONS = (detect.CAPTURE, detect.NSYS_DIR, detect.NSYS_REPORT)
 
@@ -73,14 +73,14 @@ def read_capture(path: Path, stage: str, raw: Path, read: Reader) -> Found:
         path: the capture.
         stage: the stage key written into every table.
         raw: the stage's raw folder (a reader may write there).
-        read: the importer's reader: (kind, file, stage, raw) -> (tables, files read).
+        read: the importer's reader: (kind, file or held bytes, stage, raw) -> (tables, files
+            read).
 
     Raises: ParseError naming `path` when no section gives a table.
     """
     found = Found()
-    with tempfile.TemporaryDirectory(prefix="profgen-capture-") as tmp:
-        for section, file in _written(path, Path(tmp)):
-            _read_section(section, file, stage, raw, read, found)
+    for section, held in _held(path):
+        _read_section(section, held, stage, raw, read, found)
     _check_one_nvprof_run(found, path)
     if not found.tables:
         tried = [s for s in found.sections if s.get("left_out")]
@@ -94,25 +94,30 @@ def read_capture(path: Path, stage: str, raw: Path, read: Reader) -> Found:
     return found
 
 
-def _written(path: Path, folder: Path) -> list[tuple[capture.Piece, Path]]:
-    """The capture's sections, each written to a file of its own in `folder`: all of them before
-    any is read, so that the capture's bytes are let go before its sections are parsed."""
+def _held(path: Path) -> list[tuple[capture.Piece, csvtext.Held]]:
+    """The capture's sections, each with its bytes held: all of them cut out before any is read,
+    so that the capture's bytes are let go before its sections are parsed."""
     data = csvtext.read_utf8(path, detect.EXPECTED)
     out = []
     for number, section in enumerate(capture.cut(data)):
-        file = folder / f"section{number}{path.suffix}"
-        with file.open("wb") as handle:
-            for start, end in section.spans:
-                handle.write(memoryview(data)[start:end])
-        out.append((section, file))
+        name = Path(f"section{number}{path.suffix}")
+        out.append((section, csvtext.Held(name, _joined(data, section.spans))))
     return out
 
 
+def _joined(data: bytes, spans: tuple[tuple[int, int], ...]) -> bytes:
+    """Bytes `spans` of `data`, run together (`data` itself when they are all of it)."""
+    if spans == ((0, len(data)),):
+        return data
+    view = memoryview(data)
+    return b"".join(view[start:end] for start, end in spans)
+
+
 def _read_section(
-    section: capture.Piece, file: Path, stage: str, raw: Path, read: Reader, found: Found
+    section: capture.Piece, held: csvtext.Held, stage: str, raw: Path, read: Reader, found: Found
 ) -> None:
     try:
-        kind = detect.detect(file)
+        kind = detect.detect(held)
     except ParseError:
         return  # not profiler output: the rest of the capture
     entry: dict[str, Any] = {"line": section.first_line, "kind": kind, "command": section.command}
@@ -122,7 +127,7 @@ def _read_section(
         entry["left_out"] = "not a section of one tool's output"
         return
     try:
-        tables, _ = read(kind, file, stage, raw)
+        tables, _ = read(kind, held, stage, raw)
     except ParseError as exc:
         entry["left_out"] = _located(exc.detail or str(exc), section)
         return
@@ -148,7 +153,7 @@ def _check_one_nvprof_run(found: Found, path: Path) -> None:
 
 
 def _located(detail: str, section: capture.Piece) -> str:
-    """A reader's message about the section file, with its line numbers made the capture's."""
+    """A reader's message about the section, with its line numbers made the capture's."""
     return _LINE.sub(lambda m: f"line {section.file_line(int(m['line']))}", detail)
 
 

@@ -32,6 +32,7 @@ import re
 import shlex
 import shutil
 import stat
+import tempfile
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,7 +45,7 @@ from profiler.analyze.assemble import assemble_tables
 from profiler.collect import reports
 from profiler.errors import DataError, OutputError, ParseError, UsageError
 from profiler.import_timing import REASON, StageTiming
-from profiler.parse import detect, ncu_csv, ncu_text, nsys_csv, nvprof
+from profiler.parse import csvtext, detect, ncu_csv, ncu_text, nsys_csv, nvprof
 from profiler.render import html
 
 __all__ = ["KEY_PATTERN", "REASON", "StageTiming", "import_run"]
@@ -62,6 +63,8 @@ _TECHNIQUE = {
     detect.NVPROF: "imported from nvprof output",
     detect.CAPTURE: "imported from a terminal capture",
 }
+# Kinds whose readers take a file's bytes held (`csvtext.Held`); the others get a file.
+_READ_HELD = (detect.NSYS_TEXT, detect.NCU_CSV, detect.NVPROF)
 
 
 def import_run(
@@ -211,32 +214,46 @@ def warnings(run_dir: Path) -> list[str]:
 
 
 def _read_stage(
-    kind: str, path: Path, stage: str, raw: Path
+    kind: str, path: Path | csvtext.Held, stage: str, raw: Path
 ) -> tuple[dict[str, pd.DataFrame], list[Path]]:
     """The stage's tables (summaries of traces come later: analyze.assemble) and the input
-    files that were read.
+    files that were read. `path` is a file or folder, or a file's bytes held (a section of a
+    terminal capture: `import_capture`).
 
     Raises: ParseError when the input gives no rows at all.
     """
-    read = [path]
+    if isinstance(path, csvtext.Held) and kind not in _READ_HELD:
+        with _on_disk(path) as file:
+            return _read_stage(kind, file, stage, raw)
+    name = csvtext.source_path(path)
+    read = [name]
     if kind == detect.NSYS_DIR:
-        read = list(nsys_csv.report_files(path).values())
-        tables = nsys_csv.read_stats_dir(path, stage)
+        read = list(nsys_csv.report_files(name).values())
+        tables = nsys_csv.read_stats_dir(name, stage)
     elif kind == detect.NSYS_TEXT:
         tables = nsys_csv.read_stats_stdout(path, stage)
     elif kind == detect.NSYS_REPORT:
-        tables = nsys_csv.read_stats_dir(reports.nsys_stats(path, raw), stage)
+        tables = nsys_csv.read_stats_dir(reports.nsys_stats(name, raw), stage)
     elif kind == detect.NCU_REPORT:
-        tables = {schema.METRICS.name: ncu_csv.read_metrics(reports.ncu_import(path, raw), stage)}
+        tables = {schema.METRICS.name: ncu_csv.read_metrics(reports.ncu_import(name, raw), stage)}
     elif kind == detect.NCU_CSV:
         tables = {schema.METRICS.name: ncu_csv.read_metrics(path, stage)}
     elif kind == detect.NCU_TEXT:
-        tables = {schema.METRICS.name: ncu_text.read_metrics(path, stage)}
+        tables = {schema.METRICS.name: ncu_text.read_metrics(name, stage)}
     else:
         tables = nvprof.read_log(path, stage)
     if not any(len(t) for t in tables.values()):
-        raise ParseError(path, detect.EXPECTED, "it has tables but no rows to import")
+        raise ParseError(name, detect.EXPECTED, "it has tables but no rows to import")
     return tables, read
+
+
+@contextlib.contextmanager
+def _on_disk(held: csvtext.Held) -> Iterator[Path]:
+    """Held bytes as a temporary file of the same name, for a reader that takes files only."""
+    with tempfile.TemporaryDirectory(prefix="profgen-capture-") as folder:
+        file = Path(folder) / held.path.name
+        file.write_bytes(held.data)
+        yield file
 
 
 def _copy_raw(

@@ -251,15 +251,15 @@ def made_capture(name: str) -> str:
     return "".join(f"{prompt}\n{(DATA / file).read_text()}\n" for prompt, file in pairs)
 
 
-def written_sections(path: Path, tmp: Path) -> list[bytes]:
-    """The bytes of each section file `import_capture.read_capture` writes (and hands to
-    `detect`, then to a reader, which here reads nothing)."""
+def held_sections(path: Path, tmp: Path) -> list[bytes]:
+    """The bytes of each section `import_capture.read_capture` holds (and hands to `detect`,
+    then to a reader, which here reads nothing)."""
     seen: list[bytes] = []
     real = detect.detect
 
-    def detecting(file: Path) -> str:
-        seen.append(Path(file).read_bytes())
-        return real(file)
+    def detecting(held: csvtext.Held) -> str:
+        seen.append(held.data)
+        return real(held)
 
     def read(kind: str, file: Path, stage: str, raw: Path):  # type: ignore[no-untyped-def]
         raise ParseError(file, "x", "not read here")
@@ -272,7 +272,7 @@ def written_sections(path: Path, tmp: Path) -> list[bytes]:
 
 
 @pytest.mark.parametrize("name", [p.name for p in REAL_CAPTURES] + sorted(MADE_CAPTURES))
-def test_the_importer_writes_each_section_as_the_line_by_line_cut_gave_it(name, tmp_path):
+def test_the_importer_holds_each_section_as_the_line_by_line_cut_gave_it(name, tmp_path):
     assert len(REAL_CAPTURES) >= 3
     real = [p for p in REAL_CAPTURES if p.name == name]
     text = real[0].read_text(encoding="utf-8") if real else made_capture(name)
@@ -282,7 +282,7 @@ def test_the_importer_writes_each_section_as_the_line_by_line_cut_gave_it(name, 
         file = tmp_path / f"v{number}{suffix}"
         file.write_text(variant, encoding="utf-8", newline="")
         want = [s.text.encode("utf-8") for s in reference_split(variant)]
-        assert written_sections(file, tmp_path) == want
+        assert held_sections(file, tmp_path) == want
 
 
 BAD = {

@@ -16,6 +16,7 @@ import os
 import stat
 import warnings
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -49,30 +50,45 @@ _SNIFF_BYTES = 8192
 HEAD_BYTES = 65536
 
 
-def read_text(path: str | Path, expected: str) -> str:
-    """The whole text of the regular file `path`, read through `profiler.files`.
+@dataclass(frozen=True)
+class Held:
+    """A file's bytes already in memory (a section of a terminal capture, `import_capture`):
+    read here as the file `path` holding them would be, checks and errors alike, without writing
+    or opening a file. `path` names it in errors."""
+
+    path: Path
+    data: bytes
+
+
+def source_path(source: str | Path | Held) -> Path:
+    """The path that names `source` (a file, or held bytes) in errors."""
+    return source.path if isinstance(source, Held) else Path(source)
+
+
+def read_text(path: str | Path | Held, expected: str) -> str:
+    """The whole text of the regular file `path` (or of held bytes), read through
+    `profiler.files`.
 
     Raises: ParseError naming `path` and `expected` when the file is missing, not a regular file
     (a FIFO, a device, a directory), too large, unreadable, empty, binary or not UTF-8 text.
     """
-    path = Path(path)
-    return _decode(_file_bytes(path, expected), path, expected, final=True)
+    name = source_path(path)
+    return _decode(_file_bytes(path, expected), name, expected, final=True)
 
 
-def read_utf8(path: str | Path, expected: str) -> bytes:
+def read_utf8(path: str | Path | Held, expected: str) -> bytes:
     """`read_text(path, expected).encode("utf-8")`, without decoding an ASCII file (a check
     of its bytes is enough): for a caller that cuts the bytes up.
 
     Raises: ParseError as `read_text`.
     """
-    path = Path(path)
     data = _file_bytes(path, expected)
     if data and data.isascii() and data.find(b"\x00") < 0 and not data.isspace():
         return data
-    return _decode(data, path, expected, final=True).encode("utf-8")
+    return _decode(data, source_path(path), expected, final=True).encode("utf-8")
 
 
-def read_text_and_bytes(path: str | Path, expected: str) -> tuple[str, bytes]:
+def read_text_and_bytes(path: str | Path | Held, expected: str) -> tuple[str, bytes]:
     """`read_text`, and that text's UTF-8 bytes (a parser that reads an ASCII text with NumPy
     need not encode it again).
 
@@ -82,26 +98,33 @@ def read_text_and_bytes(path: str | Path, expected: str) -> tuple[str, bytes]:
     return data.decode("utf-8"), data
 
 
-def _file_bytes(path: Path, expected: str) -> bytes:
-    """The bytes of the regular file `path`, read through `profiler.files`.
+def _file_bytes(path: str | Path | Held, expected: str) -> bytes:
+    """The bytes of the regular file `path`, read through `profiler.files` (or the bytes held).
 
     Raises: ParseError as `read_text` for a file that cannot be read.
     """
+    if isinstance(path, Held):
+        return path.data
+    path = Path(path)
     try:
         return files.read_bytes(path)
     except DataError as exc:
         raise ParseError(path, expected, _reason(exc, path)) from None
 
 
-def read_head(path: str | Path, expected: str, size: int = HEAD_BYTES) -> str:
-    """The first `size` bytes of `path` as text, checked as `read_text` checks a whole file:
-    what a parser looks at before it reads the rest (and refuses a file early).
+def read_head(path: str | Path | Held, expected: str, size: int = HEAD_BYTES) -> str:
+    """The first `size` bytes of `path` (or of held bytes) as text, checked as `read_text`
+    checks a whole file: what a parser looks at before it reads the rest (and refuses a file
+    early).
 
     The file is opened without blocking and refused before a byte is read when it is not a
     regular file, as `profiler.files.read_bytes` does.
 
     Raises: ParseError as `read_text`.
     """
+    if isinstance(path, Held):
+        head = path.data[:size]
+        return _decode(head, path.path, expected, final=len(head) < size)
     path = Path(path)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))

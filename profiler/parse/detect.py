@@ -38,12 +38,15 @@ NCU_REPORT_SUFFIXES = (".ncu-rep",)
 _NCU_HEADER = re.compile(r'^"(?:ID","Process ID|Process ID","Process Name)",', re.MULTILINE)
 
 
-def detect(path: str | Path) -> str:
-    """The kind of profiler output at `path`: one of `KINDS`.
+def detect(path: str | Path | csvtext.Held) -> str:
+    """The kind of profiler output at `path` (a file or folder, or a file's bytes held): one of
+    `KINDS`.
 
     Raises: ParseError naming the path and what was expected when it is none of them (or is
         missing, empty, binary or unreadable).
     """
+    if isinstance(path, csvtext.Held):
+        return _file_kind(path)
     path = Path(path)
     try:
         mode = path.stat().st_mode
@@ -57,11 +60,17 @@ def detect(path: str | Path) -> str:
         )
     if not stat.S_ISREG(mode):
         raise ParseError(path, EXPECTED, "not a regular file (a FIFO, socket or device)")
+    return _file_kind(path)
+
+
+def _file_kind(source: Path | csvtext.Held) -> str:
+    """The kind of the regular file (or held bytes) `source`, from its name and first 64 KiB."""
+    path = csvtext.source_path(source)
     if path.suffix.lower() in REPORT_SUFFIXES:
         return NSYS_REPORT
     if path.suffix.lower() in NCU_REPORT_SUFFIXES:
         return NCU_REPORT
-    head = csvtext.read_head(path, EXPECTED)
+    head = csvtext.read_head(source, EXPECTED)
     if capture.is_capture(head):
         return CAPTURE
     if _NCU_HEADER.search(head):

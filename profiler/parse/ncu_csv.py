@@ -82,11 +82,12 @@ _MSG_TYPES = {"REGISTERED", "ASCII", "UNICODE", "UNKNOWN", "NONE"}
 _RULES = {"time": values.TIME, "bytes": values.SIZE, "count": values.COUNT, "pct": values.VALUE}
 
 
-def read_metrics(path: str | Path, stage: str) -> pd.DataFrame:
+def read_metrics(path: str | Path | csvtext.Held, stage: str) -> pd.DataFrame:
     """Read an `ncu --csv` file (raw or details page).
 
     Args:
-        path: the CSV file, with whatever ncu and the program printed before the header.
+        path: the CSV file, with whatever ncu and the program printed before the header (or its
+            bytes, held).
         stage: the stage key written into every row.
 
     Returns: DataFrame with `schema.METRICS` columns, one row per kernel launch, by launch ID
@@ -96,11 +97,11 @@ def read_metrics(path: str | Path, stage: str) -> pd.DataFrame:
         header, it has no ncu CSV header, is malformed or truncated, repeats a column, or a
         cell is no number in range (naming its line and column).
     """
-    path = Path(path)
-    head = csvtext.read_head(path, EXPECTED)
+    source, path = path, csvtext.source_path(path)
+    head = csvtext.read_head(source, EXPECTED)
     if not (_PROF_LINE.search(head) or _HEADER.search(head)):
         raise ParseError(path, EXPECTED, "no such header nor ==PROF== line at its start")
-    text = csvtext.read_text(path, EXPECTED)
+    text = csvtext.read_text(source, EXPECTED)
     match = _HEADER.search(text)
     if match is None:
         raise ParseError(path, EXPECTED, nothing_profiled(text, "no such header found"))

@@ -116,8 +116,9 @@ def _read_report_file(file: Path, report: str) -> pd.DataFrame:
     return read_report(data, header, report, Origin(file, expected, data))
 
 
-def read_stats_stdout(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
-    """Read one capture of `nsys stats` output (CSV or column text) with several reports in it.
+def read_stats_stdout(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.DataFrame]:
+    """Read one capture of `nsys stats` output (CSV or column text) with several reports in it
+    (a file, or its bytes held).
 
     Returns: tables by name, as `read_stats_dir`.
 
@@ -127,17 +128,17 @@ def read_stats_stdout(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
     return nsys_tables.build(read_stdout_reports(path), stage)
 
 
-def read_stdout_reports(path: str | Path) -> dict[str, tuple[pd.DataFrame, Path]]:
+def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.DataFrame, Path]]:
     """The reports of one capture, by canonical name: their `nsys_fields` frames (units
     applied) and the file (what `read_stats_stdout` builds its tables from).
 
     Raises: ParseError as `read_stats_stdout`.
     """
-    path = Path(path)
-    head = csvtext.read_head(path, EXPECTED)
+    source, path = path, csvtext.source_path(path)
+    head = csvtext.read_head(source, EXPECTED)
     if not nsys_stdout.recognise(head):
         raise ParseError(path, EXPECTED, "its start has no nsys report header or nsys line")
-    data = csvtext.read_utf8(path, EXPECTED)
+    data = csvtext.read_utf8(source, EXPECTED)
     ascii = data.isascii()  # (then a block's characters are its bytes, one for one)
     blocks = nsys_stdout.split_ascii(data) if ascii else split_stdout(data.decode("utf-8"))
     frames: dict[str, tuple[pd.DataFrame, Path]] = {}

@@ -170,11 +170,12 @@ class Table:
         return self.whole[self.at : self.at + len(self.raw) if cut < 0 else cut]
 
 
-def read_log(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
+def read_log(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.DataFrame]:
     """Read one file of nvprof output.
 
     Args:
-        path: the file, with whatever nvprof, the shell and the program printed around its tables.
+        path: the file, with whatever nvprof, the shell and the program printed around its tables
+            (or its bytes, held).
         stage: the stage key written into every table.
 
     Returns: the tables the file has, by `schema` name: `gpu_activities` and/or `api_calls` (a
@@ -185,11 +186,11 @@ def read_log(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
         runs, a table is malformed or truncated, or a cell is no number in range (naming its
         line and column).
     """
-    path = Path(path)
-    head = csvtext.read_head(path, EXPECTED)
+    source, path = path, csvtext.source_path(path)
+    head = csvtext.read_head(source, EXPECTED)
     if not looks_like(head):
         raise ParseError(path, EXPECTED, "no nvprof table header nor ==PID== line at its start")
-    data = csvtext.read_utf8(path, EXPECTED)
+    data = csvtext.read_utf8(source, EXPECTED)
     text: Text = AsciiText(data) if data.isascii() else data.decode("utf-8")
     tables = _tables(text, path, data if isinstance(text, AsciiText) else None)
     if not tables:
