@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from pathlib import Path
 
@@ -51,8 +52,8 @@ def test_split_over_bytes_cuts_what_the_text_split_cuts(path):
         ref = nsys_stdout.split_stdout(variant)
         assert got == ref
         for block in got:
-            if block.at >= 0:
-                assert variant[block.at : block.at + len(block.text)] == block.text
+            if block.span is not None:
+                assert variant[slice(*block.span)] == block.text
 
 
 def test_split_over_bytes_of_small_texts():
@@ -72,7 +73,7 @@ def decoded_reports(path: Path) -> dict:
     real = nsys_stdout.split_ascii
     try:
         nsys_stdout.split_ascii = lambda data: [  # type: ignore[assignment]
-            block._replace(at=-1) for block in real(data)
+            dataclasses.replace(block, at=-1) for block in real(data)
         ]
         return nsys_csv.read_stdout_reports(path)
     finally:
