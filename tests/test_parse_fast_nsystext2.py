@@ -133,6 +133,29 @@ def test_float_integers_are_integers(seed):
         pd.testing.assert_series_equal(got[1], ref[1], check_exact=True)
 
 
+@pytest.mark.parametrize("seed", range(100))
+def test_exact_whole_numbers_are_the_floats_they_replace(seed):
+    """`float_integers` of an Int64 column (`nsys_numbers`' whole numbers, 0 where blank) is
+    that of the float64 column the C reader gives for the same cells: result or error."""
+    rng = random.Random(seed)
+    n = rng.randint(0, 30)
+    ints = [rng.randrange(10 ** rng.randint(1, 15)) for _ in range(n)]
+    if ints and rng.random() < 0.4:
+        ints[rng.randrange(n)] = rng.choice([-1, -(10**12), 2**62, 2**62 + 1, 10**18])
+    blank = [rng.random() < 0.2 for _ in range(n)]
+    mask = np.array(blank, dtype=bool)
+    exact = pd.Series(pd.arrays.IntegerArray(np.where(mask, 0, ints).astype("int64"), mask))
+    floats = pd.Series(np.where(mask, np.nan, np.array(ints, dtype="float64")))
+    rule, factor = rng.choice(RULES), rng.choice([1, 1, 1, 1e3])
+    got = result(values.float_integers, exact, rule, factor)
+    ref = result(values.float_integers, floats, rule, factor)
+    assert got[0] == ref[0], (got, ref)
+    if got[0] == "error":
+        assert got[1] == ref[1]
+    else:
+        pd.testing.assert_series_equal(got[1], ref[1], check_exact=True)
+
+
 def test_float_integers_of_other_columns_are_integers():
     origin = values.Origin(Path("f"), "x")
     for series in (
