@@ -138,8 +138,7 @@ def read_stdout_reports(path: str | Path) -> dict[str, tuple[pd.DataFrame, Path]
     head = csvtext.read_head(path, EXPECTED)
     if not nsys_stdout.recognise(head):
         raise ParseError(path, EXPECTED, "its start has no nsys report header or nsys line")
-    data = csvtext.read_utf8(path, EXPECTED)
-    ascii = data.isascii()  # (then a block's characters are its bytes, one for one)
+    data, ascii = csvtext.read_utf8_ascii(path, EXPECTED)  # (ASCII: a character is a byte)
     blocks = nsys_stdout.split_ascii(data) if ascii else split_stdout(data.decode("utf-8"))
     frames: dict[str, tuple[pd.DataFrame, Path]] = {}
     found = False
