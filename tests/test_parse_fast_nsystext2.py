@@ -61,6 +61,21 @@ def test_split_over_bytes_of_small_texts():
         assert nsys_stdout.split_ascii(text.encode()) == nsys_stdout.split_stdout(text)
 
 
+def test_blank_pieces_are_what_isspace_says():
+    """`_blank` (a pattern over a piece, no copy) is `isspace` of the piece: every ASCII space
+    of str, the separators 0x1C-0x1F included, and non-ASCII spaces of a str."""
+    alphabet = " \t\n\r\x0b\x0c\x1c\x1f\x1bx"
+    rng = random.Random(5)
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 8))) for _ in range(3000)]
+    for text in [*texts, "\u00a0 \u2003", " \u00e9 "]:
+        a, b = sorted(rng.sample(range(len(text) + 1), 2)) if len(text) > 1 else (0, len(text))
+        assert nsys_stdout._blank(text, a, b) == text[a:b].isspace(), repr(text[a:b])
+        if text.isascii():
+            assert nsys_stdout._blank(text.encode(), a, b) == text[a:b].isspace()
+    for text in ("\x1c\x1d\n\nx\n\n\x0b\n", "x\n\n \x1f \nSKIPPED: z\n\t"):
+        assert [b.text for b in nsys_stdout.split_ascii(text.encode())] == ["x\n"]
+
+
 def test_some_blocks_are_one_piece():
     """(Blocks whose rows are read from the file's bytes exist among the captures.)"""
     found = [nsys_stdout.split_ascii(p.read_bytes()) for p in CAPTURES if p.read_bytes().isascii()]
