@@ -105,6 +105,26 @@ def test_reports_from_the_bytes_are_the_decoded_reports(path, tmp_path):
         fast_paths.assert_same(fast, plain, lambda t: t[0])
 
 
+CSV_CAPTURES = [p for p in CAPTURES if p not in TEXT]  # stdout of `--format csv`, mostly
+
+
+@pytest.mark.parametrize("path", CSV_CAPTURES, ids=lambda p: p.name)
+def test_csv_reports_from_the_bytes_are_the_decoded_reports(path, tmp_path):
+    """A CSV report of an ASCII capture is read from the file's bytes, not decoded first."""
+    for k, text in enumerate(mutants(path.read_text(encoding="utf-8"), seed=3 + len(path.name))):
+        copy = tmp_path / f"{k}{path.suffix}"
+        copy.write_text(text, encoding="utf-8")
+        fast = fast_paths.outcome(lambda c=copy: nsys_csv.read_stdout_reports(c))
+        plain = fast_paths.outcome(lambda c=copy: decoded_reports(c))
+        fast_paths.assert_same(fast, plain, lambda t: t[0])
+
+
+def test_csv_captures_have_reports():
+    """(The comparisons above are not between two refusals.)"""
+    read = [fast_paths.outcome(lambda p=p: nsys_csv.read_stdout_reports(p)) for p in CSV_CAPTURES]
+    assert sum(kind == "ok" for kind, _ in read) >= 2
+
+
 RULES = [values.COUNT, values.TIME, values.SIZE, values.VALUE, values.SHARE]
 FACTORS = [1, 1.0, 1e3, 1e9, 1024.0, 2.0**-10]
 

@@ -181,10 +181,11 @@ def _read_block(
     if text:
         origin = Origin(path, expected, "", block.first_line, 1, block.dropped, cut=_text(block))
         return report, nsys_text.read_table(_text(block), report, origin, block.units, raw)
-    origin = Origin(path, expected, block.text, block.first_line, dropped=block.dropped)
+    source = block.text if raw is None else raw[0][raw[1] : raw[2]]  # (bytes: not decoded)
+    origin = Origin(path, expected, source, block.first_line, dropped=block.dropped)
     if block.report is None:
         _check_header(header, report, path)
-    return report, nsys_fields.parse(block.text, header, report, origin)
+    return report, nsys_fields.parse(source, header, report, origin)
 
 
 def _text(block: Block) -> Callable[[], str]:
