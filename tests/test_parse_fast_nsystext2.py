@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from pathlib import Path
 
@@ -51,13 +52,28 @@ def test_split_over_bytes_cuts_what_the_text_split_cuts(path):
         ref = nsys_stdout.split_stdout(variant)
         assert got == ref
         for block in got:
-            if block.at >= 0:
-                assert variant[block.at : block.at + len(block.text)] == block.text
+            if block.span is not None:
+                assert variant[slice(*block.span)] == block.text
 
 
 def test_split_over_bytes_of_small_texts():
     for text in ("", "\n", "\n\n", " \n\t\n", "Generating x", "\nGenerating x\n\n", "a\n\nb"):
         assert nsys_stdout.split_ascii(text.encode()) == nsys_stdout.split_stdout(text)
+
+
+def test_blank_pieces_are_what_isspace_says():
+    """`_blank` (a pattern over a piece, no copy) is `isspace` of the piece: every ASCII space
+    of str, the separators 0x1C-0x1F included, and non-ASCII spaces of a str."""
+    alphabet = " \t\n\r\x0b\x0c\x1c\x1f\x1bx"
+    rng = random.Random(5)
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 8))) for _ in range(3000)]
+    for text in [*texts, "\u00a0 \u2003", " \u00e9 "]:
+        a, b = sorted(rng.sample(range(len(text) + 1), 2)) if len(text) > 1 else (0, len(text))
+        assert nsys_stdout._blank(text, a, b) == text[a:b].isspace(), repr(text[a:b])
+        if text.isascii():
+            assert nsys_stdout._blank(text.encode(), a, b) == text[a:b].isspace()
+    for text in ("\x1c\x1d\n\nx\n\n\x0b\n", "x\n\n \x1f \nSKIPPED: z\n\t"):
+        assert [b.text for b in nsys_stdout.split_ascii(text.encode())] == ["x\n"]
 
 
 def test_some_blocks_are_one_piece():
@@ -72,7 +88,7 @@ def decoded_reports(path: Path) -> dict:
     real = nsys_stdout.split_ascii
     try:
         nsys_stdout.split_ascii = lambda data: [  # type: ignore[assignment]
-            block._replace(at=-1) for block in real(data)
+            dataclasses.replace(block, at=-1) for block in real(data)
         ]
         return nsys_csv.read_stdout_reports(path)
     finally:
@@ -87,6 +103,26 @@ def test_reports_from_the_bytes_are_the_decoded_reports(path, tmp_path):
         fast = fast_paths.outcome(lambda c=copy: nsys_csv.read_stdout_reports(c))
         plain = fast_paths.outcome(lambda c=copy: decoded_reports(c))
         fast_paths.assert_same(fast, plain, lambda t: t[0])
+
+
+CSV_CAPTURES = [p for p in CAPTURES if p not in TEXT]  # stdout of `--format csv`, mostly
+
+
+@pytest.mark.parametrize("path", CSV_CAPTURES, ids=lambda p: p.name)
+def test_csv_reports_from_the_bytes_are_the_decoded_reports(path, tmp_path):
+    """A CSV report of an ASCII capture is read from the file's bytes, not decoded first."""
+    for k, text in enumerate(mutants(path.read_text(encoding="utf-8"), seed=3 + len(path.name))):
+        copy = tmp_path / f"{k}{path.suffix}"
+        copy.write_text(text, encoding="utf-8")
+        fast = fast_paths.outcome(lambda c=copy: nsys_csv.read_stdout_reports(c))
+        plain = fast_paths.outcome(lambda c=copy: decoded_reports(c))
+        fast_paths.assert_same(fast, plain, lambda t: t[0])
+
+
+def test_csv_captures_have_reports():
+    """(The comparisons above are not between two refusals.)"""
+    read = [fast_paths.outcome(lambda p=p: nsys_csv.read_stdout_reports(p)) for p in CSV_CAPTURES]
+    assert sum(kind == "ok" for kind, _ in read) >= 2
 
 
 RULES = [values.COUNT, values.TIME, values.SIZE, values.VALUE, values.SHARE]
@@ -125,6 +161,29 @@ def test_float_integers_are_integers(seed):
     series, rule, factor = column(rng), rng.choice(RULES), rng.choice(FACTORS)
     got = result(values.float_integers, series, rule, factor)
     ref = result(values.integers, series, rule, factor)
+    assert got[0] == ref[0], (got, ref)
+    if got[0] == "error":
+        assert got[1] == ref[1]
+    else:
+        pd.testing.assert_series_equal(got[1], ref[1], check_exact=True)
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_exact_whole_numbers_are_the_floats_they_replace(seed):
+    """`float_integers` of an Int64 column (`nsys_numbers`' whole numbers, 0 where blank) is
+    that of the float64 column the C reader gives for the same cells: result or error."""
+    rng = random.Random(seed)
+    n = rng.randint(0, 30)
+    ints = [rng.randrange(10 ** rng.randint(1, 15)) for _ in range(n)]
+    if ints and rng.random() < 0.4:
+        ints[rng.randrange(n)] = rng.choice([-1, -(10**12), 2**62, 2**62 + 1, 10**18])
+    blank = [rng.random() < 0.2 for _ in range(n)]
+    mask = np.array(blank, dtype=bool)
+    exact = pd.Series(pd.arrays.IntegerArray(np.where(mask, 0, ints).astype("int64"), mask))
+    floats = pd.Series(np.where(mask, np.nan, np.array(ints, dtype="float64")))
+    rule, factor = rng.choice(RULES), rng.choice([1, 1, 1, 1e3])
+    got = result(values.float_integers, exact, rule, factor)
+    ref = result(values.float_integers, floats, rule, factor)
     assert got[0] == ref[0], (got, ref)
     if got[0] == "error":
         assert got[1] == ref[1]

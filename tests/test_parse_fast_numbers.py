@@ -11,6 +11,7 @@ import random
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from profiler.parse import nsys_numbers, nsys_rows
@@ -37,7 +38,7 @@ def expected(cell: str, gap: int, kind: str, point: int) -> float | None | str:
 
 def read(cell: str, first: str, kind: str, gap: int) -> list[float] | None:
     """The cell under `first`, in a column `gap` blanks after a label column and before
-    another: the number column's values, or None."""
+    another: the number column's values (as the C reader gives them), or None."""
     width = len(cell)
     rule = "-" + " " * gap + "-" * (width - gap) + "  -"
     rows = ["K" + "N".rjust(width) + "  L", rule, "k" + first.rjust(width) + "  k"]
@@ -45,7 +46,12 @@ def read(cell: str, first: str, kind: str, gap: int) -> list[float] | None:
     columns = [(0, 1), (1 + gap, 1 + width), (width + 3, width + 4)]
     dtypes = {0: "category", 1: kind, 2: "category"}
     got = nsys_rows.read(data, 2 * len(rule) + 2, columns, dtypes)
-    return None if got is None else got["c1"].tolist()
+    if got is None:
+        return None
+    column = got["c1"]
+    whole = kind == "float64" and "." not in first
+    assert isinstance(column.dtype, pd.Int64Dtype) == whole  # (Int64: whole numbers, exact)
+    return (column.astype("float64") if whole else column).tolist()
 
 
 def check(cell: str, gap: int, kind: str, point: int) -> None:

@@ -82,10 +82,19 @@ def read_utf8(path: str | Path | Held, expected: str) -> bytes:
 
     Raises: ParseError as `read_text`.
     """
+    return read_utf8_ascii(path, expected)[0]
+
+
+def read_utf8_ascii(path: str | Path | Held, expected: str) -> tuple[bytes, bool]:
+    """`read_utf8`, and whether its bytes are ASCII (a million-row file is checked once).
+
+    Raises: ParseError as `read_text`.
+    """
     data = _file_bytes(path, expected)
     if data and data.isascii() and data.find(b"\x00") < 0 and not data.isspace():
-        return data
-    return _decode(data, source_path(path), expected, final=True).encode("utf-8")
+        return data, True
+    data = _decode(data, source_path(path), expected, final=True).encode("utf-8")
+    return data, data.isascii()  # (stops at the first byte that is not)
 
 
 def read_text_and_bytes(path: str | Path | Held, expected: str) -> tuple[str, bytes]:

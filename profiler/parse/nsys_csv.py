@@ -27,6 +27,7 @@ capture holds a report twice (two runs), the first is read.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -138,15 +139,15 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
     head = csvtext.read_head(source, EXPECTED)
     if not nsys_stdout.recognise(head):
         raise ParseError(path, EXPECTED, "its start has no nsys report header or nsys line")
-    data = csvtext.read_utf8(source, EXPECTED)
-    ascii = data.isascii()  # (then a block's characters are its bytes, one for one)
+    data, ascii = csvtext.read_utf8_ascii(source, EXPECTED)  # (ASCII: a character is a byte)
     blocks = nsys_stdout.split_ascii(data) if ascii else split_stdout(data.decode("utf-8"))
     frames: dict[str, tuple[pd.DataFrame, Path]] = {}
     found = False
     for block in blocks:
         if block.report == nsys_stdout.SKIP:
             continue
-        raw = (data, block.at) if ascii and block.at >= 0 else None
+        span = block.span if ascii else None
+        raw = None if span is None else (data, *span)
         report, frame = _read_block(block, path, list(frames), raw)
         found = found or report is not None
         if report is not None and frame is not None and len(frame):
@@ -159,15 +160,16 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
 
 
 def _read_block(
-    block: Block, path: Path, done: list[str], raw: tuple[bytes, int] | None = None
+    block: Block, path: Path, done: list[str], raw: tuple[bytes, int, int] | None = None
 ) -> tuple[str | None, pd.DataFrame | None]:
     """The report a block holds (None when it is no report) and its fields (None when that
     report was read already: a capture of two runs gives the first); `raw`: the file's bytes
-    and where the block starts in them, when they are its characters one for one."""
-    one = block.text.find("\n")
-    two = block.text.find("\n", one + 1) if one >= 0 else -1
-    header = block.text if one < 0 else block.text[:one]
-    rule = "" if one < 0 else block.text[one + 1 : two if two >= 0 else len(block.text)]
+    and where the block starts and ends in them, when they are its characters one for one."""
+    head = block.head()
+    one = head.find("\n")
+    two = head.find("\n", one + 1) if one >= 0 else -1
+    header = head if one < 0 else head[:one]
+    rule = "" if one < 0 else head[one + 1 : two if two >= 0 else len(head)]
     text = nsys_text.is_rule(rule)
     cells = nsys_text.header_cells(header, nsys_text.spans(rule)) if text else None
     cells = cells if cells is not None else csvtext.header_cells(header)
@@ -178,12 +180,18 @@ def _read_block(
         return report, None
     expected = f"nsys {report} report"
     if text:
-        origin = Origin(path, expected, block.text, block.first_line, 1, block.dropped)
-        return report, nsys_text.read_table(block.text, report, origin, block.units, raw)
-    origin = Origin(path, expected, block.text, block.first_line, dropped=block.dropped)
+        origin = Origin(path, expected, "", block.first_line, 1, block.dropped, cut=_text(block))
+        return report, nsys_text.read_table(_text(block), report, origin, block.units, raw)
+    source = block.text if raw is None else raw[0][raw[1] : raw[2]]  # (bytes: not decoded)
+    origin = Origin(path, expected, source, block.first_line, dropped=block.dropped)
     if block.report is None:
         _check_header(header, report, path)
-    return report, nsys_fields.parse(block.text, header, report, origin)
+    return report, nsys_fields.parse(source, header, report, origin)
+
+
+def _text(block: Block) -> Callable[[], str]:
+    """What gives a block's text, made only when called."""
+    return lambda: block.text
 
 
 def read_gpu_trace(path: str | Path, stage: str) -> pd.DataFrame:

@@ -350,6 +350,8 @@ def _convert(
     )  # fmt: skip
     if raw.dtype.kind not in "iuf":
         raw = raw.mask(raw.astype("string").str.strip().eq(NONE).fillna(False))
+    if isinstance(raw.dtype, pd.Int64Dtype) and (factor != 1 or field in ("avg", "pct")):
+        raw = raw.astype("float64")  # whole numbers `nsys_numbers` read: as the C reader's
     if field in ("avg", "pct"):
         return values.numbers(raw, origin, col, rule, factor)
     return values.float_integers(raw, origin, col, rule, factor)  # (`integers`, faster)

@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import pandas as pd
 
 _GAP, _DIGIT, _COMMA, _DOT = 0, 1, 2, 3
 _EXPECTED = {_GAP: 32, _DIGIT: 48, _COMMA: 44, _DOT: 46}
@@ -153,9 +154,13 @@ class Numbers:
     def ready(self) -> Numbers:
         n, stride = self.shape
         kinds = [c.kind for c in self.columns]
+        whole = [c.kind != "int64" and (c.point or -1) < 0 for c in self.columns]  # no point
         self.ints = [c for c, kind in enumerate(kinds) if kind == "int64"]
-        self.floats = [c for c, kind in enumerate(kinds) if kind != "int64"]
+        self.wholes = [c for c, is_whole in enumerate(whole) if is_whole]
+        self.floats = [c for c, kind in enumerate(kinds) if kind != "int64" and not whole[c]]
         self.int_out = np.empty((len(self.ints), n), dtype=np.int64)
+        self.whole_out = np.empty((len(self.wholes), n), dtype=np.int64)
+        self.whole_blank = np.empty((len(self.wholes), n), dtype=bool)
         self.float_out = np.empty((len(self.floats), n), dtype=np.float64)
         if not self.columns:
             return self
@@ -177,15 +182,23 @@ class Numbers:
         self.index = np.array(starts) - base
         place = {c: i for i, c in enumerate(self.order)}
         self.int_rows = [place[c] for c in self.ints]  # rows of a value array, by output
+        self.whole_rows = [place[c] for c in self.wholes]
         self.float_rows = [place[c] for c in self.floats]
         self.points = [(k, float(10 ** (self.columns[c].point or 0))) for k, c in enumerate(
             self.floats) if (self.columns[c].point or 0) > 0]  # fmt: skip
         self._constants()
         return self
 
-    def result(self) -> dict[int, np.ndarray]:
-        out = {self.positions[c]: self.int_out[k] for k, c in enumerate(self.ints)}
+    def result(self) -> dict[int, np.ndarray | pd.arrays.IntegerArray]:
+        """The columns by position: `int64` ones as int64, `float64` ones as float64 (blank:
+        NaN), except those of whole numbers (no point), which are Int64 (blank: NA, its value
+        0): the same numbers, exact, so that no one checks them for a fraction again."""
+        out: dict[int, np.ndarray | pd.arrays.IntegerArray] = {
+            self.positions[c]: self.int_out[k] for k, c in enumerate(self.ints)
+        }
         out.update({self.positions[c]: self.float_out[k] for k, c in enumerate(self.floats)})
+        for k, c in enumerate(self.wholes):
+            out[self.positions[c]] = pd.arrays.IntegerArray(self.whole_out[k], self.whole_blank[k])
         return out
 
     def read(self, r0: int, r1: int) -> bool:
@@ -328,9 +341,12 @@ class Numbers:
 
     def _store(self, value: np.ndarray, blank: np.ndarray, r0: int, r1: int) -> None:
         """The values (per column in `order`) into the outputs: floats divided by the power of
-        ten of their point, blank cells NaN."""
+        ten of their point, blank cells NaN (whole numbers: marked blank)."""
         if self.ints:
             self.int_out[:, r0:r1] = value[self.int_rows]
+        if self.wholes:
+            self.whole_out[:, r0:r1] = value[self.whole_rows]  # (0 where blank)
+            self.whole_blank[:, r0:r1] = blank[self.whole_rows]
         if not self.floats:
             return
         out = self.float_out[:, r0:r1]

@@ -17,7 +17,8 @@ column of two layouts, ...) gives None, and the caller reads the rows as before:
 the bad cell. What `read` returns is what `nsys_text._rows` returns for the same rows: the C
 reader's frame, numbers already parsed, labels as categories (each from its first non-blank
 byte to the last position any row of its column fills, the categories sorted), blank cells
-missing.
+missing; but a float column of whole numbers is Int64 (the same numbers, exact: see
+`nsys_numbers.Numbers.result`).
 """
 
 from __future__ import annotations

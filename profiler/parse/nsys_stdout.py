@@ -21,8 +21,10 @@ header. Progress bars, `Generated:` lines and the program's own output are dropp
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from profiler.parse import nsys_fields, nsys_text
 from profiler.parse.values import LineCounter
@@ -51,11 +53,13 @@ _BREAK_OR_SPECIAL = re.compile(
     r"\n(?=[ \t]*+[\n\r*]|[A-Z\[])(?:(?P<brk>[\n \t\r]*\n)|(?P<line>" + _SPECIAL_LINE + "))"
 )
 _LEADING_BLANKS = re.compile(r"(?:[ \t\r]*\n)*+")
+_SPACES = re.compile(r"\s*+")  # what str.isspace() takes
 # The same patterns over the bytes of an ASCII capture (`split_ascii`).
 _BYTES = {
     pattern: re.compile(pattern.pattern.encode("ascii"))
     for pattern in (_SPECIAL, _BREAK_OR_SPECIAL, _LEADING_BLANKS)
 }
+_BYTES[_SPACES] = re.compile(rb"[\s\x1c-\x1f]*+")
 _SCRIPT = re.compile(r"\] with \[(?P<script>[^\]\n]*)\]")
 _RUNNING = re.compile(r"^(?:Running|Exporting) \[(?P<script>[^\s\]]+)")
 _EXECUTING = re.compile(r"^\[[0-9]+/[0-9]+\] Executing '(?P<script>[^'\n]*)'")
@@ -69,24 +73,51 @@ _HEADINGS = (
 _HEADING_UNIT = re.compile(r"\((?:by size in )?(?P<unit>KiB|MiB|GiB|KB|MB|GB|B)\)")
 
 
-class Block(NamedTuple):
-    """A table's text and where it came from.
+@dataclass(frozen=True)
+class Block:
+    """A table of a capture and where it came from; its text is made only when asked for (a
+    reader that takes the rows of an ASCII capture from its bytes never needs it, and a
+    million rows cost a fifth of a second to decode).
 
     Attributes:
         report: the report its marker names (canonical), `SKIP`, or None (no marker).
-        text: the table, header line first.
         first_line: the file line of its first line.
         dropped: file lines of nsys chatter removed from inside it.
         units: units a heading gives for fields whose header has none (`{"total": "KiB"}`).
         at: where `text` starts in the capture (-1: it is pieces of it, chatter dropped).
+        source: the capture it was cut from (a str, or the bytes of an ASCII capture).
+        pieces: the (start, end) in `source` of the parts `text` joins.
     """
 
     report: str | None
-    text: str
     first_line: int
     dropped: tuple[int, ...]
     units: dict[str, str]
-    at: int = -1  # where `text` starts in the capture, when it is one piece of it (else -1)
+    at: int
+    source: str | bytes = field(repr=False, compare=False)
+    pieces: tuple[tuple[int, int], ...] = field(repr=False, compare=False)
+
+    @cached_property
+    def text(self) -> str:
+        """The table, header line first."""
+        return "".join(_decoded(self.source, a, b) for a, b in self.pieces)
+
+    @property
+    def span(self) -> tuple[int, int] | None:
+        """Where `text` lies in the capture, when it is one piece of it (else None)."""
+        return (self.at, self.pieces[0][1]) if self.at >= 0 else None
+
+    def head(self) -> str:
+        """`text` up to the end of its second line (a header and its rule), the rest uncut."""
+        if len(self.pieces) > 1:
+            return _head(self.text, 0, len(self.text))
+        return _head(self.source, *self.pieces[0])
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Block) and self._key() == other._key()
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.report, self.text, self.first_line, self.dropped, self.units, self.at)
 
 
 def split_stdout(text: str) -> list[Block]:
@@ -134,6 +165,20 @@ def _pattern(pattern: re.Pattern[str], text: str | bytes) -> re.Pattern[Any]:
 def _decoded(text: str | bytes, a: int, b: int) -> str:
     """`text[a:b]` as a str (bytes: ASCII, decoded without a copy of the bytes first)."""
     return text[a:b] if isinstance(text, str) else str(memoryview(text)[a:b], "ascii")
+
+
+def _head(text: str | bytes, a: int, b: int) -> str:
+    """`text[a:b]` up to the end of its second line, as a str."""
+    newline = "\n" if isinstance(text, str) else b"\n"
+    one = text.find(newline, a, b)  # type: ignore[arg-type]
+    two = text.find(newline, one + 1, b) if one >= 0 else -1  # type: ignore[arg-type]
+    return _decoded(text, a, b if two < 0 else two + 1)
+
+
+def _blank(text: str | bytes, a: int, b: int) -> bool:
+    """`text[a:b].isspace()` without the copy (bytes: ASCII, whose spaces for str include the
+    separators 0x1C to 0x1F)."""
+    return _pattern(_SPACES, text).match(text, a, b).end() == b  # type: ignore[union-attr, arg-type]
 
 
 class _Lines:
@@ -186,11 +231,10 @@ def _paragraph(
         pieces.append((a, b))
 
     def flush() -> None:
-        body = _decoded(text, *pieces[0]) if len(pieces) == 1 else ""
-        body = body or "".join(_decoded(text, a, b) for a, b in pieces)
-        if body and not body.isspace():  # (`strip` would copy a million-row table)
+        if pieces and not all(_blank(text, a, b) for a, b in pieces):
             at = pieces[0][0] if len(pieces) == 1 else -1
-            blocks.append(Block(pending[0][0], body, first, tuple(dropped), pending[0][1], at))
+            report, units = pending[0]
+            blocks.append(Block(report, first, tuple(dropped), units, at, text, tuple(pieces)))
             pending[0] = (None, {})
         pieces.clear()
         dropped.clear()

@@ -25,6 +25,7 @@ import csv
 import io
 import re
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -67,38 +68,48 @@ def header_cells(header: str, columns: list[Span]) -> list[str]:
 
 
 def read_table(
-    block: str,
+    block: str | Callable[[], str],
     report: str,
     origin: Origin,
     units: dict[str, str] | None = None,
-    source: tuple[bytes, int] | None = None,
+    source: tuple[bytes, int, int] | None = None,
 ) -> pd.DataFrame:
     """One report's column text (header, rule, rows) -> nsys fields (see `nsys_fields.convert`).
 
     Args:
-        block: the table's text, header line first, the rule second.
+        block: the table's text, header line first, the rule second; or what gives it, called
+            only when the rows are not read from `source` (a million rows cost a fifth of a
+            second to decode).
         report: the canonical report name.
-        origin: where the table is in its file (its `text` is `block`, `skip` 1: the rule).
+        origin: where the table is in its file (its text, or its `cut`, is `block`'s; `skip`
+            1: the rule).
         units: units that a heading gives for fields whose header has none.
-        source: the file's bytes and where `block` starts in them, when they are `block`'s
-            characters one for one (ASCII): the rows are then read from them, not a copy.
+        source: the file's bytes and where `block` starts and ends in them, when they are
+            `block`'s characters one for one (ASCII): the rows are then read from them.
 
     Raises: ParseError for a missing or repeated column, a cell outside its column, or a cell
         that is no number in range (naming its line and column).
     """
-    header, rule, at = _three_parts(block)
+    text: str | None = None  # the block's text, made only when it is needed
+    if source is None:
+        text = _made(block)
+        header, rule, at = _three_parts(text)
+        rows = (text.encode("ascii"), at, len(text)) if text.isascii() else None
+    else:
+        header, rule, at = _three_parts(_head(source))
+        rows = (source[0], source[1] + at, source[2])
     columns = spans(rule)
     cells = header_cells(header, columns)
     cols = nsys_fields.columns(cells, report, origin)
     used = [i for i, cell in enumerate(cells) if cell in cols]
     names = [f"c{i}" for i in range(len(columns))]
-    raw = _fast_rows(block, at, columns, cells, cols, source)
+    raw = None if rows is None else _fast_rows(*rows, columns, cells, cols)
     if raw is None:
-        rows = block[at:]
-        if not rows or rows.isspace():  # (`strip` would copy the rows)
+        rest = (text if text is not None else _made(block))[at:]
+        if not rest or rest.isspace():  # (`strip` would copy the rows)
             raw = pd.DataFrame({names[i]: pd.Series(dtype="string") for i in used})
         else:
-            raw = _rows(rows, columns, cells, cols, origin)
+            raw = _rows(rest, columns, cells, cols, origin)
     raw = raw[[names[i] for i in used]].set_axis([cells[i] for i in used], axis=1)
     raw = _strip_labels(raw, cols)
     try:
@@ -108,6 +119,19 @@ def read_table(
             detail = f"{exc.detail}; numbers with a decimal comma: print them with LC_ALL=C"
             raise ParseError(exc.path, exc.expected, detail) from None
         raise
+
+
+def _made(block: str | Callable[[], str]) -> str:
+    """A block's text, from the block or from what gives it."""
+    return block if isinstance(block, str) else block()
+
+
+def _head(source: tuple[bytes, int, int]) -> str:
+    """The header and rule lines of a table in ASCII bytes (data, start, end), decoded."""
+    data, start, end = source
+    one = data.find(b"\n", start, end)
+    two = data.find(b"\n", one + 1, end) if one >= 0 else -1
+    return data[start : end if two < 0 else two + 1].decode("ascii")
 
 
 def _three_parts(block: str) -> tuple[str, str, int]:
@@ -122,24 +146,20 @@ def _three_parts(block: str) -> tuple[str, str, int]:
 
 
 def _fast_rows(
-    block: str,
+    data: bytes,
     at: int,
+    end: int,
     columns: list[Span],
     cells: list[str],
     cols: nsys_fields.Columns,
-    source: tuple[bytes, int] | None = None,
 ) -> pd.DataFrame | None:
-    """The rows `block[at:]` as `_rows` reads them, read by `nsys_rows` when they are ASCII
-    (a character's place is then its byte's) and of the plain form it reads; else None.
-    `source`: as `read_table`'s (no copy of the rows is made then)."""
-    if len(block) <= at or not block.isascii():
+    """The rows `data[at:end]` (ASCII) as `_rows` reads them, read by `nsys_rows` when they are
+    of the plain form it reads; else None."""
+    if end <= at:
         return None
     fast = nsys_fields.fast_dtypes(cols)
     dtypes = {i: fast[cell] for i, cell in enumerate(cells) if cell in cols}
-    if source is not None:
-        data, start = source
-        return nsys_rows.read(data, start + at, columns, dtypes, end=start + len(block))
-    return nsys_rows.read(block.encode("ascii"), at, columns, dtypes)
+    return nsys_rows.read(data, at, columns, dtypes, end=end)
 
 
 def _rows(

@@ -253,8 +253,16 @@ def float_integers(
     after the unit, whether all are whole), and only a column with a value `rule` does not
     allow goes through `integers`, which names the first bad cell.
 
+    A column of whole numbers already read exactly (`Int64`, as `nsys_numbers` gives them) in
+    its own unit needs only its least and largest value checked, and is taken as it is.
+
     Raises: ParseError as `integers`.
     """
+    if isinstance(values.dtype, pd.Int64Dtype) and factor == 1:
+        ints = values.to_numpy(dtype="int64", na_value=0)
+        if not len(ints) or (ints.min() >= 0 and ints.max() < rule.most):
+            return values
+        values = values.astype("float64")  # (the float checks name the bad cell)
     number = values.to_numpy()
     if values.dtype != np.float64 or not factor > 0 or not len(number):
         return integers(values, origin, column, rule, factor)
@@ -269,7 +277,7 @@ def float_integers(
         mask = np.isnan(scaled)
         ints = (scaled if factor == 1 and rule.whole else np.rint(scaled)).astype("int64")
     ints[mask] = 0
-    return pd.Series(pd.arrays.IntegerArray(ints, mask), index=values.index)
+    return pd.Series(pd.arrays.IntegerArray(ints, mask), index=values.index, copy=False)
 
 
 def check_shares(shares: pd.Series, resolution: float, origin: Origin, label: str) -> None:
