@@ -109,7 +109,6 @@ READERS: dict[str, Callable[[Any], Any]] = {
     "small head": lambda s: csvtext.read_head(s, "x", 7),
     "text": lambda s: csvtext.read_text(s, "x"),
     "utf8": lambda s: csvtext.read_utf8(s, "x"),
-    "text and bytes": lambda s: csvtext.read_text_and_bytes(s, "x"),
     "detect": detect.detect,
 }
 TABLES: dict[str, Callable[[Any], Any]] = {

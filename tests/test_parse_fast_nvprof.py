@@ -28,9 +28,7 @@ import pytest
 from test_parse_fast_paths import mutants
 
 from profiler import schema
-from profiler.errors import ParseError
 from profiler.parse import (
-    csvtext,
     gpuops,
     lines,
     nvprof,
@@ -261,19 +259,3 @@ def test_a_trace_read_in_order_is_the_sorted_trace(tmp_path):
         trace, trace.sort_values("start_ns", kind="stable", ignore_index=True), check_exact=True
     )
     schema.validate(trace, schema.GPU_TRACE)
-
-
-def test_read_text_and_bytes_is_read_text(tmp_path):
-    path = tmp_path / "t.txt"
-    path.write_bytes("\ufeffa\u00e9\n".encode())
-    text, data = csvtext.read_text_and_bytes(path, "x")
-    assert text == csvtext.read_text(path, "x") and data == text.encode("utf-8")
-    assert data != path.read_bytes()  # the byte order mark is not part of the text
-    path.write_bytes(b"a,b\n1,2\n")
-    assert csvtext.read_text_and_bytes(path, "x") == ("a,b\n1,2\n", path.read_bytes())
-    path.write_bytes(b"")
-    with pytest.raises(ParseError) as one:
-        csvtext.read_text_and_bytes(path, "x")
-    with pytest.raises(ParseError) as two:
-        csvtext.read_text(path, "x")
-    assert str(one.value) == str(two.value)

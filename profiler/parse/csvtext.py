@@ -97,16 +97,6 @@ def read_utf8_ascii(path: str | Path | Held, expected: str) -> tuple[bytes, bool
     return data, data.isascii()  # (stops at the first byte that is not)
 
 
-def read_text_and_bytes(path: str | Path | Held, expected: str) -> tuple[str, bytes]:
-    """`read_text`, and that text's UTF-8 bytes (a parser that reads an ASCII text with NumPy
-    need not encode it again).
-
-    Raises: ParseError as `read_text`.
-    """
-    data = read_utf8(path, expected)
-    return data.decode("utf-8"), data
-
-
 def _file_bytes(path: str | Path | Held, expected: str) -> bytes:
     """The bytes of the regular file `path`, read through `profiler.files` (or the bytes held).
 
