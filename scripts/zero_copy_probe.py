@@ -26,7 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_stages import load_inputs  # noqa: E402
 
 from variants.cuda import launch, memory  # noqa: E402
-from variants.lenet.stages.one_kernel import THREADS, conv_constants, shared_bytes  # noqa: E402
+from variants.lenet.stages.one_kernel import (  # noqa: E402
+    THREADS,
+    WEIGHT_NAMES,
+    conv_constants,
+    shared_bytes,
+)
 from variants.lenet.study import STUDY  # noqa: E402
 
 
@@ -44,13 +49,6 @@ def timed(fn, repeat: int) -> float:
         if i >= 3:
             times.append((time.perf_counter() - t0) * 1e3)
     return statistics.median(times)
-
-
-def device_ptr(host: object) -> int:
-    """The device address of a page-locked host array (the same address under UVA)."""
-    from cupy.cuda import runtime
-
-    return int(runtime.pointerGetAttributes(host.ctypes.data).devicePointer)
 
 
 #: where the conv weights live: the define, the constants to set, whether shared memory holds them
@@ -97,13 +95,10 @@ def probe(
     rows.append(
         ("h2d copy alone", timed(lambda: memory.h2d(dev_in.data.ptr, x, 0, nbytes), repeat))
     )
-    w = stage._w
-    names = ("conv1.weight", "conv1.bias", "conv2.weight_t", "conv2.bias")
-    names += tuple(f"fc{i}.{kind}" for i in (1, 2, 3) for kind in ("weight", "bias"))
-    weights = tuple(w[k] for k in names)
+    weights = tuple(stage._w[k] for k in WEIGHT_NAMES)
     logits = stage._a["logits"]
     host_out = memory.pinned_empty((n, 10))
-    x_dev, out_dev = device_ptr(x), device_ptr(host_out)
+    x_dev, out_dev = memory.mapped_address(x), memory.mapped_address(host_out)
     want = stage.infer(x).copy()
     stream = cupy.cuda.Stream(non_blocking=True)
     memory.h2d(dev_in.data.ptr, x, 0, nbytes)

@@ -95,14 +95,19 @@ def decoded_reports(path: Path) -> dict:
         nsys_stdout.split_ascii = real
 
 
-@pytest.mark.parametrize("path", TEXT, ids=lambda p: p.name)
-def test_reports_from_the_bytes_are_the_decoded_reports(path, tmp_path):
-    for k, text in enumerate(mutants(path.read_text(encoding="utf-8"), seed=7 + len(path.name))):
+def assert_mutants_read_as_decoded(path, tmp_path, seed):
+    """Every mutant of `path` (from `seed`) gives from its bytes what its decoded text gives."""
+    for k, text in enumerate(mutants(path.read_text(encoding="utf-8"), seed=seed)):
         copy = tmp_path / f"{k}{path.suffix}"
         copy.write_text(text, encoding="utf-8")
         fast = fast_paths.outcome(lambda c=copy: nsys_csv.read_stdout_reports(c))
         plain = fast_paths.outcome(lambda c=copy: decoded_reports(c))
         fast_paths.assert_same(fast, plain, lambda t: t[0])
+
+
+@pytest.mark.parametrize("path", TEXT, ids=lambda p: p.name)
+def test_reports_from_the_bytes_are_the_decoded_reports(path, tmp_path):
+    assert_mutants_read_as_decoded(path, tmp_path, seed=7 + len(path.name))
 
 
 CSV_CAPTURES = [p for p in CAPTURES if p not in TEXT]  # stdout of `--format csv`, mostly
@@ -111,12 +116,7 @@ CSV_CAPTURES = [p for p in CAPTURES if p not in TEXT]  # stdout of `--format csv
 @pytest.mark.parametrize("path", CSV_CAPTURES, ids=lambda p: p.name)
 def test_csv_reports_from_the_bytes_are_the_decoded_reports(path, tmp_path):
     """A CSV report of an ASCII capture is read from the file's bytes, not decoded first."""
-    for k, text in enumerate(mutants(path.read_text(encoding="utf-8"), seed=3 + len(path.name))):
-        copy = tmp_path / f"{k}{path.suffix}"
-        copy.write_text(text, encoding="utf-8")
-        fast = fast_paths.outcome(lambda c=copy: nsys_csv.read_stdout_reports(c))
-        plain = fast_paths.outcome(lambda c=copy: decoded_reports(c))
-        fast_paths.assert_same(fast, plain, lambda t: t[0])
+    assert_mutants_read_as_decoded(path, tmp_path, seed=3 + len(path.name))
 
 
 def test_csv_captures_have_reports():
