@@ -95,7 +95,7 @@ def probe(
     rows.append(
         ("h2d copy alone", timed(lambda: memory.h2d(dev_in.data.ptr, x, 0, nbytes), repeat))
     )
-    weights = tuple(stage._w[k] for k in WEIGHT_NAMES)
+    weight_ptrs = tuple(stage._w[k] for k in WEIGHT_NAMES)
     logits = stage._a["logits"]
     host_out = memory.pinned_empty((n, 10))
     x_dev, out_dev = memory.mapped_address(x), memory.mapped_address(host_out)
@@ -106,7 +106,7 @@ def probe(
     def measure(label, kernel, smem, grid):
         def make(inp, out):
             return launch.PackedLaunch(
-                kernel, grid, THREADS, (inp, *weights, out, launch.i32(n)), smem
+                kernel, grid, THREADS, (inp, *weight_ptrs, out, launch.i32(n)), smem
             )
 
         from_device, mapped_both = make(dev_in.data.ptr, logits.data.ptr), make(x_dev, out_dev)

@@ -140,3 +140,46 @@ def test_gather_casts_into_a_staging_buffer_of_another_dtype() -> None:
     staging = np.zeros((8, 4), np.float64)
     gather_into(staging, POOL, [3, 1], 2)
     np.testing.assert_array_equal(staging[:4], np.concatenate([POOL[3:5], POOL[1:3]]))
+
+
+class ByteRowSumStage(RowSumStage):
+    """RowSumStage over uint8 'device' input: its input format is quantised bytes, as
+    LeNet's uint8_input keeps the IDX pixels."""
+
+    def prepare(self, model, batch: int) -> None:
+        super().prepare(model, batch)
+        self.d_in = np.zeros((batch, 4), np.uint8)
+
+    def host_input(self, x):
+        return np.clip(np.rint(x * 10 + 100), 0, 255).astype(np.uint8)
+
+    def reference_input(self, x):
+        return self.host_input(x).astype(np.float32)
+
+
+def test_serving_sends_the_stage_own_input_format_and_checks_on_what_it_holds() -> None:
+    from profiler.collect.serve.worker import stage_inputs
+
+    stage = ByteRowSumStage()
+    pool, ref_x = stage_inputs(stage, POOL)
+    assert pool.dtype == np.uint8 and ref_x.dtype == np.float32
+    assert not np.array_equal(ref_x, POOL)  # checked on the bytes, not on the floats
+    stage.prepare(None, 8)
+    engine = StreamEngine([stage], HostDevice(), pool, EngineOptions(8, 1, True, 1))
+    server = Server(engine, Batching(8, 10_000), pool, 1, time.perf_counter_ns)
+    answers: list = []
+    run_point(
+        server,
+        Load("closed", concurrency=6, warmup_s=0, duration_s=0.05),
+        lambda first, items, outs: answers.extend(zip(items.tolist(), outs.copy(), strict=True)),
+    )
+    assert answers
+    for item, out in answers:
+        np.testing.assert_allclose(out, ref_x[item : item + 1].sum(axis=1, keepdims=True) * 2)
+
+
+def test_serving_a_stage_without_input_hooks_sends_the_inputs_as_they_are() -> None:
+    from profiler.collect.serve.worker import stage_inputs
+
+    pool, ref_x = stage_inputs(RowSumStage(), POOL)
+    assert pool is POOL and ref_x is POOL

@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         x = x[: args.ncu_items]
         result["notes"].append(f"metrics pass on the first {len(x)} of {args.items} items")
     emit("reference")
-    ref_x = _reference_input(stage, x)
+    ref_x = reference_input(stage, x)
     if ref_x is not x:
         result["notes"].append(
             "checked against the reference computed on the input as the stage's own input "
@@ -158,7 +158,7 @@ def _layer_rows(table: Any) -> list[dict[str, Any]]:
     return list(json.loads(pd.DataFrame(table).to_json(orient="records")))
 
 
-def _reference_input(stage: Any, x: np.ndarray) -> np.ndarray:
+def reference_input(stage: Any, x: np.ndarray) -> np.ndarray:
     """What the stage's outputs are checked on (`Stage.reference_input`); `x` itself when the
     stage does not say or gives back an equal array."""
     hook = getattr(stage, "reference_input", None)

@@ -23,6 +23,9 @@ CASES = [
     ("overlap_fusion", 3, True),
     ("pinned", 2, False),
     ("fc_coalesced", 2, True),
+    ("one_kernel", 2, True),
+    ("uint8_input", 1, False),
+    ("uint8_input", 2, True),
     ("torch_gpu", 1, False),
     ("torch_gpu", 2, True),
 ]
@@ -47,9 +50,11 @@ def needs(spec) -> None:
 
 @pytest.mark.parametrize(("key", "streams", "graphs"), CASES)
 def test_stream_engine_serves_right_answers(key: str, streams: int, graphs: bool) -> None:
-    study, model, pool, ref = lenet()
+    study, model, raw, raw_ref = lenet()
     spec = study.get(key)
     needs(spec)
+    pool, ref_x = worker.stage_inputs(spec.build(), raw)  # uint8 bytes for uint8_input
+    ref = raw_ref if ref_x is raw else study.run_reference(ref_x, model)
     runtime = runtimes.adapter(spec.runtime)
     engine, notes = worker.build_engine(
         spec, runtime, model, pool, EngineOptions(16, streams, graphs, 1)

@@ -115,6 +115,20 @@ class ChunkedStage(CudaStage):
         self._buffers = {**self._a, "host_logits": self._out}
         self._streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(self.streams)]
         self._plans: dict[tuple[int, int, int, int], list[Chunk]] = {}
+        self._serve_plans: dict[int, list[launch.PackedLaunch]] = {}
+
+    def serve_buffers(self) -> tuple[Any, Any]:
+        """The serving stream protocol (profiler.collect.serve.engines): the device images (in
+        the stage's input_dtype) and logits, `batch` of each."""
+        return self._a["input"], self._a["logits"]
+
+    def enqueue(self, n: int, stream: Any) -> None:
+        """The kernels over the first `n` images as the call's only chunk, on `stream`: the
+        server overlaps batches across its own streams instead of chunks across the stage's."""
+        if n not in self._serve_plans:
+            self._serve_plans[n] = [packed for _, packed in self.launches(0, n, alone=True)]
+        for packed in self._serve_plans[n]:
+            packed(stream.ptr)
 
     def new_output(self, n: int) -> np.ndarray:
         """The page-locked array a "fresh" call copies its logits into (tests fill it with NaN

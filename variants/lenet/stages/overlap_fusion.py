@@ -36,20 +36,6 @@ class OverlapFusion(ChunkedStage):
             "pool2": memory.device_empty((batch, 256)),
             "logits": memory.device_empty((batch, 10)),
         }
-        self._serve_plans: dict[int, list[launch.PackedLaunch]] = {}
-
-    def serve_buffers(self) -> tuple[Any, Any]:
-        """The serving stream protocol (profiler.collect.serve.engines): device images and
-        logits, `batch` of each."""
-        return self._a["input"], self._a["logits"]
-
-    def enqueue(self, n: int, stream: Any) -> None:
-        """The three fused kernels over the first `n` images as one chunk on `stream`: the
-        server overlaps batches across its own streams instead of chunks across these."""
-        if n not in self._serve_plans:
-            self._serve_plans[n] = [packed for _, packed in self.launches(0, n, alone=True)]
-        for packed in self._serve_plans[n]:
-            packed(stream.ptr)
 
     def launches(
         self, start: int, count: int, alone: bool = False
