@@ -354,7 +354,12 @@ SERVE_POINTS = Table(
     (
         _POINT,
         _c("config", "string", doc="the engine configuration, e.g. `b32-w200us-s2-graphs`"),
-        _c("engine", "string", doc="`streams` (the stream protocol) or `infer` (any stage)"),
+        _c(
+            "engine",
+            "string",
+            doc="`in-place` (requests read where they lie), `streams` (staging and copies) or "
+            "`infer` (any stage)",
+        ),
         _c("mode", "string", doc="`closed` (C clients) or `open` (Poisson arrivals)"),
         _c("concurrency", "Int64", doc="closed loop: clients"),
         _c("rate_rps", "float64", "requests/s", "open loop: offered rate"),

@@ -146,3 +146,22 @@ class RowSumStage:
 
     def infer(self, x: np.ndarray) -> np.ndarray:
         return x.sum(axis=1, keepdims=True) * 2
+
+
+class RowsSumStage(RowSumStage):
+    """RowSumStage that also reads the requests in place (the rows protocol): enqueue_rows
+    computes the bound pool's rows straight into the bound output. A read-only pool stands
+    for one that is not page-locked: refused."""
+
+    def bind_rows(self, pool: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
+        if not pool.flags.writeable:
+            from profiler.errors import UsageError
+
+            raise UsageError("the pool is not page-locked")
+        self.bound = (pool, rows, out)
+        self.rows_enqueued: list[int] = []
+
+    def enqueue_rows(self, n: int, stream: Any) -> None:
+        pool, rows, out = self.bound
+        self.rows_enqueued.append(n)
+        out[:n, 0] = pool[rows[:n]].sum(axis=1) * 2

@@ -59,6 +59,11 @@ BUILDS = [
         for imgs in (8, 2)
         for extra in ([], ["-DLENET_CONST_WEIGHTS"], ["-DLENET_INPUT_U8"])
     ),
+    # a server's requests read in place by row (LENET_INPUT_ROWS), fp32 and uint8
+    *(
+        ("one_kernel", ["-DLENET_IMGS=2", *FAST, "-DLENET_INPUT_ROWS", *extra], {"LeNet_Fused"})
+        for extra in ([], ["-DLENET_INPUT_U8"])
+    ),
 ]
 
 

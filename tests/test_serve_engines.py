@@ -183,3 +183,56 @@ def test_serving_a_stage_without_input_hooks_sends_the_inputs_as_they_are() -> N
 
     pool, ref_x = stage_inputs(RowSumStage(), POOL)
     assert pool is POOL and ref_x is POOL
+
+
+@pytest.mark.parametrize(("lanes", "graphs", "r"), [(1, False, 1), (2, True, 1), (2, False, 3)])
+def test_rows_engine_reads_the_requests_in_place(lanes: int, graphs: bool, r: int) -> None:
+    from serve_fakes import RowsSumStage
+
+    from profiler.collect.serve.engines import RowsEngine
+
+    device = HostDevice()
+    stages = [RowsSumStage() for _ in range(lanes)]
+    for s in stages:
+        s.prepare(None, 9)
+    engine = RowsEngine(stages, device, POOL, EngineOptions(9, lanes, graphs, r))
+    assert engine.kind == "in-place" and all(s.bound[0] is POOL for s in stages)
+    server = Server(engine, Batching(9, 10_000), POOL, r, time.perf_counter_ns)
+    engine.mark_reference(time.perf_counter_ns)
+    answers: list = []
+    run_point(
+        server,
+        Load("closed", concurrency=7, request_items=r, warmup_s=0, duration_s=0.05),
+        lambda first, items, outs: answers.extend(zip(items.tolist(), outs.copy(), strict=True)),
+    )
+    assert len(answers) > 20
+    for item, out in answers:  # each request's r rows, in order, from the pool itself
+        np.testing.assert_allclose(
+            out, POOL[item : item + r].sum(axis=1, keepdims=True) * 2, rtol=1e-6
+        )
+    assert all(not s.enqueued for s in stages)  # never the staging path
+    rec = server.records.arrays()
+    assert (rec["batch_h2d_ns"] == rec["batch_compute_ns"]).all()  # no copy phases
+    assert (rec["batch_d2h_ns"] == rec["batch_end_ns"]).all()
+    assert (rec["batch_compute_ns"] <= rec["batch_end_ns"]).all()
+    if graphs:
+        assert device.launches == len(rec["batch_lane"])
+
+
+def test_build_engine_reads_in_place_when_it_can_and_says_why_not(monkeypatch) -> None:
+    from serve_fakes import RowsSumStage
+
+    from profiler.collect.serve import devices, worker
+    from profiler.study import StageSpec
+
+    monkeypatch.setitem(devices.DEVICES, "cupy", HostDevice)
+    spec = StageSpec("rows", "Rows", "t", "custom", "cupy", RowsSumStage)
+    engine, notes = worker.build_engine(spec, CpuRuntime(), None, POOL, EngineOptions(8, 2))
+    assert engine.kind == "in-place" and engine.lanes == 2 and notes == []
+    locked = POOL.copy()
+    locked.flags.writeable = False
+    engine, notes = worker.build_engine(spec, CpuRuntime(), None, locked, EngineOptions(8))
+    assert engine.kind == "streams"
+    assert notes == [
+        "rows serves through staging and copies, not in place: the pool is not page-locked"
+    ]

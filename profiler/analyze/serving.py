@@ -185,7 +185,7 @@ def analyse_point(facts: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) ->
         "max_batch": int(facts["max_batch"]),
         "max_wait_ns": int(float(facts["max_wait_us"]) * 1000),
         "streams": int(facts.get("lanes", facts["streams"])),
-        "graphs": bool(facts.get("graphs")) and facts.get("engine") == "streams",
+        "graphs": bool(facts.get("graphs")) and facts.get("engine") in ("streams", "in-place"),
         "duration_ns": dur,
         "requests": n,
         "items_per_s": n * r / dur * 1e9,

@@ -30,6 +30,9 @@ CASES = [
     ("torch_gpu", 2, True),
 ]
 
+#: the stages that read the requests where they lie in the page-locked pool
+IN_PLACE = {"one_kernel", "one_kernel_const", "uint8_input"}
+
 
 @cache
 def lenet():
@@ -59,7 +62,8 @@ def test_stream_engine_serves_right_answers(key: str, streams: int, graphs: bool
     engine, notes = worker.build_engine(
         spec, runtime, model, pool, EngineOptions(16, streams, graphs, 1)
     )
-    assert engine.kind == "streams" and engine.lanes == streams and not notes
+    kind = "in-place" if key in IN_PLACE else "streams"
+    assert engine.kind == kind and engine.lanes == streams and not notes
     rule = study.compare_for(spec)
     bad: list[str] = []
 
@@ -103,6 +107,20 @@ def test_stream_engine_serves_right_answers(key: str, streams: int, graphs: bool
     assert row["batch_mean"] > 1
     assert abs(row["littles_ratio"] - 1) < serving.LITTLE_TOLERANCE, row
     assert 0 < row["gpu_busy_pct"] <= 100
+
+
+def test_a_pageable_pool_is_served_through_staging_and_says_so() -> None:
+    study, model, raw, _ = lenet()
+    spec = study.get("one_kernel")
+    needs(spec)
+    engine, notes = worker.build_engine(
+        spec, runtimes.adapter(spec.runtime), model, raw, EngineOptions(8, 1, False, 1)
+    )
+    try:
+        assert engine.kind == "streams"
+        assert notes and "must be page-locked" in notes[0]
+    finally:
+        engine.close()
 
 
 def test_generic_stage_falls_back_to_one_lane_and_says_so() -> None:

@@ -200,8 +200,12 @@ class StreamEngine:
                 options.request_items,
                 options.max_batch - options.max_batch % options.request_items,
             }:
-                lane.stage.enqueue(n, lane.stream)
+                self._issue(lane, n)
         self.device.synchronize()
+
+    def _issue(self, lane: Lane, n: int) -> None:
+        """The stage's work for a batch of `n` on the lane's stream (what a graph captures)."""
+        lane.stage.enqueue(n, lane.stream)
 
     def _lane(self, stage: Any, pool: np.ndarray, max_batch: int) -> Lane:
         d = self.device
@@ -231,11 +235,11 @@ class StreamEngine:
                 self.options.request_items, self.options.max_batch + 1, self.options.request_items
             )
             for n in sizes:
-                lane.stage.enqueue(n, lane.stream)  # warm: torch wants one eager run first
+                self._issue(lane, n)  # warm: torch wants one eager run first
             self.device.synchronize()
             for n in sizes:
                 lane.graphs[n] = self.device.capture(
-                    lambda lane=lane, n=n: lane.stage.enqueue(n, lane.stream),
+                    lambda lane=lane, n=n: self._issue(lane, n),
                     lane.stream,
                     lane.graph_pool,
                 )
@@ -262,7 +266,7 @@ class StreamEngine:
         if ln.graphs:
             self.device.launch(ln.graphs[n], s)
         else:
-            ln.stage.enqueue(n, s)
+            self._issue(ln, n)
         record(ev[2], s)
         ln.d2h(n, s)
         record(ev[3], s)
@@ -286,3 +290,83 @@ class StreamEngine:
             release = getattr(lane.stage, "release", None)
             if callable(release):
                 release()
+
+
+def rows_support(stage: Any) -> str | None:
+    """Why `stage` cannot read a server's requests in place (None: it offers to; whether the
+    pool allows it is `bind_rows`'s to say)."""
+    if not (
+        callable(getattr(stage, "bind_rows", None))
+        and callable(getattr(stage, "enqueue_rows", None))
+    ):
+        return "it has no bind_rows/enqueue_rows (requests read in place)"
+    return None
+
+
+class RowsEngine(StreamEngine):
+    """S lanes of a stage that reads the requests where they lie (the rows protocol): the pool
+    is page-locked host memory, a batch is the list of its requests' rows written into the
+    lane's page-locked row buffer, and the stage's kernel reads those rows of the pool and
+    writes the answers into the lane's page-locked output across PCIe. Per batch: two event
+    records and the kernel (or its graph); no gather into staging, no copies. The device times
+    have no H2D or D2H phase: the transfers are inside the compute time.
+
+    The rows protocol, for a class stage (LeNet's one-kernel stages have it):
+
+        def bind_rows(self, pool, rows, out) -> None:
+            # serve images pool[rows[:n]] into out[:n] from now on (all page-locked host
+            # memory, rows int32); UsageError when they cannot be read in place
+        def enqueue_rows(self, n: int, stream) -> None:
+            # issue that for the first n rows on `stream`, without synchronising
+    """
+
+    kind = "in-place"
+
+    def _lane(self, stage: Any, pool: np.ndarray, max_batch: int) -> Lane:
+        d = self.device
+        _, d_out = stage.serve_buffers()
+        out_shape, out_dtype = d.item_shape(d_out)
+        rows, rows_handle = d.pinned((max_batch,), np.int32)
+        h_out, h_out_handle = d.pinned((max_batch, *out_shape), out_dtype)
+        stage.bind_rows(pool, rows, h_out)
+        # two events a batch, start and end, listed as the four DEVICE_KEYS read: H2D and
+        # compute start together, D2H start and end together
+        events = []
+        for _ in range(EVENT_SETS):
+            start, end = d.event(), d.event()
+            events.append([start, start, end, end])
+        return Lane(stage, d.stream(), None, None, rows, rows_handle, h_out, h_out_handle, events)
+
+    def _issue(self, lane: Lane, n: int) -> None:
+        lane.stage.enqueue_rows(n, lane.stream)
+
+    def gather(self, lane: int, pool: np.ndarray, starts: Sequence[int], r: int) -> None:
+        """The requests' rows (request k's r items from starts[k]) into the lane's row buffer:
+        the pool itself is not touched."""
+        rows = self.lanes_[lane].h_in
+        n = len(starts) * r
+        if r == 1:
+            rows[:n] = starts
+        else:
+            rows[:n] = (np.asarray(starts)[:, None] + np.arange(r)).ravel()
+
+    def submit(self, lane: int, n: int) -> StreamPending:
+        """Issue one batch of `n` rows on the lane's stream: two event records around the
+        kernel (or its graph), nothing waited for (the event sets take turns as in
+        StreamEngine.submit)."""
+        ln = self.lanes_[lane]
+        turn = ln.turn
+        ln.turn = (turn + 1) % EVENT_SETS
+        previous = ln.last[turn]
+        if previous is not None:
+            previous.device_times()
+        record, s, ev = self.device.record, ln.stream, ln.events[turn]
+        record(ev[0], s)
+        if ln.graphs:
+            self.device.launch(ln.graphs[n], s)
+        else:
+            ln.stage.enqueue_rows(n, s)
+        record(ev[3], s)
+        pending = StreamPending(self, ln, n, ev)
+        ln.last[turn] = pending
+        return pending

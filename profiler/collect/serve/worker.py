@@ -29,9 +29,17 @@ import numpy as np
 
 from profiler import schema
 from profiler.collect.harness import emit
-from profiler.collect.serve.engines import EngineOptions, InferEngine, StreamEngine, stream_support
+from profiler.collect.serve.engines import (
+    EngineOptions,
+    InferEngine,
+    RowsEngine,
+    StreamEngine,
+    rows_support,
+    stream_support,
+)
 from profiler.collect.serve.loop import Batching, Load, Server, run_point
 from profiler.collect.worker import reference_input, write_json
+from profiler.errors import UsageError
 
 OFFLINE_S = 0.3  # seconds of full batches for the offline throughput
 
@@ -137,7 +145,9 @@ def build_engine(
     spec: Any, runtime: Any, model: Any, pool: np.ndarray, opts: EngineOptions
 ) -> tuple[Any, list[str]]:
     """The engine for `spec` under `opts`, its stages prepared; and notes on what it could not
-    honour (a stage without the stream protocol serves on one lane, without graphs)."""
+    honour. A stage that reads the requests in place where they lie in the pool (the rows
+    protocol) serves so; else a stage with the stream protocol serves through staging and
+    copies; else the stage serves on one lane, without graphs."""
     from profiler.collect.serve.devices import DEVICES
 
     probe = spec.build()
@@ -146,7 +156,14 @@ def build_engine(
         stages = [probe] + [spec.build() for _ in range(opts.streams - 1)]
         for stage in stages:
             _prepare(stage, model, opts.max_batch)
-        return StreamEngine(stages, DEVICES[spec.runtime](), pool, opts), []
+        device = DEVICES[spec.runtime]()
+        if rows_support(probe) is None:
+            try:
+                return RowsEngine(stages, device, pool, opts), []
+            except UsageError as exc:
+                note = f"{spec.key} serves through staging and copies, not in place: {exc}"
+                return StreamEngine(stages, device, pool, opts), [note]
+        return StreamEngine(stages, device, pool, opts), []
     _prepare(probe, model, opts.max_batch)
     notes = []
     if opts.streams > 1 or opts.graphs:

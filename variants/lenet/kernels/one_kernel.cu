@@ -17,6 +17,9 @@
 //                        conv2's in shared memory.
 //   LENET_INPUT_U8       the input is uint8 pixels as in an IDX file, converted here to v / 255
 //                        (IEEE division, the host's normalisation bit for bit).
+//   LENET_INPUT_ROWS     a last argument `rows`: image i is row rows[i] of `in` (a server's
+//                        requests read where they lie, in page-locked memory, no gather);
+//                        needs LENET_STAGE_ALL. Otherwise image i is row i.
 //   LENET_IMGS=<n>       images per block (default 8; 256 threads).
 //   LENET_MIN_BLOCKS=<n> blocks an SM the registers must allow (default: ptxas's choice).
 //   LENET_FC_VEC4        the fully-connected layers whose inputs split in fours (fc1, fc2) read
@@ -38,6 +41,14 @@
 #endif
 #ifndef LENET_FC_UNROLL
 #define LENET_FC_UNROLL 2
+#endif
+#if defined(LENET_INPUT_ROWS) && !defined(LENET_STAGE_ALL)
+#error "LENET_INPUT_ROWS reads the input through stage_batched: it needs LENET_STAGE_ALL"
+#endif
+#ifdef LENET_INPUT_ROWS
+#define LENET_ROWS_ARG , const int* __restrict__ rows
+#else
+#define LENET_ROWS_ARG
 #endif
 constexpr int IMGS = LENET_IMGS;
 [[maybe_unused]] constexpr int FC_UNROLL = LENET_FC_UNROLL;  // groups of four inputs a thread has in flight
@@ -75,17 +86,17 @@ __device__ __forceinline__ float pool4(float a, float b, float c, float d) {
     return max_nan(max_nan(a, b), max_nan(c, d));
 }
 
-// Up to MAX 16-byte vectors src[0..count) into shared memory through `store(i, v)`, every load
-// of a thread issued before its first store: one round trip to device memory, not one a vector
-// (a block-stride loop of load-then-store leaves a single load in flight per thread).
-template <int MAX, typename V, typename Store>
-__device__ __forceinline__ void stage_batched(const V* __restrict__ src, int count, Store store) {
+// Up to MAX 16-byte vectors load(0..count) into shared memory through `store(i, v)`, every
+// load of a thread issued before its first store: one round trip to device memory, not one a
+// vector (a block-stride loop of load-then-store leaves a single load in flight per thread).
+template <int MAX, typename V, typename Load, typename Store>
+__device__ __forceinline__ void stage_batched(Load load, int count, Store store) {
     constexpr int PER = (MAX + THREADS - 1) / THREADS;
     V v[PER];
 #pragma unroll
     for (int j = 0; j < PER; ++j) {
         const int i = threadIdx.x + j * THREADS;
-        if (i < count) v[j] = src[i];
+        if (i < count) v[j] = load(i);
     }
 #pragma unroll
     for (int j = 0; j < PER; ++j) {
@@ -94,14 +105,31 @@ __device__ __forceinline__ void stage_batched(const V* __restrict__ src, int cou
     }
 }
 
+// Vector i of the block's images as 16-byte vectors, PER an image: the block's images follow
+// each other from `in`, or (LENET_INPUT_ROWS) image k is row rows[k] of `in`.
+template <typename V, int PER>
+struct ImageVectors {
+    const V* __restrict__ in;
+    const int* rows;  // the block's rows, in shared memory (LENET_INPUT_ROWS)
+    __device__ __forceinline__ V operator()(int i) const {
+#ifdef LENET_INPUT_ROWS
+        return in[(long long)rows[i / PER] * PER + i % PER];
+#else
+        return in[i];
+#endif
+    }
+};
+
 // The block's images into shared memory as floats (rows past nimg are left as they are).
-__device__ __forceinline__ void stage_input(float* s, const in_t* __restrict__ in, int nimg) {
+__device__ __forceinline__ void stage_input(float* s, const in_t* __restrict__ in, int nimg,
+                                            const int* rows) {
 #ifdef LENET_STAGE_ALL
     float4* s4 = reinterpret_cast<float4*>(s);
 #ifdef LENET_INPUT_U8
     // sixteen pixels a load (784 = 49 x 16 bytes an image): a warp reads 512 contiguous bytes,
     // the request size that keeps PCIe busy when `in` is page-locked host memory read in place
-    stage_batched<IMGS * 49>(reinterpret_cast<const uint4*>(in), nimg * 49, [&](int i, uint4 u) {
+    const ImageVectors<uint4, 49> vectors{reinterpret_cast<const uint4*>(in), rows};
+    stage_batched<IMGS * 49, uint4>(vectors, nimg * 49, [&](int i, uint4 u) {
         const unsigned words[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
         for (int k = 0; k < 4; ++k)
@@ -111,8 +139,8 @@ __device__ __forceinline__ void stage_input(float* s, const in_t* __restrict__ i
                                         float(words[k] >> 24) / 255.f);
     });
 #else
-    stage_batched<IMGS * 196>(reinterpret_cast<const float4*>(in), nimg * 196,
-                              [&](int i, float4 f) { s4[i] = f; });
+    const ImageVectors<float4, 196> vectors{reinterpret_cast<const float4*>(in), rows};
+    stage_batched<IMGS * 196, float4>(vectors, nimg * 196, [&](int i, float4 f) { s4[i] = f; });
 #endif
     return;
 #endif
@@ -222,7 +250,7 @@ extern "C" __global__ void LENET_BOUNDS LeNet_Fused(
     const float* __restrict__ conv2_b, const float* __restrict__ w1t,
     const float* __restrict__ b1, const float* __restrict__ w2t, const float* __restrict__ b2,
     const float* __restrict__ w3t, const float* __restrict__ b3, float* __restrict__ out,
-    int n) {
+    int n LENET_ROWS_ARG) {
     extern __shared__ __align__(16) float smem[];
     float* a = smem;
     float* p1 = smem + A_FLOATS;
@@ -249,15 +277,23 @@ extern "C" __global__ void LENET_BOUNDS LeNet_Fused(
 #endif
 #ifdef LENET_STAGE_ALL
     float4* w2v = reinterpret_cast<float4*>(w2);
-    stage_batched<600>(reinterpret_cast<const float4*>(conv2_wt), 600,
-                       [&](int i, float4 f) { w2v[i] = f; });
+    const float4* w2src = reinterpret_cast<const float4*>(conv2_wt);
+    stage_batched<600, float4>([&](int i) { return w2src[i]; }, 600,
+                               [&](int i, float4 f) { w2v[i] = f; });
     stage4(w2 + 2400, conv2_b, 16);
 #else
     stage4(w2, conv2_wt, 2400);
     stage4(w2 + 2400, conv2_b, 16);
 #endif
 #endif
-    stage_input(a, in + (long long)img0 * 784, nimg);
+#ifdef LENET_INPUT_ROWS
+    __shared__ int block_rows[IMGS];  // read once (one round trip when rows is host memory)
+    if (threadIdx.x < nimg) block_rows[threadIdx.x] = rows[img0 + threadIdx.x];
+    __syncthreads();
+    stage_input(a, in, nimg, block_rows);
+#else
+    stage_input(a, in + (long long)img0 * 784, nimg, nullptr);
+#endif
     __syncthreads();
 
     for (int p = threadIdx.x; p < nimg * 144; p += THREADS)

@@ -3,10 +3,12 @@ copies; conv weights in shared memory (one_kernel) or in constant memory (one_ke
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
+from profiler.errors import UsageError
 from profiler.ranges import range as phase
 from variants.cuda import build, launch, memory
 from variants.lenet import gpu
@@ -98,6 +100,7 @@ class OneKernel(ChunkedStage):
         return out
 
     def allocate(self, model: Any, batch: int) -> None:
+        self._model = model
         self._modules: list[Any] = []  # kept: the kernels live in them
         sizes = {self.imgs, self.small_imgs} | ({self.in_place_imgs} if self.in_place else set())
         self._kernels = {imgs: self.kernel(model, imgs) for imgs in sizes}
@@ -108,9 +111,10 @@ class OneKernel(ChunkedStage):
             "logits": memory.device_empty((batch, gpu.CLASSES)),
         }
 
-    def kernel(self, model: Any, imgs: int) -> Any:
-        """LeNet_Fused compiled for `imgs` images a block, allowed its shared memory."""
-        module = gpu.compile_module("one_kernel", self.defines(imgs))
+    def kernel(self, model: Any, imgs: int, extra: Sequence[str] = ()) -> Any:
+        """LeNet_Fused compiled for `imgs` images a block (and `extra` defines), allowed its
+        shared memory."""
+        module = gpu.compile_module("one_kernel", [*self.defines(imgs), *extra])
         if self.const_weights:
             gpu.set_constants(module, "one_kernel", conv_constants(model.weights))
         self._modules.append(module)
@@ -166,6 +170,47 @@ class OneKernel(ChunkedStage):
         grid = launch.grid_for(n, imgs)
         self._in_place[n] = launch.PackedLaunch(self._kernels[imgs], grid, THREADS, args, smem)
         return self._in_place[n]
+
+    # the server reads its requests in place (profiler.collect.serve.engines.RowsEngine)
+
+    def bind_rows(self, pool: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
+        """Serve from `pool` in place: `enqueue_rows(n)` then runs the kernel over images
+        pool[rows[:n]] into out[:n], all three page-locked host memory read or written across
+        PCIe (no gather, no copies). Raises: UsageError when they cannot be read in place."""
+        if pool.dtype != np.dtype(self.input_dtype) or pool.shape[1:] != (1, 28, 28):
+            raise UsageError(
+                f"the kernel reads {np.dtype(self.input_dtype)} images (n, 1, 28, 28), the "
+                f"pool holds {pool.dtype} {pool.shape[1:]}"
+            )
+        if rows.dtype != np.int32 or out.dtype != np.float32 or out.shape[1:] != (gpu.CLASSES,):
+            raise UsageError("rows must be int32 and the outputs float32 (n, 10)")
+        addresses = [memory.mapped_address(a) for a in (pool, rows, out)]
+        if None in addresses:
+            raise UsageError("the pool, rows and outputs must be page-locked to be read in place")
+        if addresses[0] % IN_PLACE_ALIGN:  # type: ignore[operator]
+            raise UsageError(f"the pool is not aligned to {IN_PLACE_ALIGN} bytes")
+        self._rows_at = addresses
+        self._rows_launches: dict[int, launch.PackedLaunch] = {}
+        self._rows_kernels: dict[int, Any] = {}
+
+    def enqueue_rows(self, n: int, stream: Any) -> None:
+        """The kernel over the bound pool's rows rows[:n] into out[:n] on `stream` (see
+        bind_rows); its launch built once per batch size."""
+        packed = self._rows_launches.get(n) or self.rows_launch(n)
+        packed(stream.ptr)
+
+    def rows_launch(self, n: int) -> launch.PackedLaunch:
+        """The LENET_INPUT_ROWS launch for `n` images, as infer_in_place's for its imgs."""
+        imgs = self.small_imgs if n <= self.small_chunk_images else self.in_place_imgs
+        if imgs not in self._rows_kernels:
+            self._rows_kernels[imgs] = self.kernel(self._model, imgs, ["LENET_INPUT_ROWS"])
+        pool_at, rows_at, out_at = self._rows_at
+        args = (pool_at, *(self._w[k] for k in WEIGHT_NAMES), out_at, launch.i32(n), rows_at)
+        smem = shared_bytes(imgs, self.const_weights)
+        grid = launch.grid_for(n, imgs)
+        packed = launch.PackedLaunch(self._rows_kernels[imgs], grid, THREADS, args, smem)
+        self._rows_launches[n] = packed
+        return packed
 
 
 class OneKernelConst(OneKernel):
