@@ -96,7 +96,10 @@ class HostDevice:
         return (end[0] - start[0]) / 1e6
 
     def pinned(self, shape, dtype):
-        arr = np.zeros(shape, dtype)
+        """Filled with what uninitialised memory may hold: an index past any pool, NaN."""
+        dtype = np.dtype(dtype)
+        poison = np.iinfo(dtype).max if dtype.kind in "iu" else np.nan
+        arr = np.full(shape, poison, dtype)
         return arr, arr
 
     def item_shape(self, device_array):

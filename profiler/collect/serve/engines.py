@@ -327,6 +327,7 @@ class RowsEngine(StreamEngine):
         _, d_out = stage.serve_buffers()
         out_shape, out_dtype = d.item_shape(d_out)
         rows, rows_handle = d.pinned((max_batch,), np.int32)
+        rows[:] = 0  # valid rows for the warm-up and graph captures, before any batch
         h_out, h_out_handle = d.pinned((max_batch, *out_shape), out_dtype)
         stage.bind_rows(pool, rows, h_out)
         # two events a batch, start and end, listed as the four DEVICE_KEYS read: H2D and
