@@ -100,8 +100,8 @@ for phase in "$@"; do
         --stages torch_pinned,torch_compile,jax_gpu,one_kernel,graph_fp32,uint8_input,graph \
         --batch-sizes 1,16,256,4096
       keep lenet-batch ;;
-    serve-lenet) serve serve-lenet lenet --stage overlap_fusion --concurrency 1,4,16,64,256,1024 \
-      --max-batch 64,256 --max-wait-us 50 --streams 1,4 --graphs off,on --slo-ms 1 \
+    serve-lenet) serve serve-lenet lenet --stage uint8_input --concurrency 1,16,64,256,1024,2048 \
+      --max-batch 256,1024 --max-wait-us 0 --streams 1,2 --graphs on --slo-ms 1 \
       --duration-s 1 --warmup-s 0.3 ;;
     serve-mobilenetv2) serve serve-mobilenetv2 mobilenetv2 --stage graph --concurrency 1,4,16 \
       --max-batch 16 --max-wait-us 200 --slo-ms 50 --duration-s 1 --warmup-s 0.3 ;;
