@@ -115,7 +115,8 @@ def plain_kernels(text: str, path: Path) -> list:
 
 
 def bulk_kernels(text: str, path: Path) -> list:
-    walk = ncu_walk.walk(text.encode("utf-8"))
+    data = text.encode("utf-8")
+    walk = ncu_walk.walk(data, lines.split(data))
     found = ncu_text.metric_values(walk, path)
     return [
         (shape, {name: float(v[i]) for name, v in found.items() if not np.isnan(v[i])})
@@ -222,3 +223,44 @@ def test_fixtures_have_launches_and_values():
     read = [plain_kernels(p.read_text(encoding="utf-8"), p) for p in NCU_TEXT]
     assert sum(len(k) for k in read) >= 10
     assert sum(len(found) for kernels in read for _, found in kernels) >= 30
+
+
+def plain_launch_ids(text: str, count: int) -> list[int]:
+    """ncu_text's launch numbers as they were found: `str.find` over the whole text."""
+    ids = []
+    mark = '==PROF== Profiling "'
+    at = text.find(mark)
+    while at >= 0:
+        after, at = at + len(mark), text.find(mark, at + 1)
+        if after > len(mark) and text[after - len(mark) - 1] != "\n":
+            continue
+        end = text.find("\n", after)
+        line = text[after : end if end >= 0 else len(text)]
+        cut = line.rfind('" - ')
+        number = line[cut + 4 :].split(":", 1)[0] if cut >= 0 else ""
+        if number.isdigit() and len(number) < 12:
+            ids.append(int(number))
+    return ids if len(ids) == count else list(range(count))
+
+
+PROF = [
+    '==PROF== Profiling "k" - 4: 0%....50%....100% - 8 passes',
+    '==PROF== Profiling "k - 1" - 5: 0%',
+    '==PROF== Profiling "k" - 6',
+    '==PROF== Profiling "k" - 7\r',
+    '==PROF== Profiling "k" - x: 0%',
+    'out ==PROF== Profiling "k" - 9: 0%',
+    ' ==PROF== Profiling "k" - 9: 0%',
+    '==PROF== Profiling "é" - 12345678901234: 0%',
+    "==PROF== Connected to process 1",
+    "",
+]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_launch_ids_are_found_as_by_str_find(seed):
+    rng = random.Random(seed)
+    text = "\n".join(rng.choices(PROF, k=rng.randint(0, 12)))
+    data = text.encode("utf-8")
+    for count in range(6):
+        assert ncu_text._launch_ids(data, lines.split(data), count) == plain_launch_ids(text, count)

@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from profiler.errors import ParseError
-from profiler.parse import byte_spans, csvtext, ncu_csv, ncu_walk, values
+from profiler.parse import byte_spans, csvtext, lines, ncu_csv, ncu_walk, values
 
 EXPECTED = "Nsight Compute output (ncu's per-kernel `Section:` tables, or ncu --csv)"
 
@@ -89,7 +89,8 @@ def read_metrics(path: str | Path, stage: str) -> pd.DataFrame:
     if not recognise(head):
         raise ParseError(path, EXPECTED, "no ==PROF== line nor Section: table at its start")
     data = csvtext.read_utf8(path, EXPECTED)
-    walk = ncu_walk.walk(data)
+    split = lines.split(data)
+    walk = ncu_walk.walk(data, split)
     if not walk.launches:
         text = data.decode("utf-8")
         raise ParseError(path, EXPECTED, ncu_csv.nothing_profiled(text, _NO_KERNEL))
@@ -97,7 +98,7 @@ def read_metrics(path: str | Path, stage: str) -> pd.DataFrame:
     names, grids, blocks = zip(*walk.launches, strict=True)
     launches = pd.DataFrame(
         {
-            "ID": [str(i) for i in _launch_ids(data, len(walk.launches))],
+            "ID": [str(i) for i in _launch_ids(data, split, len(walk.launches))],
             "Kernel Name": list(names),
             "Grid Size": list(grids),
             "Block Size": list(blocks),
@@ -215,18 +216,16 @@ def _convert(cut: Cut, path: Path) -> float:
     return values.scalar(cell, _RULES[kind], factor)
 
 
-def _launch_ids(data: bytes, count: int) -> list[int]:
+def _launch_ids(data: bytes, found: lines.Lines, count: int) -> list[int]:
     """The launch numbers of ncu's `==PROF== Profiling "name" - N: ...` lines when there is one
     per launch found, else 0 .. count - 1."""
     ids = []
     mark = b'==PROF== Profiling "'
-    at = data.find(mark)
-    while at >= 0:
-        after, at = at + len(mark), data.find(mark, at + 1)
-        if after > len(mark) and data[after - len(mark) - 1] != ord("\n"):
-            continue  # not at the start of a line
-        end = data.find(b"\n", after)
-        line = data[after : end if end >= 0 else len(data)].decode("utf-8")
+    for i in np.flatnonzero((found.lead == 0) & (found.first == ord("="))).tolist():
+        raw = data[found.start[i] : found.end[i]]
+        if not raw.startswith(mark):
+            continue
+        line = raw[len(mark) :].decode("utf-8")
         cut = line.rfind('" - ')
         number = line[cut + 4 :].split(":", 1)[0] if cut >= 0 else ""
         if number.isdigit() and len(number) < 12:

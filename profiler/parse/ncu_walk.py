@@ -96,9 +96,8 @@ class _Distinct:
         self.tables.append(table)
 
 
-def walk(data: bytes) -> Walk:
-    """The launches and open tables' rows of ncu's text `data` (UTF-8)."""
-    found = lines.split(data)
+def walk(data: bytes, found: lines.Lines) -> Walk:
+    """The launches and open tables' rows of ncu's text `data` (UTF-8; its lines `found`)."""
     looked, sections = _looked_at(data, found)
     codes, distinct = _distinct(data, found, looked)
     kind = np.full(len(found), _NOTHING, dtype=np.int8)
