@@ -1,135 +1,50 @@
 """The fast paths of the text parsers give what the plain ones give (issue 14's speed target).
 
-The million-row text tables are read with NumPy passes over the bytes, and only the lines that
-can matter are walked in Python. Each fast path is held here to a plain reference (the code it
-replaced, or Python's own `str` methods) on the real captures under tests/data and on mutated
-copies of them: lines dropped, doubled, re-indented past the 64 bytes `parse.lines` looks at, led
-by a non-ASCII blank, tabbed, cut short, CRLF line ends. The slices the passes work in are made
-tiny so that every boundary falls inside the short fixtures.
+The million-row text tables are read with NumPy passes over the bytes. Each fast path is held
+here to a plain reference (the code it replaced, or Python's own `str` methods): line leads
+after runs of blanks of every length, led by a non-ASCII blank, tabbed; token edges and decimal
+blocks across slices. The slices the passes work in are made tiny so that every boundary falls
+inside the short inputs. (ncu's text reader: tests/test_parse_fast_ncu_text.py.)
 """
 
 from __future__ import annotations
 
 import random
-from pathlib import Path
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from profiler.errors import ParseError
-from profiler.parse import lines, ncu_text, nvprof_summary, tokens
+from profiler.parse import lines, nvprof_summary, tokens
 
-DATA = Path(__file__).parent / "data"
-NCU_TEXT = sorted(p for p in (DATA / "ncu").rglob("*") if p.suffix in (".txt", ".output", ".log"))
+# One line's changes that `mutants` makes (None: the line dropped).
+EDITS: list[Callable[[str], str | None]] = [
+    lambda s: None,
+    lambda s: f"{s}\n{s}",
+    lambda s: " " * 80 + s,
+    lambda s: "\u00a0" + s,
+    lambda s: s.replace(" ", "\t", 1),
+    lambda s: s.replace("1", "x", 1),
+    lambda s: s.replace(".", ",", 1),
+    lambda s: s.rstrip()[: len(s.rstrip()) // 2],
+    lambda s: s.replace(" ", "", 3),
+]
 
 
-def mutants(text: str, seed: int, count: int = 30) -> list[str]:
-    """`text` and copies of it with one line changed, and cut short, and with CRLF line ends."""
+def mutants(
+    text: str, seed: int, count: int = 30, edits: list[Callable[[str], str | None]] = EDITS
+) -> list[str]:
+    """`text` and copies of it with one line changed (`edits`), and cut short, and with CRLF
+    line ends."""
     rng = random.Random(seed)
     rows = text.split("\n")
-    edits = [
-        lambda s: None,
-        lambda s: f"{s}\n{s}",
-        lambda s: " " * 80 + s,
-        lambda s: "\u00a0" + s,
-        lambda s: s.replace(" ", "\t", 1),
-        lambda s: s.replace("1", "x", 1),
-        lambda s: s.replace(".", ",", 1),
-        lambda s: s.rstrip()[: len(s.rstrip()) // 2],
-        lambda s: s.replace(" ", "", 3),
-    ]
     out = [text, text.replace("\n", "\r\n"), text[: len(text) // 2], text[: len(text) * 3 // 4]]
     for _ in range(count):
         i = rng.randrange(len(rows))
         new = rng.choice(edits)(rows[i])
         out.append("\n".join(rows[:i] + ([] if new is None else [new]) + rows[i + 1 :]))
     return out
-
-
-def reference_kernels(text: str, path: Path) -> list[ncu_text.Launch]:
-    """ncu_text's walk as it was before it was sped up: every line, one by one."""
-    kernels: list[ncu_text.Launch] = []
-    widths = None
-    header_next = False
-    for number, raw in enumerate(text.split("\n"), 1):
-        line = raw.rstrip("\r")
-        launch = ncu_text._launch(line)
-        if launch is not None:
-            kernels.append(launch)
-            widths = None
-            continue
-        if not kernels:
-            continue
-        stripped = line.strip()
-        if stripped.startswith("Section:"):
-            widths = None
-        elif ncu_text._is_rule(stripped):
-            runs = [len(run) for run in stripped.split()]
-            if widths is None and len(runs) == 3:
-                widths, header_next = (runs[0], runs[1], runs[2]), False
-            elif widths is not None and not header_next:
-                widths = None
-            header_next = False
-        elif widths is not None and stripped:
-            if stripped.startswith("Metric Name") and stripped.endswith("Metric Value"):
-                header_next = True
-                continue
-            ncu_text._metric(line, widths, number, kernels[-1], path)
-    return kernels
-
-
-def outcome(func, *args):
-    try:
-        return "ok", func(*args)
-    except ParseError as exc:
-        return "error", str(exc)
-
-
-@pytest.mark.parametrize("path", NCU_TEXT, ids=lambda p: p.name)
-def test_ncu_walk_reads_what_the_line_by_line_walk_read(path, monkeypatch):
-    monkeypatch.setattr(lines, "_SLICE", 61)
-    for text in mutants(path.read_text(encoding="utf-8"), seed=len(path.name)):
-        fast = outcome(ncu_text._kernels, text, path)
-        assert fast == outcome(reference_kernels, text, path)
-
-
-@pytest.mark.parametrize("path", NCU_TEXT, ids=lambda p: p.name)
-def test_ncu_rows_seen_again_are_read_as_the_first_time(path):
-    """A row seen again is taken as it was cut before (`ncu_text._Seen`, by line and table
-    widths): the capture three times over, one line of one copy changed (a rule, a row, a
-    kernel line), is read as the line-by-line walk reads it."""
-    text = "\n".join([path.read_text(encoding="utf-8")] * 3)
-    for changed in mutants(text, seed=len(path.name) + 1, count=40):
-        fast = outcome(ncu_text._kernels, changed, path)
-        assert fast == outcome(reference_kernels, changed, path)
-
-
-def test_ncu_row_seen_again_under_other_widths_is_cut_by_them():
-    """One row in tables of two kernels whose rules differ: each cut by its own table."""
-    row = "    Duration            usecond   12.50"
-    for unit, value in [(a, b) for a in range(12) for b in range(3, 9)]:
-        text = "".join(
-            f"k{i} (1, 1, 1)x(1, 1, 1), Context 1, Stream 7, Device 0, CC 8.6\n"
-            f"    Section: S\n    {rule}\n    Metric Name Metric Unit Metric Value\n"
-            f"    {rule}\n{row}\n    {rule}\n"
-            for i, rule in enumerate(
-                [
-                    "-" * 8 + " " + "-" * 9 + " " + "-" * 5,
-                    "-" * 8 + " " + "-" * unit + " " + "-" * value,
-                ]
-            )
-        )
-        assert outcome(ncu_text._kernels, text, Path("x")) == outcome(
-            reference_kernels, text, Path("x")
-        )
-
-
-def test_ncu_fixtures_have_kernels():
-    """(The comparison above is not between two empty lists.)"""
-    read = [ncu_text._kernels(p.read_text(encoding="utf-8"), p) for p in NCU_TEXT]
-    assert sum(len(k) for k in read) >= 10
-    assert sum(len(k.values) for found in read for k in found) >= 30
 
 
 def random_lines(seed: int, n: int) -> str:

@@ -43,49 +43,26 @@ ERR_NVGPUCTRPERM ...`, `==WARNING== No kernels were profiled.`).
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from profiler.errors import ParseError
-from profiler.parse import csvtext, lines, ncu_csv, values
+from profiler.parse import byte_spans, csvtext, lines, ncu_csv, ncu_walk, values
 
 EXPECTED = "Nsight Compute output (ncu's per-kernel `Section:` tables, or ncu --csv)"
 
-_KERNEL_TAIL = re.compile(r", Context [0-9]+, Stream [0-9]+(?:, Device [0-9]+, CC [0-9.]+)?\Z")
-_SHAPE = re.compile(r" \(([0-9]+, [0-9]+, [0-9]+)\)x\(([0-9]+, [0-9]+, [0-9]+)\)\Z")
-_DATE = re.compile(r", [0-9]{4}-[A-Za-z]{3}-[0-9]{2} [0-9:]{8}\Z")
 _TOOL_LINE = re.compile(r"^==(?:PROF|ERROR|WARNING)==", re.MULTILINE)
 _SECTION = re.compile(r"^[ \t]+Section: ", re.MULTILINE)
-_NAMES = {name: field for field, (_, names) in ncu_csv.METRICS.items() for name in names}
 _RULES = {"time": values.TIME, "bytes": values.SIZE, "count": values.COUNT, "pct": values.VALUE}
 _NO_KERNEL = "no kernel results in it (a line `<kernel>, Context N, Stream N` with Section: tables)"
-_MAX_TAIL = 120  # the launch shape, time and ids after a kernel name fit in this
-# The first 8 characters of a metric row that `_metric` may keep or refuse (6 of `SM [%]`), or of
-# a table's header, and of a `Section:` line (see `_events`).
-_PREFIXES = np.array(
-    sorted({lines.pack(n[:8].encode()) for n in [*_NAMES, "Metric Name"] if len(n) >= 8}),
-    dtype=np.uint64,
-)
-_SIX = np.uint64(lines.pack(b"SM [%]") << 16)
-_SIX_MASK = np.uint64(((1 << 48) - 1) << 16)
-_SECTION_WORD = np.uint64(lines.pack(b"Section:"))
-_HEADER_WORD = np.uint64(lines.pack(b"Metric N"))
-
-
-@dataclass
-class Launch:
-    """One kernel result of the text: the kernel line's name and shape, the mapped values."""
-
-    name: str
-    grid: str | None = None
-    block: str | None = None
-    values: dict[str, float] = field(default_factory=dict)
+_TARGETS = list(ncu_csv.METRICS)
+# What a row gives besides a METRICS column's number (`_cut_row`, `_targets`).
+_NO_VALUE, _MISFIT = -1, -2
+# A mapped metric's row: its name, the METRICS column it gives, its unit and its value cell.
+Cut = tuple[str, str, str, str]
 
 
 def recognise(head: str) -> bool:
@@ -111,233 +88,103 @@ def read_metrics(path: str | Path, stage: str) -> pd.DataFrame:
     head = csvtext.read_head(path, EXPECTED)
     if not recognise(head):
         raise ParseError(path, EXPECTED, "no ==PROF== line nor Section: table at its start")
-    text = csvtext.read_text(path, EXPECTED)
-    kernels = _kernels(text, path)
-    if not kernels:
+    data = csvtext.read_utf8(path, EXPECTED)
+    split = lines.split(data)
+    walk = ncu_walk.walk(data, split)
+    if not walk.launches:
+        text = data.decode("utf-8")
         raise ParseError(path, EXPECTED, ncu_csv.nothing_profiled(text, _NO_KERNEL))
-    ids = _launch_ids(text, len(kernels))
+    found = metric_values(walk, path)
+    names, grids, blocks = zip(*walk.launches, strict=True)
     launches = pd.DataFrame(
         {
-            "ID": [str(i) for i in ids],
-            "Kernel Name": [k.name for k in kernels],
-            "Grid Size": [k.grid for k in kernels],
-            "Block Size": [k.block for k in kernels],
+            "ID": [str(i) for i in _launch_ids(data, split, len(walk.launches))],
+            "Kernel Name": list(names),
+            "Grid Size": list(grids),
+            "Block Size": list(blocks),
         }
     )
-    found = {
-        name: pd.Series([k.values.get(name, float("nan")) for k in kernels], dtype="float64")
-        for name in ncu_csv.METRICS
-    }
-    origin = values.Origin(path, EXPECTED)
-    return ncu_csv.metrics_table(launches, found, stage, origin)
+    columns = {name: pd.Series(found[name], dtype="float64") for name in _TARGETS}
+    return ncu_csv.metrics_table(launches, columns, stage, values.Origin(path, EXPECTED))
 
 
-def _kernels(text: str, path: Path) -> list[Launch]:
-    """Every kernel launch's name, grid, block and mapped metric values, in file order.
+def metric_values(walk: ncu_walk.Walk, path: Path) -> dict[str, np.ndarray]:
+    """Per METRICS column, each launch's value: from the first row of the launch's tables that
+    gives one (`n/a` gives none), converted to the METRICS unit; NaN where no row gives one.
+    Each distinct row (line and table widths) is cut once, each distinct cell read once.
 
-    Only the lines that can change them are walked (`_events`), each as every line once was."""
-    kernels: list[Launch] = []
-    widths: tuple[int, int, int] | None = None  # the open table's column widths
-    header_next = False
-    seen = _Seen()
-    for number, kind, line in _events(text):
-        if kind == _AS_RULE:
-            runs = _rule_runs(line)
-            if runs is None:  # a row that starts with `-`: of no mapped metric
-                continue
-        elif kind == _AS_SECTION:
-            widths = None
+    Raises: ParseError for the first row, in file order, that is a mapped metric's and does not
+        fit its table, or that gives its launch's value and is no number in range.
+    """
+    by_pair, _ = pd.factorize(walk.line * max(len(walk.widths), 1) + walk.table)
+    firsts = byte_spans.first_rows(by_pair)
+    cuts = [
+        _cut_row(walk.texts[line], walk.widths[table])
+        for line, table in zip(walk.line[firsts].tolist(), walk.table[firsts].tolist(), strict=True)
+    ]
+    target = np.array([_target(cut) for cut in cuts], dtype=np.int64)[by_pair]
+    kept = np.flatnonzero(target >= 0)
+    _, first = np.unique(walk.launch[kept] * len(_TARGETS) + target[kept], return_index=True)
+    chosen = kept[first]  # the rows that give their launch's values
+    number, wrong = _read_cells(cuts, path)
+    misfits = np.flatnonzero(target == _MISFIT)
+    bad = chosen[wrong[by_pair[chosen]]]
+    if len(misfits) or len(bad):
+        _raise_at(walk, min(misfits[:1].tolist() + bad[:1].tolist()), path)
+    number = number[by_pair[chosen]]
+    found = {name: np.full(len(walk.launches), np.nan) for name in _TARGETS}
+    for i, name in enumerate(_TARGETS):
+        picked = target[chosen] == i
+        found[name][walk.launch[chosen[picked]]] = number[picked]
+    return found
+
+
+def _target(cut: Cut | int) -> int:
+    """The METRICS column a row's cut gives (by its place in `_TARGETS`), or `_NO_VALUE`,
+    `_MISFIT`."""
+    return cut if isinstance(cut, int) else _TARGETS.index(cut[1])
+
+
+def _read_cells(cuts: list[Cut | int], path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Each cut's value (`_convert`; NaN for none), and whether it is no number in range."""
+    read: dict[Cut, float | None] = {}
+    number, wrong = np.full(len(cuts), np.nan), np.zeros(len(cuts), dtype=bool)
+    for i, cut in enumerate(cuts):
+        if isinstance(cut, int):
             continue
-        elif kind == _AS_ROW:  # no kernel line, rule nor `Section:`: a row or a header
-            if widths is not None and kernels:
-                if _row(line, widths, number, kernels[-1], path, seen):
-                    header_next = True
-            continue
+        if cut not in read:
+            try:
+                read[cut] = _convert(cut, path)
+            except (ValueError, ParseError):
+                read[cut] = None
+        got = read[cut]
+        if got is None:
+            wrong[i] = True
         else:
-            line = line.rstrip("\r")
-            launch = _launch(line)
-            if launch is not None:
-                kernels.append(launch)
-                widths = None
-                continue
-            stripped = line.strip()
-            if not kernels or not stripped:
-                continue
-            if stripped.startswith("Section:"):
-                widths = None
-                continue
-            runs = _rule_runs(stripped)
-            if runs is None:
-                if widths is not None:
-                    if _row(line, widths, number, kernels[-1], path, seen):
-                        header_next = True
-                continue
-        if not kernels:
-            continue
-        if widths is None and len(runs) == 3:
-            widths, header_next = runs, False
-        elif widths is not None and not header_next:
-            widths = None
-        header_next = False
-    return kernels
+            number[i] = got
+    return number, wrong
 
 
-@dataclass
-class _Seen:
-    """What `_kernels` has read: rows cut (`_cut_row`), by line and table widths, and values
-    checked and converted, by metric, unit and cell. Kernels launched again print the same
-    rows: each is cut, and each cell read, once."""
+def _raise_at(walk: ncu_walk.Walk, row: int, path: Path) -> None:
+    """Raise the error of the row `row` (a misfit or a bad value: `metric_values`).
 
-    cuts: dict[tuple[str, tuple[int, int, int]], _Cut | None] = field(default_factory=dict)
-    values: dict[tuple[str, str, str], float] = field(default_factory=dict)
-
-
-# A mapped metric's row: its name, the METRICS column it gives, its unit and its value cell.
-_Cut = tuple[str, str, str, str]
-_HEADER_ROW: _Cut = ("Metric Name", "", "", "")  # what `_cut_row` gives a table's header
-_UNSEEN: _Cut = ("", "", "", "")  # (not in `_Seen.cuts`)
-
-
-def _row(
-    line: str, widths: tuple[int, int, int], number: int, kernel: Launch, path: Path, seen: _Seen
-) -> bool:
-    """A row of an open table: True for its `Metric Name ... Metric Value` header, else the
-    row is read (as `_metric`) and False."""
-    key = (line, widths)
-    cut = seen.cuts.get(key, _UNSEEN)
-    if cut is _UNSEEN:
-        cut = _cut_row(line, widths, number, path)
-        if len(seen.cuts) < _CACHED:
-            seen.cuts[key] = cut
-    if cut is _HEADER_ROW:
-        return True
-    if cut is not None:
-        _keep(cut, number, kernel, path, seen.values)
-    return False
-
-
-_AS_LINE, _AS_SECTION, _AS_RULE, _AS_ROW = 0, 1, 2, 3
-_CACHED = 1 << 16  # distinct metric cells whose value `_metric` keeps
-
-
-def _events(text: str) -> Iterator[tuple[int, int, str]]:
-    """(line number, kind, line) of the lines `_kernels` must walk, in order: `_AS_LINE` for
-    lines that may name a kernel (`, Context `) and lines that start with no ASCII character
-    (anything); `_AS_ROW` for `Metric Name` headers and rows whose first 8 characters are a
-    mapped metric's (6 of `SM [%]`); `_AS_SECTION` for `Section:` lines (the rest of such a line
-    changes nothing); `_AS_RULE` for lines that start with `-`. Every other line is blank,
-    advice, program output or a metric row that `_metric` skips: it would change nothing, and
-    neither would the lines `_observed` leaves out. The lines are sorted with NumPy
-    (`lines.split`); only these are cut in Python."""
-    data = text.encode("utf-8")
-    found = lines.split(data)
-    word = found.prefix(8)
-    whole = np.isin(word, _PREFIXES)
-    whole |= (word & _SIX_MASK) == _SIX
-    at, contexts = data.find(b", Context "), []
-    while at >= 0:
-        contexts.append(at)
-        at = data.find(b", Context ", at + 1)
-    context = np.zeros(len(found), dtype=bool)
-    offsets = np.array(contexts, dtype=np.int64)
-    context[np.searchsorted(found.start, offsets, side="right") - 1] = True
-    whole |= context
-    kind = np.full(len(found), -1, dtype=np.int8)
-    kind[found.first == ord("-")] = _AS_RULE
-    kind[word == _SECTION_WORD] = _AS_SECTION
-    kind[whole] = _AS_ROW
-    kind[context | (found.lead == lines.UNKNOWN)] = _AS_LINE
-    header = (word == _HEADER_WORD) & ~context
-    chosen = np.flatnonzero(kind >= 0)
-    chosen = chosen[_observed(kind[chosen], header[chosen])]
-    starts, ends = found.start[chosen].tolist(), found.end[chosen].tolist()
-    ascii_ = len(data) == len(text)  # then a character's offset is its byte's
-    numbers, kinds = (chosen + 1).tolist(), kind[chosen].tolist()
-    for number, k, a, b in zip(numbers, kinds, starts, ends, strict=True):
-        yield number, k, text[a:b] if ascii_ else data[a:b].decode("utf-8")
-
-
-def _observed(kind: np.ndarray, header: np.ndarray) -> np.ndarray:
-    """Which of these lines (kinds in file order) to walk: every `_AS_LINE` but headers (they
-    read or change the state: kernels, rows), and rules, headers and `Section:` lines that have
-    such a line after them before the next `Section:` line. A `Section:` line closes the table,
-    and what a rule or header did before it can no longer be seen."""
-    sees = np.flatnonzero(((kind == _AS_LINE) | (kind == _AS_ROW)) & ~header)
-    sections = np.flatnonzero(kind == _AS_SECTION)
-    at = np.arange(len(kind))
-    never = len(kind)
-    next_seen = np.append(sees, never)[np.searchsorted(sees, at, side="right")]
-    next_section = np.append(sections, never)[np.searchsorted(sections, at, side="right")]
-    return ((kind == _AS_LINE) | (kind == _AS_ROW)) & ~header | (next_seen < next_section)
-
-
-@functools.lru_cache(maxsize=256)
-def _rule_runs(line: str) -> tuple[int, ...] | None:
-    """The widths of a rule's dash runs; None when `line` is no rule (tables repeat their
-    rules: the few distinct ones are cut once)."""
-    stripped = line.strip()
-    return tuple(len(run) for run in stripped.split()) if _is_rule(stripped) else None
-
-
-def _is_rule(stripped: str) -> bool:
-    return stripped.startswith("-") and not stripped.strip("- ")
-
-
-def _launch(line: str) -> Launch | None:
-    """The kernel a result line names (`name, <time>, Context 1, Stream 7` or `name (grid)x(block),
-    Context 1, Stream 7, Device 0, CC 8.6`), or None for any other line."""
-    shape = _launch_shape(line)
-    return None if shape is None else Launch(*shape)
-
-
-@functools.lru_cache(maxsize=256)
-def _launch_shape(line: str) -> tuple[str, str | None, str | None] | None:
-    """`_launch`'s name, grid and block (kernels are launched again and again: their few
-    distinct lines are cut once)."""
-    cut = line.rfind(", Context ")
-    if cut < 0 or not _KERNEL_TAIL.search(line[cut : cut + _MAX_TAIL]):
-        return None
-    head = line[:cut].strip()
-    grid = block = None
-    shape = _SHAPE.search(head[-_MAX_TAIL:])
-    if shape is not None:
-        grid, block = f"({shape[1]})", f"({shape[2]})"
-        head = head[: len(head) - len(shape[0])]
-    else:
-        date = _DATE.search(head[-_MAX_TAIL:])
-        head = head[: len(head) - len(date[0])] if date else head
-    return head.strip(), grid, block
-
-
-def _metric(
-    line: str,
-    widths: tuple[int, int, int],
-    number: int,
-    kernel: Launch,
-    path: Path,
-    cache: dict[tuple[str, str, str], float] | None = None,
-) -> None:
-    """One `name  unit  value` row, cut from its right end (`_cut_row`); a mapped metric's
-    value is kept (its first appearance for the launch), converted to the METRICS unit (`_keep`).
-
-    Raises: ParseError as `_cut_row` and `_keep`.
+    Raises: ParseError naming the row's line.
     """
-    cut = _cut_row(line, widths, number, path)
-    if cut is not None and cut is not _HEADER_ROW:
-        _keep(cut, number, kernel, path, cache)
+    number = int(walk.rows[row]) + 1
+    cut = _cut_row(walk.texts[walk.line[row]], walk.widths[walk.table[row]])
+    if isinstance(cut, int):
+        raise ParseError(path, EXPECTED, f"line {number}: a metric row does not fit its table")
+    try:
+        _convert(cut, path)
+    except ValueError as exc:
+        raise ParseError(path, EXPECTED, f"line {number}, metric {cut[0]!r}: {exc}") from None
+    raise AssertionError(f"line {number} read without error")  # pragma: no cover
 
 
-def _cut_row(line: str, widths: tuple[int, int, int], number: int, path: Path) -> _Cut | None:
-    """A row of an open table cut from its right end by the table's widths: `_HEADER_ROW` for
-    the table's `Metric Name ... Metric Value` header, a mapped metric's `_Cut`, or None for a
-    row that gives no value (of no mapped metric, or `n/a`).
-
-    Raises: ParseError naming the line when the row of a mapped metric does not fit its
-        table's columns.
-    """
-    stripped = line.strip()
-    if stripped.startswith("Metric Name") and stripped.endswith("Metric Value"):
-        return _HEADER_ROW
+def _cut_row(line: str, widths: tuple[int, int, int]) -> Cut | int:
+    """A row of an open table cut from its right end by the table's widths: a mapped metric's
+    `Cut`, `_NO_VALUE` for a row that gives no value (of no mapped metric, or `n/a`), or
+    `_MISFIT` for the row of a mapped metric that does not fit the table's columns."""
     _, unit_width, value_width = widths
     row = line.rstrip()
     if (
@@ -345,61 +192,40 @@ def _cut_row(line: str, widths: tuple[int, int, int], number: int, path: Path) -
         or row[-value_width - 1] != " "
         or (row[-value_width - unit_width - 2] != " ")
     ):
-        if row.strip().split("  ", 1)[0] in _NAMES:  # a mapped metric must fit its table
-            raise ParseError(path, EXPECTED, f"line {number}: a metric row does not fit its table")
-        return None  # a row of some other table (rule advice, source counters): not ours
+        if row.strip().split("  ", 1)[0] in ncu_walk.NAMES:  # a mapped metric must fit its table
+            return _MISFIT
+        return _NO_VALUE  # a row of some other table (rule advice, source counters): not ours
     name = row[: -value_width - unit_width - 2].strip()
-    target = _NAMES.get(name)
+    target = ncu_walk.NAMES.get(name)
     if target is None:
-        return None
+        return _NO_VALUE
     unit = row[-value_width - unit_width - 1 : -value_width - 1].strip()
     cell = row[-value_width:].strip()
-    return None if cell.endswith("n/a") else (name, target, unit, cell)
+    return _NO_VALUE if cell.endswith("n/a") else (name, target, unit, cell)
 
 
-def _keep(
-    cut: _Cut,
-    number: int,
-    kernel: Launch,
-    path: Path,
-    cache: dict[tuple[str, str, str], float] | None = None,
-) -> None:
-    """A mapped metric's value kept for the launch (unless it has one already), converted to
-    the METRICS unit. `cache` holds the values already read: a cell is checked and converted
-    once.
+def _convert(cut: Cut, path: Path) -> float:
+    """A mapped metric's value in the METRICS unit.
 
-    Raises: ParseError naming the line when the value is no number in range.
+    Raises: ValueError when the cell is no number in range; ParseError for a unit that is not
+        of the metric's kind.
     """
     name, target, unit, cell = cut
-    if target in kernel.values:
-        return
-    key = (target, unit, cell)
-    known = cache.get(key) if cache is not None else None
-    if known is not None:
-        kernel.values[target] = known
-        return
     kind = ncu_csv.METRICS[target][0]
-    try:
-        factor = ncu_csv.unit_factor(kind, unit, path, name)
-        kernel.values[target] = values.scalar(cell, _RULES[kind], factor)
-        if cache is not None and len(cache) < _CACHED:
-            cache[key] = kernel.values[target]
-    except ValueError as exc:
-        raise ParseError(path, EXPECTED, f"line {number}, metric {name!r}: {exc}") from None
+    factor = ncu_csv.unit_factor(kind, unit, path, name)
+    return values.scalar(cell, _RULES[kind], factor)
 
 
-def _launch_ids(text: str, count: int) -> list[int]:
+def _launch_ids(data: bytes, found: lines.Lines, count: int) -> list[int]:
     """The launch numbers of ncu's `==PROF== Profiling "name" - N: ...` lines when there is one
     per launch found, else 0 .. count - 1."""
     ids = []
-    mark = '==PROF== Profiling "'
-    at = text.find(mark)
-    while at >= 0:
-        after, at = at + len(mark), text.find(mark, at + 1)
-        if after > len(mark) and text[after - len(mark) - 1] != "\n":
-            continue  # not at the start of a line
-        end = text.find("\n", after)
-        line = text[after : end if end >= 0 else len(text)]
+    mark = b'==PROF== Profiling "'
+    for i in np.flatnonzero((found.lead == 0) & (found.first == ord("="))).tolist():
+        raw = data[found.start[i] : found.end[i]]
+        if not raw.startswith(mark):
+            continue
+        line = raw[len(mark) :].decode("utf-8")
         cut = line.rfind('" - ')
         number = line[cut + 4 :].split(":", 1)[0] if cut >= 0 else ""
         if number.isdigit() and len(number) < 12:

@@ -1,0 +1,221 @@
+"""Where the tables of ncu's default text output are, found with NumPy: the kernel lines, and
+every row that lies in an open table, with that table's column widths.
+
+ncu's text is read as one walk down its lines (`ncu_text` says what they look like). A kernel
+line starts a launch and closes any table; a `Section:` line closes the table; a rule of three
+dash runs opens a table when none is open, and any rule closes the open one unless a `Metric
+Name ... Metric Value` header came after the rule that opened it (then the rule under the header
+keeps it open). Lines before the first kernel line are skipped. Every other non-blank line is a
+row, read by the open table's widths.
+
+A million-row file walked line by line in Python costs seconds. Here the lines are sorted with
+NumPy (`parse.lines`): only the lines that can be structure or a mapped metric's row are looked
+at, each distinct one cut once in Python, and the walk's state at every line is found with a
+prefix scan of the structural lines' moves (`_states`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from profiler.parse import lines, ncu_csv
+
+_KERNEL_TAIL = re.compile(r", Context [0-9]+, Stream [0-9]+(?:, Device [0-9]+, CC [0-9.]+)?\Z")
+_SHAPE = re.compile(r" \(([0-9]+, [0-9]+, [0-9]+)\)x\(([0-9]+, [0-9]+, [0-9]+)\)\Z")
+_DATE = re.compile(r", [0-9]{4}-[A-Za-z]{3}-[0-9]{2} [0-9:]{8}\Z")
+_CONTEXT = re.compile(rb", Context ")
+_MAX_TAIL = 120  # the launch shape, time and ids after a kernel name fit in this
+NAMES = {name: target for target, (_, names) in ncu_csv.METRICS.items() for name in names}
+# The first 8 characters of a mapped metric's row (6 of `SM [%]`), of a table's header and of
+# a `Section:` line.
+_PREFIXES = np.array(sorted({lines.pack(n[:8].encode()) for n in NAMES if len(n) >= 8}), np.uint64)
+_SIX = np.uint64(lines.pack(b"SM [%]") << 16)
+_SIX_MASK = np.uint64(((1 << 48) - 1) << 16)
+_SECTION_WORD = np.uint64(lines.pack(b"Section:"))
+_HEADER_WORD = np.uint64(lines.pack(b"Metric N"))
+
+# What a line is to the walk.
+_NOTHING, _ROW, _LAUNCH, _SECTION, _RULE3, _RULE, _HEADER = range(7)
+# The walk's states: no table open, a table open, a table open whose header was read.
+_CLOSED, _OPEN, _HEADED = 0, 1, 2
+# Per structural kind (from _LAUNCH on), the state it moves each state to.
+_MOVES = np.array([[0, 0, 0], [0, 0, 0], [1, 0, 1], [0, 0, 1], [0, 2, 2]], dtype=np.int64)
+# A move as one number (its image of state 0, 1, 2 in base 3), and moves composed by number.
+_CODES = _MOVES @ np.array([1, 3, 9])
+
+
+def _then(first: int, second: int) -> int:
+    """The number of the move `first`, then `second` (moves as numbers)."""
+    return sum((second // 3 ** ((first // 3**s) % 3)) % 3 * 3**s for s in range(3))
+
+
+_COMPOSED = np.array([[_then(f, g) for f in range(27)] for g in range(27)])  # [second, first]
+_CONSTANT = np.isin(np.arange(27), [0, 13, 26])
+
+Shape = tuple[str, str | None, str | None]  # a kernel line's name, grid and block
+
+
+@dataclass(frozen=True)
+class Walk:
+    """The launches of a text (their kernel lines' shapes, in file order) and the rows read in
+    open tables, in file order: each row's line index, launch, line text (`texts[line[i]]`) and
+    table widths (`widths[table[i]]`)."""
+
+    launches: list[Shape]
+    rows: np.ndarray
+    launch: np.ndarray
+    line: np.ndarray
+    table: np.ndarray
+    texts: list[str]
+    widths: list[tuple[int, int, int]]
+
+
+@dataclass
+class _Distinct:
+    """What each distinct line looked at is: its text, kind, table widths (id into `widths`, for
+    `_RULE3`) and launch shape (for `_LAUNCH`)."""
+
+    texts: list[str] = field(default_factory=list)
+    kinds: list[int] = field(default_factory=list)
+    tables: list[int] = field(default_factory=list)
+    shapes: dict[int, Shape] = field(default_factory=dict)
+    widths: dict[tuple[int, int, int], int] = field(default_factory=dict)
+
+    def add(self, text: str) -> None:
+        """The next distinct line (`_kind` says what it is)."""
+        kind, shape, runs = _kind(text.rstrip("\r"))
+        if shape is not None:
+            self.shapes[len(self.texts)] = shape
+        table = -1 if runs is None else self.widths.setdefault(runs, len(self.widths))
+        self.texts.append(text)
+        self.kinds.append(kind)
+        self.tables.append(table)
+
+
+def walk(data: bytes, found: lines.Lines) -> Walk:
+    """The launches and open tables' rows of ncu's text `data` (UTF-8; its lines `found`)."""
+    looked, sections = _looked_at(data, found)
+    codes, distinct = _distinct(data, found, looked)
+    kind = np.full(len(found), _NOTHING, dtype=np.int8)
+    kind[sections] = _SECTION
+    code = np.full(len(found), -1, dtype=np.int64)
+    code[looked] = codes
+    kind[looked] = np.array(distinct.kinds, dtype=np.int8)[codes]
+    events = np.flatnonzero(kind >= _LAUNCH)
+    launches = np.flatnonzero(kind[events] == _LAUNCH)
+    if not len(launches):
+        none = np.zeros(0, dtype=np.int64)
+        return Walk([], none, none, none, none, distinct.texts, list(distinct.widths))
+    events = events[launches[0] :]
+    event_kind = kind[events].astype(np.int64)
+    after = _states(event_kind)
+    before = np.concatenate(([_CLOSED], after[:-1]))
+    opened = np.where((event_kind == _RULE3) & (before == _CLOSED), np.arange(len(events)), 0)
+    opener = np.maximum.accumulate(opened)
+    rows = np.flatnonzero(kind == _ROW)
+    rows = rows[rows > events[0]]
+    last = np.searchsorted(events, rows) - 1  # the structural line above each row
+    inside = after[last] != _CLOSED
+    rows, last = rows[inside], last[inside]
+    return Walk(
+        launches=[distinct.shapes[c] for c in code[events[event_kind == _LAUNCH]].tolist()],
+        rows=rows,
+        launch=np.cumsum(event_kind == _LAUNCH)[last] - 1,
+        line=code[rows],
+        table=np.array(distinct.tables, dtype=np.int64)[code[events[opener[last]]]],
+        texts=distinct.texts,
+        widths=list(distinct.widths),
+    )
+
+
+def _looked_at(data: bytes, found: lines.Lines) -> tuple[np.ndarray, np.ndarray]:
+    """The lines to look at in Python, and the `Section:` lines (nothing else in them counts).
+
+    Looked at: lines with `, Context ` in them (kernel lines), lines whose lead is not known
+    (`lines.UNKNOWN`: not ASCII, or long), rules (led by `-`), headers (led by `Metric N`) and
+    rows whose first 8 characters are a mapped metric's (6 of `SM [%]`). Any other line is
+    blank, advice, program output or a row of no mapped metric: it moves nothing and gives no
+    value."""
+    word = found.prefix(8)
+    context = np.zeros(len(found), dtype=bool)
+    offsets = [m.start() for m in _CONTEXT.finditer(data)]
+    context[np.searchsorted(found.start, np.array(offsets, dtype=np.int64), side="right") - 1] = 1
+    looked = np.isin(word, _PREFIXES) | ((word & _SIX_MASK) == _SIX)
+    looked |= (found.first == ord("-")) | (word == _HEADER_WORD)
+    looked |= context | (found.lead == lines.UNKNOWN)
+    section = (word == _SECTION_WORD) & ~looked
+    return np.flatnonzero(looked), np.flatnonzero(section)
+
+
+def _distinct(data: bytes, found: lines.Lines, looked: np.ndarray) -> tuple[np.ndarray, _Distinct]:
+    """Each looked-at line's number among the distinct ones (a table's rules and rows repeat
+    from launch to launch), and what each distinct line is."""
+    numbers: dict[bytes, int] = {}  # each line's first place among the looked-at ones
+    texts = map(
+        data.__getitem__, map(slice, found.start[looked].tolist(), found.end[looked].tolist())
+    )
+    first = list(map(numbers.setdefault, texts, range(len(looked))))
+    codes, _ = pd.factorize(np.array(first, dtype=np.int64))  # numbered as `numbers` holds them
+    distinct = _Distinct()
+    for raw in numbers:
+        distinct.add(raw.decode("utf-8"))
+    return codes.astype(np.int64), distinct
+
+
+def _kind(line: str) -> tuple[int, Shape | None, tuple[int, int, int] | None]:
+    """What a line is to the walk, and its launch shape (`_LAUNCH`) or rule widths (`_RULE3`)."""
+    shape = launch_shape(line)
+    if shape is not None:
+        return _LAUNCH, shape, None
+    stripped = line.strip()
+    if not stripped:
+        return _NOTHING, None, None
+    if stripped.startswith("Section:"):
+        return _SECTION, None, None
+    if stripped.startswith("-") and not stripped.strip("- "):
+        runs = [len(run) for run in stripped.split()]
+        if len(runs) == 3:
+            return _RULE3, None, (runs[0], runs[1], runs[2])
+        return _RULE, None, None
+    if stripped.startswith("Metric Name") and stripped.endswith("Metric Value"):
+        return _HEADER, None, None
+    return _ROW, None, None
+
+
+def _states(kinds: np.ndarray) -> np.ndarray:
+    """The walk's state after each structural line (kinds from `_LAUNCH` on), from no table
+    open: the moves composed by doubling (each line's move with the 1, 2, 4, ... before it)
+    until every line's composition reaches back to the start or to a move that forgets the
+    state (a kernel line, a `Section:` line), which comes within a few lines."""
+    moves = _CODES[kinds - _LAUNCH]
+    step = 1
+    while step < len(moves):
+        moves[step:] = _COMPOSED[moves[step:], moves[:-step]]
+        step *= 2
+        if _CONSTANT[moves[step:]].all():
+            break
+    out: np.ndarray = moves % 3
+    return out
+
+
+def launch_shape(line: str) -> Shape | None:
+    """The name, grid and block of the kernel a result line names (`name, <time>, Context 1,
+    Stream 7` or `name (grid)x(block), Context 1, Stream 7, Device 0, CC 8.6`), or None for
+    any other line."""
+    cut = line.rfind(", Context ")
+    if cut < 0 or not _KERNEL_TAIL.search(line[cut : cut + _MAX_TAIL]):
+        return None
+    head = line[:cut].strip()
+    grid = block = None
+    shape = _SHAPE.search(head[-_MAX_TAIL:])
+    if shape is not None:
+        grid, block = f"({shape[1]})", f"({shape[2]})"
+        head = head[: len(head) - len(shape[0])]
+    else:
+        date = _DATE.search(head[-_MAX_TAIL:])
+        head = head[: len(head) - len(date[0])] if date else head
+    return head.strip(), grid, block
