@@ -95,22 +95,28 @@ def read_capture(path: Path, stage: str, raw: Path, read: Reader) -> Found:
 
 
 def _held(path: Path) -> list[tuple[capture.Piece, csvtext.Held]]:
-    """The capture's sections, each with its bytes held: all of them cut out before any is read,
-    so that the capture's bytes are let go before its sections are parsed."""
-    data = csvtext.read_utf8(path, detect.EXPECTED)
+    """The capture's sections, each with its bytes held: a section of one run of lines is a
+    range of the capture's bytes (not copied: a million-row section is most of them), one of
+    several runs (lines left out between them) a copy of those runs together."""
+    data, ascii = csvtext.read_utf8_ascii(path, detect.EXPECTED)
     out = []
     for number, section in enumerate(capture.cut(data)):
         name = Path(f"section{number}{path.suffix}")
-        out.append((section, csvtext.Held(name, _joined(data, section.spans))))
+        out.append((section, _section(name, data, section.spans, ascii)))
     return out
 
 
-def _joined(data: bytes, spans: tuple[tuple[int, int], ...]) -> bytes:
-    """Bytes `spans` of `data`, run together (`data` itself when they are all of it)."""
+def _section(
+    name: Path, data: bytes, spans: tuple[tuple[int, int], ...], ascii: bool
+) -> csvtext.Held:
+    """Bytes `spans` of `data`, run together, held as the file `name` (`ascii`: `data` is
+    ASCII without a NUL byte, and so is any part of it)."""
     if spans == ((0, len(data)),):
-        return data
+        return csvtext.Held(name, data, ascii=ascii)
+    if len(spans) == 1:
+        return csvtext.Held(name, data, spans[0], ascii)
     view = memoryview(data)
-    return b"".join(view[start:end] for start, end in spans)
+    return csvtext.Held(name, b"".join(view[start:end] for start, end in spans), ascii=ascii)
 
 
 def _read_section(

@@ -252,7 +252,7 @@ def _on_disk(held: csvtext.Held) -> Iterator[Path]:
     """Held bytes as a temporary file of the same name, for a reader that takes files only."""
     with tempfile.TemporaryDirectory(prefix="profgen-capture-") as folder:
         file = Path(folder) / held.path.name
-        file.write_bytes(held.data)
+        file.write_bytes(held.view())
         yield file
 
 

@@ -303,7 +303,7 @@ def test_every_section_goes_through_the_readers_it_is_given(tmp_path):
     offered = []
 
     def reader(kind, file, stage, raw):  # type: ignore[no-untyped-def]
-        offered.append((kind, file.data.decode().split("\n", 1)[0][:24]))
+        offered.append((kind, bytes(file.view()).decode().split("\n", 1)[0][:24]))
         return importer._read_stage(kind, file, stage, raw)
 
     found = import_capture.read_capture(NVPROF_NSYS, "s", tmp_path, reader)

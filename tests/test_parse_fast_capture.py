@@ -258,7 +258,7 @@ def held_sections(path: Path, tmp: Path) -> list[bytes]:
     real = detect.detect
 
     def detecting(held: csvtext.Held) -> str:
-        seen.append(held.data)
+        seen.append(bytes(held.view()))
         return real(held)
 
     def read(kind: str, file: Path, stage: str, raw: Path):  # type: ignore[no-untyped-def]

@@ -158,7 +158,7 @@ def through_files(folder: Path) -> import_capture.Reader:
 
     def read(kind: str, held: Any, stage: str, raw: Path) -> Any:
         file = folder / held.path.name
-        file.write_bytes(held.data)
+        file.write_bytes(held.view())
         assert detect.detect(file) == kind
         return importer._read_stage(kind, file, stage, raw)
 
@@ -199,3 +199,119 @@ def test_a_capture_read_held_is_the_capture_read_through_files(name, tmp_path):
             continue
         assert got.sections == want.sections
         same(got.tables, want.tables)
+
+
+# A section of one run of lines is held as a range of the capture's bytes (`Held.span`), which
+# nvprof reads in place (`csvtext.held_ascii`, a ranged `nvprof.AsciiText`). Held here to the
+# copy of the range it replaced.
+
+
+def copied_sections(path: Path) -> list[tuple[Any, csvtext.Held]]:
+    """`import_capture._held` as it was: every section's bytes copied out, nothing known."""
+    data = csvtext.read_utf8(path, detect.EXPECTED)
+    out = []
+    for number, section in enumerate(import_capture.capture.cut(data)):
+        joined = b"".join(data[a:b] for a, b in section.spans)
+        out.append((section, csvtext.Held(Path(f"section{number}{path.suffix}"), joined)))
+    return out
+
+
+def hostile_captures() -> dict[str, str]:
+    """Captures of an nvprof trace and nsys output with what a paste does to them."""
+    trace = (DATA / "nvprof/9.x/cheby-text-gpu-trace.txt").read_text()
+    nsys = (DATA / "nsys/2025.3.1/demo/nsys-stats-stdout.txt").read_text()
+    two = f"$ nvprof --print-gpu-trace ./a\n{trace}$ nsys stats r\n{nsys}"
+    rows = two.split("\n")
+    return {
+        "plain": two,
+        "crlf": two.replace("\n", "\r\n"),
+        "tabs": two.replace("    ", "\t"),
+        "spaces": two.replace("\n$ nsys", "\n" + " " * 100_000 + "\n$ nsys"),
+        "blank-lines": two.replace("\n$ nsys", "\n" * 1_000 + "$ nsys"),
+        "non-ascii": two.replace("./a", "./é").replace("cheby", "chébý"),
+        "non-ascii-later": two + "résumé\n",
+        "odd-width": "\n".join(r + " " * (i % 3) for i, r in enumerate(rows)),
+        "elided": two.replace("\n$ nsys", "\n...\n$ nsys"),
+        "no-end-newline": two.rstrip("\n"),
+        "trace-only-blank": f"$ nvprof ./a\n  \n\t\n$ nsys stats r\n{nsys}",
+        "at-start": f"{trace}$ nsys stats r\n{nsys}",
+    }
+
+
+def capture_cases(tmp_path: Path) -> list[Path]:
+    out = []
+    for name in [p.name for p in CAPTURES] + sorted(MADE):
+        for number, text in enumerate(variants(capture_text(name), len(name))):
+            out.append(tmp_path / f"{Path(name).stem}-v{number}{Path(name).suffix}")
+            out[-1].write_text(text, encoding="utf-8", newline="")
+    for name, text in hostile_captures().items():
+        out.append(tmp_path / f"{name}.txt")
+        out[-1].write_text(text, encoding="utf-8", newline="")
+    return out
+
+
+def test_a_capture_read_in_place_is_the_capture_read_from_copies(tmp_path, monkeypatch):
+    files = capture_cases(tmp_path)
+    ranged = []
+    real_held = import_capture._held
+
+    def spying(path: Path) -> list[tuple[Any, csvtext.Held]]:
+        out = real_held(path)
+        ranged.extend(h for _, h in out if h.span is not None and h.ascii)
+        return out
+
+    for file in files:
+        monkeypatch.setattr(import_capture, "_held", spying)
+        got = outcome(lambda f=file: read_capture(f, tmp_path, importer._read_stage))
+        monkeypatch.setattr(import_capture, "_held", copied_sections)
+        want = outcome(lambda f=file: read_capture(f, tmp_path, importer._read_stage))
+        if isinstance(want, tuple):
+            assert got == want, file.name
+            continue
+        assert got.sections == want.sections, file.name
+        same(got.tables, want.tables)
+    assert len(ranged) > len(files)  # the ranges were read in place (and not only the first)
+
+
+def test_ranged_ascii_text_searches_as_the_bytes_of_its_range():
+    rng = random.Random(14)
+    whole = b"".join(rng.choice([b"\n", b"ab", b"==1== ", b" ", b"x\r\n"]) for _ in range(400))
+    needles = ["\n", "a", "==", "b\n", "x\r", "zz", "ab"]
+    for _ in range(300):
+        start = rng.randrange(len(whole) + 1)
+        end = rng.randrange(start, len(whole) + 1)
+        part = whole[start:end]
+        ranged, copied = nvprof.AsciiText(whole, start, end), nvprof.AsciiText(part)
+        assert len(ranged) == len(part) and str(ranged) == str(copied)
+        for _ in range(20):
+            sub = rng.choice(needles)
+            a = rng.choice([None, rng.randrange(-len(part) - 3, len(part) + 4)])
+            b = rng.choice([None, rng.randrange(-len(part) - 3, len(part) + 4)])
+            args = (0 if a is None else a, b)
+            assert ranged.find(sub, *args) == part.find(sub.encode(), *args), (start, end, args)
+            assert ranged.rfind(sub, *args) == part.rfind(sub.encode(), *args), (start, end, args)
+            assert ranged[a:b] == part[a:b].decode()
+
+
+HELD_RANGES = {
+    "trace": (DATA / "nvprof/9.x/cheby-text-gpu-trace.txt").read_bytes(),
+    "summary": (DATA / "nvprof/9.x/cuda-stream-summary.txt").read_bytes(),
+    "blank": b" \n\t\n\r\n\x0b\x0c",
+    "empty": b"",
+    "spaces": b"==1== x\n" + b" " * 100_000 + b"x\n",
+    "crlf": (DATA / "nvprof/9.x/cheby-text-gpu-trace.txt").read_bytes().replace(b"\n", b"\r\n"),
+    "sep": b"==1== x\n\x1c\x1f\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HELD_RANGES))
+def test_nvprof_reads_a_range_of_held_bytes_as_a_copy_of_it(name):
+    body = HELD_RANGES[name]
+    for before, after in [(b"", b""), (b"$ nvprof ./a\n", b"$ ls\nx\n"), (b"x" * 9, b"\n" * 3)]:
+        buffer = before + body + after
+        span = (len(before), len(before) + len(body))
+        ranged = csvtext.Held(Path("s.txt"), buffer, span, ascii=buffer.isascii())
+        copied = csvtext.Held(Path("s.txt"), body)
+        for read in [*READERS.values(), TABLES[detect.NVPROF]]:
+            got = outcome(lambda r=read, h=ranged: r(h))
+            same(got, outcome(lambda r=read, h=copied: r(h)))

@@ -91,7 +91,7 @@ def words(data: bytes | memoryview, offsets: np.ndarray) -> np.ndarray:
     return out
 
 
-def newlines(data: bytes) -> np.ndarray:
+def newlines(data: bytes | memoryview) -> np.ndarray:
     """The offsets of every `\n` byte, found a cache-sized slice at a time (a third of the
     time of one pass over a large text)."""
     codes = np.frombuffer(data, dtype=np.uint8)
@@ -113,7 +113,11 @@ def split(data: bytes) -> Lines:
 
 
 def _find_leads(
-    data: bytes, start: np.ndarray, todo: np.ndarray, lead: np.ndarray, first: np.ndarray
+    data: bytes | memoryview,
+    start: np.ndarray,
+    todo: np.ndarray,
+    lead: np.ndarray,
+    first: np.ndarray,
 ) -> None:
     """Fill `lead` and `first` of the lines `todo` (indices into `start`), eight bytes a step:
     the first byte that is not a blank ends the lead (a newline: a blank line; past 127 or past
@@ -156,7 +160,7 @@ def _first_solid(word: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return k, window[np.arange(len(k)), np.minimum(k, 7)]
 
 
-def split_led(data: bytes) -> Lines:
+def split_led(data: bytes | memoryview) -> Lines:
     """`split(data)`, each line's lead looked for past its first byte only when that byte is a
     blank: the rows of a large table mostly start with what they hold, so a line costs one
     byte read, not eight per step."""

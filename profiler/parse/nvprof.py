@@ -29,7 +29,7 @@ import bisect
 import dataclasses
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,14 +94,21 @@ _FROM_BYTES = ("text_trace", "text_metrics", "text_summary")  # read from an ASC
 
 
 class AsciiText:
-    """An ASCII file's text held as its bytes: what `_tables` searches, each cut made a `str`
-    only when taken (the whole text of a 200 MB file as a `str` costs 0.15 s)."""
+    """An ASCII file's text held as its bytes, `whole[start:end]` (a section of a capture is a
+    range of the capture's bytes, not copied): what `_tables` searches, each cut made a `str`
+    only when taken (the whole text of a 200 MB file as a `str` costs 0.15 s). `data` is the
+    text's bytes (a view of the range); `find` and `rfind` search the range as `bytes` methods
+    search `data`."""
 
-    def __init__(self, data: bytes) -> None:
-        self.data = data
+    def __init__(self, whole: bytes, start: int = 0, end: int | None = None) -> None:
+        end = len(whole) if end is None else end
+        self.whole, self.start, self.size = whole, start, end - start
+        self.data: bytes | memoryview = (
+            whole if (start, end) == (0, len(whole)) else memoryview(whole)[start:end]
+        )
 
     def __len__(self) -> int:
-        return len(self.data)
+        return self.size
 
     def __getitem__(self, cut: slice) -> str:
         return str(self.data[cut], "ascii")
@@ -110,10 +117,26 @@ class AsciiText:
         return str(self.data, "ascii")
 
     def find(self, sub: str, start: int = 0, end: int | None = None) -> int:
-        return self.data.find(sub.encode("ascii"), start, end)
+        return self._search(self.whole.find, sub, start, end)
 
     def rfind(self, sub: str, start: int = 0, end: int | None = None) -> int:
-        return self.data.rfind(sub.encode("ascii"), start, end)
+        return self._search(self.whole.rfind, sub, start, end)
+
+    def _search(
+        self, method: Callable[[bytes, int, int | None], int], sub: str, start: int, end: int | None
+    ) -> int:
+        """`method` (`whole.find` or `whole.rfind`) over the text, `start` and `end` read as
+        `bytes.find` reads them (from the end when negative, clipped to the text), the offset
+        found made the text's."""
+        if self.data is self.whole:
+            return method(sub.encode("ascii"), start, end)
+        n = self.size
+        start = max(start + n, 0) if start < 0 else start
+        end = n if end is None else max(end + n, 0) if end < 0 else min(end, n)
+        if start > n:
+            return -1
+        found = method(sub.encode("ascii"), self.start + start, self.start + end)
+        return found if found < 0 else found - self.start
 
 
 Text = str | AsciiText
@@ -190,9 +213,8 @@ def read_log(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.DataFr
     head = csvtext.read_head(source, EXPECTED)
     if not looks_like(head):
         raise ParseError(path, EXPECTED, "no nvprof table header nor ==PID== line at its start")
-    data = csvtext.read_utf8(source, EXPECTED)
-    text: Text = AsciiText(data) if data.isascii() else data.decode("utf-8")
-    tables = _tables(text, path, data if isinstance(text, AsciiText) else None)
+    text = _text(source)
+    tables = _tables(text, path, text.data if isinstance(text, AsciiText) else None)
     if not tables:
         raise ParseError(path, EXPECTED, _nothing(str(text)))
     _check_one_run(tables, path)
@@ -213,6 +235,19 @@ def read_log(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.DataFr
     if table is not None:
         out["metrics"] = table
     return out
+
+
+def _text(source: str | Path | csvtext.Held) -> Text:
+    """The file's text: its bytes when they are ASCII (held bytes known to be ASCII: their
+    range of the buffer that holds them, not copied or checked again).
+
+    Raises: ParseError as `csvtext.read_utf8_ascii`.
+    """
+    held = csvtext.held_ascii(source)
+    if held is not None:
+        return AsciiText(*held)
+    data, ascii = csvtext.read_utf8_ascii(source, EXPECTED)
+    return AsciiText(data) if ascii else data.decode("utf-8")
 
 
 def looks_like(head: str) -> bool:
@@ -270,7 +305,7 @@ def _headers(text: Text, leads: parse_lines.Lines | None = None) -> Iterator[re.
             yield match
 
 
-def _tables(text: Text, path: Path, data: bytes | None = None) -> list[Table]:
+def _tables(text: Text, path: Path, data: bytes | memoryview | None = None) -> list[Table]:
     """Every table in the text: its kind, its text (from the header to the blank, `==` or code
     fence line that ends it), its section, its run and whether it summarises an NVTX range.
     `data`, the text's bytes when it is ASCII, lets the lines that can matter be found with
