@@ -496,3 +496,22 @@ def test_per_kernel_summary_csv(tmp_path):
         assert len(durations) == 8  # ns in this file
         assert m["duration_ns"].iloc[k] == round(float(f"{sum(durations) / 8:.2f}"))
     assert set(m["registers"]) == {16} and set(m["grid"]) == {"(4096, 1, 1)"}
+
+
+def test_a_launch_number_that_is_a_digit_but_not_decimal_is_not_a_crash(tmp_path):
+    """'²'.isdigit() is true and int('²') fails: such a line's number is not used, and the
+    launches are numbered in order, as for any line whose number cannot be read."""
+    source = Path(__file__).parent / "data/ncu/2022.x/matrix_sums.profile1-simple.output"
+    text = source.read_text(encoding="utf-8")
+    weird = tmp_path / "sup.output"
+    weird.write_text(text.replace('"row_sums" - 0:', '"row_sums" - \u00b2:', 1), encoding="utf-8")
+    table = ncu_text.read_metrics(weird, "s")
+    assert table["kernel_id"].tolist() == [0, 1]  # in order: one line's number was unreadable
+    assert table.equals(ncu_text.read_metrics(source, "s"))  # (the file numbers them 0, 1)
+
+
+def test_device_ordinal_of_a_superscript_digit_is_none():
+    from profiler.parse import gpuops
+
+    assert gpuops.device_ordinal("\u00b2") is None
+    assert gpuops.device_ordinal(" 3 ") == 3

@@ -93,7 +93,7 @@ def device_ordinal(text: object) -> int | None:
     match = _DEVICE_ORDINAL.search(text)
     if match:
         return int(match.group(1))
-    return int(text) if text.strip().isdigit() else None
+    return int(text) if text.strip().isdecimal() else None  # ("²" is a digit, not decimal)
 
 
 def as_category(series: pd.Series) -> pd.Series:

@@ -228,6 +228,6 @@ def _launch_ids(data: bytes, found: lines.Lines, count: int) -> list[int]:
         line = raw[len(mark) :].decode("utf-8")
         cut = line.rfind('" - ')
         number = line[cut + 4 :].split(":", 1)[0] if cut >= 0 else ""
-        if number.isdigit() and len(number) < 12:
+        if number.isdecimal() and len(number) < 12:  # (isdigit: "²" is a digit int refuses)
             ids.append(int(number))
     return ids if len(ids) == count else list(range(count))
