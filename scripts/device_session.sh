@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call: the checks and measurements that need the GPU, logs and trimmed runs under $OUT.
-#   scripts/device_session.sh PHASE...   phases: doctor gpu-tests gpu-tests-a gpu-tests-b cupti nsys metrics fa1..fa9 regress
+#   scripts/device_session.sh PHASE...   phases: doctor gpu-tests gpu-tests-a gpu-tests-b cupti nsys metrics metrics-const fa1..fa9 regress
 #                                        softmax old mobilenetv2 mobilenetv2-batch lenet-batch
 #                                        serve-lenet serve-mobilenetv2 resnet50-tests resnet50
 #                                        resnet50-steps resnet50-gemm resnet50-2048
@@ -62,6 +62,9 @@ for phase in "$@"; do
     cupti) sweep cupti; keep cupti ;;
     nsys) sweep nsys --backend nsys; keep nsys ;;
     metrics) sweep metrics --metrics; keep metrics ;;
+    metrics-const)  # the stages of the constant-against-shared question, with Nsight Compute
+      sweep metrics --metrics --stages overlap_fusion,one_kernel,one_kernel_const,uint8_input
+      keep metrics ;;
     mcheck) sweep mcheck --metrics --stages torch_cpu,overlap_fusion ;;
     fa[0-9]) sweep "$phase"; keep "$phase" ;;
     regress) PROFGEN_TEST_UNCOALESCED_FC=1 sweep slow; keep slow ;;
