@@ -7,12 +7,14 @@ four ways in alternating rounds of --repeat calls each:
 - `bench_nvtx`: the same inside the stage's NVTX range (`profiler.ranges.range`);
 - `harness`: `profiler.collect.harness.timed_calls`, the worker's own timed pass (events on
   stdout, the NVTX range, the runtime's synchronise after the call, every output held);
-- `harness_no_nvtx`: the same with NVTX switched off.
+- `harness_no_nvtx`: the same with NVTX switched off;
+- `gap<N>us`: `bench` with the host busy for N us after each call's synchronise, before the next
+  call starts (the GPU idle as long: the harness holds a copy of each output there).
 
     python3 scripts/worker_gap.py [--stages uint8_input,one_kernel] [--items 10000]
-        [--repeat 10] [--rounds 4]
+        [--repeat 10] [--rounds 4] [--gaps-us 50,200]
 
-Prints each way's median ms per stage last.
+Prints the harness's host time between calls per stage, then each way's median ms per stage.
 """
 
 from __future__ import annotations
@@ -32,16 +34,22 @@ from profiler.collect import discovery, harness, runtimes  # noqa: E402
 from profiler.collect.loading import load_study  # noqa: E402
 
 
-def bench(call: harness.Call, repeat: int, nvtx: bool) -> list[int]:
+def bench(call: harness.Call, repeat: int, nvtx: bool, gap_us: float = 0) -> list[int]:
     sync = call.runtime.synchronize
     times = []
     for _ in range(repeat):
         sync()
+        until = time.perf_counter_ns() + int(gap_us * 1000)
+        while time.perf_counter_ns() < until:  # busy, as the harness is between calls
+            pass
         t0 = time.perf_counter_ns()
         with ranges.range(call.name) if nvtx else contextlib.nullcontext():
             call.stage.infer(call.x)
         times.append(time.perf_counter_ns() - t0)
     return times
+
+
+BETWEEN: list[float] = []  # the harness's mean host time between calls (us), one a pass
 
 
 def through_harness(
@@ -52,7 +60,10 @@ def through_harness(
         ranges._nvtx = False
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            return harness.timed_calls(call, "timed", repeat, checks)
+            t0 = time.perf_counter_ns()
+            times = harness.timed_calls(call, "timed", repeat, checks)
+            BETWEEN.append((time.perf_counter_ns() - t0 - sum(times)) / repeat / 1e3)
+            return times
     finally:
         ranges._nvtx = saved
 
@@ -73,6 +84,8 @@ def one_stage(study, key: str, args: argparse.Namespace) -> dict[str, float]:
         "harness": lambda: through_harness(call, args.repeat, checks, True),
         "harness_no_nvtx": lambda: through_harness(call, args.repeat, checks, False),
     }
+    for gap in args.gaps_us:
+        ways[f"gap{gap:g}us"] = lambda gap=gap: bench(call, args.repeat, False, gap)
     samples: dict[str, list[int]] = {w: [] for w in ways}
     bench(call, 3, False)  # warm-up
     for _ in range(args.rounds):
@@ -81,6 +94,9 @@ def one_stage(study, key: str, args: argparse.Namespace) -> dict[str, float]:
     stage.release()
     if checks.failures:
         print(f"{key}: check failed: {checks.reason()}")
+    print(f"{key}: the harness's host time between calls, median over passes: "
+          f"{statistics.median(BETWEEN):.0f} us")
+    BETWEEN.clear()
     return {w: statistics.median(t) / 1e6 for w, t in samples.items()}
 
 
@@ -91,6 +107,7 @@ def main() -> int:
     p.add_argument("--items", type=int, default=10_000)
     p.add_argument("--repeat", type=int, default=10)
     p.add_argument("--rounds", type=int, default=4)
+    p.add_argument("--gaps-us", type=lambda v: [float(g) for g in v.split(",")], default=[50, 200])
     args = p.parse_args()
     study = load_study(discovery.resolve(args.study))
     rows = {key: one_stage(study, key, args) for key in args.stages.split(",")}
