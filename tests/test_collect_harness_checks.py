@@ -165,30 +165,3 @@ def test_the_worker_fails_a_stage_wrong_on_one_timed_call(tmp_path, monkeypatch,
     assert result["reason"].startswith("timed call 3: 1 values outside allclose")
     held_note = [n for n in result["notes"] if "checked between calls" in n]
     assert bool(held_note) == (held is not None)
-
-
-@pytest.mark.parametrize("reuse", [False, True])
-def test_timed_calls_copy_into_memory_reserved_before_the_first(reuse):
-    log, call, checks = setup(wrong={3}, reuse=reuse)
-    harness.warm_up(call, 1, checks)
-    checks.reserve(3)
-    reserved = [id(buf) for buf in checks.spare]
-    assert len(reserved) == 3 and all(not buf.any() for buf in checks.spare)  # touched: zeros
-    for i in range(3):
-        checks.hold(call.stage.infer(call.x), f"call {i + 1}")
-    assert sorted(id(out) for out, _ in checks.held[1:]) == sorted(reserved)
-    assert checks.spare == []
-    checks.check_held()
-    assert checks.reason().startswith("call 2: 1 values outside allclose")  # copies, not views
-    assert checks.calls == 4
-
-
-def test_nothing_is_reserved_past_the_held_bytes_or_before_an_output_is_held():
-    log, call, checks = setup(held_bytes=500)  # 240 bytes an output
-    checks.reserve(3)
-    assert checks.spare == []  # nothing held yet: no shape to reserve
-    harness.warm_up(call, 1, checks)
-    checks.reserve(3)
-    assert checks.spare == []  # 240 + 3 x 240 > 500
-    checks.reserve(1)
-    assert len(checks.spare) == 1

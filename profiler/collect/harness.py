@@ -81,7 +81,6 @@ class Checks:
         self.calls = 0
         self.held_bytes = HELD_BYTES if held_bytes is None else held_bytes
         self.held: list[tuple[np.ndarray, str]] = []
-        self.spare: list[np.ndarray] = []  # touched memory for the next held copies (reserve)
         self.notes: list[str] = []
         self._between = False  # this pass's outputs are checked as they come
 
@@ -111,39 +110,11 @@ class Checks:
                 self.notes.append(note)
             self.add(out, what)
             return
-        self.held.append((self._copy(out), what))
-
-    def reserve(self, count: int) -> None:
-        """Allocate and touch now the memory for the next `count` held copies, each shaped as
-        the last output held. A copy into fresh memory faults its pages in between two timed
-        calls (150-250 us for LeNet's 400 KB of logits), idle time for the GPU that slows the
-        next call (30-60 us after 0.4-2 ms on an H100: scripts/worker_gap.py); a copy into
-        touched memory takes a fifth of that. Nothing when no output is held yet, or when the
-        copies would pass `held_bytes` (they are then checked as they come)."""
-        if not self.held:
-            return
-        like = self.held[-1][0]
-        held = sum(kept.nbytes for kept, _ in self.held)
-        if held + like.nbytes * count > self.held_bytes:
-            return
-        for _ in range(count):
-            buf = np.empty_like(like)
-            buf.fill(0)
-            self.spare.append(buf)
-
-    def _copy(self, out: np.ndarray) -> np.ndarray:
-        """A copy of `out`, into reserved memory when some of its shape and type is left."""
-        if self.spare and self.spare[-1].shape == out.shape and self.spare[-1].dtype == out.dtype:
-            buf = self.spare.pop()
-            np.copyto(buf, out)
-            return buf
-        return np.array(out, copy=True)
+        self.held.append((np.array(out, copy=True), what))
 
     def check_held(self) -> None:
-        """Check every held output, in the order the calls ran, and let them go (and any
-        reserved memory left)."""
+        """Check every held output, in the order the calls ran, and let them go."""
         held, self.held, self._between = self.held, [], False
-        self.spare = []
         for out, what in held:
             self.add(out, what)
 
@@ -181,7 +152,6 @@ def timed_calls(
     """
     times = []
     sync = call.runtime.synchronize
-    checks.reserve(count)  # shaped as the warm-up's outputs, when they are held
     for i in range(count):
         emit(f"{label} {i + 1}/{count}")
         sync()
