@@ -7,9 +7,8 @@ four ways in alternating rounds of --repeat calls each:
 - `bench_nvtx`: the same inside the stage's NVTX range (`profiler.ranges.range`);
 - `harness`: two warm-ups then `profiler.collect.harness.timed_calls`, the worker's own timed
   pass (events on stdout, the NVTX range, the runtime's synchronise after the call, every
-  output held in memory reserved before the first call);
+  output held);
 - `harness_no_nvtx`: the same with NVTX switched off;
-- `harness_fresh`: `harness` with each held copy in fresh memory (no `Checks.reserve`);
 - `gap<N>us`: `bench` with the host busy for N us after each call's synchronise, before the next
   call starts (the GPU idle as long: the harness holds a copy of each output there).
 
@@ -55,15 +54,12 @@ BETWEEN: list[float] = []  # the harness's mean host time between calls (us), on
 
 
 def through_harness(
-    call: harness.Call, repeat: int, checks: harness.Checks, nvtx: bool, reserve: bool = True
+    call: harness.Call, repeat: int, checks: harness.Checks, nvtx: bool
 ) -> list[int]:
-    """The worker's warm-ups (2, held) and timed pass; `reserve` False: held copies go into
-    fresh memory, as before Checks.reserve."""
+    """The worker's warm-ups (2, held) and timed pass."""
     saved = ranges._nvtx
     if not nvtx:
         ranges._nvtx = False
-    if not reserve:
-        checks.reserve = lambda count: None  # type: ignore[method-assign]
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             harness.warm_up(call, 2, checks)
@@ -73,7 +69,6 @@ def through_harness(
             return times
     finally:
         ranges._nvtx = saved
-        vars(checks).pop("reserve", None)
 
 
 def one_stage(study, key: str, args: argparse.Namespace) -> dict[str, float]:
@@ -91,7 +86,6 @@ def one_stage(study, key: str, args: argparse.Namespace) -> dict[str, float]:
         "bench_nvtx": lambda: bench(call, args.repeat, True),
         "harness": lambda: through_harness(call, args.repeat, checks, True),
         "harness_no_nvtx": lambda: through_harness(call, args.repeat, checks, False),
-        "harness_fresh": lambda: through_harness(call, args.repeat, checks, True, False),
     }
     for gap in args.gaps_us:
         ways[f"gap{gap:g}us"] = lambda gap=gap: bench(call, args.repeat, False, gap)
