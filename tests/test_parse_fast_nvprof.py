@@ -208,11 +208,11 @@ def test_times_read_once_per_cell_are_those_read_per_value():
     start = np.arange(len(cells)) * 10
     plain_cells = [c for c in cells if c.strip() not in ("1.2.3s", "-", "1.5xs")]
     plain_at = np.array([i * 10 for i, c in enumerate(cells) if c in plain_cells])
-    got = nvprof_trace._fast_times(codes, plain_at, 0, 9)
+    got = nvprof_trace._fast_times(codes, plain_at, [(0, 9)])
     origin = values.Origin(Path("x"), "x")
     want = nvprof_summary.times(pd.Series([c.strip() for c in plain_cells]), origin, "Start")
-    assert got is not None and got.tolist() == values.whole(want).tolist()
-    assert nvprof_trace._fast_times(codes, start, 0, 9) is None  # the bad cells: the plain path
+    assert got is not None and got[0].tolist() == values.whole(want).tolist()
+    assert nvprof_trace._fast_times(codes, start, [(0, 9)]) is None  # the bad cells: the plain path
 
 
 def test_decimals_by_value_are_decimals():

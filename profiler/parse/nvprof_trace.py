@@ -372,10 +372,10 @@ def _fast_cells(
     keep = _kept(by_first, name_codes)
     index = pd.Index(keep)
     fields = _text_field("name", by_first, name_codes[keep], index, origin, "Name")
-    for column, span in times.items():
-        ns = _fast_times(codes, start[keep], *span)
-        if ns is None:
-            return None
+    read_times = _fast_times(codes, start[keep], list(times.values()))
+    if read_times is None:
+        return None
+    for column, ns in zip(times, read_times, strict=True):
         whole = pd.arrays.IntegerArray(ns, np.zeros(len(ns), dtype=bool))
         fields[column.lower()] = pd.Series(whole, index=index, copy=False)
     if read:
@@ -449,14 +449,42 @@ def _renumbered(codes: np.ndarray, values: list[str]) -> tuple[np.ndarray, list[
     return rows, [distinct[i] for i in order.tolist()]
 
 
-def _fast_times(codes: np.ndarray, start: np.ndarray, a: int, b: int) -> np.ndarray | None:
-    """The cells `[a, b)` of the rows starting at `start` (each followed by a space), each one
-    right-aligned token of a plain decimal and a time unit (`1.8260ms`, `0.50000s`), in whole
-    ns as `nvprof_summary.times` and `values.whole` give them; None for any other cell."""
-    width = b - a
-    if width < 2 or (codes[start + b] != 32).any():
-        return None
-    return _times_by_layout(byte_spans.cells(codes, start + a, -(-width // 8) * 8), width)
+def _fast_times(
+    codes: np.ndarray, start: np.ndarray, spans: list[tuple[int, int]]
+) -> list[np.ndarray] | None:
+    """The cells `[a, b)` of each span of the rows starting at `start` (each followed by a
+    space), each one right-aligned token of a plain decimal and a time unit (`1.8260ms`,
+    `0.50000s`), in whole ns as `nvprof_summary.times` and `values.whole` give them; None for
+    any other cell. The bytes of all spans (Start and Duration lie side by side) and the byte
+    after each are read from the rows at once."""
+    low, high = min(a for a, _ in spans), max(b for _, b in spans) + 1
+    block = byte_spans.cells(codes, start + low, -(-(high - low) // 8) * 8)
+    out = []
+    for a, b in spans:
+        width = b - a
+        if width < 2 or (block[:, b - low] != 32).any():
+            return None
+        ns = _times_of(block[:, a - low : b - low], width)
+        if ns is None:
+            return None
+        out.append(ns)
+    return out
+
+
+def _times_of(wide: np.ndarray, width: int) -> np.ndarray | None:
+    """`_times_of_cells` of the cells `wide[:, :width]`: read once per distinct cell when
+    they repeat (a trace's durations: a few kernels and copies), else once per layout (its
+    start times, each new)."""
+    cells = wide[:, :width]
+    sample = byte_spans.factorize_rows(cells[:_SAMPLE])
+    if sample is None or len(sample[1]) > len(sample[0]) // 4:
+        return _times_by_layout(wide, width)
+    found = byte_spans.factorize_rows(cells)
+    if found is None or len(found[1]) > len(cells) // 4:
+        return _times_by_layout(wide, width)
+    codes, firsts = found
+    each = _times_of_cells(cells[firsts])
+    return None if each is None else each[codes]
 
 
 _LAYOUTS = 64  # layouts read one at a time, at most (more: the cells are read one by one)
