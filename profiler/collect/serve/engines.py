@@ -250,15 +250,9 @@ class StreamEngine:
 
     def submit(self, lane: int, n: int) -> StreamPending:
         """Issue one batch of `n` items on the lane's stream, nothing waited for: per batch, four
-        event records, two copies and the stage's kernels (or one graph launch). The lane's
-        event sets take turns; the batch that last used this set (done: the lane was free) has
-        its times read first if nobody read them yet."""
+        event records, two copies and the stage's kernels (or one graph launch)."""
         ln = self.lanes_[lane]
-        turn = ln.turn
-        ln.turn = (turn + 1) % EVENT_SETS
-        previous = ln.last[turn]
-        if previous is not None:
-            previous.device_times()
+        turn = self._take_turn(ln)
         record, s, ev = self.device.record, ln.stream, ln.events[turn]
         record(ev[0], s)
         ln.h2d(n, s)
@@ -273,6 +267,17 @@ class StreamEngine:
         pending = StreamPending(self, ln, n, ev)
         ln.last[turn] = pending
         return pending
+
+    def _take_turn(self, ln: Lane) -> int:
+        """The event set the lane's next batch records (the sets take turns); the batch that
+        last used it (done: the lane was free) has its times read first if nobody read them
+        yet."""
+        turn = ln.turn
+        ln.turn = (turn + 1) % EVENT_SETS
+        previous = ln.last[turn]
+        if previous is not None:
+            previous.device_times()
+        return turn
 
     def mark_reference(self, clock: Any) -> None:
         """Align the device clock with the host's: a reference event recorded on an idle device,
@@ -353,14 +358,9 @@ class RowsEngine(StreamEngine):
 
     def submit(self, lane: int, n: int) -> StreamPending:
         """Issue one batch of `n` rows on the lane's stream: two event records around the
-        kernel (or its graph), nothing waited for (the event sets take turns as in
-        StreamEngine.submit)."""
+        kernel (or its graph), nothing waited for."""
         ln = self.lanes_[lane]
-        turn = ln.turn
-        ln.turn = (turn + 1) % EVENT_SETS
-        previous = ln.last[turn]
-        if previous is not None:
-            previous.device_times()
+        turn = self._take_turn(ln)
         record, s, ev = self.device.record, ln.stream, ln.events[turn]
         record(ev[0], s)
         if ln.graphs:
