@@ -61,7 +61,8 @@ def table(rng: random.Random, rows: int, width: int = 40) -> list[str]:
     out = ["   Start  Duration  Name".ljust(width), " -------  --------  ----".ljust(width)]
     for i in range(rows):
         lead = rng.choice(["", " ", "  ", "\t "])
-        out.append(f"{lead}{i * 0.5:7.1f}  {rng.randrange(10**6):8d}  k{i % 3}"[:width].ljust(width))
+        row = f"{lead}{i * 0.5:7.1f}  {rng.randrange(10**6):8d}  k{i % 3}"
+        out.append(row[:width].ljust(width))
     return out
 
 
