@@ -318,13 +318,25 @@ def check_last_row(origin: Origin, n_cells: int, last: int) -> None:
 def last_row_cells(text: str | bytes) -> int:
     """How many CSV cells the last non-blank line of `text` has (0 when there is none): a row
     with fewer cells than the header at the end of a table is where a truncated file was cut."""
+    window = text[-_SNIFF_BYTES:]  # (`rstrip` of all of it would copy a million rows)
+    last = _last_line(window, whole=len(window) == len(text))
+    if last is None:  # the window is blank, or one line: look at all of it
+        last = _last_line(text, whole=True) or ""
+    line = last.decode("utf-8", "replace") if isinstance(last, bytes) else last
+    return len(header_cells(line)) if line else 0
+
+
+def _last_line(text: str | bytes, whole: bool) -> str | bytes | None:
+    """The last non-blank line of `text`, without the blanks after it; None when `text` is the
+    end of a longer text (not `whole`) that need not hold all of that line."""
+    data: str | bytes
     if isinstance(text, bytes):
         data = text.rstrip(b"\r\n \t")
-        last = data[data.rfind(b"\n") + 1 :].decode("utf-8", "replace")
+        newline = data.rfind(b"\n")
     else:
-        last = text.rstrip("\r\n \t")
-        last = last[last.rfind("\n") + 1 :]
-    return len(header_cells(last)) if last else 0
+        data = text.rstrip("\r\n \t")
+        newline = data.rfind("\n")
+    return None if newline < 0 and not whole else data[newline + 1 :]
 
 
 def _first_line(exc: BaseException) -> str:

@@ -113,7 +113,7 @@ def _read_report_file(file: Path, report: str) -> pd.DataFrame:
                 origin = Origin(file, expected, block.text, block.first_line, dropped=block.dropped)
                 return read_report(block.text, first, report, origin)
     _check_header(header, report, file)  # before the whole file is read
-    data = csvtext.read_text(file, expected).encode("utf-8")
+    data = csvtext.read_utf8(file, expected)
     return read_report(data, header, report, Origin(file, expected, data))
 
 

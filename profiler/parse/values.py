@@ -270,8 +270,9 @@ def float_integers(
         scaled = number * factor if factor != 1 else number
         least, most = np.fmin.reduce(number), np.fmax.reduce(scaled)  # (NaN: all missing)
         fine = not least < 0 and not most >= rule.most  # (inf: not below `rule.most`)
-        if fine and rule.whole:
-            fine = bool(np.array_equal(np.floor(number), number, equal_nan=True))
+        if fine and rule.whole:  # (no inf here: x - floor(x) is 0 just for whole x, NaN skipped)
+            fraction = np.floor(number)
+            fine = not np.fmax.reduce(np.subtract(number, fraction, out=fraction)) > 0
         if not fine:
             return integers(values, origin, column, rule, factor)
         mask = np.isnan(scaled)
