@@ -393,6 +393,46 @@ def test_text_metrics_run_without_mapped_metrics():
     assert m["duration_ns"].isna().all() and m["sm_throughput_pct"].isna().all()
 
 
+def summary_averages(path: Path, name: str) -> list[float]:
+    """Each kernel's `Average` (the last cell) of row `name`, from the file text, in ns for a
+    duration: a per-kernel summary's kernel lines end `, Invocations N`."""
+    found: list[float] = []
+    for line in path.read_text().splitlines():
+        if ", Invocations " in line:
+            found.append(float("nan"))
+        cells = re.split(r"\s{2,}", line.strip())
+        if found and cells[0] == name and found[-1] != found[-1]:
+            scale = {"ns": 1, "us": 1e3, "ms": 1e6}.get(cells[1], 1) if len(cells) == 5 else 1
+            found[-1] = float(cells[-1].replace(",", "")) * scale
+    return found
+
+
+def test_text_print_summary_per_kernel():
+    """`ncu --print-summary per-kernel` as text (ncu 2024.x, RTX 40xx): one line per kernel
+    (`name (grid)x(block), Device 0, CC 8.9, Invocations 4`) and tables of `Minimum  Maximum
+    Average` columns; one row per kernel holding its averages, as the --csv summary gives."""
+    path = DATA / "2024.x" / "heat-eq-print-summary-per-kernel.txt"
+    m = schema.validate(ncu_text.read_metrics(path, "s"), schema.METRICS)
+    assert list(m["name"]) == [
+        "add_heat_kernel_3d(float *, int, int, int)",
+        "heat_kernel_3d_color(float *, uchar4 *)",
+        "heat_kernel_3d_sim(float *, float *, BoundaryCondition)",
+    ]
+    assert list(m["kernel_id"]) == [0, 1, 2]  # 34 ==PROF== launches, not one per kernel
+    assert list(m["grid"]) == ["(2, 2, 2)", "(125, 125, 13)", "(63, 63, 1)"]
+    assert list(m["block"]) == ["(8, 8, 8)", "(8, 8, 8)", "(16, 16, 1)"]
+    assert list(m["duration_ns"]) == [round(v) for v in summary_averages(path, "Duration")]
+    assert list(m["duration_ns"]) == [2_070, 3_060_000, 3_220_000]  # 2.07 us, 3.06 ms, 3.22 ms
+    for column, row in [
+        ("sm_throughput_pct", "Compute (SM) Throughput"),
+        ("dram_throughput_pct", "DRAM Throughput"),
+        ("achieved_occupancy_pct", "Achieved Occupancy"),
+        ("registers", "Registers Per Thread"),
+    ]:
+        assert list(m[column]) == pytest.approx(summary_averages(path, row)), column
+    assert list(m["registers"]) == [16, 16, 29]
+
+
 @pytest.mark.parametrize(
     "path, said",
     [
