@@ -433,6 +433,20 @@ def test_text_print_summary_per_kernel():
     assert list(m["registers"]) == [16, 16, 29]
 
 
+def test_text_kernel_name_wrapped_onto_its_own_line():
+    """A pasted document whose kernel lines were wrapped: the name on one line, the launch shape
+    and `, Context 1, Stream 7, ...` on the next. The name is the line above, not the shape."""
+    path = DATA / "2024.x" / "heat-eq-doc-wrapped-kernel-lines.txt"
+    m = schema.validate(ncu_text.read_metrics(path, "s"), schema.METRICS)
+    fused = "heat_kernel_2d_fused(float *, float *, uchar4 *, int, int, float, float, float, float, BoundaryCondition)"  # noqa: E501
+    plain = "heat_kernel_2d(float *, float *, int, int, float, float, float, float, BoundaryCondition)"  # noqa: E501
+    color = "heat_to_color_kernel_2d(float *, uchar4 *, int, int)"
+    assert list(m["name"]) == [fused, fused, plain, color, plain, color]
+    assert set(m["grid"]) == {"(63, 63, 1)"} and set(m["block"]) == {"(16, 16, 1)"}
+    assert list(m["duration_ns"].iloc[[0, 2, 3]]) == [99_680, 59_740, 42_880]  # 99.68 us, ...
+    assert list(m["dram_read_bytes"].iloc[[1, 4, 5]]) == [4_020_000, 4_010_000, 4_010_000]
+
+
 @pytest.mark.parametrize(
     "path, said",
     [

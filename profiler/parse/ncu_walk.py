@@ -123,8 +123,9 @@ def walk(data: bytes, found: lines.Lines) -> Walk:
     last = np.searchsorted(events, rows) - 1  # the structural line above each row
     inside = after[last] != _CLOSED
     rows, last = rows[inside], last[inside]
+    at = events[event_kind == _LAUNCH].tolist()
     return Walk(
-        launches=[distinct.shapes[c] for c in code[events[event_kind == _LAUNCH]].tolist()],
+        launches=[_named(data, found, a, distinct.shapes[code[a]]) for a in at],
         rows=rows,
         launch=np.cumsum(event_kind == _LAUNCH)[last] - 1,
         line=code[rows],
@@ -132,6 +133,15 @@ def walk(data: bytes, found: lines.Lines) -> Walk:
         texts=distinct.texts,
         widths=list(distinct.widths),
     )
+
+
+def _named(data: bytes, found: lines.Lines, at: int, shape: Shape) -> Shape:
+    """A launch's shape, named by the line above its kernel line when that line holds only the
+    launch shape (a pasted result whose kernel name was wrapped onto a line of its own)."""
+    if shape[0] or not at:
+        return shape
+    above = data[found.start[at - 1] : found.end[at - 1]].decode("utf-8").strip()
+    return above, shape[1], shape[2]
 
 
 def _looked_at(data: bytes, found: lines.Lines) -> tuple[np.ndarray, np.ndarray]:
@@ -216,10 +226,10 @@ def launch_shape(line: str) -> Shape | None:
             return None
     head = line[:cut].strip()
     grid = block = None
-    shape = _SHAPE.search(head[-_MAX_TAIL:])
+    shape = _SHAPE.search(f" {head[-_MAX_TAIL:]}")  # (a name wrapped away leaves no blank)
     if shape is not None:
         grid, block = f"({shape[1]})", f"({shape[2]})"
-        head = head[: len(head) - len(shape[0])]
+        head = head[: max(len(head) - len(shape[0]), 0)]
     else:
         date = _DATE.search(head[-_MAX_TAIL:])
         head = head[: len(head) - len(date[0])] if date else head
