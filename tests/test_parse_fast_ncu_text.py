@@ -30,18 +30,21 @@ NAMES = {name: field for field, (_, names) in ncu_csv.METRICS.items() for name i
 KERNEL_TAIL = re.compile(r", Context [0-9]+, Stream [0-9]+(?:, Device [0-9]+, CC [0-9.]+)?\Z")
 SHAPE = re.compile(r" \(([0-9]+, [0-9]+, [0-9]+)\)x\(([0-9]+, [0-9]+, [0-9]+)\)\Z")
 DATE = re.compile(r", [0-9]{4}-[A-Za-z]{3}-[0-9]{2} [0-9:]{8}\Z")
+SUMMARY_TAIL = re.compile(r", Device [0-9]+, CC [0-9.]+, Invocations [0-9]+\Z")
 
 
 def plain_launch(line: str) -> tuple[str, str | None, str | None] | None:
     cut = line.rfind(", Context ")
     if cut < 0 or not KERNEL_TAIL.search(line[cut : cut + 120]):
-        return None
+        cut = line.rfind(", Device ")
+        if cut < 0 or not SUMMARY_TAIL.search(line[cut : cut + 120]):
+            return None
     head = line[:cut].strip()
     grid = block = None
-    shape = SHAPE.search(head[-120:])
+    shape = SHAPE.search(" " + head[-120:])
     if shape is not None:
         grid, block = f"({shape[1]})", f"({shape[2]})"
-        head = head[: len(head) - len(shape[0])]
+        head = head[: max(len(head) - len(shape[0]), 0)]
     else:
         date = DATE.search(head[-120:])
         head = head[: len(head) - len(date[0])] if date else head
@@ -49,23 +52,26 @@ def plain_launch(line: str) -> tuple[str, str | None, str | None] | None:
 
 
 def plain_metric(line: str, widths, number: int, kept: dict, path: Path) -> None:
-    _, unit_width, value_width = widths
+    unit_width, value_width = widths[1], widths[-1]
     row = line.rstrip()
+    middle = sum(w + 1 for w in widths[2:-1])
+    unit_end = len(row) - value_width - 1 - middle
     if (
-        len(row) < value_width + unit_width + 2
+        unit_end < unit_width + 1
         or row[-value_width - 1] != " "
-        or (row[-value_width - unit_width - 2] != " ")
+        or (middle and row[unit_end] != " ")
+        or (row[unit_end - unit_width - 1] != " ")
     ):
         if row.strip().split("  ", 1)[0] in NAMES:
             raise ParseError(
                 path, ncu_text.EXPECTED, f"line {number}: a metric row does not fit its table"
             )
         return
-    name = row[: -value_width - unit_width - 2].strip()
+    name = row[: unit_end - unit_width - 1].strip()
     target = NAMES.get(name)
     if target is None:
         return
-    unit = row[-value_width - unit_width - 1 : -value_width - 1].strip()
+    unit = row[unit_end - unit_width : unit_end].strip()
     cell = row[-value_width:].strip()
     if cell.endswith("n/a") or target in kept:
         return
@@ -84,9 +90,13 @@ def plain_kernels(text: str, path: Path) -> list:
     kernels: list = []
     widths = None
     header_next = False
+    above = ""
     for number, raw in enumerate(text.split("\n"), 1):
-        line = raw.rstrip("\r")
+        line, above_this = raw.rstrip("\r"), above
+        above = line
         launch = plain_launch(line)
+        if launch is not None and not launch[0] and number > 1:  # the name wrapped above
+            launch = (above_this.strip(), launch[1], launch[2])
         if launch is not None:
             kernels.append((launch, {}))
             widths = None
@@ -98,13 +108,14 @@ def plain_kernels(text: str, path: Path) -> list:
             widths = None
         elif stripped.startswith("-") and not stripped.strip("- "):
             runs = [len(run) for run in stripped.split()]
-            if widths is None and len(runs) == 3:
-                widths, header_next = (runs[0], runs[1], runs[2]), False
+            if widths is None and len(runs) in (3, 5):
+                widths, header_next = tuple(runs), False
             elif widths is not None and not header_next:
                 widths = None
             header_next = False
         elif widths is not None and stripped:
-            if stripped.startswith("Metric Name") and stripped.endswith("Metric Value"):
+            headers = ("Metric Value", "Average")
+            if stripped.startswith("Metric Name") and stripped.endswith(headers):
                 header_next = True
                 continue
             plain_metric(line, widths, number, kernels[-1][1], path)

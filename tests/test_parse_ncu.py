@@ -393,6 +393,60 @@ def test_text_metrics_run_without_mapped_metrics():
     assert m["duration_ns"].isna().all() and m["sm_throughput_pct"].isna().all()
 
 
+def summary_averages(path: Path, name: str) -> list[float]:
+    """Each kernel's `Average` (the last cell) of row `name`, from the file text, in ns for a
+    duration: a per-kernel summary's kernel lines end `, Invocations N`."""
+    found: list[float] = []
+    for line in path.read_text().splitlines():
+        if ", Invocations " in line:
+            found.append(float("nan"))
+        cells = re.split(r"\s{2,}", line.strip())
+        if found and cells[0] == name and found[-1] != found[-1]:
+            scale = {"ns": 1, "us": 1e3, "ms": 1e6}.get(cells[1], 1) if len(cells) == 5 else 1
+            found[-1] = float(cells[-1].replace(",", "")) * scale
+    return found
+
+
+def test_text_print_summary_per_kernel():
+    """`ncu --print-summary per-kernel` as text (ncu 2024.x, RTX 40xx): one line per kernel
+    (`name (grid)x(block), Device 0, CC 8.9, Invocations 4`) and tables of `Minimum  Maximum
+    Average` columns; one row per kernel holding its averages, as the --csv summary gives."""
+    path = DATA / "2024.x" / "heat-eq-print-summary-per-kernel.txt"
+    m = schema.validate(ncu_text.read_metrics(path, "s"), schema.METRICS)
+    assert list(m["name"]) == [
+        "add_heat_kernel_3d(float *, int, int, int)",
+        "heat_kernel_3d_color(float *, uchar4 *)",
+        "heat_kernel_3d_sim(float *, float *, BoundaryCondition)",
+    ]
+    assert list(m["kernel_id"]) == [0, 1, 2]  # 34 ==PROF== launches, not one per kernel
+    assert list(m["grid"]) == ["(2, 2, 2)", "(125, 125, 13)", "(63, 63, 1)"]
+    assert list(m["block"]) == ["(8, 8, 8)", "(8, 8, 8)", "(16, 16, 1)"]
+    assert list(m["duration_ns"]) == [round(v) for v in summary_averages(path, "Duration")]
+    assert list(m["duration_ns"]) == [2_070, 3_060_000, 3_220_000]  # 2.07 us, 3.06 ms, 3.22 ms
+    for column, row in [
+        ("sm_throughput_pct", "Compute (SM) Throughput"),
+        ("dram_throughput_pct", "DRAM Throughput"),
+        ("achieved_occupancy_pct", "Achieved Occupancy"),
+        ("registers", "Registers Per Thread"),
+    ]:
+        assert list(m[column]) == pytest.approx(summary_averages(path, row)), column
+    assert list(m["registers"]) == [16, 16, 29]
+
+
+def test_text_kernel_name_wrapped_onto_its_own_line():
+    """A pasted document whose kernel lines were wrapped: the name on one line, the launch shape
+    and `, Context 1, Stream 7, ...` on the next. The name is the line above, not the shape."""
+    path = DATA / "2024.x" / "heat-eq-doc-wrapped-kernel-lines.txt"
+    m = schema.validate(ncu_text.read_metrics(path, "s"), schema.METRICS)
+    fused = "heat_kernel_2d_fused(float *, float *, uchar4 *, int, int, float, float, float, float, BoundaryCondition)"  # noqa: E501
+    plain = "heat_kernel_2d(float *, float *, int, int, float, float, float, float, BoundaryCondition)"  # noqa: E501
+    color = "heat_to_color_kernel_2d(float *, uchar4 *, int, int)"
+    assert list(m["name"]) == [fused, fused, plain, color, plain, color]
+    assert set(m["grid"]) == {"(63, 63, 1)"} and set(m["block"]) == {"(16, 16, 1)"}
+    assert list(m["duration_ns"].iloc[[0, 2, 3]]) == [99_680, 59_740, 42_880]  # 99.68 us, ...
+    assert list(m["dram_read_bytes"].iloc[[1, 4, 5]]) == [4_020_000, 4_010_000, 4_010_000]
+
+
 @pytest.mark.parametrize(
     "path, said",
     [

@@ -961,3 +961,22 @@ def test_csv_metric_with_an_empty_cell_is_refused_not_a_crash(tmp_path, column):
     path.write_text(text.replace(row, cut, 1))
     with pytest.raises(ParseError, match=rf"line \d+, column '?{column}'?: '' is not a number"):
         nvprof.read_log(path, "s")
+
+
+def test_shell_prompt_right_under_a_table_ends_it(tmp_path):
+    """A terminal capture whose shell prompt (`🍺 :code`) follows the last metric row with no
+    blank line between them (GeForce GT 650M, 100 invocations): the prompt ends the table. The
+    same prompt under a summary ends it too; a cut row under a summary is still refused."""
+    path = NVPROF / "8.x" / "gameoflife-text-metrics-prompt.txt"
+    assert path.read_text().endswith("B/s\n🍺 :code \n")
+    m = schema.validate(nvprof.read_log(path, "gol")["metrics"], schema.METRICS)
+    assert list(m["name"]) == ["changeCellState(char*, char*, int, int)"]
+    assert m["achieved_occupancy_pct"].iloc[0] == pytest.approx(91.1838)  # 0.911838
+    assert m["dram_read_bytes"].iloc[0] == 11474 * 32  # dram_read_transactions, Avg 11474
+    prompted = tmp_path / "summary.txt"
+    prompted.write_text(TEXT9.read_text() + "user@box:~/src$ ")
+    tables = nvprof.read_log(prompted, "s")
+    assert tables["gpu_activities"].equals(nvprof.read_log(TEXT9, "s")["gpu_activities"])
+    prompted.write_text(TEXT9.read_text() + "                    0.00%  1.48")
+    with pytest.raises(ParseError, match="truncated file"):
+        nvprof.read_log(prompted, "s")

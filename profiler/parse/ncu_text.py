@@ -14,7 +14,10 @@ Metric Value` header between two rules. Rows may be indented deeper than their r
 the name is left-aligned, unit and value right-aligned, so a row is cut from its right end by
 the widths of the rule's three dash runs. `WRN`/`INF`/`OPT` advice, tables of other shapes and
 the program's output are skipped. A `--metrics` run gives the same tables (`Section: Command
-line profiler metrics`, raw metric names).
+line profiler metrics`, raw metric names). `--print-summary per-kernel` prints one line per
+kernel (`name (grid)x(block), Device 0, CC 8.9, Invocations 14`) and tables of five columns
+(`Metric Name  Metric Unit  Minimum  Maximum  Average`): one row per kernel, of its `Average`s,
+as from the --csv summary.
 
 Mapped to `schema.METRICS`:
 
@@ -181,25 +184,29 @@ def _raise_at(walk: ncu_walk.Walk, row: int, path: Path) -> None:
     raise AssertionError(f"line {number} read without error")  # pragma: no cover
 
 
-def _cut_row(line: str, widths: tuple[int, int, int]) -> Cut | int:
+def _cut_row(line: str, widths: tuple[int, ...]) -> Cut | int:
     """A row of an open table cut from its right end by the table's widths: a mapped metric's
     `Cut`, `_NO_VALUE` for a row that gives no value (of no mapped metric, or `n/a`), or
-    `_MISFIT` for the row of a mapped metric that does not fit the table's columns."""
-    _, unit_width, value_width = widths
+    `_MISFIT` for the row of a mapped metric that does not fit the table's columns. The value
+    is the last column's (a per-kernel summary's `Average`, after `Minimum` and `Maximum`)."""
+    unit_width, value_width = widths[1], widths[-1]
     row = line.rstrip()
+    middle = sum(width + 1 for width in widths[2:-1])  # a summary's Minimum and Maximum
+    unit_end = len(row) - value_width - 1 - middle
     if (
-        len(row) < value_width + unit_width + 2
+        unit_end < unit_width + 1
         or row[-value_width - 1] != " "
-        or (row[-value_width - unit_width - 2] != " ")
+        or (middle and row[unit_end] != " ")
+        or (row[unit_end - unit_width - 1] != " ")
     ):
         if row.strip().split("  ", 1)[0] in ncu_walk.NAMES:  # a mapped metric must fit its table
             return _MISFIT
         return _NO_VALUE  # a row of some other table (rule advice, source counters): not ours
-    name = row[: -value_width - unit_width - 2].strip()
+    name = row[: unit_end - unit_width - 1].strip()
     target = ncu_walk.NAMES.get(name)
     if target is None:
         return _NO_VALUE
-    unit = row[-value_width - unit_width - 1 : -value_width - 1].strip()
+    unit = row[unit_end - unit_width : unit_end].strip()
     cell = row[-value_width:].strip()
     return _NO_VALUE if cell.endswith("n/a") else (name, target, unit, cell)
 

@@ -25,9 +25,11 @@ import pandas as pd
 from profiler.parse import lines, ncu_csv
 
 _KERNEL_TAIL = re.compile(r", Context [0-9]+, Stream [0-9]+(?:, Device [0-9]+, CC [0-9.]+)?\Z")
+# `--print-summary per-kernel`: one line per kernel, its launches counted.
+_SUMMARY_TAIL = re.compile(r", Device [0-9]+, CC [0-9.]+, Invocations [0-9]+\Z")
 _SHAPE = re.compile(r" \(([0-9]+, [0-9]+, [0-9]+)\)x\(([0-9]+, [0-9]+, [0-9]+)\)\Z")
 _DATE = re.compile(r", [0-9]{4}-[A-Za-z]{3}-[0-9]{2} [0-9:]{8}\Z")
-_CONTEXT = re.compile(rb", Context ")
+_CONTEXT = re.compile(rb", Context |, Invocations ")
 _MAX_TAIL = 120  # the launch shape, time and ids after a kernel name fit in this
 NAMES = {name: target for target, (_, names) in ncu_csv.METRICS.items() for name in names}
 # The first 8 characters of a mapped metric's row (6 of `SM [%]`), of a table's header and of
@@ -71,7 +73,7 @@ class Walk:
     line: np.ndarray
     table: np.ndarray
     texts: list[str]
-    widths: list[tuple[int, int, int]]
+    widths: list[tuple[int, ...]]
 
 
 @dataclass
@@ -83,7 +85,7 @@ class _Distinct:
     kinds: list[int] = field(default_factory=list)
     tables: list[int] = field(default_factory=list)
     shapes: dict[int, Shape] = field(default_factory=dict)
-    widths: dict[tuple[int, int, int], int] = field(default_factory=dict)
+    widths: dict[tuple[int, ...], int] = field(default_factory=dict)
 
     def add(self, text: str) -> None:
         """The next distinct line (`_kind` says what it is)."""
@@ -121,8 +123,9 @@ def walk(data: bytes, found: lines.Lines) -> Walk:
     last = np.searchsorted(events, rows) - 1  # the structural line above each row
     inside = after[last] != _CLOSED
     rows, last = rows[inside], last[inside]
+    at = events[event_kind == _LAUNCH].tolist()
     return Walk(
-        launches=[distinct.shapes[c] for c in code[events[event_kind == _LAUNCH]].tolist()],
+        launches=[_named(data, found, a, distinct.shapes[code[a]]) for a in at],
         rows=rows,
         launch=np.cumsum(event_kind == _LAUNCH)[last] - 1,
         line=code[rows],
@@ -130,6 +133,15 @@ def walk(data: bytes, found: lines.Lines) -> Walk:
         texts=distinct.texts,
         widths=list(distinct.widths),
     )
+
+
+def _named(data: bytes, found: lines.Lines, at: int, shape: Shape) -> Shape:
+    """A launch's shape, named by the line above its kernel line when that line holds only the
+    launch shape (a pasted result whose kernel name was wrapped onto a line of its own)."""
+    if shape[0] or not at:
+        return shape
+    above = data[found.start[at - 1] : found.end[at - 1]].decode("utf-8").strip()
+    return above, shape[1], shape[2]
 
 
 def _looked_at(data: bytes, found: lines.Lines) -> tuple[np.ndarray, np.ndarray]:
@@ -166,7 +178,7 @@ def _distinct(data: bytes, found: lines.Lines, looked: np.ndarray) -> tuple[np.n
     return codes.astype(np.int64), distinct
 
 
-def _kind(line: str) -> tuple[int, Shape | None, tuple[int, int, int] | None]:
+def _kind(line: str) -> tuple[int, Shape | None, tuple[int, ...] | None]:
     """What a line is to the walk, and its launch shape (`_LAUNCH`) or rule widths (`_RULE3`)."""
     shape = launch_shape(line)
     if shape is not None:
@@ -178,10 +190,10 @@ def _kind(line: str) -> tuple[int, Shape | None, tuple[int, int, int] | None]:
         return _SECTION, None, None
     if stripped.startswith("-") and not stripped.strip("- "):
         runs = [len(run) for run in stripped.split()]
-        if len(runs) == 3:
-            return _RULE3, None, (runs[0], runs[1], runs[2])
+        if len(runs) in (3, 5):  # name, unit, value; or name, unit, Minimum, Maximum, Average
+            return _RULE3, None, tuple(runs)
         return _RULE, None, None
-    if stripped.startswith("Metric Name") and stripped.endswith("Metric Value"):
+    if stripped.startswith("Metric Name") and stripped.endswith(("Metric Value", "Average")):
         return _HEADER, None, None
     return _ROW, None, None
 
@@ -204,17 +216,20 @@ def _states(kinds: np.ndarray) -> np.ndarray:
 
 def launch_shape(line: str) -> Shape | None:
     """The name, grid and block of the kernel a result line names (`name, <time>, Context 1,
-    Stream 7` or `name (grid)x(block), Context 1, Stream 7, Device 0, CC 8.6`), or None for
-    any other line."""
+    Stream 7`, `name (grid)x(block), Context 1, Stream 7, Device 0, CC 8.6`, or a per-kernel
+    summary's `name (grid)x(block), Device 0, CC 8.9, Invocations 14`), or None for any other
+    line."""
     cut = line.rfind(", Context ")
     if cut < 0 or not _KERNEL_TAIL.search(line[cut : cut + _MAX_TAIL]):
-        return None
+        cut = line.rfind(", Device ")
+        if cut < 0 or not _SUMMARY_TAIL.search(line[cut : cut + _MAX_TAIL]):
+            return None
     head = line[:cut].strip()
     grid = block = None
-    shape = _SHAPE.search(head[-_MAX_TAIL:])
+    shape = _SHAPE.search(f" {head[-_MAX_TAIL:]}")  # (a name wrapped away leaves no blank)
     if shape is not None:
         grid, block = f"({shape[1]})", f"({shape[2]})"
-        head = head[: len(head) - len(shape[0])]
+        head = head[: max(len(head) - len(shape[0]), 0)]
     else:
         date = _DATE.search(head[-_MAX_TAIL:])
         head = head[: len(head) - len(date[0])] if date else head

@@ -320,6 +320,7 @@ def _tables(text: Text, path: Path, data: bytes | memoryview | None = None) -> l
         kind = next(k for k, v in match.groupdict().items() if v is not None)
         start = match.start()
         end = _table_end(text, start, ends)
+        end = end if kind.startswith("csv") else _before_prompt(text, start, end)
         above = text[text.rfind("\n", 0, max(start - 1, 0)) + 1 : max(start - 1, 0)]
         section = _section(above.strip(" \t"))
         skip = 1 if kind in ("csv_summary", "csv_trace") else 0  # the units row
@@ -367,6 +368,18 @@ def _table_end(text: Text, start: int, ends: np.ndarray | None) -> int:
         if _match(_TABLE_END, text, line - 1):
             return int(line)
     return len(text)
+
+
+def _before_prompt(text: Text, start: int, end: int) -> int:
+    """`end`, or the start of the text table's last line when that line is no row but the shell
+    prompt that followed the output (`user@host:~$`, `🍺 :code`): led by neither a blank nor a
+    digit, as every row of a text table is, nor by `Device` (a metric table's device line)."""
+    stop = end - 1 if end > start and text[end - 1 : end] == "\n" else end
+    last = text.rfind("\n", start, stop) + 1
+    line = text[last:stop] if last > start else ""
+    if line.strip() and line[0] not in " \t\r0123456789" and not line.startswith("Device "):
+        return last
+    return end
 
 
 def _lines_led_by(leads: parse_lines.Lines, firsts: bytes, blank: bool = False) -> np.ndarray:
