@@ -569,3 +569,27 @@ def test_device_ordinal_of_a_superscript_digit_is_none():
 
     assert gpuops.device_ordinal("\u00b2") is None
     assert gpuops.device_ordinal(" 3 ") == 3
+
+
+def test_a_failed_launch_is_refused_with_ncus_error_before_the_bad_value():
+    """A real capture whose launch failed: ncu printed `==ERROR== LaunchFailed` and then a
+    table of `(!) nan`. The refusal says what ncu said first, then the first bad value."""
+    path = DATA / "2023.x" / "dd2360-launch-failed-nan.txt"
+    with pytest.raises(ParseError) as exc:
+        ncu_text.read_metrics(path, "s")
+    message = str(exc.value)
+    assert "ncu said '==ERROR== LaunchFailed'; line 21, metric 'DRAM Throughput': '(!) nan'" in (
+        message
+    )
+    assert "\n" not in message
+
+
+def test_a_bad_value_without_an_ncu_error_is_refused_as_before(tmp_path):
+    source = DATA / "2023.x" / "dd2360-launch-failed-nan.txt"
+    path = tmp_path / "no-error.txt"
+    text = source.read_text(encoding="utf-8")
+    path.write_text(text.replace("==ERROR==", "==INFO=="), encoding="utf-8")
+    with pytest.raises(ParseError) as exc:
+        ncu_text.read_metrics(path, "s")
+    assert "ncu said" not in str(exc.value)
+    assert "line 21, metric 'DRAM Throughput'" in str(exc.value)  # the first in file order

@@ -97,7 +97,10 @@ def read_metrics(path: str | Path, stage: str) -> pd.DataFrame:
     if not walk.launches:
         text = data.decode("utf-8")
         raise ParseError(path, EXPECTED, ncu_csv.nothing_profiled(text, _NO_KERNEL))
-    found = metric_values(walk, path)
+    try:
+        found = metric_values(walk, path)
+    except ParseError as exc:
+        raise _with_ncu_error(exc, data) from None
     names, grids, blocks = zip(*walk.launches, strict=True)
     launches = pd.DataFrame(
         {
@@ -132,8 +135,8 @@ def metric_values(walk: ncu_walk.Walk, path: Path) -> dict[str, np.ndarray]:
     number, wrong = _read_cells(cuts, path)
     misfits = np.flatnonzero(target == _MISFIT)
     bad = chosen[wrong[by_pair[chosen]]]
-    if len(misfits) or len(bad):
-        _raise_at(walk, min(misfits[:1].tolist() + bad[:1].tolist()), path)
+    if len(misfits) or len(bad):  # (chosen is in launch and column order, not file order)
+        _raise_at(walk, int(np.concatenate([misfits, bad]).min()), path)
     number = number[by_pair[chosen]]
     found = {name: np.full(len(walk.launches), np.nan) for name in _TARGETS}
     for i, name in enumerate(_TARGETS):
@@ -221,6 +224,18 @@ def _convert(cut: Cut, path: Path) -> float:
     kind = ncu_csv.METRICS[target][0]
     factor = ncu_csv.unit_factor(kind, unit, path, name)
     return values.scalar(cell, _RULES[kind], factor)
+
+
+def _with_ncu_error(exc: ParseError, data: bytes) -> ParseError:
+    """`exc` (a value ncu's text holds that is no number) with ncu's own first `==ERROR==` line
+    before it when ncu wrote one: a failed launch leaves every metric `(!) nan`, and the error
+    line says why."""
+    at = data.find(b"==ERROR==")
+    if at < 0 or (at > 0 and data[at - 1 : at] != b"\n"):
+        return exc
+    line = data[at : data.find(b"\n", at) if b"\n" in data[at:] else len(data)]
+    said = values.shown_cell(line.decode("utf-8", "replace").strip(), 300)
+    return ParseError(exc.path, exc.expected, f"ncu said {said}; {exc.detail}")
 
 
 def _launch_ids(data: bytes, found: lines.Lines, count: int) -> list[int]:
