@@ -980,3 +980,29 @@ def test_shell_prompt_right_under_a_table_ends_it(tmp_path):
     prompted.write_text(TEXT9.read_text() + "                    0.00%  1.48")
     with pytest.raises(ParseError, match="truncated file"):
         nvprof.read_log(prompted, "s")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "9.x/cfd-csv-summary.csv",
+        "9.x/cfd-csv-gpu-summary.csv",
+        "8.x/jacobi-csv-summary.csv",
+        "8.x/j3d27pt-csv-metrics.csv",
+        "8.x/j3d27pt-csv-events.csv",
+    ],
+)
+def test_a_csv_header_pasted_with_trailing_blanks_reads_the_same(tmp_path, name):
+    """Blanks after the last quoted header cell (`"Max","Name"   `, as an editor or a paste
+    leaves them) named the column `Name   ` and crashed the reader with a KeyError."""
+    source = Path(__file__).parent / "data" / "nvprof" / name
+    text = source.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    header = next(i for i, line in enumerate(lines) if line.startswith('"'))
+    lines[header] += "   \t"
+    padded = tmp_path / source.name
+    padded.write_text("\n".join(lines), encoding="utf-8")
+    got, want = nvprof.read_log(padded, "s"), nvprof.read_log(source, "s")
+    assert got.keys() == want.keys() and any(len(t) for t in want.values())
+    for key in want:
+        pd.testing.assert_frame_equal(got[key], want[key])

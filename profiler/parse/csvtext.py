@@ -17,8 +17,10 @@ import re
 import stat
 import warnings
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -271,6 +273,7 @@ def read_csv_text(
             warnings.simplefilter("error", pd.errors.ParserWarning)
             warnings.simplefilter("ignore", RuntimeWarning)  # `inf` cast to int64: refused below
             frame: pd.DataFrame = pd.read_csv(io.BytesIO(data), **options)  # type: ignore[call-overload]
+        frame.columns = header_names(frame.columns)
         return frame if usecols is None else frame[list(usecols)]  # type: ignore[call-overload]
     except pd.errors.ParserWarning as exc:
         raise ParseError(path, expected, f"a row has more cells than the header: {exc}") from None
@@ -279,12 +282,19 @@ def read_csv_text(
 
 
 def header_cells(line: str) -> list[str]:
-    """The cells of one CSV header line (quotes removed); a line the csv module refuses (a NUL,
-    a cell over its size limit) is split at every comma."""
+    """The cells of one CSV header line (quotes removed, and the blanks around a name, as
+    `header_names`); a line the csv module refuses (a NUL, a cell over its size limit) is split
+    at every comma."""
     try:
-        return next(csv.reader([line]), [])
+        return header_names(next(csv.reader([line]), []))
     except csv.Error:
-        return [cell.strip('"') for cell in line.split(",")]
+        return header_names(cell.strip('"') for cell in line.split(","))
+
+
+def header_names(names: Iterable[object]) -> list[Any]:
+    """Column names without the blanks around them: a header pasted with trailing blanks
+    (`"Max","Name"   `) names the column `Name`, not `Name   `."""
+    return [name.strip() if isinstance(name, str) else name for name in names]
 
 
 def check_header(cells: list[str], path: str | Path, expected: str) -> None:
