@@ -219,10 +219,10 @@ def _names(
     if not len(start) or len(start) * (wide + 1) > _REST_BYTES:
         view, stops = codes.data, (start + width).tolist()
         return [str(view[a:b], "ascii") for a, b in zip(start.tolist(), stops, strict=True)], None
-    if int(start.max(initial=0)) + wide > len(codes):
-        codes = np.concatenate((codes, np.zeros(wide, dtype=np.uint8)))
-    cells = np.empty((len(start), wide + 1), dtype=np.uint8)
-    cells[:, :wide] = np.lib.stride_tricks.sliding_window_view(codes, wide)[start]
+    if int(start.max(initial=0)) + wide + 1 > len(codes):
+        codes = np.concatenate((codes, np.zeros(wide + 1, dtype=np.uint8)))
+    window = np.ndarray((len(codes) - wide,), dtype=f"V{wide + 1}", buffer=codes, strides=(1,))
+    cells = window[start].view(np.uint8).reshape(len(start), wide + 1)  # one copy per name
     cells[:, wide] = 0
     keep = np.arange(wide + 1, dtype=np.int32) <= width.astype(np.int32)[:, None]  # and a byte
     cells[:, :wide] *= keep[:, 1:]  # the bytes past each name made 0: fixed-width bytes that
