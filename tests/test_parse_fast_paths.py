@@ -104,6 +104,42 @@ def test_line_leads_are_where_lstrip_stops(seed, monkeypatch):
             assert prefix[i] == 0
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_near_leads_across_blocks(seed, monkeypatch):
+    """Leads found in one gather of a line's first bytes (`lines._near_leads`, a few lines a
+    block) are where `str.lstrip` stops: spaces with other blanks at and around the word edges,
+    lines shorter than the gather at the end, no ASCII; and it leaves to the loop only lines
+    led past its bytes or by other blanks, or too near the end."""
+    monkeypatch.setattr(lines, "_BLOCK", 7)
+    rng = random.Random(seed)
+    rows = []
+    for _ in range(rng.choice([3, 40, 400])):
+        lead = [" "] * rng.choice([0, 1, 7, 8, 9, 15, 16, 17, 20, 23, 24, 25, 31, 63, 64, 70])
+        if lead and rng.random() < 0.2:
+            lead[rng.randrange(len(lead))] = rng.choice(["\t", "\r", "\x0b", "\x1c"])
+        rows.append("".join(lead) + rng.choice(["x", "", "\u00e9", "T 1", "\r", " \ty"]))
+    text = "\n".join(rows)
+    data = text.encode("utf-8")
+    for found in (lines.split(data), lines.split_led(data)):
+        for i, row in enumerate(text.split("\n")):
+            lead, expected = expected_lead(row)
+            assert found.lead[i] == expected, repr(row)
+            if expected >= 0:
+                assert found.first[i] == ord(row[lead]), repr(row)
+    todo = np.arange(len(rows))
+    start = np.concatenate(([0], lines.newlines(data) + 1))
+    scratch = np.zeros(len(rows), dtype=np.int64), np.zeros(len(rows), dtype=np.uint8)
+    left = lines._near_leads(data, start, todo, *scratch)
+    may_stay = [
+        i
+        for i, row in enumerate(rows)
+        if len(row) - len(row.lstrip(" ")) >= 24  # led past the gather
+        or row.lstrip(" ")[:1] in ("\t", "\r", "\x0b", "\x1c")  # by spaces, then blanks
+        or start[i] > len(data) - 24  # too near the end for the gather
+    ]
+    assert set(left.tolist()) <= set(may_stay)
+
+
 def test_line_leads_of_an_empty_and_a_short_text():
     for data in (b"", b"x", b"\n", b"  -", b" \n\t\nab"):
         found = lines.split(data)

@@ -219,10 +219,10 @@ def _names(
     if not len(start) or len(start) * (wide + 1) > _REST_BYTES:
         view, stops = codes.data, (start + width).tolist()
         return [str(view[a:b], "ascii") for a, b in zip(start.tolist(), stops, strict=True)], None
-    if int(start.max(initial=0)) + wide > len(codes):
-        codes = np.concatenate((codes, np.zeros(wide, dtype=np.uint8)))
-    cells = np.empty((len(start), wide + 1), dtype=np.uint8)
-    cells[:, :wide] = np.lib.stride_tricks.sliding_window_view(codes, wide)[start]
+    if int(start.max(initial=0)) + wide + 1 > len(codes):
+        codes = np.concatenate((codes, np.zeros(wide + 1, dtype=np.uint8)))
+    window = np.ndarray((len(codes) - wide,), dtype=f"V{wide + 1}", buffer=codes, strides=(1,))
+    cells = window[start].view(np.uint8).reshape(len(start), wide + 1)  # one copy per name
     cells[:, wide] = 0
     keep = np.arange(wide + 1, dtype=np.int32) <= width.astype(np.int32)[:, None]  # and a byte
     cells[:, :wide] *= keep[:, 1:]  # the bytes past each name made 0: fixed-width bytes that
@@ -708,8 +708,7 @@ def _order(
     that is small and exact (no name ends with a NUL, which NumPy drops), else as objects."""
     total = df["total_ns"].to_numpy(dtype="float64", na_value=np.nan)
     if text is not None and len(text) == len(total):  # the names as bytes already (`Names`)
-        by_name = np.argsort(text, kind="stable")
-        return by_name[np.argsort(-total[by_name], kind="stable")]
+        return _by_total(total, np.argsort(text, kind="stable"))
     names = df["name"].astype("string")
     if sizes is None or not len(sizes):  # else the names are all there
         plain = names.to_numpy(dtype=object) if len(names) and names.notna().all() else None
@@ -721,7 +720,24 @@ def _order(
     text = np.array(plain, dtype=f"U{max(int(sizes.max()), 1)}")
     if (np.strings.str_len(text) != sizes).any():  # a name ended with a NUL, which NumPy drops
         return _sorted_by_pandas(df)
-    by_name = np.argsort(text, kind="stable")  # then by total, stable: `lexsort((text, -total))`
+    return _by_total(total, np.argsort(text, kind="stable"))  # `lexsort((text, -total))`
+
+
+def _by_total(total: np.ndarray, by_name: np.ndarray) -> np.ndarray:
+    """The rows in `by_name` order (by name, stable) sorted again by total, longest first,
+    stably. Whole totals less than 2**53 apart are sorted as distinct integer keys (how far each
+    is below the longest, then its place in `by_name`), which need no stable sort: a faster
+    one (45 of the 110 ms of a 1,000,000-row table). Other totals (NaN, fractions) are sorted
+    stably."""
+    count = len(total)
+    if count and np.isfinite(total).all() and (total == np.round(total)).all():
+        high, spread = float(total.max()), float(total.max() - total.min())
+        if spread < 2.0**53 and (spread + 1) * count < 2.0**62:  # exact, and no overflow
+            key = np.empty(count, dtype=np.int64)
+            below = (high - total[by_name]).astype(np.int64)  # whole and exact
+            key[by_name] = below * count + np.arange(count, dtype=np.int64)
+            order: np.ndarray = np.argsort(key)
+            return order
     return by_name[np.argsort(-total[by_name], kind="stable")]
 
 

@@ -42,6 +42,9 @@ class Words:
         """The words at `offsets` (each at least 0)."""
         if self.size < 8:
             return self.tail[np.minimum(offsets - self.tail_at, 8)]
+        if not len(offsets) or int(offsets.max()) <= self.size - 8:  # (all but the last rows)
+            inside: np.ndarray = self.view[offsets]
+            return inside
         out: np.ndarray = self.view[np.minimum(offsets, self.size - 8)]
         late = np.flatnonzero(offsets > self.size - 8)
         if len(late):
