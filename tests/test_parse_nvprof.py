@@ -1006,3 +1006,15 @@ def test_a_csv_header_pasted_with_trailing_blanks_reads_the_same(tmp_path, name)
     assert got.keys() == want.keys() and any(len(t) for t in want.values())
     for key in want:
         pd.testing.assert_frame_equal(got[key], want[key])
+
+
+@pytest.mark.parametrize("name", ["8.x/gradient-text-metrics-unmapped.txt", "8.x/lbp-text-metrics.txt"])
+def test_a_metrics_log_cut_right_after_its_table_header_is_refused(tmp_path, name):
+    """The header as the file's last line, with no newline after it: no rows, a refusal (the
+    row reader once crashed on it with a ValueError from zip)."""
+    text = (Path(__file__).parent / "data" / "nvprof" / name).read_text(encoding="utf-8")
+    cut = text[: text.index("\n", text.index("Invocations"))]
+    path = tmp_path / "cut.txt"
+    path.write_text(cut, encoding="utf-8")
+    with pytest.raises(ParseError):
+        nvprof.read_log(path, "s")

@@ -84,8 +84,8 @@ def text_rows(
     data = raw if raw is not None else text if isinstance(text, bytes) else text.encode("utf-8")
     if breaks is None:
         breaks = lines.newlines(cast(bytes, data))  # (it reads any buffer)
-    start = breaks + 1  # the lines below the header
-    end = np.append(breaks[1:], len(data))
+    start = breaks + 1  # the lines below the header (none when the header ends the text)
+    end = np.append(breaks[1:], len(data)) if len(breaks) else breaks
     header = str(data[: len(data) if not len(breaks) else int(breaks[0])], "utf-8")
     n_values = 4 if header.split()[-1] == "Total" else 3
     events = "Event Name" in header
