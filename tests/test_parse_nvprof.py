@@ -1008,7 +1008,9 @@ def test_a_csv_header_pasted_with_trailing_blanks_reads_the_same(tmp_path, name)
         pd.testing.assert_frame_equal(got[key], want[key])
 
 
-@pytest.mark.parametrize("name", ["8.x/gradient-text-metrics-unmapped.txt", "8.x/lbp-text-metrics.txt"])
+@pytest.mark.parametrize(
+    "name", ["8.x/gradient-text-metrics-unmapped.txt", "8.x/lbp-text-metrics.txt"]
+)
 def test_a_metrics_log_cut_right_after_its_table_header_is_refused(tmp_path, name):
     """The header as the file's last line, with no newline after it: no rows, a refusal (the
     row reader once crashed on it with a ValueError from zip)."""
