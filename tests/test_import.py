@@ -457,3 +457,26 @@ def test_stage_with_no_rows_is_refused(tmp_path, capsys):
         ["import", "--model", "m", "--stage", f"a={only}", "--out", tmp_path / "o"], capsys
     )
     assert_refused(result, 2, str(only), "no rows to import")
+
+
+def test_import_turns_numpys_huge_page_advice_off_for_its_process(tmp_path, capsys, monkeypatch):
+    from profiler.parse import pages
+
+    calls = []
+    monkeypatch.setattr(pages, "set_huge_pages", lambda enabled: calls.append(enabled))
+    assert main(["import", "--model", "m", "--stage", f"a={DEMO}", "--out", str(tmp_path)]) == 0
+    assert calls == [False]
+
+
+def test_set_huge_pages_changes_numpys_advice_and_gives_the_old_one_back():
+    from profiler.parse import pages
+
+    before = pages.set_huge_pages(False)
+    try:
+        if before is None:
+            pytest.skip("this NumPy cannot change its huge-page advice")
+        assert pages.set_huge_pages(True) is False
+        assert pages.set_huge_pages(True) is True
+    finally:
+        if before is not None:
+            pages.set_huge_pages(before)

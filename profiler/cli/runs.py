@@ -163,8 +163,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from profiler import importer
+    from profiler.parse import pages
     from profiler.render.escape import terminal
 
+    pages.set_huge_pages(False)  # steadier and faster on large inputs (profiler.parse.pages)
     path = importer.import_run(
         args.model, args.stages, dict(args.titles), args.out, args.repeats, args.ranges
     )

@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from profiler import schema
-from profiler.parse import ncu_text, nsys_csv, nvprof
+from profiler.parse import ncu_text, nsys_csv, nvprof, pages
 
 ROWS = 1_000_000
 SMALL = 10_000
@@ -60,6 +60,16 @@ def trace_lines(n: int) -> list[str]:
             start, rest = row.split(",", 1)
             out.append(f"{int(start) + offset},{rest}")
     return out
+
+
+@pytest.fixture(scope="module", autouse=True)
+def as_profgen_import_runs():
+    """The parsers run as `profgen import` runs them: NumPy's huge-page advice off for the
+    process (profiler.parse.pages), restored after this module."""
+    before = pages.set_huge_pages(False)
+    yield
+    if before is not None:
+        pages.set_huge_pages(before)
 
 
 @pytest.fixture(scope="module")
