@@ -127,12 +127,25 @@ class OneKernel(ChunkedStage):
     ) -> list[tuple[str, launch.PackedLaunch]]:
         """The one kernel for images start..start+count (built for `small_imgs` images a block
         when the chunk is the call's only one)."""
-        ptr, w = self.row_ptrs(start), self._w
-        args = (ptr["input"], *(w[k] for k in WEIGHT_NAMES), ptr["logits"], launch.i32(count))
+        ptr = self.row_ptrs(start)
         imgs = self.small_imgs if alone or count <= self.small_chunk_images else self.imgs
+        kernel = self._kernels[imgs]
+        return [("lenet", self.packed(kernel, imgs, count, ptr["input"], ptr["logits"]))]
+
+    def packed(
+        self, kernel: Any, imgs: int, n: int, input_at: int, out_at: int, *more: int
+    ) -> launch.PackedLaunch:
+        """A launch of LeNet_Fused (`kernel`, built for `imgs` images a block) over `n` images:
+        its arguments the input's address, the weights (WEIGHT_NAMES), the logits' address
+        (OUT_ARG), n, then `more` (the rows, for a LENET_INPUT_ROWS build)."""
+        args = (input_at, *(self._w[k] for k in WEIGHT_NAMES), out_at, launch.i32(n), *more)
         smem = shared_bytes(imgs, self.const_weights)
-        grid = launch.grid_for(count, imgs)
-        return [("lenet", launch.PackedLaunch(self._kernels[imgs], grid, THREADS, args, smem))]
+        return launch.PackedLaunch(kernel, launch.grid_for(n, imgs), THREADS, args, smem)
+
+    def whole_batch_imgs(self, n: int) -> int:
+        """Images a block of one launch over a whole batch of `n` read in place: two for a small
+        batch, for latency, as a lone chunk is; `in_place_imgs` above `small_chunk_images`."""
+        return self.small_imgs if n <= self.small_chunk_images else self.in_place_imgs
 
     def infer(self, images: np.ndarray) -> np.ndarray:
         if self.in_place:
@@ -163,12 +176,9 @@ class OneKernel(ChunkedStage):
 
     def in_place_launch(self, n: int) -> launch.PackedLaunch:
         """The launch for `n` images read in place (addresses set per call), kept per batch
-        size; built two images a block for a small batch, for latency, as a lone chunk is."""
-        imgs = self.small_imgs if n <= self.small_chunk_images else self.in_place_imgs
-        args = (0, *(self._w[k] for k in WEIGHT_NAMES), 0, launch.i32(n))
-        smem = shared_bytes(imgs, self.const_weights)
-        grid = launch.grid_for(n, imgs)
-        self._in_place[n] = launch.PackedLaunch(self._kernels[imgs], grid, THREADS, args, smem)
+        size (`whole_batch_imgs` images a block)."""
+        imgs = self.whole_batch_imgs(n)
+        self._in_place[n] = self.packed(self._kernels[imgs], imgs, n, 0, 0)
         return self._in_place[n]
 
     # the server reads its requests in place (profiler.collect.serve.engines.RowsEngine)
@@ -200,17 +210,14 @@ class OneKernel(ChunkedStage):
         packed(stream.ptr)
 
     def rows_launch(self, n: int) -> launch.PackedLaunch:
-        """The LENET_INPUT_ROWS launch for `n` images, as infer_in_place's for its imgs."""
-        imgs = self.small_imgs if n <= self.small_chunk_images else self.in_place_imgs
+        """The LENET_INPUT_ROWS launch for `n` images (`whole_batch_imgs` images a block)."""
+        imgs = self.whole_batch_imgs(n)
         if imgs not in self._rows_kernels:
             self._rows_kernels[imgs] = self.kernel(self._model, imgs, ["LENET_INPUT_ROWS"])
         pool_at, rows_at, out_at = self._rows_at
-        args = (pool_at, *(self._w[k] for k in WEIGHT_NAMES), out_at, launch.i32(n), rows_at)
-        smem = shared_bytes(imgs, self.const_weights)
-        grid = launch.grid_for(n, imgs)
-        packed = launch.PackedLaunch(self._rows_kernels[imgs], grid, THREADS, args, smem)
-        self._rows_launches[n] = packed
-        return packed
+        kernel = self._rows_kernels[imgs]
+        self._rows_launches[n] = self.packed(kernel, imgs, n, pool_at, out_at, rows_at)
+        return self._rows_launches[n]
 
 
 class OneKernelConst(OneKernel):
