@@ -257,14 +257,22 @@ class StreamEngine:
         record(ev[0], s)
         ln.h2d(n, s)
         record(ev[1], s)
-        if ln.graphs:
-            self.device.launch(ln.graphs[n], s)
-        else:
-            self._issue(ln, n)
+        self._compute(ln, n)
         record(ev[2], s)
         ln.d2h(n, s)
         record(ev[3], s)
-        pending = StreamPending(self, ln, n, ev)
+        return self._pending(ln, turn, n)
+
+    def _compute(self, ln: Lane, n: int) -> None:
+        """The batch's work on the lane's stream: its size's graph, else the stage's own."""
+        if ln.graphs:
+            self.device.launch(ln.graphs[n], ln.stream)
+        else:
+            self._issue(ln, n)
+
+    def _pending(self, ln: Lane, turn: int, n: int) -> StreamPending:
+        """The batch just issued with event set `turn`, kept as that set's last batch."""
+        pending = StreamPending(self, ln, n, ln.events[turn])
         ln.last[turn] = pending
         return pending
 
@@ -363,11 +371,6 @@ class RowsEngine(StreamEngine):
         turn = self._take_turn(ln)
         record, s, ev = self.device.record, ln.stream, ln.events[turn]
         record(ev[0], s)
-        if ln.graphs:
-            self.device.launch(ln.graphs[n], s)
-        else:
-            ln.stage.enqueue_rows(n, s)
+        self._compute(ln, n)
         record(ev[3], s)
-        pending = StreamPending(self, ln, n, ev)
-        ln.last[turn] = pending
-        return pending
+        return self._pending(ln, turn, n)
