@@ -195,16 +195,30 @@ def _by_kernel(table: pd.DataFrame) -> pd.DataFrame:
 def nothing_profiled(text: str, otherwise: str) -> str:
     """Why ncu's output holds no results, in ncu's own words (its first `==ERROR==` line, or
     `==WARNING== No kernels were profiled.`) when it wrote any; else `otherwise`."""
-    said = None
-    for line in text.split("\n"):
-        if line.startswith("==ERROR=="):
-            said = line.strip()
-            break
-        if said is None and line.startswith("==WARNING==") and "No kernels were profiled" in line:
-            said = line.strip()
+    said = ncu_error(text)
+    if said is None:
+        said = next(
+            (
+                line.strip()
+                for line in text.split("\n")
+                if line.startswith("==WARNING==") and "No kernels were profiled" in line
+            ),
+            None,
+        )
     if said is None:
         return otherwise
     return f"ncu profiled no kernel; it said {values.shown_cell(said, 300)}"
+
+
+def ncu_error(text: str) -> str | None:
+    """ncu's first `==ERROR==` line (one that starts with it), stripped; None without one."""
+    at = text.find("==ERROR==")
+    while at > 0 and text[at - 1] != "\n":
+        at = text.find("==ERROR==", at + 1)
+    if at < 0:
+        return None
+    end = text.find("\n", at)
+    return text[at : end if end >= 0 else len(text)].strip()
 
 
 def _details(

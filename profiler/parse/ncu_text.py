@@ -230,11 +230,10 @@ def _with_ncu_error(exc: ParseError, data: bytes) -> ParseError:
     """`exc` (a value ncu's text holds that is no number) with ncu's own first `==ERROR==` line
     before it when ncu wrote one: a failed launch leaves every metric `(!) nan`, and the error
     line says why."""
-    at = data.find(b"==ERROR==")
-    if at < 0 or (at > 0 and data[at - 1 : at] != b"\n"):
+    line = ncu_csv.ncu_error(data.decode("utf-8", "replace"))
+    if line is None:
         return exc
-    line = data[at : data.find(b"\n", at) if b"\n" in data[at:] else len(data)]
-    said = values.shown_cell(line.decode("utf-8", "replace").strip(), 300)
+    said = values.shown_cell(line, 300)
     return ParseError(exc.path, exc.expected, f"ncu said {said}; {exc.detail}")
 
 
