@@ -109,29 +109,24 @@ def test_stream_engine_serves_right_answers(key: str, streams: int, graphs: bool
     assert 0 < row["gpu_busy_pct"] <= 100
 
 
-def test_a_pageable_pool_is_served_through_staging_and_says_so() -> None:
-    study, model, raw, _ = lenet()
-    spec = study.get("one_kernel")
+@pytest.mark.parametrize(
+    ("key", "opts", "kind", "said"),
+    [
+        # a one-kernel stage given a pageable pool: staging and copies, not in place
+        ("one_kernel", EngineOptions(8, 1, False, 1), "streams", "must be page-locked"),
+        # a stage without the stream protocol: its own infer on one lane
+        ("cuda_baseline", EngineOptions(4, 2, True, 1), "infer", "one lane"),
+    ],
+)
+def test_a_stage_that_cannot_serve_as_asked_falls_back_and_says_so(
+    key: str, opts: EngineOptions, kind: str, said: str
+) -> None:
+    study, model, pool, _ = lenet()  # the study's own (pageable) inputs
+    spec = study.get(key)
     needs(spec)
-    engine, notes = worker.build_engine(
-        spec, runtimes.adapter(spec.runtime), model, raw, EngineOptions(8, 1, False, 1)
-    )
+    engine, notes = worker.build_engine(spec, runtimes.adapter(spec.runtime), model, pool, opts)
     try:
-        assert engine.kind == "streams"
-        assert notes and "must be page-locked" in notes[0]
-    finally:
-        engine.close()
-
-
-def test_generic_stage_falls_back_to_one_lane_and_says_so() -> None:
-    study, model, pool, _ = lenet()
-    spec = study.get("cuda_baseline")
-    needs(spec)
-    engine, notes = worker.build_engine(
-        spec, runtimes.adapter(spec.runtime), model, pool, EngineOptions(4, 2, True, 1)
-    )
-    try:
-        assert engine.kind == "infer" and engine.lanes == 1
-        assert notes and "one lane" in notes[0]
+        assert engine.kind == kind and engine.lanes == 1
+        assert notes and said in notes[0]
     finally:
         engine.close()
