@@ -246,9 +246,9 @@ MADE_CAPTURES = {
 }
 
 
-def made_capture(name: str) -> str:
-    pairs = MADE_CAPTURES[name]
-    return "".join(f"{prompt}\n{(DATA / file).read_text()}\n" for prompt, file in pairs)
+def made_capture(name: str, made: dict[str, list[tuple[str, str]]] = MADE_CAPTURES) -> str:
+    """Capture `name` of `made`: each prompt line, then its file's text."""
+    return "".join(f"{prompt}\n{(DATA / file).read_text()}\n" for prompt, file in made[name])
 
 
 def held_sections(path: Path, tmp: Path) -> list[bytes]:

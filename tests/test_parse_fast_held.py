@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from test_parse_fast_capture import MADE_CAPTURES, made_capture
 
 from profiler import import_capture, importer
 from profiler.errors import ParseError
@@ -63,20 +64,12 @@ def outcome(func: Callable[[], Any]) -> Any:
 
 CAPTURES = [p for p in FILES if outcome(lambda p=p: detect.detect(p)) == detect.CAPTURE]
 # captures made of real outputs, one after another behind prompts: every kind a section may be
+# the made-up captures of test_parse_fast_capture, and the first of them with an ncu CSV after it
 MADE = {
+    **MADE_CAPTURES,
     "nvprof-trace-nsys-ncu-csv.md": [
-        ("$ nvprof --print-gpu-trace ./cheby", "nvprof/9.x/cheby-text-gpu-trace.txt"),
-        ("user@box:~/d$ nsys stats r.nsys-rep", "nsys/2025.3.1/demo/nsys-stats-stdout.txt"),
+        *MADE_CAPTURES["nvprof-trace-then-nsys-stats.md"],
         ("$ ncu --csv ./a", "ncu/2025.3.1/raw-metrics.csv"),
-    ],
-    "nvprof-summary-ncu-text-nsys.log": [
-        ("% nvprof ./cuda-stream", "nvprof/9.x/cuda-stream-summary.txt"),
-        ("(venv) [me@host x]$ ncu ./a", "ncu/2023.x/ppc-max-flops.txt"),
-        ("", "nsys/2023.2.3/derivative-stats.txt"),
-    ],
-    "two-nvprof-runs.txt": [
-        ("$ nvprof ./lbp", "nvprof/8.x/lbp-text-metrics.txt"),
-        ("$ nvprof --print-gpu-trace ./b", "nvprof/9.x/bfs-text-gpu-trace-unified-memory-only.txt"),
     ],
 }
 
@@ -182,7 +175,7 @@ def capture_text(name: str) -> str:
     real = [p for p in CAPTURES if p.name == name]
     if real:
         return real[0].read_text(encoding="utf-8")
-    return "".join(f"{prompt}\n{(DATA / file).read_text()}\n" for prompt, file in MADE[name])
+    return made_capture(name, MADE)
 
 
 @pytest.mark.parametrize("name", [p.name for p in CAPTURES] + sorted(MADE))
