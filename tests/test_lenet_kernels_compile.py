@@ -56,13 +56,18 @@ BUILDS = [
     # staging loads issued first
     *(
         ("one_kernel", [f"-DLENET_IMGS={imgs}", *FAST, *extra], {"LeNet_Fused"})
-        for imgs in (8, 2)
-        for extra in ([], ["-DLENET_CONST_WEIGHTS"], ["-DLENET_INPUT_U8"])
+        for imgs in (8, 4, 2)
+        for extra in (
+            [],
+            ["-DLENET_CONST_WEIGHTS"],
+            ["-DLENET_INPUT_U8"],
+            ["-DLENET_CONST_WEIGHTS", "-DLENET_INPUT_U8"],  # uint8_input's
+        )
     ),
     # a server's requests read in place by row (LENET_INPUT_ROWS), fp32 and uint8
     *(
         ("one_kernel", ["-DLENET_IMGS=2", *FAST, "-DLENET_INPUT_ROWS", *extra], {"LeNet_Fused"})
-        for extra in ([], ["-DLENET_INPUT_U8"])
+        for extra in ([], ["-DLENET_INPUT_U8"], ["-DLENET_CONST_WEIGHTS", "-DLENET_INPUT_U8"])
     ),
 ]
 
