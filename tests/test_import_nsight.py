@@ -26,6 +26,7 @@ NSYS_TEXT = [
     NSYS / "2023.x" / "vector-add-stats-head.md",
     NSYS / "2023.2.3" / "derivative-stats.txt",
     NSYS / "2023.2.3" / "derivative-nvtx-gpu-proj-trace.txt",
+    NSYS / "2023.x" / "fmha-kern-sum-flush-left-header.txt",
 ]
 NCU_TEXT = [
     NCU / "2020.x" / "matrix_sums-2a.txt",
@@ -86,6 +87,12 @@ def test_nsys_text_captures_import_with_their_values(tmp_path, capsys):
     trace = run.table("range_trace")
     proj = trace[trace["stage"] == "s5"]
     assert len(proj) == 9 and proj["gpu_start_ns"].min() == 282_734_719
+    # a kern sum pasted with its header flush left of its rule: every column in its place
+    fmha = act.loc["s6"]
+    assert fmha.loc["_gemm_mha_v2_0x7d506f90cde376753e5ca2590e8e79f6", "total_ns"] == 315_204_989
+    assert list(fmha["calls"]) == [1_589, 4_767, 3_178, 1_589, 1_589, 1_589]
+    assert list(fmha["max_ns"])[:2] == [199_745, 37_568]
+    assert fmha.index[1].endswith("(unsigne…")  # the name as nsys cut it
 
 
 def test_ncu_text_captures_import_with_their_values(tmp_path, capsys):

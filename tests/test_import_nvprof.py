@@ -146,8 +146,8 @@ def test_lenet_report_names_every_step(lenet_run):
 
 
 def test_other_layouts_import_in_one_run(tmp_path, capsys):
-    """A text gpu trace, CSV metrics, an old CSV summary, an API-only summary and an NVTX range
-    summary, one stage each."""
+    """A text gpu trace, CSV metrics, an old CSV summary, an API-only summary, an NVTX range
+    summary and a text API trace, one stage each."""
     path = run_import(
         capsys,
         tmp_path,
@@ -156,6 +156,7 @@ def test_other_layouts_import_in_one_run(tmp_path, capsys):
         f"summary={NVPROF / '8.x' / 'jacobi-csv-summary.csv'}",
         f"api={NVPROF / '9.x' / 'bfs-api-summary-only.txt'}",
         f"nvtx={NVPROF / '9.x' / 'psyclone-readme-nvtx-ranges.md'}",
+        f"apitrace={NVPROF / '9.x' / 'vector-add-text-api-trace.txt'}",
     )
     run = store.load_run(path)
     trace = run.table("gpu_trace")
@@ -173,6 +174,11 @@ def test_other_layouts_import_in_one_run(tmp_path, capsys):
     )
     api = run.table("api_calls")
     assert api[api["stage"] == "api"]["total_ns"].iloc[0] == 972_190_000  # cudaMallocManaged
+    # the API trace summarised: 624.30ms of cudaMallocHost, 90 cudaMallocAsync calls
+    calls = api[api["stage"] == "apitrace"].set_index("name")
+    assert calls.loc["cudaMallocHost", "total_ns"] == 624_300_000
+    assert calls.loc["cudaMallocAsync", ["calls", "total_ns"]].tolist() == [90, 25_227_512]
+    assert calls.loc["cudaLaunchKernel", "calls"] == 30
     ranges = run.table("ranges")
     assert ranges["stage"].tolist() == ["nvtx"] and ranges["total_ns"].tolist() == [758_780]
 

@@ -911,3 +911,11 @@ def test_none_cells_in_csv_reports(tmp_path):
     (folder / "nsys_cuda_api_trace.csv").unlink()
     with pytest.raises(ParseError, match="line 2, column 'Min \\(ns\\)': the cell is empty"):
         nsys_csv.read_stats_dir(folder, "n")
+
+
+def test_header_pasted_flush_left_of_its_rule_keeps_its_cells():
+    # a paste that lost the header's leading blank (tests/data/nsys/2023.x/fmha-...)
+    rule = " --------  ---------------  ---------"
+    for header in ("Time (%)  Total Time (ns)  Instances", " Time (%)  Total Time (ns)  Instances"):
+        cells = nsys_text.header_cells(header, nsys_text.spans(rule))
+        assert cells == ["Time (%)", "Total Time (ns)", "Instances"]

@@ -1020,3 +1020,22 @@ def test_a_metrics_log_cut_right_after_its_table_header_is_refused(tmp_path, nam
     path.write_text(cut, encoding="utf-8")
     with pytest.raises(ParseError):
         nvprof.read_log(path, "s")
+
+
+def test_text_api_trace_gives_the_api_trace():
+    """`nvprof --print-api-trace`: every call with its times, a launch's name without the
+    kernel and correlation id nvprof appends (the same run's summary says 90 cudaMallocAsync
+    calls, 25.227ms: nvprof_output.txt of the same repository)."""
+    path = NVPROF / "9.x" / "vector-add-text-api-trace.txt"
+    tables = nvprof.read_log(path, "s")
+    assert set(tables) == {"api_trace"}
+    trace = schema.validate(tables["api_trace"], schema.API_TRACE)
+    assert len(trace) == 341 and trace["start_ns"].iloc[0] == 0
+    assert trace["duration_ns"].iloc[0] == 4_187  # 4.1870us
+    launches = trace[trace["name"] == "cudaLaunchKernel"]
+    assert len(launches) == 30 and list(launches["correlation_id"])[:3] == [129, 136, 143]
+    first = launches.iloc[0]
+    assert (first["start_ns"], first["duration_ns"]) == (1_521_100_000, 29_396)  # 1.52110s
+    malloc = trace[trace["name"] == "cudaMallocAsync"]
+    assert len(malloc) == 90 and malloc["duration_ns"].sum() == 25_227_512
+    assert trace["correlation_id"].notna().sum() == 30

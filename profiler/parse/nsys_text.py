@@ -62,7 +62,15 @@ def spans(rule: str) -> list[Span]:
 
 
 def header_cells(header: str, columns: list[Span]) -> list[str]:
-    """The header's cell over each column: from the column's start to the next one's."""
+    """The header's cell over each column: from the column's start to the next one's.
+
+    nsys starts its header where the rule's first dash run starts. A header that starts left
+    of it lost its leading blanks to a paste (a selection from a terminal that begins at the
+    first word: `Time (%)  Total Time (ns) ...` over ` --------  ---------------`), and is read
+    as if they were there."""
+    lead = len(header) - len(header.lstrip(" "))
+    if lead < columns[0][0]:
+        header = " " * (columns[0][0] - lead) + header
     starts = [a for a, _ in columns] + [max(len(header), columns[-1][1])]
     return [header[starts[i] : starts[i + 1]].strip() for i in range(len(columns))]
 

@@ -9,6 +9,8 @@ Everything nvprof prints that profgen has a table for, with or without the `==PI
   its units row (`,%,ms,,us,us,ms,`), `--print-gpu-summary` and `--print-api-summary`
   -> `gpu_activities`, `api_calls`;
 - the gpu trace (`nvprof_trace`), text and `--csv` -> `gpu_trace`;
+- the text API trace (`--print-api-trace`: `Start  Duration  Name`) -> `api_trace` (the
+  importer summarises it into `api_calls`);
 - `--metrics` / `--events`, text and `--csv` (`nvprof_metrics`) -> `metrics`.
 
 A file may hold tables of several kinds (a summary and metrics, events and metrics, a summary
@@ -19,7 +21,7 @@ that shows one log per step, is refused: each run is a stage of its own. NVTX ra
 
 Refused with a reason: nvprof output with no table profgen reads (`No kernels were profiled.`,
 an error, a warning page), quoting nvprof's own message; metrics output none of whose metrics
-maps (nvprof_metrics); an API trace (`--print-api-trace`); a gpu trace of Unified Memory events
+maps (nvprof_metrics); a `--csv` API trace; a gpu trace of Unified Memory events
 only; one summary per device. Metrics that do not map, beside tables that do, are left out.
 """
 
@@ -228,8 +230,13 @@ def read_log(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.DataFr
     if ranges:
         out["ranges"] = nvprof_summary.range_table(_summary_rows(ranges), stage)
     traces = [t for t in tables if t.kind in ("csv_trace", "text_trace")]
+    api_traces = [t for t in traces if t.kind == "text_trace" and _is_api_trace(t)]
+    traces = [t for t in traces if t not in api_traces]
     if traces:
         out["gpu_trace"] = _gpu_trace(traces, stage, path)
+    if api_traces:
+        api = [nvprof_trace.text_api_trace(t.full_origin(), stage) for t in api_traces]
+        out["api_trace"] = pd.concat(api, ignore_index=True) if len(api) > 1 else api[0]
     metrics = [t for t in tables if t.kind in _METRIC_KINDS]
     table = _metrics(metrics, stage, path, alone=not out) if metrics else None
     if table is not None:
@@ -489,6 +496,12 @@ def _summary_parts(
             out.append((table.origin, rows))
             names.append(named)
     return out, names
+
+
+def _is_api_trace(table: Table) -> bool:
+    """Whether a text trace is `--print-api-trace`'s: `Start  Duration  Name`, no launch
+    columns."""
+    return table.header().split() == ["Start", "Duration", "Name"]
 
 
 def _gpu_trace(tables: list[Table], stage: str, path: Path) -> pd.DataFrame:

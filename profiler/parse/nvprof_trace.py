@@ -28,6 +28,7 @@ from typing import cast
 import numpy as np
 import pandas as pd
 
+from profiler import schema
 from profiler.errors import ParseError
 from profiler.parse import byte_spans, csvtext, gpuops, lines, nvprof_summary, tokens, values
 from profiler.parse.values import Origin
@@ -166,6 +167,57 @@ def text_trace(
             raise
         _checked(fields, full())  # (raises, naming the line)
     return _trace_table(pd.DataFrame(fields, index=pd.Index(keep)), stage)
+
+
+def text_api_trace(origin: Origin, stage: str) -> pd.DataFrame:
+    """The text `--print-api-trace` table (`origin.text` starts at its `Start  Duration  Name`
+    header): one row per CUDA runtime or driver call. nvprof writes a launch as
+    `cudaLaunchKernel (kernel(float*) [129])`: the call's name is the word before ` (`, and the
+    number in brackets its correlation id.
+
+    Returns: DataFrame with `schema.API_TRACE` columns (thread unknown).
+
+    Raises: ParseError as `text_trace`.
+    """
+    text = str(origin.text)
+    columns = _text_columns(text.split("\n", 1)[0], origin)
+    fields, _ = _plain_fields(text, columns, origin)
+    _checked(fields, origin)
+    start = fields["start"].to_numpy(dtype="float64").round().astype("int64")
+    duration = fields["duration"].to_numpy(dtype="float64").round().astype("int64")
+    found, codes = gpuops.lookup(fields["name"], _api_call)
+    pairs = [cast("tuple[str, int] | None", pair) for pair in found]
+    calls = [None if pair is None else pair[0] for pair in pairs]
+    ids = np.array([-1 if pair is None else pair[1] for pair in pairs] + [-1], dtype="int64")
+    rows = pd.RangeIndex(len(codes))
+    correlation = pd.Series(ids[codes], index=rows, dtype="Int64")  # code -1: the -1 put last
+    trace = pd.DataFrame(
+        {
+            "stage": pd.Series(stage, index=rows, dtype="string"),
+            "repeat": np.full(len(rows), -1, dtype="int64"),
+            "name": gpuops.strings(calls, codes, rows),
+            "start_ns": start,
+            "end_ns": start + duration,
+            "duration_ns": duration,
+            "thread": pd.Series(pd.NA, index=rows, dtype="Int64"),
+            "correlation_id": correlation.mask(correlation < 0),
+        },
+        index=rows,
+    )
+    return schema.validate(trace, schema.API_TRACE)
+
+
+def _api_call(cell: object) -> tuple[str, int] | None:
+    """`cudaLaunchKernel (kernel(float*) [129])` -> (`cudaLaunchKernel`, 129); `cudaFree` ->
+    (`cudaFree`, -1): no correlation id."""
+    if not isinstance(cell, str):
+        return None
+    cut = cell.find(" (")
+    if cut < 0 or not cell.endswith("])"):
+        return cell, -1
+    number = cell[cell.rfind("[") + 1 : -2]
+    known = number.isascii() and number.isdigit() and len(number) <= 18
+    return cell[:cut], int(number) if known else -1
 
 
 def _checked(fields: dict[str, pd.Series], origin: Origin) -> None:
