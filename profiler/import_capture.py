@@ -12,10 +12,12 @@ technique and as a warning. Tables of two kinds are imported as both (summaries 
 nvprof and nsys output of one program): a summary a tool printed is kept as printed (the
 importer assembles with `keep_printed`; a trace pasted beside it is often cut short) and the
 trace gives the timeline and the GPU span. When two sections give the same table they are never
-added up. Each tool's own rule for a file of several runs holds here too: several nvprof runs
-that give tables of one kind (a README with one log per step) are refused, each run being a
-stage of its own (`parse.nvprof`); of anything else (two nsys runs, nvprof and nsys output of
-one program) the first section's table is kept and the later one's is left out and said so.
+added up. Several nvprof runs that give tables of one kind (a README with one log per step) are
+one run each (`import_runs` makes each a stage of its own): each nvprof section that gives
+tables starts a run, which takes the sections after it up to the next (the sections before the
+first, the first's). Within a run (or a capture of one), of anything else (two nsys runs,
+nvprof and nsys output of one program) the first section's table is kept and the later one's
+is left out and said so.
 
 The capture fails as a whole (ParseError naming the file) only when no section gives a table;
 errors a section's reader raises name the capture and its own lines.
@@ -45,6 +47,7 @@ class Found:
 
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     sections: list[dict[str, Any]] = field(default_factory=list)
+    command: str | None = None  # of its nvprof run, when a capture holds several
 
     def warnings(self, path: Path) -> list[str]:
         """One line per section left out in whole or in part."""
@@ -66,8 +69,9 @@ class Found:
         return out
 
 
-def read_capture(path: Path, stage: str, raw: Path, read: Reader) -> Found:
-    """The tables of every section of the capture at `path` (see the module docstring).
+def read_capture(path: Path, stage: str, raw: Path, read: Reader) -> list[Found]:
+    """The tables of every section of the capture at `path` (see the module docstring): one
+    `Found` for the capture, or one per nvprof run when several give tables of one kind.
 
     Args:
         path: the capture.
@@ -78,12 +82,14 @@ def read_capture(path: Path, stage: str, raw: Path, read: Reader) -> Found:
 
     Raises: ParseError naming `path` when no section gives a table.
     """
-    found = Found()
+    sections = []
     for section, held in _held(path):
-        _read_section(section, held, stage, raw, read, found)
-    _check_one_nvprof_run(found, path)
-    if not found.tables:
-        tried = [s for s in found.sections if s.get("left_out")]
+        got = _read_section(section, held, stage, raw, read)
+        if got is not None:
+            sections.append(got)
+    runs = [_merged(run) for run in _by_nvprof_run(sections)]
+    if not any(found.tables for found in runs):
+        tried = [s for s, _ in sections if s.get("left_out")]
         why = "; ".join(f"line {s['line']}: {s['left_out']}" for s in tried[:3])
         raise ParseError(
             path,
@@ -91,7 +97,7 @@ def read_capture(path: Path, stage: str, raw: Path, read: Reader) -> Found:
             "a terminal capture, but none of its sections holds a table profgen reads"
             + (f" ({why})" if why else ""),
         )
-    return found
+    return runs
 
 
 def _held(path: Path) -> list[tuple[capture.Piece, csvtext.Held]]:
@@ -119,43 +125,60 @@ def _section(
     return csvtext.Held(name, b"".join(view[start:end] for start, end in spans), ascii=ascii)
 
 
+Read = tuple[dict[str, Any], dict[str, pd.DataFrame]]  # a section's entry and tables
+
+
 def _read_section(
-    section: capture.Piece, held: csvtext.Held, stage: str, raw: Path, read: Reader, found: Found
-) -> None:
+    section: capture.Piece, held: csvtext.Held, stage: str, raw: Path, read: Reader
+) -> Read | None:
+    """The section's entry in run.json and its tables; None when it is no profiler output."""
     try:
         kind = detect.detect(held)
     except ParseError:
-        return  # not profiler output: the rest of the capture
+        return None  # not profiler output: the rest of the capture
     entry: dict[str, Any] = {"line": section.first_line, "kind": kind, "command": section.command}
     entry["elided"] = list(section.elided)
-    found.sections.append(entry)
     if kind in _NOT_SECTIONS:
         entry["left_out"] = "not a section of one tool's output"
-        return
+        return entry, {}
     try:
         tables, _ = read(kind, held, stage, raw)
     except ParseError as exc:
         entry["left_out"] = _located(exc.detail or str(exc), section)
-        return
+        return entry, {}
     entry["tables"] = sorted(name for name, df in tables.items() if len(df))
-    entry["tables_left_out"] = [name for name in entry["tables"] if name in found.tables]
-    for name in entry["tables"]:
-        found.tables.setdefault(name, tables[name])
+    return entry, tables
 
 
-def _check_one_nvprof_run(found: Found, path: Path) -> None:
-    """Refuse, as `parse.nvprof` does, several nvprof runs that give tables of one kind."""
-    runs = [s for s in found.sections if s["kind"] == detect.NVPROF and s.get("tables")]
-    for table in sorted({t for s in runs for t in s["tables"]}):
-        giving = [s["line"] for s in runs if table in s["tables"]]
-        if len(giving) > 1:
-            lines = ", ".join(map(str, giving[:8]))
-            raise ParseError(
-                path,
-                detect.EXPECTED,
-                f"a terminal capture that holds the output of {len(giving)} nvprof runs "
-                f"(from lines {lines}); import each run as a stage of its own",
-            )
+def _by_nvprof_run(sections: list[Read]) -> list[list[Read]]:
+    """The sections as one run, or, when several nvprof sections give tables of one kind, as
+    one run per such section with the sections after it (those before the first, with it)."""
+    runs = [id(s) for s, _ in sections if s["kind"] == detect.NVPROF and s.get("tables")]
+    kinds = [t for s, _ in sections if id(s) in runs for t in s["tables"]]
+    if len(kinds) == len(set(kinds)):
+        return [sections]
+    out: list[list[Read]] = []
+    for got in sections:
+        if not out or (id(got[0]) in runs and id(got[0]) != runs[0]):
+            out.append([])
+        out[-1].append(got)
+    return out
+
+
+def _merged(sections: list[Read]) -> Found:
+    """One run's sections: a table from the first section that gives it, the later ones' left
+    out and said so."""
+    found = Found()
+    for entry, tables in sections:
+        found.sections.append(entry)
+        if "tables" not in entry:
+            continue  # left out
+        entry["tables_left_out"] = [n for n in entry["tables"] if n in found.tables]
+        for name in entry["tables"]:
+            found.tables.setdefault(name, tables[name])
+        if found.command is None and entry["kind"] == detect.NVPROF and entry["tables"]:
+            found.command = entry["command"]
+    return found
 
 
 def _located(detail: str, section: capture.Piece) -> str:

@@ -10,7 +10,8 @@ nvprof-style summaries. Nothing is checked against a reference, so every stage i
 IMPORTED (never PASS) with that said in its `reason`. Its time is the span the user names
 (`--range`), else the GPU span of the capture, else its summed GPU time; per repeat when the user
 says how many repeats the program ran (`--repeats`), else a whole-program total
-(`profiler.import_timing`).
+(`profiler.import_timing`). A file of several nvprof runs is one stage per run
+(`profiler.import_runs`).
 
 What is kept: only the files that were read are copied into `raw/<stage>/` (for a folder, the
 regular files named like an nsys report; a symbolic link, a FIFO or any other file in it is
@@ -40,7 +41,7 @@ from typing import Any
 
 import pandas as pd
 
-from profiler import __version__, files, import_capture, import_timing, schema, store
+from profiler import __version__, files, import_capture, import_runs, import_timing, schema, store
 from profiler.analyze.assemble import assemble_tables
 from profiler.collect import reports
 from profiler.errors import DataError, OutputError, ParseError, UsageError
@@ -107,18 +108,22 @@ def import_run(
     with _disk(out_root):
         tmp = store.start_run(Path(out_root), model)
     try:
-        parts, listed, techniques = [], [], []
+        listed: list[dict[str, Any]] = []
+        made: list[import_runs.Stage] = []
         for key, path, kind in inputs:
             raw = tmp / "raw" / key
-            tables, read, technique, extra = _read_input(kind, path, key, raw)
+            runs, read, extra = _read_input(kind, path, key, raw)
+            made += import_runs.stages(key, runs, titles.get(key, key), [k for k, _ in stages])
             with _disk(out_root):
                 listed.append({**_copy_raw(key, path, kind, read, raw, tmp), **extra})
-            techniques.append((key, technique))
-            parts.append(tables)
-        tables = assemble_tables(parts, model, keep_printed=True)
-        tables[schema.STAGES.name] = import_timing.stages_table(techniques, tables, titles, timings)
+        keys = [s.key for s in made]
+        timed = {s.key: timings[s.source] for s in made}
+        tables = assemble_tables([s.tables for s in made], model, keep_printed=True)
+        tables[schema.STAGES.name] = import_timing.stages_table(
+            [(s.key, s.technique) for s in made], tables, {s.key: s.title for s in made}, timed
+        )
         command = _command(model, stages, titles, out_root, repeats, ranges)
-        meta = _meta(model, [k for k, _, _ in inputs], listed, command, timings)
+        meta = _meta(model, keys, listed, command, timed)
         run = store.Run(meta, tables)
         with _disk(out_root):
             store.save_run(run, tmp)
@@ -188,16 +193,33 @@ def _resolved(stages: list[tuple[str, str]]) -> list[tuple[str, Path]]:
 
 def _read_input(
     kind: str, path: Path, stage: str, raw: Path
-) -> tuple[dict[str, pd.DataFrame], list[Path], str, dict[str, Any]]:
-    """A stage's tables, the files read, its technique and what run.json's entry adds: a
-    terminal capture is read section by section (`import_capture`) through `_read_stage`."""
+) -> tuple[list[import_runs.Run], list[Path], dict[str, Any]]:
+    """An input's runs (one, unless it holds several nvprof runs: `import_runs`), the files
+    read and what run.json's entry adds: a terminal capture is read section by section
+    (`import_capture`) through `_read_stage`.
+
+    Raises: ParseError as `_read_stage`, for the input or any of its runs.
+    """
+    if kind == detect.NVPROF:
+        found = nvprof.read_runs(path, stage)
+        for run in found.kept:
+            _check_rows(run.tables, path)
+        left = [f"{path}: line {n}: nvprof run left out: {why}" for n, why in found.left_out]
+        runs = import_runs.nvprof_runs(found, _TECHNIQUE[kind])
+        return runs, [path], {"warnings": left} if left else {}
     if kind != detect.CAPTURE:
         tables, read = _read_stage(kind, path, stage, raw)
-        return tables, read, _TECHNIQUE[kind], {}
-    found = import_capture.read_capture(path, stage, raw, _read_stage)
+        return [import_runs.Run(tables, _TECHNIQUE[kind])], read, {}
+    found_runs = import_capture.read_capture(path, stage, raw, _read_stage)
     names = {k: v.removeprefix("imported from ") for k, v in _TECHNIQUE.items()}
-    extra = {"sections": found.sections, "warnings": found.warnings(path)}
-    return found.tables, [path], import_capture.technique(found, names), extra
+    extra = {
+        "sections": [s for f in found_runs for s in f.sections],
+        "warnings": [w for f in found_runs for w in f.warnings(path)],
+    }
+    runs = [
+        import_runs.Run(f.tables, import_capture.technique(f, names), f.command) for f in found_runs
+    ]
+    return runs, [path], extra
 
 
 def warnings(run_dir: Path) -> list[str]:
@@ -242,9 +264,14 @@ def _read_stage(
         tables = {schema.METRICS.name: ncu_text.read_metrics(name, stage)}
     else:
         tables = nvprof.read_log(path, stage)
-    if not any(len(t) for t in tables.values()):
-        raise ParseError(name, detect.EXPECTED, "it has tables but no rows to import")
+    _check_rows(tables, name)
     return tables, read
+
+
+def _check_rows(tables: dict[str, pd.DataFrame], path: Path) -> None:
+    """Raises: ParseError when no table has a row."""
+    if not any(len(t) for t in tables.values()):
+        raise ParseError(path, detect.EXPECTED, "it has tables but no rows to import")
 
 
 @contextlib.contextmanager

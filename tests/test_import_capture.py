@@ -144,28 +144,66 @@ def test_cutting_is_linear_in_the_size_of_the_capture() -> None:
 # --- importing ----------------------------------------------------------------------------------
 
 
-def test_several_nvprof_runs_are_refused_as_nvprof_refuses_them(tmp_path, capsys):
-    """Eleven runs of different programs in one README: nvprof's own rule (each run is a stage
-    of its own) holds, naming where the runs' tables are."""
-    argv = ["import", "--model", "m", "--out", tmp_path, "--stage", f"s={RUNS_MD}"]
-    result = profgen(argv, capsys)
-    firsts = [s.first_line for s in capture.split(RUNS_MD.read_text()) if s.tool][:8]
+def test_several_nvprof_runs_are_a_stage_each(tmp_path, capsys):
+    """Eleven runs of different programs in one README: each run is a stage of its own, titled
+    with the program it profiled and giving that run's rows."""
+    result, run = imported(capsys, tmp_path, f"s={RUNS_MD}")
+    assert result.err == ""
+    stages = run.table("stages")
+    assert list(stages["stage"]) == [f"s.{n}" for n in range(1, 12)]
+    assert stages["title"].iloc[0] == "s, run 1 of 11: ./sumArrayZerocpy"
+    assert stages["title"].iloc[10] == "s, run 11 of 11: ./readSegmentUnroll"
+    firsts = [s.first_line for s in capture.split(RUNS_MD.read_text()) if s.tool]
     tables = [n + 4 for n in firsts]  # each run's table starts 4 lines below its first line
-    assert_refused(result, 2, str(RUNS_MD), "the output of 11 nvprof runs",
-                   "tables from lines " + ", ".join(map(str, tables)),
-                   "import each run as a stage of its own")  # fmt: skip
+    assert list(stages["technique"]) == [
+        f"imported from nvprof output: run {n} of 11, its tables from line {line}"
+        for n, line in enumerate(tables, 1)
+    ]
+    gpu = run.table("gpu_activities").set_index(["stage", "name"])
+    # line 8: `33.33%  3.5200us  1  3.5200us  3.5200us  3.5200us  sumArraysZeroCopy(...)`
+    zero_copy = gpu.loc[("s.1", "sumArraysZeroCopy(float*, float*, float*, int)")]
+    assert zero_copy[["total_ns", "calls", "min_ns"]].tolist() == [3_520, 1, 3_520]
+    assert len(gpu.loc["s.1"]) == 4  # lines 8-11
+    # line 342: `64.13%  2.0672ms  3  689.07us  470.56us  864.49us  [CUDA memcpy DtoH]`
+    dtoh = gpu.loc[("s.11", "[CUDA memcpy DtoH]")]
+    assert dtoh[["total_ns", "calls", "min_ns", "max_ns"]].tolist() == [
+        2_067_200,
+        3,
+        470_560,
+        864_490,
+    ]
+    assert len(gpu.loc["s.11"]) == 7  # lines 342-348
+    assert gpu.loc[("s.11", "[CUDA memset]"), "total_ns"] == 62_593  # line 344: 62.593us
 
 
-def test_two_nvprof_runs_around_another_tools_output_are_refused_too(tmp_path, capsys):
-    """In a capture of several tools, nvprof's rule still holds: two runs giving one table."""
+def test_two_nvprof_runs_around_another_tools_output_are_two_stages(tmp_path, capsys):
+    """In a capture of several tools, two nvprof runs giving one table are two stages: the
+    first with the nsys output that follows it (the same program's), the second on its own."""
     again = CUDA_STREAM.read_text().replace("==8123==", "==8124==")
     path = tmp_path / "log.txt"
     path.write_text(NVPROF_NSYS.read_text() + "$ nvprof ./cuda-stream\n" + again)
-    result = profgen(["import", "--model", "m", "--out", tmp_path / "o", "--stage", f"s={path}"],
-                     capsys)  # fmt: skip
+    result, run = imported(capsys, tmp_path / "o", f"s={path}")
+    stages = run.table("stages")
+    assert list(stages["stage"]) == ["s.1", "s.2"]
+    assert list(stages["title"]) == [f"s, run {n} of 2: nvprof ./cuda-stream" for n in (1, 2)]
     second = len(NVPROF_NSYS.read_text().splitlines()) + 2
-    said = f"holds the output of 2 nvprof runs (from lines 2, {second}); import each run as a"
-    assert_refused(result, 2, str(path), "a terminal capture that " + said)
+    said = "imported from a terminal capture: nvprof output at line "
+    assert stages["technique"].iloc[0].startswith(f"{said}2, `nvprof ./cuda-stream` (api_calls")
+    assert "nsys stats output at line 31" in stages["technique"].iloc[0]
+    assert stages["technique"].iloc[1] == (
+        f"{said}{second}, `nvprof ./cuda-stream` (api_calls, gpu_activities)"
+    )
+    gpu = run.table("gpu_activities")
+    two = gpu[gpu["stage"] == "s.2"].set_index("name")
+    # `20.21%  188.08ms  103  1.8260ms  928ns  62.822ms  [CUDA memcpy DtoH]`
+    assert two.loc["[CUDA memcpy DtoH]", ["total_ns", "calls", "min_ns", "max_ns"]].tolist() == [
+        188_080_000,
+        103,
+        928,
+        62_822_000,
+    ]
+    assert len(two) == 7 and two["calls"].sum() == 103 + 5 * 100 + 1
+    assert set(run.table("gpu_trace")["stage"]) == {"s.1"}  # nsys's trace, of the first run
 
 
 def test_typed_nvprof_runs_without_pids_are_told_apart(tmp_path):
@@ -191,11 +229,28 @@ def test_typed_nvprof_runs_without_pids_are_told_apart(tmp_path):
     assert list(traces[4]["kind"]) == [schema.MEMSET, schema.KERNEL, schema.KERNEL]
 
 
-def test_typed_nvprof_runs_are_refused_as_several_runs(tmp_path, capsys):
-    result = profgen(["import", "--model", "m", "--out", tmp_path, "--stage", f"s={TRACES}"],
-                     capsys)  # fmt: skip
-    assert_refused(result, 2, str(TRACES), "holds the output of 5 nvprof runs (from lines 31, "
-                   "50, 64, 78, 92); import each run as a stage of its own")  # fmt: skip
+def test_typed_nvprof_runs_are_a_stage_each(tmp_path, capsys):
+    """The five runs told apart by their prompts: five stages, each with its own run's trace
+    (the rows the file prints, as `test_typed_nvprof_runs_without_pids_are_told_apart` reads
+    them), titled with the command typed when there is one."""
+    result, run = imported(capsys, tmp_path, f"s={TRACES}")
+    stages = run.table("stages")
+    assert list(stages["stage"]) == [f"s.{n}" for n in range(1, 6)]
+    assert stages["title"].iloc[0] == "s, run 1 of 5"  # typed without a prompt
+    assert stages["title"].iloc[4] == (
+        "s, run 5 of 5: nvprof --print-gpu-trace ../release_cuda/popcorn2d_cuda testc 0.1 0 1 "
+        "1024 1024 1"
+    )
+    trace = run.table("gpu_trace")
+    one = trace[trace["stage"] == "s.1"]
+    assert list(one["start_ns"]) == [461_730_000, 461_830_000, 463_070_000, 465_480_000]
+    assert list(one["duration_ns"]) == [72_703, 1_226_700, 2_385_100, 72_032]
+    four = trace[trace["stage"] == "s.4"]
+    assert list(four["duration_ns"]) == [1_084_100, 20_323_000, 25_289_000, 1_097_700]
+    five = trace[trace["stage"] == "s.5"]
+    assert list(five["duration_ns"]) == [68_671, 16_297_000, 602_750]
+    assert list(five["kind"]) == [schema.MEMSET, schema.KERNEL, schema.KERNEL]
+    assert "line 92: rows elided at line 91, 93: tables partial" in result.err
 
 
 def test_one_typed_run_whose_rows_a_paste_elided_imports_as_partial(tmp_path, capsys):
@@ -306,7 +361,7 @@ def test_every_section_goes_through_the_readers_it_is_given(tmp_path):
         offered.append((kind, bytes(file.view()).decode().split("\n", 1)[0][:24]))
         return importer._read_stage(kind, file, stage, raw)
 
-    found = import_capture.read_capture(NVPROF_NSYS, "s", tmp_path, reader)
+    (found,) = import_capture.read_capture(NVPROF_NSYS, "s", tmp_path, reader)
     assert offered == [
         ("nvprof", "==8123== NVPROF is profi"),
         ("nsys-text", "Generating SQLite file /"),

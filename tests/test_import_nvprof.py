@@ -37,15 +37,17 @@ def ns(cell: str) -> Decimal:
     return Decimal(cell[: -len(unit)]) * NS[unit]
 
 
-def reference_rows(log: Path) -> dict[str, list[dict[str, object]]]:
+def reference_rows(log: Path, skip: int = 0) -> dict[str, list[dict[str, object]]]:
     """The summary rows of a log as it prints them, by row type: the reference the import must
-    give back."""
+    give back. `skip`: how many summaries come before the one read (a log of several runs)."""
     lines = log.read_text().splitlines()
-    header = next(i for i, line in enumerate(lines) if "Time(%)" in line)
+    header = [i for i, line in enumerate(lines) if "Time(%)" in line][skip]
     rows: dict[str, list[dict[str, object]]] = {"GPU activities": [], "API calls": []}
     kind = ""
     for line in lines[header + 1 :]:
         body = line.strip()
+        if not body:
+            break  # the end of the table
         if body.startswith(("GPU activities:", "API calls:")):
             kind, body = body.split(":", 1)
         pct, total, calls, avg, low, high, name = body.split(None, 6)
@@ -93,9 +95,13 @@ def test_lenet_logs_import_as_one_run(lenet_run):
 def test_lenet_tables_give_back_the_logged_values(lenet_run, step):
     """Every row of both tables of every step, to the nanosecond (Avg, printed with more digits
     than a nanosecond in a few rows, to within half of one)."""
-    expected = reference_rows(LENET / f"{step}.txt")
+    assert_logged(lenet_run, step, reference_rows(LENET / f"{step}.txt"))
+
+
+def assert_logged(run: store.Run, step: str, expected: dict[str, list[dict[str, object]]]) -> None:
+    """Stage `step` of `run` has the summary rows `expected` (`reference_rows`), and no others."""
     for table, kind in (("gpu_activities", "GPU activities"), ("api_calls", "API calls")):
-        got = lenet_run.table(table)
+        got = run.table(table)
         got = got[got["stage"] == step]
         assert len(got) == len(expected[kind]), (step, table)
         by_name = {row["name"]: row for row in got.to_dict("records")}
@@ -136,6 +142,107 @@ def test_lenet_values_read_by_hand(lenet_run):
     }
     kernels = gpu[(gpu["stage"] == "01-cuda-baseline") & (gpu["kind"] == "kernel")]
     assert sorted(kernels["calls"]) == [20_000, 20_000, 30_000]  # MaxPool, Conv_ReLu, Linear_ReLu
+
+
+def test_a_document_of_several_runs_imports_each_run_as_a_stage(tmp_path, capsys):
+    """The LeNet study's README holds its eight logs, one per step: imported as the stages
+    `lenet.1` to `lenet.8`, each giving back its own log's rows (the logs in tests/data are line
+    ranges of the README), titled with the stage's title, its place and the command profiled."""
+    readme = LENET / "hyjwpk-LeNet5-README.md"
+    argv = ["import", "--model", "m", "--out", tmp_path, "--stage", f"lenet={readme}"]
+    result = profgen([*argv, "--title", "lenet=LeNet-5", "--repeats", "lenet=10000"], capsys)
+    assert result.code == 0 and result.err == "", result.err
+    run = store.load_run(result.out.strip())
+    stages = run.table("stages")
+    keys = [f"lenet.{n}" for n in range(1, 9)]
+    assert list(stages["stage"]) == keys and run.meta["stages"] == keys
+    assert list(stages["title"]) == [f"LeNet-5, run {n} of 8: ./infer" for n in range(1, 9)]
+    assert list(stages["repeats"]) == [10_000] * 8  # --repeats of the file, for each run
+    firsts = [31, 58, 85, 113, 143, 172, 202, 232]  # each run's header line in the README
+    assert list(stages["technique"]) == [
+        f"imported from nvprof output: run {n} of 8, its tables from line {line}"
+        for n, line in enumerate(firsts, 1)
+    ]
+    for key, step in zip(keys, STEPS, strict=True):
+        assert_logged(run, key, reference_rows(LENET / f"{step}.txt"))
+    gpu = run.table("gpu_activities").set_index(["stage", "name"])
+    # README line 32: `52.43%  352.50ms  30000  11.749us  7.5520us  28.448us  Linear_ReLu(...)`
+    linear = gpu.loc[("lenet.1", "Linear_ReLu(float*, float*, float*, float*, int, bool)")]
+    assert linear[["total_ns", "calls", "min_ns", "max_ns"]].tolist() == [
+        352_500_000,
+        30_000,
+        7_552,
+        28_448,
+    ]
+    # its time: the summed GPU time (352.50 + 226.20 + 72.233 + 13.746 + 7.6724 ms) a repeat
+    assert stages["median_ns"].iloc[0] == round(672_351_400 / 10_000)
+
+
+def test_each_nvprof_run_of_a_log_is_a_stage(tmp_path, capsys):
+    """Seven `nvprof ./nbody` runs, one per commit (nichitapavel/cuda): seven stages, in file
+    order, each with its own run's rows; the first three have API calls only (`No kernels were
+    profiled.`), the last profiles `./nbody 15`."""
+    log = NVPROF / "9.x" / "nichitapavel-nbody-runs.txt"
+    argv = ["import", "--model", "m", "--out", tmp_path, "--stage", f"nb={log}"]
+    result = profgen(argv, capsys)
+    assert result.code == 0 and result.err == "", result.err
+    run = store.load_run(result.out.strip())
+    stages = run.table("stages")
+    assert list(stages["stage"]) == [f"nb.{n}" for n in range(1, 8)]
+    assert stages["title"].iloc[0] == "nb, run 1 of 7: ./nbody"
+    assert stages["title"].iloc[6] == "nb, run 7 of 7: ./nbody 15"
+    for skip in range(7):
+        assert_logged(run, f"nb.{skip + 1}", reference_rows(log, skip))
+    gpu = run.table("gpu_activities")
+    assert set(gpu["stage"]) == {"nb.4", "nb.5", "nb.6", "nb.7"}
+    last = gpu[gpu["stage"] == "nb.7"].set_index("name")
+    # line 191: `99.99%  1.10627s  10  110.63ms  106.67ms  124.52ms  bodyForce(Body*, float, int)`
+    # line 192: `0.01%  90.783us  10  9.0780us  8.7680us  10.624us  integratePosition(...)`
+    assert last.loc["bodyForce(Body*, float, int)", ["total_ns", "calls"]].tolist() == [
+        1_106_270_000,
+        10,
+    ]
+    assert last.loc["integratePosition(Body*, float, int)", "total_ns"] == 90_783
+    api = run.table("api_calls")
+    first = api[api["stage"] == "nb.1"].set_index("name")
+    assert len(first) == 7  # lines 22-28
+    # line 22: `API calls:   99.58%  159.25ms  1  159.25ms  159.25ms  159.25ms  cudaMallocManaged`
+    assert first.loc["cudaMallocManaged", ["total_ns", "calls"]].tolist() == [159_250_000, 1]
+
+
+def test_runs_with_no_table_are_left_out_and_said_so(tmp_path, capsys):
+    """A log of three runs (real logs, one after another), the first of which profiled no
+    kernel and printed no table: the other two are the stages `s.1` and `s.2`, and the first is
+    left out, said in the technique of the stage after it and as a warning."""
+    empty = (NVPROF / "9.x" / "bfs-gpu-summary-no-kernels.txt").read_text()
+    stream = (NVPROF / "9.x" / "cuda-stream-summary.txt").read_text()
+    path = tmp_path / "three.txt"
+    path.write_text(empty + stream + stream.replace("==8123==", "==8124=="))
+    result = profgen(["import", "--model", "m", "--out", tmp_path / "o", "--stage", f"s={path}"],
+                     capsys)  # fmt: skip
+    assert result.code == 0, result.err
+    why = "nvprof output with no table profgen reads; nvprof says: 'No kernels were profiled.'"
+    assert result.err == f"profgen: warning: stage s: {path}: line 4: nvprof run left out: {why}\n"
+    run = store.load_run(result.out.strip())
+    stages = run.table("stages")
+    second = len(empty.splitlines()) + len(stream.splitlines()) + 4  # its header line
+    assert list(stages["technique"]) == [
+        f"imported from nvprof output: run 1 of 2, its tables from line 19; runs left out: "
+        f"line 4 ({why})",
+        f"imported from nvprof output: run 2 of 2, its tables from line {second}",
+    ]
+    expected = reference_rows(NVPROF / "9.x" / "cuda-stream-summary.txt")
+    assert_logged(run, "s.1", expected)
+    assert_logged(run, "s.2", expected)
+
+
+def test_a_run_key_given_as_a_stage_too_is_refused(tmp_path, capsys):
+    readme = LENET / "hyjwpk-LeNet5-README.md"
+    argv = ["import", "--model", "m", "--out", tmp_path, "--stage", f"s={readme}"]
+    result = profgen([*argv, "--stage", f"s.2={LENET / '02-image-parallel.txt'}"], capsys)
+    assert_refused(result, 2, "--stage s: its file holds 8 nvprof runs, each imported as a stage "
+                   "(s.1 to s.8), but the key 's.2' is given with --stage too")  # fmt: skip
+    assert not any(tmp_path.iterdir())
 
 
 def test_lenet_report_names_every_step(lenet_run):
@@ -193,7 +300,6 @@ def test_other_layouts_import_in_one_run(tmp_path, capsys):
         ("9.x/bfs-gpu-summary-no-kernels.txt", ("nvprof says: 'No kernels were profiled.'",)),
         ("9.x/bfs-text-gpu-trace-unified-memory-only.txt", ("Unified Memory events only",)),
         ("8.x/gradient-text-metrics-unmapped.txt", ("none of them (branch_efficiency",)),
-        ("9.x/lenet/hyjwpk-LeNet5-README.md", ("the output of 8 nvprof runs",)),
     ],
 )
 def test_nvprof_output_profgen_cannot_use_is_refused(tmp_path, capsys, file, fragments):

@@ -68,6 +68,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "text or --csv), or a terminal capture that holds several of them (shell prompts, "
         "commands and program output around the tables are passed over), one per stage. Nothing "
         "is written beside the inputs. Prints the run directory.\n\n"
+        "A file (an nvprof log or a capture) that holds several nvprof runs, one per step, gives "
+        "one stage per run that has tables: KEY.1, KEY.2, ... in file order, each titled with "
+        "KEY's title, 'run N of M' and the command the run profiled; --title, --repeats and "
+        "--range given for KEY apply to each run, and the runs that have no table (`No kernels "
+        "were profiled.`) are left out and said so.\n\n"
         "An imported stage is IMPORTED, not PASS: nothing checks its outputs. Its time in the "
         "staged table is the NVTX range named with --range (its total time), else the GPU span "
         "of the capture (first GPU activity to last), else its summed GPU time; the report says "
@@ -98,7 +103,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         required=True,
         metavar="KEY=PATH",
         help="a stage's key (1-64 letters, digits, '_', '.' or '-') and its file or folder, in "
-        "study order (repeatable)",
+        "study order (repeatable); a file of several nvprof runs gives stages KEY.1, KEY.2, ...",
     )
     p.add_argument(
         "--title",

@@ -16,8 +16,9 @@ Everything nvprof prints that profgen has a table for, with or without the `==PI
 A file may hold tables of several kinds (a summary and metrics, events and metrics, a summary
 of one run and a gpu trace of the next, as a README shows them); each becomes its table. A file
 where several runs (each after its `Profiling result:` line) give tables of one kind, as a README
-that shows one log per step, is refused: each run is a stage of its own. NVTX range summaries
-(under `NVTX result:`) become the `ranges` table.
+that shows one log per step, is read run by run (`read_runs`: the importer makes each run a
+stage of its own); `read_log` refuses it. NVTX range summaries (under `NVTX result:`) become
+the `ranges` table.
 
 Refused with a reason: nvprof output with no table profgen reads (`No kernels were profiled.`,
 an error, a warning page), quoting nvprof's own message; metrics output none of whose metrics
@@ -71,6 +72,7 @@ _NVPROF_LINE = re.compile(r"^(?:==[0-9]+==|========) ", re.MULTILINE)
 # OpenACC (excl):` (`========` when nvprof reads a saved profile, none when pasted without them).
 _SECTION = re.compile(r"(?:==[0-9]+== |======== )?(?P<name>[^:=\n]{1,40}):[ \t\r]*\Z")
 _RESULT = "Profiling result:"
+_APPLICATION = "Profiling application: "
 _NVTX = "NVTX result:"
 # A table ends at a blank line, a line starting `==`, or a Markdown code fence (a log pasted
 # into a README or an issue). Possessive blanks: the search tries every newline of a table, and
@@ -196,7 +198,7 @@ class Table:
 
 
 def read_log(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.DataFrame]:
-    """Read one file of nvprof output.
+    """Read one file of nvprof output, of one run (`read_runs` reads a file of several).
 
     Args:
         path: the file, with whatever nvprof, the shell and the program printed around its tables
@@ -211,15 +213,112 @@ def read_log(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.DataFr
         runs, a table is malformed or truncated, or a cell is no number in range (naming its
         line and column).
     """
-    source, path = path, csvtext.source_path(path)
-    head = csvtext.read_head(source, EXPECTED)
+    _, tables = _found(path)
+    _check_one_run(tables, csvtext.source_path(path))
+    return _read(tables, stage, csvtext.source_path(path))
+
+
+@dataclass(frozen=True)
+class Run:
+    """One nvprof run of a file: its tables, the line its tables start at and the command it
+    profiled (`==PID== Profiling application: ./prog args`), when the log shows it."""
+
+    tables: dict[str, pd.DataFrame]
+    line: int
+    command: str | None = None
+
+
+@dataclass(frozen=True)
+class Runs:
+    """The runs of a file that have tables, in file order, and each run left out for having
+    none: its `Profiling result:` line and why, in nvprof's words when it has some."""
+
+    kept: list[Run]
+    left_out: list[tuple[int, str]]
+
+
+def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
+    """Read a file of nvprof output that may hold several runs (a log of one run per step).
+
+    A file is read as one run, as `read_log` reads it, unless two runs (each after its
+    `Profiling result:` line) give tables of one kind; then each run that has tables is read on
+    its own, and each that has none (`No kernels were profiled.`, an error) is left out, said so
+    in nvprof's own words.
+
+    Args:
+        path: as `read_log`.
+        stage: the stage key written into every table (of every run).
+
+    Returns: `Runs`; one run with no command for a file read as one.
+
+    Raises: ParseError as `read_log`, except for several runs.
+    """
+    text, tables = _found(path)
+    name = csvtext.source_path(path)
+    if _several_runs(tables) is None:
+        return Runs([Run(_read(tables, stage, name), tables[0].origin.first_line)], [])
+    by_run: dict[int, list[Table]] = {}
+    for table in tables:
+        by_run.setdefault(table.run, []).append(table)
+    markers = _marker_lines(text, _RESULT)
+    kept, left_out, line = [], [], _LineAt(text)
+    for run in range(len(markers) + 1):
+        start = markers[run - 1] if run else 0
+        before = markers[run - 2] if run > 1 else 0
+        if run in by_run:
+            got = by_run[run]
+            command = _command(text, before, start if run else got[0].at)
+            kept.append(Run(_read(got, stage, name), got[0].origin.first_line, command))
+        elif run:
+            end = markers[run] if run < len(markers) else len(text)
+            left_out.append((line.at(start), _nothing(text[start:end])))
+    return Runs(kept, left_out)
+
+
+class _LineAt:
+    """File line numbers of increasing offsets in a text (`str` or `AsciiText`)."""
+
+    def __init__(self, text: Text) -> None:
+        self.text, self.pos, self.line = text, 0, 1
+
+    def at(self, pos: int) -> int:
+        if isinstance(self.text, str):
+            self.line += self.text.count("\n", self.pos, pos)
+        else:
+            base = self.text.start
+            self.line += self.text.whole.count(b"\n", base + self.pos, base + pos)
+        self.pos = pos
+        return self.line
+
+
+def _command(text: Text, start: int, end: int) -> str | None:
+    """The command of the last `Profiling application:` line in `text[start:end]`, if any."""
+    at = text.rfind(_APPLICATION, start, end)
+    if at < 0:
+        return None
+    stop = text.find("\n", at, end)
+    command = text[at + len(_APPLICATION) : end if stop < 0 else stop].strip()
+    return command[:200] or None
+
+
+def _found(path: str | Path | csvtext.Held) -> tuple[Text, list[Table]]:
+    """The file's text and its tables.
+
+    Raises: ParseError when the file's start is no nvprof output or it has no table.
+    """
+    name = csvtext.source_path(path)
+    head = csvtext.read_head(path, EXPECTED)
     if not looks_like(head):
-        raise ParseError(path, EXPECTED, "no nvprof table header nor ==PID== line at its start")
-    text = _text(source)
-    tables = _tables(text, path, text.data if isinstance(text, AsciiText) else None)
+        raise ParseError(name, EXPECTED, "no nvprof table header nor ==PID== line at its start")
+    text = _text(path)
+    tables = _tables(text, name, text.data if isinstance(text, AsciiText) else None)
     if not tables:
-        raise ParseError(path, EXPECTED, _nothing(str(text)))
-    _check_one_run(tables, path)
+        raise ParseError(name, EXPECTED, _nothing(str(text)))
+    return text, tables
+
+
+def _read(tables: list[Table], stage: str, path: Path) -> dict[str, pd.DataFrame]:
+    """The tables of one run, by `schema` name (see `read_log`)."""
     out: dict[str, pd.DataFrame] = {}
     summaries = [t for t in tables if t.kind in _SUMMARY_KINDS and not t.nvtx]
     file = Origin(path, EXPECTED)
@@ -441,13 +540,9 @@ def _check_one_run(tables: list[Table], path: Path) -> None:
     """Tables of one kind (summaries, traces, metrics, NVTX ranges) must come from one nvprof
     run; a summary of one run and a trace of another (a README showing both) are read as both.
 
-    Raises: ParseError when two runs give tables of one kind.
+    Raises: ParseError when two runs give tables of one kind (`read_runs` reads such a file).
     """
-    firsts: dict[str, dict[int, int]] = {}
-    for table in tables:
-        kind = "ranges" if table.nvtx else _KIND_OF[table.kind]
-        firsts.setdefault(kind, {}).setdefault(table.run, table.origin.first_line)
-    several = next((runs for runs in firsts.values() if len(runs) > 1), None)
+    several = _several_runs(tables)
     if several is not None:
         lines = ", ".join(str(n) for n in list(several.values())[:8])
         raise ParseError(
@@ -456,6 +551,16 @@ def _check_one_run(tables: list[Table], path: Path) -> None:
             f"it holds the output of {len(several)} nvprof runs (tables from lines {lines}); "
             "import each run as a stage of its own",
         )
+
+
+def _several_runs(tables: list[Table]) -> dict[int, int] | None:
+    """The runs (each with its first table's line) of the first kind of table that several runs
+    give, or None when each kind comes from one run."""
+    firsts: dict[str, dict[int, int]] = {}
+    for table in tables:
+        kind = "ranges" if table.nvtx else _KIND_OF[table.kind]
+        firsts.setdefault(kind, {}).setdefault(table.run, table.origin.first_line)
+    return next((runs for runs in firsts.values() if len(runs) > 1), None)
 
 
 def _nothing(text: str) -> str:

@@ -1,0 +1,99 @@
+"""`profgen import` of a file that holds several runs of nvprof: one stage per run.
+
+A log of one nvprof run per step (a README, a lab report, a terminal capture) would be refused
+as mixing runs; instead each run that has tables becomes a stage of its own, keyed `KEY.1`,
+`KEY.2`, ... in file order (numbered over the runs kept) and titled with the stage's title (its
+key when it has none) and `run N of M`, then the command the run profiled when the log shows it
+(`==PID== Profiling application: ./prog args`). `--repeats`, `--range` and `--title` given for
+KEY apply to each of its runs (the importer passes them on). A file of one run is the stage
+KEY, as given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+
+import pandas as pd
+
+from profiler.errors import UsageError
+from profiler.parse import nvprof
+
+KEY_LIMIT = 64  # a stage key names a folder (`importer.KEY_PATTERN`)
+
+
+@dataclass(frozen=True)
+class Run:
+    """What one input gave for one of its runs: its tables (keyed by the input's stage key),
+    its technique, and the command it profiled, if known."""
+
+    tables: dict[str, pd.DataFrame]
+    technique: str
+    command: str | None = None
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of the import: its key, the key of the input it comes from (whose `--repeats`
+    and `--range` it takes), its title, tables (keyed by it) and technique."""
+
+    key: str
+    source: str
+    title: str
+    tables: dict[str, pd.DataFrame]
+    technique: str
+
+
+def stages(key: str, runs: list[Run], title: str, taken: Collection[str]) -> list[Stage]:
+    """The stages of the input `key` gave `runs` (see the module docstring).
+
+    Args:
+        key: the input's stage key, as `--stage` gives it.
+        runs: its runs, in file order (at least one).
+        title: its title (`--title`, else its key).
+        taken: every stage key `--stage` gives.
+
+    Raises: UsageError when a run's key is given with `--stage` too or is over `KEY_LIMIT`
+        characters.
+    """
+    if len(runs) == 1:
+        return [Stage(key, key, title, runs[0].tables, runs[0].technique)]
+    out = []
+    for n, run in enumerate(runs, 1):
+        sub = f"{key}.{n}"
+        if sub in taken or len(sub) > KEY_LIMIT:
+            why = "is given with --stage too" if sub in taken else f"is over {KEY_LIMIT} characters"
+            raise UsageError(
+                f"--stage {key}: its file holds {len(runs)} nvprof runs, each imported as a stage "
+                f"({key}.1 to {key}.{len(runs)}), but the key {sub[:80]!r} {why}"
+            )
+        said = f"{title}, run {n} of {len(runs)}" + (f": {run.command}" if run.command else "")
+        out.append(Stage(sub, key, said, _keyed(run.tables, sub), run.technique))
+    return out
+
+
+def nvprof_runs(found: nvprof.Runs, technique: str) -> list[Run]:
+    """The runs of a file of nvprof output (`nvprof.read_runs`), each with its technique: for a
+    file of several, `technique`, the run's place and the runs left out since the run before
+    (after the last kept run, with it), each with its line and why."""
+    if len(found.kept) == 1:
+        return [Run(found.kept[0].tables, technique)]
+    out, since = [], 0
+    for n, run in enumerate(found.kept, 1):
+        until = run.line if n < len(found.kept) else float("inf")
+        gaps = [f"line {line} ({why})" for line, why in found.left_out if since < line < until]
+        said = f"{technique}: run {n} of {len(found.kept)}, its tables from line {run.line}"
+        said += f"; runs left out: {'; '.join(gaps)}" if gaps else ""
+        out.append(Run(run.tables, said, run.command))
+        since = run.line
+    return out
+
+
+def _keyed(tables: Mapping[str, pd.DataFrame], key: str) -> dict[str, pd.DataFrame]:
+    """The tables with `key` in their `stage` column (its dtype kept)."""
+    return {
+        name: df.assign(stage=pd.Series(key, index=df.index, dtype=df["stage"].dtype))
+        if "stage" in df
+        else df
+        for name, df in tables.items()
+    }
