@@ -82,3 +82,14 @@ def test_near_misses_are_not_described_as_those_kinds():
     generating = "Generating '/tmp/nsys-report-f458.qdstrm'"
     assert unusable.describe([generating, "[1/8] [====100%] report1.nsys-rep"]) is None
     assert unusable.describe(["", " " * 65_536, "x" * 65_536, "__ Ratio"]) is None
+
+
+def test_nsys_stats_log_of_reports_written_to_files_names_their_folder(tmp_path, capsys):
+    """The team's own log of `nsys stats --output` (tests/data/nsys/2025.3.1/README.md)."""
+    path = NSYS / "2025.3.1" / "nested" / "nsys_stats.log"
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected nsys stats output (cuda_gpu_trace, cuda_gpu_kern_sum, "
+        "cuda_api_sum, ...) (it is the log of `nsys stats --output`: the reports went to files "
+        "such as '/tmp/t/nsys_cuda_gpu_trace.csv', not here; import their folder '/tmp/t' "
+        "instead)"
+    )
