@@ -13,7 +13,7 @@ import stat
 from pathlib import Path
 
 from profiler.errors import ParseError
-from profiler.parse import capture, csvtext, ncu_text, nsys_csv, nsys_stdout, nvprof
+from profiler.parse import capture, csvtext, ncu_text, nsys_csv, nsys_stdout, nvprof, unusable
 
 NSYS_DIR, NSYS_REPORT, NSYS_TEXT, NCU_REPORT, NCU_CSV, NCU_TEXT, NVPROF = (
     "nsys-dir",
@@ -82,5 +82,8 @@ def _file_kind(source: Path | csvtext.Held) -> str:
         return NVPROF
     if nsys_stdout.recognise(head):
         return NSYS_TEXT
+    what = unusable.describe(lines)
+    if what is not None:
+        raise ParseError(path, EXPECTED, f"recognised none of them: {what}")
     hint = f"it starts {lines[0].strip()[:80]!r}" if lines else "it has no text"
     raise ParseError(path, EXPECTED, f"recognised none of them; {hint}")

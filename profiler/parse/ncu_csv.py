@@ -194,7 +194,8 @@ def _by_kernel(table: pd.DataFrame) -> pd.DataFrame:
 
 def nothing_profiled(text: str, otherwise: str) -> str:
     """Why ncu's output holds no results, in ncu's own words (its first `==ERROR==` line, or
-    `==WARNING== No kernels were profiled.`) when it wrote any; else `otherwise`."""
+    `==WARNING== No kernels were profiled.`) when it wrote any; else where ncu wrote them
+    instead (`==PROF== Report: x.ncu-rep`, a run with `-o`) when it says; else `otherwise`."""
     said = ncu_error(text)
     if said is None:
         said = next(
@@ -205,9 +206,27 @@ def nothing_profiled(text: str, otherwise: str) -> str:
             ),
             None,
         )
-    if said is None:
-        return otherwise
-    return f"ncu profiled no kernel; it said {values.shown_cell(said, 300)}"
+    if said is not None:
+        return f"ncu profiled no kernel; it said {values.shown_cell(said, 300)}"
+    report = _report_file(text)
+    if report is not None:
+        return (
+            f"ncu wrote its results only to the report {values.shown_cell(report, 300)} "
+            "(`==PROF== Report:`), not here: import that .ncu-rep instead"
+        )
+    return otherwise
+
+
+def _report_file(text: str) -> str | None:
+    """The file of ncu's last `==PROF== Report: FILE` line (a line that starts with it)."""
+    mark = "==PROF== Report: "
+    at = text.rfind(mark)
+    while at > 0 and text[at - 1] != "\n":
+        at = text.rfind(mark, 0, at)
+    if at < 0:
+        return None
+    end = text.find("\n", at)
+    return text[at + len(mark) : end if end >= 0 else len(text)].strip() or None
 
 
 def ncu_error(text: str) -> str | None:

@@ -28,13 +28,13 @@ capture holds a report twice (two runs), the first is read.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import pandas as pd
 
 from profiler import files
 from profiler.errors import ParseError
-from profiler.parse import csvtext, nsys_fields, nsys_stdout, nsys_tables, nsys_text
+from profiler.parse import csvtext, nsys_fields, nsys_stdout, nsys_tables, nsys_text, values
 from profiler.parse.nsys_fields import OLD_NAMES, REPORTS, canonical_report, identify
 from profiler.parse.nsys_stdout import Block, split_stdout
 from profiler.parse.values import Origin
@@ -153,10 +153,25 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
         if report is not None and frame is not None and len(frame):
             frames[report] = (frame, path)
     if not found:
-        raise ParseError(path, EXPECTED, "no nsys report header found")
+        raise ParseError(path, EXPECTED, _written_elsewhere(head) or "no nsys report header found")
     if not frames:
         raise ParseError(path, EXPECTED, "its reports have a header but no rows")
     return frames
+
+
+def _written_elsewhere(head: str) -> str | None:
+    """Where `nsys stats --output` wrote its reports instead, from the `Processing [x.sqlite]
+    with [...] to [FILE]...` lines at the start of its log; None when it names no file."""
+    mark = "] to ["
+    for line in head.split("\n"):
+        if line.startswith("Processing [") and mark in line:
+            file = line.split(mark, 1)[1].split("]", 1)[0]
+            folder = values.shown_cell(str(PurePath(file).parent), 200)
+            return (
+                f"it is the log of `nsys stats --output`: the reports went to files such as "
+                f"{values.shown_cell(file, 200)}, not here; import their folder {folder} instead"
+            )
+    return None
 
 
 def _read_block(

@@ -138,6 +138,7 @@ _TIMES = set("start duration total avg min max gpu_start gpu_duration gpu_total"
 _SIZES = {"ssmem", "dsmem", "bytes"}
 _SUMMED = {"duration", "total", "gpu_duration", "gpu_total"}  # analyses add these up
 LABELS = {"name", "device", "src", "dst"}
+TEXT = LABELS | {"style"}  # fields kept as text: every other field is a number
 _SUMMARIES = {"cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_api_sum", "nvtx_sum"}
 NONE = "None"  # nsys's word for "no value" in a numeric cell
 
@@ -342,7 +343,7 @@ def fast_dtypes(cols: Columns) -> dict[str, str]:
 def _convert(
     raw: pd.Series, field: str, unit: str, report: str, origin: Origin, col: str
 ) -> pd.Series:
-    if field in LABELS or field == "style":
+    if field in TEXT:
         labels = raw if isinstance(raw.dtype, pd.CategoricalDtype) else raw.astype("string")
         return values.cap_names(labels)
     if report == "cuda_gpu_mem_size_sum" and field == "total":

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from profiler.errors import ParseError
-from profiler.parse import nsys_fields, nsys_rows
+from profiler.parse import digit_groups, nsys_fields, nsys_rows
 from profiler.parse.values import Origin
 
 Span = tuple[int, int]
@@ -126,7 +126,8 @@ def read_table(
         if _COMMA_DECIMAL.search(exc.detail):
             detail = f"{exc.detail}; numbers with a decimal comma: print them with LC_ALL=C"
             raise ParseError(exc.path, exc.expected, detail) from None
-        raise
+        raw = digit_groups.ungrouped(raw, cols, exc)
+    return nsys_fields.convert(raw, cols, report, origin, units)
 
 
 def _made(block: str | Callable[[], str]) -> str:

@@ -1,0 +1,59 @@
+"""Numbers grouped by four digits (`44,0087,8248`, `32,3999.0`), as nsys prints its column text
+in a locale that groups so (a Jetson's: tests/data/nsys/2022.x/jetson-nvtx-four-digit-groups.txt).
+
+The commas of a table are grouping, not a decimal comma, when one of its numeric cells shows it:
+a cell with two commas, or a comma and then a point, or a point with one or two digits after it
+(`53.1`: a locale whose point groups digits puts three or four after it). A table comes from one
+process, in one locale, so then every cell of the form `1,3583` is read as 13583. A table whose
+cells show neither (`1,3583` and `13` alone: 13583, or 1.3583?) is refused, saying so.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from profiler.errors import ParseError
+from profiler.parse import nsys_fields
+
+# No repeat here can backtrack: each group starts with its comma, and the digits are bounded.
+_GROUPED = r"[0-9]{1,4}(?:,[0-9]{4})+(?:\.[0-9]+)?"
+_DECIDES = (
+    r"[0-9]{1,4}(?:,[0-9]{4}){2,}(?:\.[0-9]+)?"  # two commas
+    r"|[0-9]{1,4},[0-9]{4}\.[0-9]+"  # a comma, then a point
+    r"|[0-9]*\.[0-9]{1,2}"  # a point with one or two digits after it
+)
+
+
+def ungrouped(raw: pd.DataFrame, cols: nsys_fields.Columns, error: ParseError) -> pd.DataFrame:
+    """`raw` (a table's stripped cells, by header) with the commas taken out of its numeric
+    cells grouped by four digits, when a cell shows that the table's commas are grouping.
+
+    Args:
+        error: why the table's cells could not be read as they are.
+
+    Raises: `error` when no numeric cell is grouped by four digits; `error` saying the grouping
+        is ambiguous when no cell shows it.
+    """
+    grouped: dict[str, tuple[pd.Series, pd.Series]] = {}  # a column's cells, which are grouped
+    decided = False
+    for col, (field, _) in cols.items():
+        if field in nsys_fields.TEXT or raw[col].dtype.kind in "iuf":
+            continue
+        text = raw[col].astype("string")
+        match = text.str.fullmatch(_GROUPED).fillna(False).astype(bool)
+        if match.any():
+            grouped[col] = (text, match)
+        decided = decided or bool(text.str.fullmatch(_DECIDES).fillna(False).any())
+    if not grouped:
+        raise error
+    if not decided:
+        cell = next(text[match].iloc[0] for text, match in grouped.values())
+        detail = (
+            f"{error.detail}; {cell!r} is grouped by four digits or has a decimal comma, and no "
+            "cell tells which: print the numbers with LC_ALL=C"
+        )
+        raise ParseError(error.path, error.expected, detail)
+    out = raw.copy()
+    for col, (text, match) in grouped.items():
+        out[col] = text.mask(match, text.str.replace(",", "", regex=False))
+    return out

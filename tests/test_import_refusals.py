@@ -1,0 +1,95 @@
+"""Real public files that `profgen import` cannot use, refused with one line that says what the
+file is and why (issue 14: "The rest are refused with one line that says what the file is and
+why profgen can't use it"). tests/data/ncu/README.md and tests/data/nsys/README.md say where
+each file comes from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from clirun import assert_refused, profgen
+
+from profiler.parse import detect, unusable
+
+DATA = Path(__file__).parent / "data"
+NSYS, NCU = DATA / "nsys", DATA / "ncu"
+
+
+def refusal(path: Path, tmp_path: Path, capsys) -> str:
+    """The one line `profgen import` refuses `path` with (exit 2, nothing written)."""
+    out = tmp_path / "out"
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", out], capsys)
+    assert_refused(result, 2, str(path))
+    assert not out.exists() or not any(out.iterdir())
+    return result.err.strip()
+
+
+def test_ncu_log_of_a_run_with_a_report_file_names_the_report(tmp_path, capsys):
+    path = NCU / "any" / "dphpc-report-only.log"
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected Nsight Compute output (ncu's per-kernel `Section:` "
+        "tables, or ncu --csv) (ncu wrote its results only to the report "
+        "'/home/nwadekar/dphpc/dphpc-gemm/ncu_analysis.ncu-rep' (`==PROF== Report:`), not "
+        "here: import that .ncu-rep instead)"
+    )
+
+
+def unrecognised(path: Path, what: str) -> str:
+    """The line of a file detection recognises as none of the kinds profgen reads."""
+    return f"profgen: error: {path}: expected {detect.EXPECTED} (recognised none of them: {what})"
+
+
+def test_ncu_metric_name_list_is_refused_as_one(tmp_path, capsys):
+    path = NCU / "any" / "lisennlp-query-metrics-head.log"
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "it is a list of Nsight Compute metric names with their descriptions, as "
+        "`ncu --query-metrics` prints it: no measurements to import",
+    )
+
+
+def test_nsys_expert_rules_output_is_refused_as_one(tmp_path, capsys):
+    path = NSYS / "2023.1.2" / "abc-analyze-rules.txt"
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "it is the output of Nsight Systems' expert-system rules (`nsys analyze`: "
+        "cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync, cuda_api_sync, gpu_gaps): "
+        "advice with at most 50 example rows per rule, no stats report; import "
+        "'report1.sqlite' itself",
+    )
+
+
+def test_nsys_profile_output_without_its_tables_quotes_the_first_error(tmp_path, capsys):
+    path = NSYS / "2022.x" / "jetson-profile-no-report.txt"
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "it is the console output of `nsys profile` that ends at "
+        "\"Generating '/tmp/nsys-report-f458.qdstrm'\": nsys printed no stats table after it "
+        "(did the program or nsys fail?); the first error in it: '[01/16/2023-21:24:40] [TRT] "
+        "[E] 1: [defaultAllocator.cpp::deallocate::42] Error Code 1: Cuda Runtime (invalid "
+        "argument)'",
+    )
+
+
+def test_near_misses_are_not_described_as_those_kinds():
+    """Each description needs its whole sign: three metric rows (or the header), a rules
+    script, a `Generating` line last; blanks and long lines cost no more than their length."""
+    metric = "sm__cycles_elapsed.avg   Counter   cycle   # of cycles elapsed on SM"
+    assert unusable.describe([metric, metric]) is None
+    assert unusable.describe([metric] * 3) is not None
+    reports = "Processing [r.sqlite] with [/opt/nsys/host-linux-x64/reports/cuda_api_sum.py]..."
+    assert unusable.describe([reports, "Processing [r.sqlite] with [", "Processing ["]) is None
+    generating = "Generating '/tmp/nsys-report-f458.qdstrm'"
+    assert unusable.describe([generating, "[1/8] [====100%] report1.nsys-rep"]) is None
+    assert unusable.describe(["", " " * 65_536, "x" * 65_536, "__ Ratio"]) is None
+
+
+def test_nsys_stats_log_of_reports_written_to_files_names_their_folder(tmp_path, capsys):
+    """The team's own log of `nsys stats --output` (tests/data/nsys/2025.3.1/README.md)."""
+    path = NSYS / "2025.3.1" / "nested" / "nsys_stats.log"
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected nsys stats output (cuda_gpu_trace, cuda_gpu_kern_sum, "
+        "cuda_api_sum, ...) (it is the log of `nsys stats --output`: the reports went to files "
+        "such as '/tmp/t/nsys_cuda_gpu_trace.csv', not here; import their folder '/tmp/t' "
+        "instead)"
+    )
