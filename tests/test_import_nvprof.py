@@ -300,6 +300,10 @@ def test_other_layouts_import_in_one_run(tmp_path, capsys):
         ("9.x/bfs-gpu-summary-no-kernels.txt", ("nvprof says: 'No kernels were profiled.'",)),
         ("9.x/bfs-text-gpu-trace-unified-memory-only.txt", ("Unified Memory events only",)),
         ("8.x/gradient-text-metrics-unmapped.txt", ("none of them (branch_efficiency",)),
+        (
+            "9.x/kobzol-coalescing-readme-trimmed.txt",
+            ("line 3: a metric row with no `Kernel:` line above it", "trimmed output?"),
+        ),
     ],
 )
 def test_nvprof_output_profgen_cannot_use_is_refused(tmp_path, capsys, file, fragments):

@@ -47,6 +47,11 @@ FILES = sorted(
 
 # --- the code the fast path replaced, as it was -------------------------------------------------
 
+_OLD_NO_KERNEL = (
+    "a metric row with no `Kernel:` line above it (nvprof prints `Device \"...\"` and "
+    "`Kernel: NAME` lines above each kernel's rows; trimmed output?)"
+)
+
 
 def old_metrics(tables, stage, path, alone):
     """`nvprof._metrics` as it was."""
@@ -105,7 +110,7 @@ def old_text_rows(origin: Origin) -> pd.DataFrame:
     block = np.searchsorted(np.array(kernel_at, dtype="int64"), offsets, side="right") - 1
     bad = np.flatnonzero(~fields.ok | (block < 0))
     if len(bad):
-        what = "not a metric or event row" if not fields.ok[bad[0]] else "a row before any Kernel:"
+        what = "not a metric or event row" if not fields.ok[bad[0]] else _OLD_NO_KERNEL
         raise origin.error(f"line {origin.first_line + int(offsets[bad[0]]) + 1}: {what}")
     device = np.searchsorted(np.array(device_at, dtype="int64"), offsets, side="right") - 1
     kernel_codes, kernel_names = pd.factorize(pd.Series(kernels, dtype=object))

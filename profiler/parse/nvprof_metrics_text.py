@@ -34,6 +34,11 @@ _LAYOUT_ROWS = 64  # the lines looked at for a row to take the columns' places f
 _CHUNK = 1 << 14  # rows checked at once: their windows stay in the cache
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # odd: mixes the name's 8-byte words into one number
 _VALUES = ("min", "max", "avg")
+# said of a row above which no `Kernel:` line stands (a README that kept only the table)
+NO_KERNEL = (
+    "a metric row with no `Kernel:` line above it (nvprof prints `Device \"...\"` and "
+    "`Kernel: NAME` lines above each kernel's rows; trimmed output?)"
+)
 
 
 @dataclass(frozen=True)
@@ -401,7 +406,7 @@ def _rows(origin: Origin, data: bytes | memoryview, fast: _Fast | None, walk: _L
     block = np.searchsorted(np.array(walk.kernel_at, dtype="int64"), at, side="right") - 1
     bad = np.flatnonzero(~ok | (block < 0))
     if len(bad):
-        what = "not a metric or event row" if not ok[bad[0]] else "a row before any Kernel:"
+        what = "not a metric or event row" if not ok[bad[0]] else NO_KERNEL
         raise origin.error(f"line {origin.first_line + int(at[bad[0]]) + 1}: {what}")
     cut: list[tuple[str, ...]] = list(walk.rows.values())  # type: ignore[arg-type]
     device = np.searchsorted(np.array(walk.device_at, dtype="int64"), at, side="right") - 1
