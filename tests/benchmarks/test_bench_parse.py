@@ -268,7 +268,8 @@ def test_import_million_row_capture(benchmark, made, tmp_path):
 
     n = rows_for(benchmark)
     path = made("capture.txt", n, million_row_capture)
-    (found,) = run(benchmark, import_capture.read_capture, path, "b", tmp_path, importer._read_stage)
+    read = importer._read_stage
+    (found,) = run(benchmark, import_capture.read_capture, path, "b", tmp_path, read)
     assert [s["kind"] for s in found.sections] == ["nvprof", "nsys-text"]
     assert len(found.tables["gpu_trace"]) == n  # nvprof's; nsys's is left out, and said so
     assert "gpu_trace" in found.sections[1]["tables_left_out"]
