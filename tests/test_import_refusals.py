@@ -93,3 +93,13 @@ def test_nsys_stats_log_of_reports_written_to_files_names_their_folder(tmp_path,
         "such as '/tmp/t/nsys_cuda_gpu_trace.csv', not here; import their folder '/tmp/t' "
         "instead)"
     )
+
+
+def test_nsys_stats_csv_whose_cuda_reports_were_all_skipped_says_so(tmp_path, capsys):
+    path = NSYS / "2025.1.1" / "mineru-no-cuda-stats.csv"
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected nsys stats output (cuda_gpu_trace, cuda_gpu_kern_sum, "
+        "cuda_api_sum, ...) (nsys skipped the reports profgen reads: the profile holds no 'CUDA "
+        "trace data nor CUDA kernel data' (recorded without `-t cuda`?), and the tables it "
+        "printed hold no GPU work)"
+    )

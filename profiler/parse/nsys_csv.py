@@ -27,6 +27,7 @@ capture holds a report twice (two runs), the first is read.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path, PurePath
 
@@ -153,7 +154,8 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
         if report is not None and frame is not None and len(frame):
             frames[report] = (frame, path)
     if not found:
-        raise ParseError(path, EXPECTED, _written_elsewhere(head) or "no nsys report header found")
+        reason = _written_elsewhere(head) or _all_skipped(head) or "no nsys report header found"
+        raise ParseError(path, EXPECTED, reason)
     if not frames:
         raise ParseError(path, EXPECTED, "its reports have a header but no rows")
     return frames
@@ -172,6 +174,25 @@ def _written_elsewhere(head: str) -> str | None:
                 f"{values.shown_cell(file, 200)}, not here; import their folder {folder} instead"
             )
     return None
+
+
+_SKIPPED = re.compile(r"^SKIPPED: [^\n]*+", re.M)  # linear: one possessive run per line
+_LACKS = " does not contain "
+
+
+def _all_skipped(head: str) -> str | None:
+    """Why a capture with `SKIPPED:` lines holds no report profgen reads: what nsys said the
+    profile lacks, CUDA data first (`CUDA trace data`, ...); None when it has no such line."""
+    said_by_line = (m[0].partition(_LACKS)[2].strip().rstrip(".") for m in _SKIPPED.finditer(head))
+    lacks = list(dict.fromkeys(what for what in said_by_line if what))
+    if not lacks:
+        return None
+    lacks.sort(key=lambda what: "CUDA" not in what)  # stable: file order within each kind
+    said = values.shown_cell(" nor ".join(lacks[:2]), 120)
+    return (
+        f"nsys skipped the reports profgen reads: the profile holds no {said} "
+        "(recorded without `-t cuda`?), and the tables it printed hold no GPU work"
+    )
 
 
 def _read_block(
