@@ -290,6 +290,23 @@ def test_other_layouts_import_in_one_run(tmp_path, capsys):
     assert ranges["stage"].tolist() == ["nvtx"] and ranges["total_ns"].tolist() == [758_780]
 
 
+def test_a_summary_whose_shares_have_no_percent_sign(tmp_path, capsys):
+    """The oldest summary layout (CSCfi/csc-user-guide: a prompt, `======== Profiling result:`,
+    single spaces) prints `Time(%)` cells as bare numbers, `49.52`: read as the shares they are,
+    every row as the log prints it."""
+    log = NVPROF / "8.x" / "csc-dct8x8-bare-percent-summary.txt"
+    run = store.load_run(run_import(capsys, tmp_path, f"dct={log}"))
+    act = run.table("gpu_activities")
+    assert len(act) == 12 and act["time_pct"].sum() == pytest.approx(100.0, abs=0.1)
+    first = act.iloc[0]
+    assert first["name"] == "CUDAkernel2DCT(float*, float*, int)"
+    assert (first["time_pct"], first["total_ns"], first["calls"]) == (49.52, 9_360_000, 101)
+    assert (first["avg_ns"], first["min_ns"], first["max_ns"]) == (92_680, 92_310, 94_310)
+    last = act.iloc[-1]  # `[CUDA memcpy DtoA]`: a copy into an array, device to device
+    assert (last["kind"], last["copy_kind"], last["total_ns"]) == ("memcpy", "DtoD", 22_590)
+    assert act["calls"].tolist() == [101, 10, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1]
+
+
 @pytest.mark.parametrize(
     "file, fragments",
     [

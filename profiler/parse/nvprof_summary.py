@@ -397,10 +397,14 @@ def _decimals_by_value(
 
 
 def _token_shares(cut: tokens.Tokens, origin: Origin, index: pd.Index | None = None) -> pd.Series:
-    """`20.21%` -> 20.21 (`_shares` on tokens); `index` as in `_token_numbers`."""
+    """`20.21%` -> 20.21 (`_shares` on tokens); `index` as in `_token_numbers`. Cells that all
+    lack the `%` (nvprof before CUDA 6 printed `49.52`) are read as they are."""
     codes = cut.codes
     at = cut.index(0)
-    bad = np.flatnonzero(codes[cut.end[at] - 1] != ord("%"))
+    marked = codes[cut.end[at] - 1] == ord("%")
+    if len(marked) and not marked.any():
+        return _token_numbers(cut, 0, 0, origin, "Time(%)", values.SHARE, 1.0, index)
+    bad = np.flatnonzero(~marked)
     if len(bad):
         cell = values.shown_cell(cut.text[cut.start[at[bad[0]]] : cut.end[at[bad[0]]]])
         row = int(bad[0]) if index is None else int(index[bad[0]])
@@ -474,12 +478,13 @@ def _row_type(body: str, origin: Origin, line: int) -> tuple[str, str]:
 
 
 def _shares(cells: np.ndarray, origin: Origin) -> pd.Series:
-    """`20.21%` -> 20.21, each checked."""
+    """`20.21%` -> 20.21, each checked; cells that all lack the `%` (nvprof before CUDA 6) are
+    read as they are."""
     bad = [row for row, cell in enumerate(cells) if not cell.endswith("%")]
-    if bad:
+    if bad and len(bad) < len(cells):
         cell = values.shown_cell(cells[bad[0]])
         raise origin.cell_error(bad[0], "Time(%)", f"{cell} is not a percentage")
-    numbers = pd.Series([cell[:-1] for cell in cells], dtype=object)
+    numbers = pd.Series([cell if bad else cell[:-1] for cell in cells], dtype=object)
     shown = pd.Series(cells, dtype=object)
     return values.numbers(numbers, origin, "Time(%)", values.SHARE, 1.0, shown)
 
