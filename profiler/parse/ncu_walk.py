@@ -63,11 +63,12 @@ Shape = tuple[str, str | None, str | None]  # a kernel line's name, grid and blo
 
 @dataclass(frozen=True)
 class Walk:
-    """The launches of a text (their kernel lines' shapes, in file order) and the rows read in
-    open tables, in file order: each row's line index, launch, line text (`texts[line[i]]`) and
-    table widths (`widths[table[i]]`)."""
+    """The launches of a text (their kernel lines' shapes and line indices, in file order) and
+    the rows read in open tables, in file order: each row's line index, launch, line text
+    (`texts[line[i]]`) and table widths (`widths[table[i]]`)."""
 
     launches: list[Shape]
+    kernel_lines: np.ndarray
     rows: np.ndarray
     launch: np.ndarray
     line: np.ndarray
@@ -111,7 +112,7 @@ def walk(data: bytes, found: lines.Lines) -> Walk:
     launches = np.flatnonzero(kind[events] == _LAUNCH)
     if not len(launches):
         none = np.zeros(0, dtype=np.int64)
-        return Walk([], none, none, none, none, distinct.texts, list(distinct.widths))
+        return Walk([], none, none, none, none, none, distinct.texts, list(distinct.widths))
     events = events[launches[0] :]
     event_kind = kind[events].astype(np.int64)
     after = _states(event_kind)
@@ -123,9 +124,10 @@ def walk(data: bytes, found: lines.Lines) -> Walk:
     last = np.searchsorted(events, rows) - 1  # the structural line above each row
     inside = after[last] != _CLOSED
     rows, last = rows[inside], last[inside]
-    at = events[event_kind == _LAUNCH].tolist()
+    at = events[event_kind == _LAUNCH]
     return Walk(
-        launches=[_named(data, found, a, distinct.shapes[code[a]]) for a in at],
+        launches=[_named(data, found, a, distinct.shapes[code[a]]) for a in at.tolist()],
+        kernel_lines=at,
         rows=rows,
         launch=np.cumsum(event_kind == _LAUNCH)[last] - 1,
         line=code[rows],
