@@ -134,3 +134,19 @@ def test_layouts_from_headers():
     )
     assert new == ncu_nvtx.Layout(0, 6, True)
     assert ncu_nvtx.Layout.of("Kernel Name") is None
+
+
+def test_import_keeps_the_range_and_refuses_range_time_naming_it(tmp_path, capsys):
+    from clirun import assert_refused, profgen
+
+    from profiler import store
+
+    argv = ["import", "--model", "m", "--out", tmp_path, "--stage", f"a={TEXT}"]
+    result = profgen([*argv, "--stage", f"b={PADDLE_CSV}"], capsys)
+    assert result.code == 0, result.err
+    metrics = store.load_run(Path(result.out.strip().splitlines()[-1])).table("metrics")
+    assert list(metrics["range"]) == ["convLayer"] * 28
+    shown = profgen(["show", result.out.strip().splitlines()[-1], "--table", "metrics"], capsys)
+    assert shown.code == 0 and "convLayer" in shown.out
+    refused = profgen([*argv, "--range", "conv"], capsys)
+    assert_refused(refused, 2, "--range 'conv'", "its kernels ran in the ranges 'convLayer'")
