@@ -69,7 +69,7 @@ def kernel_range_names(tables: Mapping[str, pd.DataFrame], stage: str) -> list[s
         return []
     total = metrics.groupby(metrics["range"].astype(str))["duration_ns"].sum(min_count=0)
     ordered = sorted(total.items(), key=lambda kv: (-float(kv[1]), kv[0]))
-    return [name for name, _ in ordered]
+    return [str(name) for name, _ in ordered]
 
 
 def stage_time(
