@@ -38,7 +38,6 @@ from profiler.ranges import DOMAIN
 
 DEFAULT_DOMAINS = ("<default domain>", "")
 _QUOTED = re.compile(r'"([^"]*)"')
-_NVTX = re.compile(rb"NVTX ")
 _MSG_TYPES = {"REGISTERED", "ASCII", "UNICODE", "UNKNOWN", "NONE"}
 # A range (domain, name) as ncu lists it for a launch.
 Segment = tuple[str, str]
@@ -139,34 +138,29 @@ def _mapped(
     return gpuops.map_strings(cells, lambda cell: choose(layout.segments(cell)))
 
 
-def text_ranges(data: bytes, found: lines.Lines, kernel_lines: np.ndarray) -> pd.Series | None:
+def text_ranges(found: lines.Lines, kernel_lines: np.ndarray, titles: np.ndarray) -> pd.Series:
     """Each launch's range (`chosen`) from the NVTX blocks of ncu's text output, as a `string`
-    Series in launch order; None when the text has no NVTX block.
+    Series in launch order.
 
-    A block is a line `NVTX Start/End Ranges:` or `NVTX Push/Pop Stack...:` after a launch's
-    kernel line, then the lines indented deeper than it: a domain (`<default domain>`, or as ncu
-    writes it) at the first depth, and under it each range as `<N,name>`. Lines of other
-    shapes under a domain (a range's attributes) are passed over; a blank line or one indented
-    no deeper than the block's first line ends it. Only lines that start with `NVTX ` are
-    looked for (one byte search), so a text without them costs nothing more.
+    A block is a title line (`titles`: `NVTX Start/End Ranges:` or `NVTX Push/Pop Stack...:`)
+    after a launch's kernel line, then the lines indented deeper than it: a domain (`<default
+    domain>`, or as ncu writes it) at the first depth, and under it each range as `<N,name>`.
+    Lines of other shapes under a domain (a range's attributes) are passed over; a blank line
+    or one indented no deeper than the title ends the block. `ncu_walk` finds the titles with
+    the lines it looks at, so a text without them costs nothing more.
     """
-    if data.find(b"NVTX ") < 0:
-        return None
     pushed: list[list[Segment]] = [[] for _ in kernel_lines]
     started: list[list[Segment]] = [[] for _ in kernel_lines]
-    offsets = np.array([m.start() for m in _NVTX.finditer(data)], dtype=np.int64)
-    heads = np.searchsorted(found.start, offsets, side="right") - 1
-    launch = np.searchsorted(kernel_lines, heads) - 1
+    launch = np.searchsorted(kernel_lines, titles) - 1
     read_to = 0  # the line after the last block read: a title inside it is no block's
-    for offset, head, at in zip(offsets.tolist(), heads.tolist(), launch.tolist(), strict=True):
-        line = found.text(head)
-        indent = offset - int(found.start[head])
-        title = line[indent:].rstrip()
-        if at < 0 or head < read_to or line[:indent].strip() or not title.endswith(":"):
-            continue  # before the first kernel, inside a block, or not at a line's start
+    for head, at in zip(titles.tolist(), launch.tolist(), strict=True):
+        line = found.text(head).rstrip()
+        title = line.lstrip()
+        if at < 0 or head < read_to or not title.endswith(":"):
+            continue  # before the first kernel, or inside a block
         into = pushed if "Push/Pop" in title else started if "Start/End" in title else None
         if into is not None:
-            segments, read_to = _block(found, head + 1, indent)
+            segments, read_to = _block(found, head + 1, len(line) - len(title))
             into[at] += segments
     empty: list[Segment] = []
     names = [chosen(p, empty if p else s) for p, s in zip(pushed, started, strict=True)]

@@ -113,7 +113,7 @@ def read_metrics(path: str | Path, stage: str) -> pd.DataFrame:
         }
     )
     columns = {name: pd.Series(found[name], dtype="float64") for name in _TARGETS}
-    ranges = ncu_nvtx.text_ranges(data, split, walk.kernel_lines)
+    ranges = ncu_nvtx.text_ranges(split, walk.kernel_lines, walk.nvtx_lines)
     origin = values.Origin(path, EXPECTED)
     return ncu_csv.metrics_table(launches, columns, stage, origin, ranges)
 
