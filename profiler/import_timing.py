@@ -99,7 +99,7 @@ def stages_table(
 
     Returns: DataFrame with `schema.STAGES` columns.
     Raises: UsageError when a stage's `--range` names no NVTX range it has (the refusal names
-        the ranges it has).
+        the ranges it has; for ncu output, which times no range, the ranges its kernels ran in).
     """
     rows = []
     for order, (key, technique) in enumerate(inputs):
@@ -114,15 +114,26 @@ def _time(tables: Mapping[str, pd.DataFrame], key: str, timing: StageTiming) -> 
         return imported.stage_time(tables, key, timing.repeats, timing.range)
     except KeyError:
         names = imported.range_names(tables, key)
-        if not names:
-            has = "has no NVTX ranges (no nvtx_sum, nvtx_gpu_proj_trace or range table)"
+        kernels = imported.kernel_range_names(tables, key)
+        if names:
+            has = f"has the ranges {_listed(names)}"
+        elif kernels:
+            has = (
+                "has no range times (Nsight Compute times kernels one at a time, not ranges); "
+                f"its kernels ran in the ranges {_listed(kernels)}"
+            )
         else:
-            more = len(names) - _SHOWN_RANGES
-            shown = ", ".join(repr(n[:80]) for n in names[:_SHOWN_RANGES])
-            has = f"has the ranges {shown}" + (f" and {more} more" if more > 0 else "")
+            has = "has no NVTX ranges (no nvtx_sum, nvtx_gpu_proj_trace or range table)"
         raise UsageError(
             f"--range {str(timing.range)[:80]!r} matches no NVTX range of stage {key!r}: it {has}"
         ) from None
+
+
+def _listed(names: Sequence[str]) -> str:
+    """The first `_SHOWN_RANGES` names, quoted, and how many more there are."""
+    more = len(names) - _SHOWN_RANGES
+    shown = ", ".join(repr(n[:80]) for n in names[:_SHOWN_RANGES])
+    return shown + (f" and {more} more" if more > 0 else "")
 
 
 def _row(

@@ -271,7 +271,7 @@ METRICS = Table(
         _STAGE,
         _c("kernel_id", "int64", doc="ncu's launch ID"),
         _c("name", "string"),
-        _c("range", "string", doc="innermost profgen range of the launch"),
+        _c("range", "string", doc="innermost profgen NVTX range of the launch, else the user's"),
         _c("grid", "string"),
         _c("block", "string"),
         _c("duration_ns", "Int64", "ns", "gpu__time_duration.sum under replay"),

@@ -14,7 +14,7 @@ import pytest
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import ncu_csv, ncu_text
+from profiler.parse import ncu_csv, ncu_nvtx, ncu_text
 
 NCU = Path(__file__).parent / "data" / "ncu" / "2025.3.1"
 RAW, DETAILS, INCLUDE = (
@@ -22,6 +22,17 @@ RAW, DETAILS, INCLUDE = (
     NCU / "details-sections.csv",
     NCU / "nvtx-include.csv",
 )
+
+
+PUSH_POP = ncu_nvtx.Layout.of(
+    "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
+)
+
+
+def innermost(cell: str) -> str | None:
+    """The range of a launch whose push/pop cell (of ncu 2025.x's layout) is `cell`."""
+    assert PUSH_POP is not None
+    return ncu_nvtx.chosen(PUSH_POP.segments(cell))
 
 
 def csv_rows(path: Path) -> list[list[str]]:
@@ -100,11 +111,11 @@ def test_nvtx_include_file_and_ranges_with_colons():
     assert len(m) == 8 and set(m["range"]) == {"compute"}
     assert list(m["duration_ns"][:2]) == [6112, 5440]  # "6,112", "5,440" in the file
     cell = '1062  "profgen:stage:overlap:rep1:none:none:RGB:0xff:REGISTERED:stage:overlap:rep1" '
-    assert ncu_csv.innermost_range(cell) == "stage:overlap:rep1"
+    assert innermost(cell) == "stage:overlap:rep1"
     other = cell + ' "other:inner:none:none:RGB:0xff:REGISTERED:inner" '
-    assert ncu_csv.innermost_range(other) == "stage:overlap:rep1"
-    assert ncu_csv.innermost_range(other, domain="other") == "inner"
-    assert ncu_csv.innermost_range("") is None
+    assert innermost(other) == "stage:overlap:rep1"
+    assert PUSH_POP.segments(other)[-1] == ("other", "inner")
+    assert innermost("") is None
 
 
 def test_time_and_byte_units(tmp_path):
@@ -261,11 +272,11 @@ def test_long_kernel_name_and_range_are_capped(tmp_path):
 def test_nvtx_cell_with_a_long_range_name():
     name = "a:" * 50_000 + "b"
     cell = f'1  "profgen:{name}:none:none:RGB:0xff:REGISTERED:{name}" '
-    assert ncu_csv.innermost_range(cell) == name
+    assert innermost(cell) == name
     other = f'1  "profgen:{name}:none:none:RGB:0xff:ASCII:another message" '
-    assert ncu_csv.innermost_range(other) == name
+    assert innermost(other) == name
     # name and message both 49,997 colons, as the old back-referencing pattern read it
-    assert ncu_csv.innermost_range('"profgen:' + ":" * 100_000 + '"') == ":" * 49_997
+    assert innermost('"profgen:' + ":" * 100_000 + '"') == ":" * 49_997
 
 
 def test_start_that_is_no_ncu_output_is_refused_early(tmp_path):

@@ -60,6 +60,18 @@ def range_names(tables: Mapping[str, pd.DataFrame], stage: str) -> list[str]:
     return [str(n) for n in ranges["name"].dropna()]
 
 
+def kernel_range_names(tables: Mapping[str, pd.DataFrame], stage: str) -> list[str]:
+    """The NVTX ranges `stage`'s profiled kernels ran in (its `metrics` rows: ncu names a
+    launch's range but times no range), by their kernels' summed duration, longest first."""
+    metrics = _rows(tables, schema.METRICS.name, stage)
+    metrics = metrics[metrics["range"].notna()]
+    if metrics.empty:
+        return []
+    total = metrics.groupby(metrics["range"].astype(str))["duration_ns"].sum(min_count=0)
+    ordered = sorted(total.items(), key=lambda kv: (-float(kv[1]), kv[0]))
+    return [str(name) for name, _ in ordered]
+
+
 def stage_time(
     tables: Mapping[str, pd.DataFrame], stage: str, repeats: int = 0, range_name: str | None = None
 ) -> StageTime:

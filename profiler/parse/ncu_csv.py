@@ -16,9 +16,8 @@ Both CSV pages are read, and the per-kernel summary:
 ncu writes its `==PROF==` lines and the program's own stdout before the header; numbers carry
 thousands separators inside quotes (`"6,144"`, `"2,601,092,896.17"`); `n/a` means no value.
 Units are converted (`usecond` -> ns, `Kbyte` -> bytes with SI prefixes, as ncu uses). A metric
-the file lacks is NA, not an error. The NVTX column packs every open range as
-`"domain:range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"`, outermost first; the innermost
-profgen range becomes `range`.
+the file lacks is NA, not an error. The NVTX columns (`--nvtx`) give `range`: profgen's innermost
+range, else the user's (`ncu_nvtx` says which).
 
 FP32 FLOPs are 2 * ffma + fadd + fmul thread instructions executed (predicated on).
 """
@@ -34,9 +33,8 @@ import pandas as pd
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import csvtext, gpuops, values
+from profiler.parse import csvtext, ncu_nvtx, values
 from profiler.parse.values import LineCounter, Origin
-from profiler.ranges import DOMAIN
 
 EXPECTED = 'Nsight Compute CSV (ncu --csv; a header starting "ID","Process ID")'
 
@@ -77,8 +75,6 @@ _HEADER = re.compile(r'^"?(?:ID"?,"?Process ID|Process ID"?,"?Process Name)"?,',
 _SUMMARY_KEYS = ("Kernel Name", "Block Size", "Grid Size", "Device", "Context", "Stream")
 _PROF_LINE = re.compile(r"^==[A-Z]+==", re.MULTILINE)
 _TOOL_LINE = re.compile(r"^==[^\n]*(?:\n|\Z)", re.MULTILINE)  # ==PROF==, ==WARNING== ...
-_QUOTED = re.compile(r'"([^"]*)"')
-_MSG_TYPES = {"REGISTERED", "ASCII", "UNICODE", "UNKNOWN", "NONE"}
 _RULES = {"time": values.TIME, "bytes": values.SIZE, "count": values.COUNT, "pct": values.VALUE}
 
 
@@ -121,36 +117,7 @@ def read_metrics(path: str | Path | csvtext.Held, stage: str) -> pd.DataFrame:
             table = table.iloc[1:].reset_index(drop=True)
             origin = dataclasses.replace(origin, skip=1)
         launches, found = _raw(table, units, origin)
-    return metrics_table(launches, found, stage, origin)
-
-
-def innermost_range(cell: object, domain: str = DOMAIN) -> str | None:
-    """The innermost range of `domain` in one packed ncu NVTX cell, or None.
-
-    A cell holds quoted `domain:range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg` segments,
-    outermost first. A range name may hold colons; it is found by counting fields (linear in
-    the cell, where a pattern with a back-reference would backtrack).
-    """
-    if not isinstance(cell, str):
-        return None
-    found = None
-    for segment in _QUOTED.findall(cell):
-        parts = segment.split(":")
-        if parts[0] == domain:
-            found = _range_name(parts) or found
-    return found
-
-
-def _range_name(parts: list[str]) -> str | None:
-    """The range of one segment split at `:`. When the message repeats the range (profgen's
-    ranges), the range has (len - 8) / 2 colons; else the last known Msg_Type ends it."""
-    colons, odd = divmod(len(parts) - 8, 2)
-    if colons >= 0 and not odd and parts[1 : 2 + colons] == parts[len(parts) - 1 - colons :]:
-        return ":".join(parts[1 : 2 + colons])
-    for at in range(len(parts) - 2, 5, -1):  # Msg_Type, followed by a message
-        if parts[at] in _MSG_TYPES:
-            return ":".join(parts[1 : at - 4])
-    return None
+    return metrics_table(launches, found, stage, origin, ncu_nvtx.csv_ranges(launches))
 
 
 def _table(text: str, start: int, path: Path) -> Origin:
@@ -265,9 +232,13 @@ def _details(
 
 
 def metrics_table(
-    launches: pd.DataFrame, found: dict[str, pd.Series], stage: str, origin: Origin
+    launches: pd.DataFrame,
+    found: dict[str, pd.Series],
+    stage: str,
+    origin: Origin,
+    ranges: pd.Series | None = None,
 ) -> pd.DataFrame:
-    """Launches (`ID`, `Kernel Name`, optional `Grid Size`, `Block Size` and NVTX columns) and
+    """Launches (`ID`, `Kernel Name`, optional `Grid Size`, `Block Size`), their ranges and
     the metric values found for them, by field -> `schema.METRICS`, by launch ID.
 
     Raises: ParseError for a launch without ID or name, or FLOPs or durations past 2**62.
@@ -284,10 +255,9 @@ def metrics_table(
         if (get[field] >= values.LIMIT).any():
             raise origin.error(f"the {field} of a launch is past 2**62")
         values.check_total(get[field], origin, field)
-    nvtx = next((c for c in launches.columns if "Push/Pop_Range" in c), None)
     labels = {
         "name": launches["Kernel Name"],
-        "range": gpuops.map_strings(launches[nvtx], innermost_range) if nvtx else None,
+        "range": ranges,
         "grid": launches.get("Grid Size"),
         "block": launches.get("Block Size"),
     }

@@ -34,8 +34,10 @@ Mapped to `schema.METRICS`:
 Not mapped, as METRICS has no column for them: `Memory Throughput` / `Memory [%]` (the busiest
 of the memory units, not DRAM alone), `SOL FB` (ncu 2019.x-2020.1's frame-buffer throughput,
 not the DRAM throughput of later versions), the L1/L2 throughputs, cycles and frequencies,
-theoretical occupancy, launch sizes other than grid and block, and every other section. The
-NVTX range of a launch is not read from text (use `--csv --nvtx`): `range` is missing. `n/a`
+theoretical occupancy, launch sizes other than grid and block, and every other section. With
+`--nvtx`, ncu prints a launch's NVTX ranges above its sections (`NVTX Start/End Ranges:`,
+`<default domain>`, `<0,convLayer>`): they give `range` as the CSV's NVTX columns do
+(`ncu_nvtx`: profgen's innermost range, else the user's); without them `range` is missing. `n/a`
 and `(!) n/a` are missing values. ncu's text numbers the launches only in its `==PROF==
 Profiling "name" - N` lines: those numbers are the launch IDs when they match the launches
 found, else launches are numbered in file order from 0.
@@ -53,7 +55,7 @@ import numpy as np
 import pandas as pd
 
 from profiler.errors import ParseError
-from profiler.parse import byte_spans, csvtext, lines, ncu_csv, ncu_walk, values
+from profiler.parse import byte_spans, csvtext, lines, ncu_csv, ncu_nvtx, ncu_walk, values
 
 EXPECTED = "Nsight Compute output (ncu's per-kernel `Section:` tables, or ncu --csv)"
 
@@ -111,7 +113,9 @@ def read_metrics(path: str | Path, stage: str) -> pd.DataFrame:
         }
     )
     columns = {name: pd.Series(found[name], dtype="float64") for name in _TARGETS}
-    return ncu_csv.metrics_table(launches, columns, stage, values.Origin(path, EXPECTED))
+    ranges = ncu_nvtx.text_ranges(split, walk.kernel_lines, walk.nvtx_lines)
+    origin = values.Origin(path, EXPECTED)
+    return ncu_csv.metrics_table(launches, columns, stage, origin, ranges)
 
 
 def metric_values(walk: ncu_walk.Walk, path: Path) -> dict[str, np.ndarray]:

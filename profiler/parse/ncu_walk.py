@@ -39,6 +39,8 @@ _SIX = np.uint64(lines.pack(b"SM [%]") << 16)
 _SIX_MASK = np.uint64(((1 << 48) - 1) << 16)
 _SECTION_WORD = np.uint64(lines.pack(b"Section:"))
 _HEADER_WORD = np.uint64(lines.pack(b"Metric N"))
+# The first 8 characters of an NVTX block's title (`NVTX Start/End Ranges:`, `NVTX Push/Pop ...`).
+_NVTX_WORDS = np.array([lines.pack(b"NVTX Sta"), lines.pack(b"NVTX Pus")], dtype=np.uint64)
 
 # What a line is to the walk.
 _NOTHING, _ROW, _LAUNCH, _SECTION, _RULE3, _RULE, _HEADER = range(7)
@@ -63,11 +65,14 @@ Shape = tuple[str, str | None, str | None]  # a kernel line's name, grid and blo
 
 @dataclass(frozen=True)
 class Walk:
-    """The launches of a text (their kernel lines' shapes, in file order) and the rows read in
-    open tables, in file order: each row's line index, launch, line text (`texts[line[i]]`) and
-    table widths (`widths[table[i]]`)."""
+    """The launches of a text (their kernel lines' shapes and line indices, in file order), the
+    lines that start with an NVTX block's title (`ncu_nvtx.text_ranges`), and the rows read in
+    open tables, in file order: each row's line index, launch, line text
+    (`texts[line[i]]`) and table widths (`widths[table[i]]`)."""
 
     launches: list[Shape]
+    kernel_lines: np.ndarray
+    nvtx_lines: np.ndarray
     rows: np.ndarray
     launch: np.ndarray
     line: np.ndarray
@@ -100,7 +105,7 @@ class _Distinct:
 
 def walk(data: bytes, found: lines.Lines) -> Walk:
     """The launches and open tables' rows of ncu's text `data` (UTF-8; its lines `found`)."""
-    looked, sections = _looked_at(data, found)
+    looked, sections, nvtx = _looked_at(data, found)
     codes, distinct = _distinct(data, found, looked)
     kind = np.full(len(found), _NOTHING, dtype=np.int8)
     kind[sections] = _SECTION
@@ -111,7 +116,7 @@ def walk(data: bytes, found: lines.Lines) -> Walk:
     launches = np.flatnonzero(kind[events] == _LAUNCH)
     if not len(launches):
         none = np.zeros(0, dtype=np.int64)
-        return Walk([], none, none, none, none, distinct.texts, list(distinct.widths))
+        return Walk([], none, nvtx, none, none, none, none, distinct.texts, list(distinct.widths))
     events = events[launches[0] :]
     event_kind = kind[events].astype(np.int64)
     after = _states(event_kind)
@@ -123,9 +128,11 @@ def walk(data: bytes, found: lines.Lines) -> Walk:
     last = np.searchsorted(events, rows) - 1  # the structural line above each row
     inside = after[last] != _CLOSED
     rows, last = rows[inside], last[inside]
-    at = events[event_kind == _LAUNCH].tolist()
+    at = events[event_kind == _LAUNCH]
     return Walk(
-        launches=[_named(data, found, a, distinct.shapes[code[a]]) for a in at],
+        launches=[_named(data, found, a, distinct.shapes[code[a]]) for a in at.tolist()],
+        kernel_lines=at,
+        nvtx_lines=nvtx,
         rows=rows,
         launch=np.cumsum(event_kind == _LAUNCH)[last] - 1,
         line=code[rows],
@@ -144,8 +151,10 @@ def _named(data: bytes, found: lines.Lines, at: int, shape: Shape) -> Shape:
     return above, shape[1], shape[2]
 
 
-def _looked_at(data: bytes, found: lines.Lines) -> tuple[np.ndarray, np.ndarray]:
-    """The lines to look at in Python, and the `Section:` lines (nothing else in them counts).
+def _looked_at(data: bytes, found: lines.Lines) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The lines to look at in Python, the `Section:` lines (nothing else in them counts), and
+    the lines led by `NVTX Sta` or `NVTX Pus` (a title indented past `lines.LEAD_LIMIT` is not
+    ncu's).
 
     Looked at: lines with `, Context ` in them (kernel lines), lines whose lead is not known
     (`lines.UNKNOWN`: not ASCII, or long), rules (led by `-`), headers (led by `Metric N`) and
@@ -160,7 +169,11 @@ def _looked_at(data: bytes, found: lines.Lines) -> tuple[np.ndarray, np.ndarray]
     looked |= (found.first == ord("-")) | (word == _HEADER_WORD)
     looked |= context | (found.lead == lines.UNKNOWN)
     section = (word == _SECTION_WORD) & ~looked
-    return np.flatnonzero(looked), np.flatnonzero(section)
+    return (
+        np.flatnonzero(looked),
+        np.flatnonzero(section),
+        np.flatnonzero(np.isin(word, _NVTX_WORDS)),
+    )
 
 
 def _distinct(data: bytes, found: lines.Lines, looked: np.ndarray) -> tuple[np.ndarray, _Distinct]:
