@@ -153,7 +153,7 @@ def split_ascii(data: bytes) -> list[Block]:
 
 
 def _split(text: str | bytes) -> list[Block]:
-    lines = _Lines(text)
+    lines = LineCounter(text)
     blocks: list[Block] = []
     pending: list[tuple[str | None, dict[str, str]]] = [(None, {})]
     start = 0
@@ -257,24 +257,6 @@ def _blank(text: str | bytes, a: int, b: int) -> bool:
     return _pattern(_SPACES, text).match(text, a, b).end() == b  # type: ignore[union-attr, arg-type]
 
 
-class _Lines:
-    """`LineCounter` of a str or of bytes: the line of increasing positions."""
-
-    def __init__(self, text: str | bytes) -> None:
-        self.text, self.pos, self.line = text, 0, 1
-
-    def at(self, pos: int) -> int:
-        text = self.text
-        got = (
-            text.count("\n", self.pos, pos)
-            if isinstance(text, str)
-            else text.count(b"\n", self.pos, pos)
-        )
-        self.line += got
-        self.pos = max(pos, self.pos)
-        return self.line
-
-
 def _first_special(text: str | bytes, start: int) -> list[tuple[int, int, bool]]:
     """The special line a paragraph starts with (the pass over newlines sees the others)."""
     first = _pattern(_SPECIAL, text).match(text, start)  # type: ignore[arg-type]
@@ -285,7 +267,7 @@ def _paragraph(
     text: str | bytes,
     start: int,
     end: int,
-    lines: LineCounter | _Lines,
+    lines: LineCounter,
     pending: list[tuple[str | None, dict[str, str]]],
     blocks: list[Block],
     specials: list[tuple[int, int, bool]],

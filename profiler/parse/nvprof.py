@@ -126,6 +126,10 @@ class AsciiText:
     def rfind(self, sub: str, start: int = 0, end: int | None = None) -> int:
         return self._search(self.whole.rfind, sub, start, end)
 
+    def count(self, sub: str, start: int, end: int, /) -> int:
+        """`str.count` over `text[start:end]` for positions in the text (`values.LineCounter`)."""
+        return self.whole.count(sub.encode("ascii"), self.start + start, self.start + end)
+
     def _search(
         self, method: Callable[[bytes, int, int | None], int], sub: str, start: int, end: int | None
     ) -> int:
@@ -261,7 +265,7 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
     for table in tables:
         by_run.setdefault(table.run, []).append(table)
     markers = _marker_lines(text, _RESULT)
-    kept, left_out, line = [], [], _LineAt(text)
+    kept, left_out, line = [], [], LineCounter(text)
     for run in range(len(markers) + 1):
         start = markers[run - 1] if run else 0
         before = markers[run - 2] if run > 1 else 0
@@ -273,22 +277,6 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
             end = markers[run] if run < len(markers) else len(text)
             left_out.append((line.at(start), _nothing(text[start:end])))
     return Runs(kept, left_out)
-
-
-class _LineAt:
-    """File line numbers of increasing offsets in a text (`str` or `AsciiText`)."""
-
-    def __init__(self, text: Text) -> None:
-        self.text, self.pos, self.line = text, 0, 1
-
-    def at(self, pos: int) -> int:
-        if isinstance(self.text, str):
-            self.line += self.text.count("\n", self.pos, pos)
-        else:
-            base = self.text.start
-            self.line += self.text.whole.count(b"\n", base + self.pos, base + pos)
-        self.pos = pos
-        return self.line
 
 
 def _command(text: Text, start: int, end: int) -> str | None:
@@ -418,7 +406,7 @@ def _tables(text: Text, path: Path, data: bytes | memoryview | None = None) -> l
     NumPy (`parse.lines`) rather than with a few searches through the whole text (which may
     then be an `AsciiText`)."""
     leads = None if data is None else parse_lines.split_led(data)
-    line_of = LineCounter(str(text)).at if leads is None else functools.partial(_line_of, leads)
+    line_of = LineCounter(text).at if leads is None else functools.partial(_line_of, leads)
     runs, nvtx = _marker_lines(text, _RESULT, leads), _marker_lines(text, _NVTX, leads)
     ends = None if leads is None else _lines_led_by(leads, b"=`", blank=True)
     found = []

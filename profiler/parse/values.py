@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -109,15 +110,23 @@ class Origin:
             pos, line = end + 1, line + 1
 
 
-class LineCounter:
-    """File line numbers of increasing positions in one text, each newline counted once."""
+class Countable(Protocol):
+    """A text whose newlines `LineCounter` counts: `str`, `bytes`, or one with their `count`."""
 
-    def __init__(self, text: str) -> None:
+    def count(self, sub: Any, start: int, end: int, /) -> int: ...
+
+
+class LineCounter:
+    """File line numbers of increasing positions in one text (`str`, `bytes`, or anything with
+    `str.count`, such as nvprof's `AsciiText`), each newline counted once."""
+
+    def __init__(self, text: Countable) -> None:
         self.text, self.pos, self.line = text, 0, 1
+        self.newline: str | bytes = b"\n" if isinstance(text, bytes) else "\n"
 
     def at(self, pos: int) -> int:
         """The line of `pos`; positions must not decrease from call to call."""
-        self.line += self.text.count("\n", self.pos, pos)
+        self.line += self.text.count(self.newline, self.pos, pos)
         self.pos = max(pos, self.pos)
         return self.line
 
