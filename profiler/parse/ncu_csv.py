@@ -187,20 +187,21 @@ def nothing_profiled(text: str, otherwise: str) -> str:
 def _report_file(text: str) -> str | None:
     """The file of ncu's last `==PROF== Report: FILE` line (a line that starts with it)."""
     mark = "==PROF== Report: "
-    at = text.rfind(mark)
-    while at > 0 and text[at - 1] != "\n":
-        at = text.rfind(mark, 0, at)
-    if at < 0:
-        return None
-    end = text.find("\n", at)
-    return text[at + len(mark) : end if end >= 0 else len(text)].strip() or None
+    line = _line_led_by(text, mark, last=True)
+    return None if line is None else line[len(mark) :].strip() or None
 
 
 def ncu_error(text: str) -> str | None:
     """ncu's first `==ERROR==` line (one that starts with it), stripped; None without one."""
-    at = text.find("==ERROR==")
+    return _line_led_by(text, "==ERROR==")
+
+
+def _line_led_by(text: str, mark: str, last: bool = False) -> str | None:
+    """The first (`last`: the last) line of `text` that starts with `mark`, stripped; None when
+    no line does."""
+    at = text.rfind(mark) if last else text.find(mark)
     while at > 0 and text[at - 1] != "\n":
-        at = text.find("==ERROR==", at + 1)
+        at = text.rfind(mark, 0, at) if last else text.find(mark, at + 1)
     if at < 0:
         return None
     end = text.find("\n", at)
