@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -72,12 +73,10 @@ def runtime_mapped_address(x: np.ndarray) -> int | None:
 def _from_pinned_pool(x: np.ndarray) -> bool:
     """Whether `x` is a view of an array made by `pinned_empty` (its memory a CuPy
     PinnedMemoryPointer, alive as long as `x` is)."""
-    from cupy.cuda import pinned_memory
-
     owner: Any = x
     while isinstance(owner, np.ndarray):
         owner = owner.base
-    return isinstance(owner, pinned_memory.PinnedMemoryPointer)
+    return isinstance(owner, _cupy().pinned_pointer)
 
 
 @cache
@@ -91,9 +90,23 @@ def _unified_addressing_of(device: int) -> bool:
 
 def _unified_addressing() -> bool:
     """Whether the current device shares one address space with the host."""
-    from cupy.cuda import runtime
+    return _unified_addressing_of(_cupy().current_device())
 
-    return _unified_addressing_of(runtime.getDevice())
+
+@dataclass(frozen=True)
+class _CupyBits:
+    """What `mapped_address`'s fast path asks CuPy on every call, bound once: an import inside
+    a function costs about a microsecond a call."""
+
+    pinned_pointer: type
+    current_device: Callable[[], int]
+
+
+@cache
+def _cupy() -> _CupyBits:
+    from cupy.cuda import pinned_memory, runtime
+
+    return _CupyBits(pinned_memory.PinnedMemoryPointer, runtime.getDevice)
 
 
 def device_empty(shape: tuple[int, ...], dtype: Any = np.float32) -> Any:
