@@ -37,7 +37,7 @@ from variants.cuda import memory  # noqa: E402
 from variants.lenet.study import STUDY  # noqa: E402
 
 
-def one_image_lane(stage, model):
+def one_image_lane(stage):
     """The stage bound to a 1,024-image page-locked pool, one row (row 0) and its output."""
     pool = stage.host_input(STUDY.make_inputs(1024, None))
     rows = memory.pinned_empty((1,), np.int32)
@@ -106,7 +106,7 @@ def main() -> int:
     spec = STUDY.get(args.stage)
     stage, model = spec.build(), STUDY.load_model(None)
     stage.prepare(model, 1024)
-    out = one_image_lane(stage, model)
+    out = one_image_lane(stage)
     stream = cupy.cuda.Stream(non_blocking=True)
     stage.enqueue_rows(1, stream)  # warm-up, then one image captured
     stream.synchronize()
@@ -114,9 +114,10 @@ def main() -> int:
     stage.enqueue_rows(1, stream)
     graph = stream.end_capture()
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    samples = {name: ([], []) for name in ways(stage, stream, graph)}
+    calls = ways(stage, stream, graph)
+    samples: dict[str, tuple[list[int], list[int]]] = {name: ([], []) for name in calls}
     for _ in range(args.rounds):
-        for name, fn in ways(stage, stream, graph).items():
+        for name, fn in calls.items():
             walls, spans = timed(fn, start, end, args.calls // args.rounds)
             samples[name][0].extend(walls)
             samples[name][1].extend(spans)
