@@ -15,7 +15,9 @@ four ways in alternating rounds of --repeat calls each:
     python3 scripts/worker_gap.py [--stages uint8_input,one_kernel] [--items 10000]
         [--repeat 10] [--rounds 4] [--gaps-us 50,200]
 
-Prints the harness's host time between calls per stage, then each way's median ms per stage.
+Prints the harness's host time outside the calls per stage (a pass's time less its calls', per
+call: the gaps between calls and the check of the held outputs after the last), then each
+way's median ms per stage.
 """
 
 from __future__ import annotations
@@ -50,7 +52,9 @@ def bench(call: harness.Call, repeat: int, nvtx: bool, gap_us: float = 0) -> lis
     return times
 
 
-BETWEEN: list[float] = []  # the harness's mean host time between calls (us), one a pass
+#: the harness's host time outside the calls (us), per call, one a pass: the gaps between calls
+#: and the check of the held outputs after the last one (milliseconds for 10,000 images)
+BETWEEN: list[float] = []
 
 
 def through_harness(
@@ -97,7 +101,7 @@ def one_stage(study, key: str, args: argparse.Namespace) -> dict[str, float]:
     stage.release()
     if checks.failures:
         print(f"{key}: check failed: {checks.reason()}")
-    print(f"{key}: the harness's host time between calls, median over passes: "
+    print(f"{key}: the harness's host time outside the calls, checks included, median over passes: "
           f"{statistics.median(BETWEEN):.0f} us")
     BETWEEN.clear()
     return {w: statistics.median(t) / 1e6 for w, t in samples.items()}
