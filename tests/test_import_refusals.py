@@ -103,3 +103,15 @@ def test_nsys_stats_csv_whose_cuda_reports_were_all_skipped_says_so(tmp_path, ca
         "trace data nor CUDA kernel data' (recorded without `-t cuda`?), and the tables it "
         "printed hold no GPU work)"
     )
+
+
+def test_nsys_stats_capture_whose_cuda_reports_printed_nothing_says_so(tmp_path, capsys):
+    """nsys 2023.x+ prints only the banner of a report with no rows: an OpenMP-offload build
+    that ran on the CPU leaves the four CUDA banners empty and one osrt_sum table."""
+    path = NSYS / "2023.x" / "paracodex-microxor-no-cuda.log"
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected nsys stats output (cuda_gpu_trace, cuda_gpu_kern_sum, "
+        "cuda_api_sum, ...) (nsys ran the reports profgen reads (cuda_api_sum, cuda_gpu_kern_sum, "
+        "cuda_gpu_mem_time_sum, ...) and printed no table under any: the profile holds no CUDA "
+        "API calls, kernels or memory copies (did the program run on the GPU?))"
+    )
