@@ -1,7 +1,7 @@
 """Real public files that `profgen import` cannot use, refused with one line that says what the
 file is and why (issue 14: "The rest are refused with one line that says what the file is and
-why profgen can't use it"). tests/data/ncu/README.md and tests/data/nsys/README.md say where
-each file comes from."""
+why profgen can't use it"). tests/data/ncu/README.md, tests/data/nsys/README.md and
+tests/data/other/README.md say where each file comes from."""
 
 from __future__ import annotations
 
@@ -69,6 +69,51 @@ def test_nsys_profile_output_without_its_tables_quotes_the_first_error(tmp_path,
         "[E] 1: [defaultAllocator.cpp::deallocate::42] Error Code 1: Cuda Runtime (invalid "
         "argument)'",
     )
+
+
+def test_gprof_profile_is_refused_as_one(tmp_path, capsys):
+    path = DATA / "other" / "gprof-cpu-calc.profile"
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "it is a gprof profile ('Each sample counts as 0.01 seconds.'): CPU time per function; "
+        "profgen imports nvprof, Nsight Systems and Nsight Compute output",
+    )
+
+
+def test_python_cprofile_listing_is_refused_as_one(tmp_path, capsys):
+    path = tmp_path / "prof.txt"
+    path.write_text(
+        "         214 function calls (207 primitive calls) in 0.002 seconds\n\n"
+        "   Ordered by: cumulative time\n\n"
+        "   ncalls  tottime  percall  cumtime  percall filename:lineno(function)\n"
+        "        1    0.000    0.000    0.002    0.002 {built-in method builtins.exec}\n"
+    )
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "it is a Python cProfile/pstats listing (`ncalls tottime percall cumtime percall "
+        "filename:lineno(function)`): CPU time per Python function; profgen imports nvprof, "
+        "Nsight Systems and Nsight Compute output",
+    )
+
+
+def test_program_output_without_a_profiler_line_is_refused_as_such(tmp_path, capsys):
+    path = tmp_path / "run.log"
+    path.write_text("\nGpuUtilTest is running!\nCUDA-capable device count: 2\nTimings: 00:00:12\n")
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "none of its lines is profiler output (no `==PID==` or `==PROF==` line, no nvprof, nsys "
+        "or ncu table): it looks like a program's own output, starting 'GpuUtilTest is "
+        "running!'; profgen imports nvprof, Nsight Systems and Nsight Compute output",
+    )
+
+
+def test_a_file_with_a_profiler_line_is_not_called_program_output():
+    """A line of a profiler's (its PID prefix, a table's column, the tool's name) keeps the
+    generic refusal: detection did not recognise it, but it is no program's plain output."""
+    for line in ("==41== Some nvprof line", "Time(%),Time,Calls,Avg", "$ ncu ./a", "Kernel: k"):
+        assert unusable.program_output(["hello", line]) is None, line
+    assert unusable.program_output(["", "  "]) is None
+    assert unusable.program_output(["==x== hello"]) is not None
 
 
 def test_near_misses_are_not_described_as_those_kinds():

@@ -82,7 +82,7 @@ def _file_kind(source: Path | csvtext.Held) -> str:
         return NVPROF
     if nsys_stdout.recognise(head):
         return NSYS_TEXT
-    what = unusable.describe(lines)
+    what = unusable.describe(lines) or unusable.program_output(lines)
     if what is not None:
         raise ParseError(path, EXPECTED, f"recognised none of them: {what}")
     hint = f"it starts {lines[0].strip()[:80]!r}" if lines else "it has no text"
