@@ -5,6 +5,7 @@ tests/data/other/README.md say where each file comes from."""
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 from clirun import assert_refused, profgen
@@ -114,6 +115,23 @@ def test_a_file_with_a_profiler_line_is_not_called_program_output():
         assert unusable.program_output(["hello", line]) is None, line
     assert unusable.program_output(["", "  "]) is None
     assert unusable.program_output(["==x== hello"]) is not None
+
+
+def test_profgen_cupti_trace_says_what_it_is_and_where_its_tables_are(tmp_path, capsys):
+    """The cupti backend's record file (tests/data/cupti/13.0.1, a real H100 capture) is no
+    profiler output to import: its run directory holds its tables."""
+    path = DATA / "cupti" / "13.0.1" / "lenet-pinned.npz"
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected {detect.EXPECTED} (it is profgen's own CUPTI trace "
+        "(the `cupti.npz` that `profgen sweep --backend cupti` writes into a run directory's "
+        "raw/<stage>/ folder), not a profiler's output to import: the run directory it came "
+        "from holds its tables; `profgen report RUN` renders that run's report again, `profgen "
+        "show RUN --table gpu_trace` prints its GPU trace)"
+    )
+    other = tmp_path / "weights.npz"  # another numpy archive is only a binary file
+    with zipfile.ZipFile(other, "w") as archive:
+        archive.writestr("kernel.npy", b"\x93NUMPY\x01\x00")
+    assert refusal(other, tmp_path, capsys).endswith("(it is a binary file (byte 5))")
 
 
 def test_near_misses_are_not_described_as_those_kinds():
