@@ -178,3 +178,34 @@ def test_nsys_stats_capture_whose_cuda_reports_printed_nothing_says_so(tmp_path,
         "cuda_gpu_mem_time_sum, ...) and printed no table under any: the profile holds no CUDA "
         "API calls, kernels or memory copies (did the program run on the GPU?))"
     )
+
+
+def test_nvprof_summary_rows_pasted_without_their_header_say_so(tmp_path, capsys):
+    path = DATA / "nvprof" / "9.x" / "apex-666-headless-summary-rows.txt"
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "5 rows of an nvprof summary (Time(%) Time Calls Avg Min Max Name) from line 1 on, with "
+        "no header line above them: a paste that left the header out; profgen reads a table "
+        "from its header line, which says what its columns (and, for nsys, its rows) are",
+    )
+
+
+def test_nsys_stats_rows_pasted_without_their_header_say_so(tmp_path, capsys):
+    path = NSYS / "any" / "ikllama-1700-headless-api-rows.txt"
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "8 rows of an `nsys stats` table (Time (%), Total Time (ns), a count, per-call times in "
+        "ns) from line 1 on, with no header line or report name above them: a paste that left "
+        "the header out; profgen reads a table from its header line, which says what its "
+        "columns (and, for nsys, its rows) are",
+    )
+
+
+def test_headless_rows_need_three_rows_of_one_kind():
+    """Two rows, or rows of the two tools mixed, are not described as a headless table."""
+    nvprof = " 3.23%  309.42ms  3  103.14ms  102.48ms  104.10ms  volta_cgemm_32x64_tn"
+    nsys = "  0.0  1,953,121  450  4,340.3  3,246.0  2,866  21,772  2,444.6  cudaMemset"
+    assert unusable.describe([nvprof, nvprof]) is None
+    assert unusable.describe([nvprof, nsys, nvprof, nsys]) is None
+    assert unusable.describe(["prose", nsys, nsys, nsys]) is not None
+    assert unusable.describe([" 3.23%  0ns  3  0ns  0ns  0ns  k"] * 3) is not None

@@ -16,7 +16,10 @@ pattern that can backtrack:
 - a CPU profiler's output: a gprof profile (`Each sample counts as 0.01 seconds.` above its
   flat profile, `granularity: each sample hit covers ...` above its call graph) or a Python
   cProfile/pstats listing (the header `ncalls tottime percall cumtime percall
-  filename:lineno(function)`).
+  filename:lineno(function)`);
+- rows of an nvprof summary or of an `nsys stats` table pasted without the header line above
+  them (an issue or forum post that quotes the top rows only): a table is read from its header,
+  which says what its columns and rows are.
 
 A file that is none of these and none of whose lines is a profiler's (`program_output`) is
 said to look like a program's own output.
@@ -61,6 +64,7 @@ def describe(lines: list[str]) -> str | None:
         or _rule_output(lines)
         or _profile_without_report(lines)
         or _cpu_profile(lines)
+        or _headless_rows(lines)
     )
 
 
@@ -149,3 +153,67 @@ def _profiler_line(line: str) -> bool:
         return True
     low = line.lower()
     return any(word in low for word in _PROFILER_WORDS)
+
+
+_HEADLESS_ROWS = 3  # rows in a run that make a headless table
+_NVPROF_TYPES = (["GPU", "activities:"], ["API", "calls:"])
+_NVPROF_UNITS = ("ns", "us", "ms", "s")
+
+
+def _headless_rows(lines: list[str]) -> str | None:
+    """What the first run of rows of an nvprof summary or an `nsys stats` table in `lines` is,
+    when it has at least `_HEADLESS_ROWS` rows (it has no header: detection found none)."""
+    for at, line in enumerate(lines):
+        kind = _row_kind(line.split())
+        if kind is None:
+            continue
+        rows = 1
+        for more in lines[at + 1 :]:
+            if _row_kind(more.split()) != kind:
+                break
+            rows += 1
+        if rows < _HEADLESS_ROWS:
+            return None
+        return _HEADLESS_SAID[kind].format(rows=rows, line=at + 1) + _HEADLESS_WHY
+    return None
+
+
+_HEADLESS_SAID = {
+    "nvprof": "{rows} rows of an nvprof summary (Time(%) Time Calls Avg Min Max Name) from line "
+    "{line} on, with no header line above them",
+    "nsys": "{rows} rows of an `nsys stats` table (Time (%), Total Time (ns), a count, per-call "
+    "times in ns) from line {line} on, with no header line or report name above them",
+}
+_HEADLESS_WHY = (
+    ": a paste that left the header out; profgen reads a table from its header line, which says "
+    "what its columns (and, for nsys, its rows) are"
+)
+
+
+def _row_kind(cells: list[str]) -> str | None:
+    """What the cells of a line are a row of: "nvprof" (a summary row), "nsys" (a row of an
+    `nsys stats` table: times in ns, without units) or None (neither)."""
+    if cells[:2] in _NVPROF_TYPES:
+        cells = cells[2:]
+    if len(cells) < 7:
+        return None
+    if cells[0].endswith("%") and _number(cells[0][:-1]) is not None:
+        times = [cells[1], *cells[3:6]]
+        timed = all(
+            t.endswith(_NVPROF_UNITS) and _number(t.rstrip("nums")) is not None for t in times
+        )
+        return "nvprof" if timed and cells[2].isdigit() else None
+    share, numbers = _number(cells[0]), [_number(c.replace(",", "")) for c in cells[1:6]]
+    whole = cells[1].replace(",", "").isdigit() and cells[2].replace(",", "").isdigit()
+    if share is None or not 0 <= share <= 100 or not whole or None in numbers:
+        return None
+    return "nsys"
+
+
+def _number(text: str) -> float | None:
+    """`text` as a finite number, or None."""
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if abs(number) < float("inf") else None
