@@ -34,6 +34,7 @@ from typing import Any
 
 import pandas as pd
 
+from profiler import schema
 from profiler.errors import ParseError
 from profiler.parse import capture, csvtext, detect, values
 
@@ -210,7 +211,7 @@ def technique(found: Found, kinds: dict[str, str]) -> str:
             if s.get("tables_left_out")
             else ""
         )
-        partial = "; partial: the paste elides rows" if s.get("elided") else ""
-        partial += "".join(f"; partial: {said}" for said in s.get("trimmed", []))
+        partial = f"{schema.PARTIAL}the paste elides rows" if s.get("elided") else ""
+        partial += "".join(f"{schema.PARTIAL}{said}" for said in s.get("trimmed", []))
         parts.append(f"{what} at {where} ({', '.join(kept) or 'nothing new'}{note}{partial})")
     return "imported from a terminal capture: " + "; ".join(parts)

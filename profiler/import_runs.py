@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from profiler import schema
 from profiler.errors import UsageError
 from profiler.parse import nvprof, values
 
@@ -97,7 +98,7 @@ def nvprof_runs(
 def noted(technique: str, trimmed: Sequence[values.TrimmedTable]) -> str:
     """A stage's technique with what its tables of the top rows only cover (`TrimmedTable`),
     so that its time is not taken for the whole program's."""
-    return "; ".join([technique, *(f"partial: {t}" for t in trimmed)])
+    return technique + "".join(f"{schema.PARTIAL}{t}" for t in trimmed)
 
 
 def _keyed(tables: Mapping[str, pd.DataFrame], key: str) -> dict[str, pd.DataFrame]:

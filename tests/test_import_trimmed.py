@@ -1,7 +1,8 @@
 """Summaries of their top rows only (what people paste): their rows are imported, and a warning
-says which section, its line and how much of its time the rows cover, in the parser
-(`values.TrimmedTable`), on the terminal, in run.json and in the stage's technique. Shares
-above 100% are still refused. Real pastes from GitHub issues (tests/data/*/README.md)."""
+says which section, its line and how much of its time the rows cover: in the parser
+(`values.TrimmedTable`), on the terminal, in run.json, in the stage's technique (the report)
+and under `profgen show`'s stages table. Shares above 100% are still refused. Whole-line cuts
+of real pastes from GitHub issues (tests/data/*/README.md)."""
 
 from __future__ import annotations
 
@@ -88,6 +89,8 @@ def test_import_says_a_stage_is_trimmed_on_the_terminal_in_run_json_and_its_tech
     assert stage["technique"] == f"imported from nvprof output; partial: {note}"
     assert run.table("gpu_activities")["total_ns"].sum() == stage["median_ns"]
     assert note in (run_dir / "report.html").read_text()
+    shown = profgen(["show", run_dir, "--table", "stages"], capsys).out
+    assert f"partial s: {note}" in " ".join(shown.split())  # (wrapped to the terminal)
 
 
 def test_a_trimmed_table_under_markdown_and_another_blocks_tail(tmp_path, capsys):
@@ -115,6 +118,19 @@ def test_trimmed_sections_of_a_capture_are_said_with_the_captures_lines(tmp_path
     assert technique.startswith("imported from a terminal capture: ")
     assert f"partial: {gpu}" in technique and f"partial: {kern}" in technique
     assert len(run.table("gpu_activities")) == 4  # nvprof's section gave the table first
+
+
+def test_each_nvprof_run_of_a_file_is_said_trimmed_in_its_own_stage(tmp_path, capsys):
+    """The paste twice, as two runs (another PID): two stages, each with its own note."""
+    path = tmp_path / "runs.txt"
+    path.write_text(DREAMGO.read_text() + DREAMGO.read_text().replace("30905", "30906"))
+    err, run, _ = imported(capsys, tmp_path / "out", path)
+    stages = run.table("stages").set_index("stage")["technique"]
+    for key, line in (("s.1", 5), ("s.2", 13)):
+        note = f"the GPU activities rows at line {line} cover 93.18% of its time: {TAIL}"
+        assert f"{path}: {note}" in err
+        assert stages[key].endswith(f"; partial: {note}")
+        assert stages[key].count("partial:") == 1
 
 
 def test_a_whole_table_gives_no_warning(recwarn):

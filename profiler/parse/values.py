@@ -9,6 +9,10 @@ must be a whole number. So `inf`, `nan`, `1e300`, `2**63`, `-5`, `1.2.3`, `12%`,
 call count and a duration past uint64 are refused, with the file, the line and the column's
 header.
 
+A summary's `Time(%)` shares (`check_shares`) must not add up to more than 100; a section whose
+shares add up to less is the top rows of a table (what people paste): read, and said so with a
+`TrimmedTable` warning that the importer gathers (`trimmed`).
+
 Names (kernels, API functions, ranges, labels) are capped by `cap_names` at `MAX_NAME`
 characters: the first `MAX_NAME` are kept and a marker with the original length and a short
 hash is appended, so distinct long names stay distinct and a 100 MB name costs 1 KB.
