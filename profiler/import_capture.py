@@ -93,14 +93,36 @@ def read_capture(path: Path, stage: str, raw: Path, read: Reader) -> list[Found]
     runs = [_merged(run) for run in _by_nvprof_run(sections)]
     if not any(found.tables for found in runs):
         tried = [s for s, _ in sections if s.get("left_out")]
-        why = "; ".join(f"line {s['line']}: {s['left_out']}" for s in tried[:3])
         raise ParseError(
             path,
             detect.EXPECTED,
             "a terminal capture, but none of its sections holds a table profgen reads"
-            + (f" ({why})" if why else ""),
+            + (f": {_refused(tried)}" if tried else ""),
         )
     return runs
+
+
+def _refused(tried: list[dict[str, Any]]) -> str:
+    """Which sections were found where and why each was refused, in one line: a reason that
+    names its own line says it once ("nvprof output at line 2 (refused at line 3: ...)", not
+    "line 2: line 3: ..."), and a reason said before is "the same reason". Three at most."""
+    parts, said = [], set()
+    for s in tried[:3]:
+        at, why = _own_line(s["left_out"])
+        shown = "the same reason" if why in said else why
+        said.add(why)
+        parts.append(f"{s['kind']} output at line {s['line']} (refused{at}: {shown})")
+    more = len(tried) - len(parts)
+    return ", ".join(parts) + (f", and {more} more refused" if more > 0 else "")
+
+
+def _own_line(reason: str) -> tuple[str, str]:
+    """(" at line N...", the rest) when `reason` starts with the line it names, else ("",
+    `reason`)."""
+    if not reason.startswith("line "):
+        return "", reason
+    at, _, why = reason.partition(": ")
+    return (f" at {at}", why) if why else ("", reason)
 
 
 def _held(path: Path) -> list[tuple[capture.Piece, csvtext.Held]]:

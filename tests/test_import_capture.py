@@ -395,6 +395,25 @@ def test_a_capture_without_a_readable_table_is_refused_in_one_line(tmp_path, cap
         result, 2, str(path), "a terminal capture, but none of its sections holds a table"
     )
     # each section's own problem, at its line, in its tool's words
-    assert "line 4: " in result.err and "no CUDA-capable device is detected" in result.err
-    assert "line 7: " in result.err and "ERR_NVGPUCTRPERM" in result.err
+    assert "nvprof output at line 4 (refused: nvprof output with no table" in result.err
+    assert "no CUDA-capable device is detected" in result.err
+    assert "ncu-text output at line 7 (refused: ncu profiled no kernel" in result.err
+    assert "ERR_NVGPUCTRPERM" in result.err
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_sections_refused_at_lines_of_their_own_say_each_line_once(tmp_path, capsys):
+    """Two `nvprof --metrics` runs pasted without their Kernel: lines (Kobzol's README): each
+    section's reason names the line it was refused at; the refusal says where the section starts
+    and where it was refused, once each, not "line 2: line 3: ...", and a repeated reason once."""
+    path = CAPTURES / "kobzol-metrics-runs-without-kernel-lines.txt"
+    out = tmp_path / "out"
+    result = profgen(["import", "--model", "m", "--out", out, "--stage", f"s={path}"], capsys)
+    assert_refused(
+        result,
+        2,
+        "none of its sections holds a table profgen reads: nvprof output at line 2 (refused at "
+        "line 3: a metric row with no `Kernel:` line above it (",
+        "trimmed output?)), nvprof output at line 6 (refused at line 7: the same reason))",
+    )
+    assert "line 2: line" not in result.err and result.err.count("a metric row") == 1

@@ -15,6 +15,7 @@ import pytest
 from clirun import assert_refused, profgen
 
 from profiler import schema, store
+from profiler.parse import gpuops
 
 NVPROF = Path(__file__).parent / "data" / "nvprof"
 LENET = NVPROF / "9.x" / "lenet"
@@ -305,6 +306,31 @@ def test_a_summary_whose_shares_have_no_percent_sign(tmp_path, capsys):
     last = act.iloc[-1]  # `[CUDA memcpy DtoA]`: a copy into an array, device to device
     assert (last["kind"], last["copy_kind"], last["total_ns"]) == ("memcpy", "DtoD", 22_590)
     assert act["calls"].tolist() == [101, 10, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1]
+
+
+def test_copies_to_and_from_cuda_arrays_keep_the_names_nvprof_printed(tmp_path, capsys):
+    """`[CUDA memcpy HtoA]` and `[CUDA memcpy DtoA]` (the CSCfi dct8x8 log) are rows of their
+    own, named as printed, beside `[CUDA memcpy HtoD]`: their direction is that of device
+    memory (copy_kind HtoD, DtoD), but their name is not (was: two `[CUDA memcpy HtoD]` rows)."""
+    log = NVPROF / "8.x" / "csc-dct8x8-bare-percent-summary.txt"
+    run = store.load_run(run_import(capsys, tmp_path, f"dct={log}"))
+    act = run.table("gpu_activities")
+    copies = act[act["kind"] == "memcpy"]
+    assert copies[["name", "copy_kind", "total_ns", "calls"]].values.tolist() == [
+        ["[CUDA memcpy DtoH]", "DtoH", 331_370, 2],
+        ["[CUDA memcpy HtoD]", "HtoD", 266_700, 2],
+        ["[CUDA memcpy HtoA]", "HtoD", 176_870, 1],
+        ["[CUDA memcpy DtoA]", "DtoD", 22_590, 1],
+    ]
+    assert act["name"].is_unique
+
+
+def test_copy_names_keep_arrays_in_both_tools_spellings() -> None:
+    assert gpuops.copy_name(" [CUDA memcpy AtoH] ") == "[CUDA memcpy AtoH]"
+    assert gpuops.copy_name("[CUDA memcpy Host-to-Device]") == "[CUDA memcpy HtoD]"
+    assert gpuops.copy_name("[CUDA memcpy Array-to-Device]") == "[CUDA memcpy AtoD]"
+    assert gpuops.copy_direction("[CUDA memcpy Array-to-Device]") == "DtoD"
+    assert gpuops.copy_name("[CUDA memset]") is None and gpuops.copy_name(None) is None
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,11 @@
 """Real public files that `profgen import` cannot use, refused with one line that says what the
 file is and why (issue 14: "The rest are refused with one line that says what the file is and
-why profgen can't use it"). tests/data/ncu/README.md and tests/data/nsys/README.md say where
-each file comes from."""
+why profgen can't use it"). tests/data/ncu/README.md, tests/data/nsys/README.md and
+tests/data/other/README.md say where each file comes from."""
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 from clirun import assert_refused, profgen
@@ -71,6 +72,68 @@ def test_nsys_profile_output_without_its_tables_quotes_the_first_error(tmp_path,
     )
 
 
+def test_gprof_profile_is_refused_as_one(tmp_path, capsys):
+    path = DATA / "other" / "gprof-cpu-calc.profile"
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "it is a gprof profile ('Each sample counts as 0.01 seconds.'): CPU time per function; "
+        "profgen imports nvprof, Nsight Systems and Nsight Compute output",
+    )
+
+
+def test_python_cprofile_listing_is_refused_as_one(tmp_path, capsys):
+    path = tmp_path / "prof.txt"
+    path.write_text(
+        "         214 function calls (207 primitive calls) in 0.002 seconds\n\n"
+        "   Ordered by: cumulative time\n\n"
+        "   ncalls  tottime  percall  cumtime  percall filename:lineno(function)\n"
+        "        1    0.000    0.000    0.002    0.002 {built-in method builtins.exec}\n"
+    )
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "it is a Python cProfile/pstats listing (`ncalls tottime percall cumtime percall "
+        "filename:lineno(function)`): CPU time per Python function; profgen imports nvprof, "
+        "Nsight Systems and Nsight Compute output",
+    )
+
+
+def test_program_output_without_a_profiler_line_is_refused_as_such(tmp_path, capsys):
+    path = tmp_path / "run.log"
+    path.write_text("\nGpuUtilTest is running!\nCUDA-capable device count: 2\nTimings: 00:00:12\n")
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "none of its lines is profiler output (no `==PID==` or `==PROF==` line, no nvprof, nsys "
+        "or ncu table): it looks like a program's own output, starting 'GpuUtilTest is "
+        "running!'; profgen imports nvprof, Nsight Systems and Nsight Compute output",
+    )
+
+
+def test_a_file_with_a_profiler_line_is_not_called_program_output():
+    """A line of a profiler's (its PID prefix, a table's column, the tool's name) keeps the
+    generic refusal: detection did not recognise it, but it is no program's plain output."""
+    for line in ("==41== Some nvprof line", "Time(%),Time,Calls,Avg", "$ ncu ./a", "Kernel: k"):
+        assert unusable.program_output(["hello", line]) is None, line
+    assert unusable.program_output(["", "  "]) is None
+    assert unusable.program_output(["==x== hello"]) is not None
+
+
+def test_profgen_cupti_trace_says_what_it_is_and_where_its_tables_are(tmp_path, capsys):
+    """The cupti backend's record file (tests/data/cupti/13.0.1, a real H100 capture) is no
+    profiler output to import: its run directory holds its tables."""
+    path = DATA / "cupti" / "13.0.1" / "lenet-pinned.npz"
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected {detect.EXPECTED} (it is profgen's own CUPTI trace "
+        "(the `cupti.npz` that `profgen sweep --backend cupti` writes into a run directory's "
+        "raw/<stage>/ folder), not a profiler's output to import: the run directory it came "
+        "from holds its tables; `profgen report RUN` renders that run's report again, `profgen "
+        "show RUN --table gpu_trace` prints its GPU trace)"
+    )
+    other = tmp_path / "weights.npz"  # another numpy archive is only a binary file
+    with zipfile.ZipFile(other, "w") as archive:
+        archive.writestr("kernel.npy", b"\x93NUMPY\x01\x00")
+    assert refusal(other, tmp_path, capsys).endswith("(it is a binary file (byte 5))")
+
+
 def test_near_misses_are_not_described_as_those_kinds():
     """Each description needs its whole sign: three metric rows (or the header), a rules
     script, a `Generating` line last; blanks and long lines cost no more than their length."""
@@ -102,4 +165,16 @@ def test_nsys_stats_csv_whose_cuda_reports_were_all_skipped_says_so(tmp_path, ca
         "cuda_api_sum, ...) (nsys skipped the reports profgen reads: the profile holds no 'CUDA "
         "trace data nor CUDA kernel data' (recorded without `-t cuda`?), and the tables it "
         "printed hold no GPU work)"
+    )
+
+
+def test_nsys_stats_capture_whose_cuda_reports_printed_nothing_says_so(tmp_path, capsys):
+    """nsys 2023.x+ prints only the banner of a report with no rows: an OpenMP-offload build
+    that ran on the CPU leaves the four CUDA banners empty and one osrt_sum table."""
+    path = NSYS / "2023.x" / "paracodex-microxor-no-cuda.log"
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected nsys stats output (cuda_gpu_trace, cuda_gpu_kern_sum, "
+        "cuda_api_sum, ...) (nsys ran the reports profgen reads (cuda_api_sum, cuda_gpu_kern_sum, "
+        "cuda_gpu_mem_time_sum, ...) and printed no table under any: the profile holds no CUDA "
+        "API calls, kernels or memory copies (did the program run on the GPU?))"
     )

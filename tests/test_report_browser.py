@@ -23,11 +23,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from hostile import ANSI, HTML, PLOTLY, edited, rekey, rename_kernel, rename_range, retitle
 from runfactory import METRICS_RUN, SAMPLE_RUN, build_run
 
-from profiler import store
+from profiler import importer, store
 from profiler.render import html
 from profiler.store import Run
 
@@ -54,6 +55,7 @@ def hostile_run() -> Run:
 
 
 REPORTS = SAMPLE_RUN.parents[3] / "reports"
+NCU_2022 = Path(__file__).parent / "data" / "ncu" / "2022.x"
 RUNS = {
     "schema1-lenet-h100-cupti": lambda: store.load_run(SAMPLE_RUN),
     "schema1-lenet-h100-metrics": lambda: store.load_run(METRICS_RUN),
@@ -347,3 +349,37 @@ def test_layer_tables_sort_and_collapse(page) -> None:  # type: ignore[no-untype
         "return [...document.querySelectorAll('#layers-tuned tr.top')].map(r => r.rowIndex)")
     assert top == list(range(1, 11))  # the ten slowest, highlighted, now first
     d.execute_script("document.getElementById('layers-tuned').open = false")
+
+
+def roofline_column(driver: Any, run: Run, report: Path, column: str) -> dict[str, Any]:
+    """The roofline table's headings, and its cells under `column` (none: no such heading)."""
+    driver.get(html.write_report(run, report).as_uri())
+    return dict(
+        driver.execute_script(
+            "const t = document.querySelector('#roofline table');"
+            "const head = [...t.tHead.rows[0].cells].map(c => c.textContent);"
+            f"const i = head.indexOf({column!r});"
+            "return {head: head, cells: i < 0 ? [] : "
+            "[...t.tBodies[0].rows].map(r => r.cells[i].textContent)};"
+        )
+    )
+
+
+def test_roofline_names_the_nvtx_ranges_kernels_ran_in(driver, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """ncu output imported with a user's NVTX range (YKTian-x2b's GCN: every launch in
+    `<default domain>` range convLayer, text and --csv): its roofline table says so, 12
+    kernels of each stage; a kernel that ran in several ranges names them all (the H100 LeNet
+    metrics run); a run with no range has no such column."""
+    stages = [
+        ("paddle", str(NCU_2022 / "ykt-gcn-paddle-nvtx.txt")),
+        ("torch", str(NCU_2022 / "ykt-gcn-torch-nvtx-csv.txt")),
+    ]
+    gcn = store.load_run(importer.import_run("gcn", stages, {}, tmp_path / "runs"))
+    got = roofline_column(driver, gcn, tmp_path / "gcn.html", "NVTX range")
+    assert got["head"][:4] == ["#", "Stage", "NVTX range", "Kernel"]
+    assert got["cells"] == ["convLayer"] * 24
+    lenet = roofline_column(driver, store.load_run(METRICS_RUN), tmp_path / "l.html", "NVTX range")
+    assert "conv1, conv2" in lenet["cells"] and "fc1, fc2, fc3" in lenet["cells"]
+    gcn.tables["metrics"] = gcn.table("metrics").assign(range=pd.NA).astype({"range": "string"})
+    plain = roofline_column(driver, gcn, tmp_path / "plain.html", "NVTX range")
+    assert plain["head"][:3] == ["#", "Stage", "Kernel"] and "NVTX range" not in plain["head"]

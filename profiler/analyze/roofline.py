@@ -1,11 +1,12 @@
 """The roofline from Nsight Compute counters: where each kernel sits against the machine's ceilings.
 
-Per stage and kernel name (launches summed): arithmetic intensity = FP32 FLOPs / DRAM bytes
-(read + write), achieved FLOP/s and DRAM bytes/s over the replayed duration, and the roof at that
-intensity, min(peak FP32, intensity x peak DRAM bandwidth). A kernel left of the ridge point
-(peak FP32 / peak DRAM) is memory-bound and is judged by its bandwidth; right of it, by its FLOP
-rate. Ceilings come from the run's `meta["ceilings"]` (DRAM: a given peak, else the measured
-device-to-device copy bandwidth); without them the percentages are NaN and the bound is `unknown`.
+Per stage and kernel name (launches summed, the NVTX ranges they ran in listed): arithmetic
+intensity = FP32 FLOPs / DRAM bytes (read + write), achieved FLOP/s and DRAM bytes/s over the
+replayed duration, and the roof at that intensity, min(peak FP32, intensity x peak DRAM
+bandwidth). A kernel left of the ridge point (peak FP32 / peak DRAM) is memory-bound and is judged
+by its bandwidth; right of it, by its FLOP rate. Ceilings come from the run's `meta["ceilings"]`
+(DRAM: a given peak, else the measured device-to-device copy bandwidth); without them the
+percentages are NaN and the bound is `unknown`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ ROOFLINE = schema.Table(
     (
         Column("stage", "string"),
         Column("name", "string"),
+        Column(
+            "ranges",
+            "string",
+            doc="the NVTX ranges its launches ran in, first seen first, joined by ', ' (NA: none)",
+        ),
         Column("launches", "int64"),
         Column("duration_ns", "int64", "ns", "summed replay duration"),
         Column("share_pct", "float64", "%", "of the stage's profiled kernel time"),
@@ -101,6 +107,7 @@ def roofline(metrics: pd.DataFrame, ceilings: Mapping[str, object] | None = None
     df = (
         m.groupby(["stage", "name"], sort=False)
         .agg(
+            ranges=("range", _ranges),
             launches=("kernel_id", "size"),
             duration_ns=("dur", "sum"),
             fp32_flops=("fp32", "sum"),
@@ -130,6 +137,12 @@ def roofline(metrics: pd.DataFrame, ceilings: Mapping[str, object] | None = None
     df["_pos"] = df["stage"].map({k: i for i, k in enumerate(dict.fromkeys(df["stage"]))})
     df = df.sort_values(["_pos", "share_pct"], ascending=[True, False], kind="stable")
     return schema.validate(schema.conform(df, ROOFLINE), ROOFLINE)
+
+
+def _ranges(ranges: pd.Series) -> str | None:
+    """The distinct ranges of one kernel's launches, first seen first; None when none has one."""
+    seen = dict.fromkeys(str(r) for r in ranges.dropna())
+    return ", ".join(seen) or None
 
 
 def roofline_points(roof: pd.DataFrame) -> pd.DataFrame:

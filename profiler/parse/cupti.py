@@ -116,6 +116,17 @@ def read_raw(path: str | Path) -> Raw:
     return raw
 
 
+def is_record_file(path: Path) -> bool:
+    """Whether `path` is a zip archive holding this format's arrays (`meta` and `kernel.start`
+    among them), from its member names alone: nothing is unpacked."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile):
+        return False
+    return {"meta.npy", "kernel.start.npy"} <= names
+
+
 def meta(raw: Raw) -> dict[str, Any]:
     """The file's metadata (format, cupti-python version, demangler, record counts)."""
     return dict(json.loads(str(raw["meta"])))

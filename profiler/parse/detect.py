@@ -13,7 +13,16 @@ import stat
 from pathlib import Path
 
 from profiler.errors import ParseError
-from profiler.parse import capture, csvtext, ncu_text, nsys_csv, nsys_stdout, nvprof, unusable
+from profiler.parse import (
+    capture,
+    csvtext,
+    cupti,
+    ncu_text,
+    nsys_csv,
+    nsys_stdout,
+    nvprof,
+    unusable,
+)
 
 NSYS_DIR, NSYS_REPORT, NSYS_TEXT, NCU_REPORT, NCU_CSV, NCU_TEXT, NVPROF = (
     "nsys-dir",
@@ -33,6 +42,14 @@ EXPECTED = (
 )
 REPORT_SUFFIXES = (".nsys-rep", ".qdrep", ".sqlite")
 NCU_REPORT_SUFFIXES = (".ncu-rep",)
+
+# what profgen's own CUPTI record file is, and where its tables are
+CUPTI_TRACE = (
+    "it is profgen's own CUPTI trace (the `cupti.npz` that `profgen sweep --backend cupti` "
+    "writes into a run directory's raw/<stage>/ folder), not a profiler's output to import: the "
+    "run directory it came from holds its tables; `profgen report RUN` renders that run's "
+    "report again, `profgen show RUN --table gpu_trace` prints its GPU trace"
+)
 
 # `--page raw|details` ("ID" first) and `--print-summary per-kernel` ("Process ID" first)
 _NCU_HEADER = re.compile(r'^"(?:ID","Process ID|Process ID","Process Name)",', re.MULTILINE)
@@ -70,7 +87,12 @@ def _file_kind(source: Path | csvtext.Held) -> str:
         return NSYS_REPORT
     if path.suffix.lower() in NCU_REPORT_SUFFIXES:
         return NCU_REPORT
-    head = csvtext.read_head(source, EXPECTED)
+    try:
+        head = csvtext.read_head(source, EXPECTED)
+    except ParseError:
+        if isinstance(source, Path) and cupti.is_record_file(source):
+            raise ParseError(source, EXPECTED, CUPTI_TRACE) from None
+        raise
     if capture.is_capture(head):
         return CAPTURE
     if _NCU_HEADER.search(head):
@@ -82,7 +104,7 @@ def _file_kind(source: Path | csvtext.Held) -> str:
         return NVPROF
     if nsys_stdout.recognise(head):
         return NSYS_TEXT
-    what = unusable.describe(lines)
+    what = unusable.describe(lines) or unusable.program_output(lines)
     if what is not None:
         raise ParseError(path, EXPECTED, f"recognised none of them: {what}")
     hint = f"it starts {lines[0].strip()[:80]!r}" if lines else "it has no text"

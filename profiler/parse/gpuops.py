@@ -48,6 +48,15 @@ _NVPROF_DIRECTIONS = {
     "AtoD": "DtoD",
     "DtoA": "DtoD",
 }
+# nsys's copies to and from CUDA arrays, by the short label nvprof prints for them: a copy keeps
+# its array in its name (its direction, above, counts array memory as device memory)
+_NSYS_ARRAY_LABELS = {
+    "host-to-array": "HtoA",
+    "array-to-host": "AtoH",
+    "array-to-array": "AtoA",
+    "array-to-device": "AtoD",
+    "device-to-array": "DtoA",
+}
 _COPY_LABEL = re.compile(r"^\[CUDA memcpy (?P<dir>[A-Za-z-]+)\]$")
 _DEVICE_ORDINAL = re.compile(r"\((\d+)\)\s*$")
 _MEMORY_KINDS = {
@@ -71,6 +80,21 @@ def copy_direction(label: object) -> str | None:
         return None
     text = match["dir"]
     return _NVPROF_DIRECTIONS.get(text) or _NSYS_DIRECTIONS.get(text.lower())
+
+
+def copy_name(label: object) -> str | None:
+    """A copy's name as a summary row shows it: nvprof's label as printed (`[CUDA memcpy HtoD]`,
+    `[CUDA memcpy HtoA]`), nsys's in nvprof's spelling (`[CUDA memcpy Host-to-Device]` ->
+    `[CUDA memcpy HtoD]`, `Host-to-Array` -> `HtoA`); None for a label that is no copy's.
+
+    A copy to or from a CUDA array keeps its name: its direction (`copy_direction`) is that of
+    device memory, and naming it so would give a summary two `[CUDA memcpy HtoD]` rows."""
+    direction = copy_direction(label)
+    if direction is None or not isinstance(label, str):
+        return None
+    text = label.strip()[len("[CUDA memcpy ") : -1]
+    short = text if text in _NVPROF_DIRECTIONS else _NSYS_ARRAY_LABELS.get(text.lower(), direction)
+    return schema.copy_label(short)
 
 
 def is_memset_label(label: object) -> bool:

@@ -154,7 +154,12 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
         if report is not None and frame is not None and len(frame):
             frames[report] = (frame, path)
     if not found:
-        reason = _written_elsewhere(head) or _all_skipped(head) or "no nsys report header found"
+        reason = (
+            _written_elsewhere(head)
+            or _all_skipped(head)
+            or _all_empty(head)
+            or "no nsys report header found"
+        )
         raise ParseError(path, EXPECTED, reason)
     if not frames:
         raise ParseError(path, EXPECTED, "its reports have a header but no rows")
@@ -192,6 +197,22 @@ def _all_skipped(head: str) -> str | None:
     return (
         f"nsys skipped the reports profgen reads: the profile holds no {said} "
         "(recorded without `-t cuda`?), and the tables it printed hold no GPU work"
+    )
+
+
+def _all_empty(head: str) -> str | None:
+    """Why a `--stats=true` capture whose banners name reports profgen reads holds none of
+    them: nsys printed no table under any (newer versions print nothing for an empty report);
+    None when no banner names such a report."""
+    named = (nsys_stdout.marker(line)[0] for line in head.split("\n") if line.startswith("["))
+    empty = list(dict.fromkeys(report for report in named if report))
+    if not empty:
+        return None
+    shown = ", ".join(empty[:3]) + (", ..." if len(empty) > 3 else "")
+    return (
+        f"nsys ran the reports profgen reads ({shown}) and printed no table under any: the "
+        "profile holds no CUDA API calls, kernels or memory copies (did the program run on "
+        "the GPU?)"
     )
 
 

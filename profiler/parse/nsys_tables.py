@@ -120,7 +120,7 @@ def gpu_activities(
         )
         nbytes = pd.array([sizes.get(n, pd.NA) for n in names], dtype="Int64")
         copy_kind = copy_kind.where(~memset, pd.NA)
-        label = copy_kind.map(schema.copy_label, na_action="ignore").fillna(names.astype("string"))
+        label = gpuops.map_strings(names, gpuops.copy_name).fillna(names.astype("string"))
         label = label.where(~memset, schema.MEMSET_LABEL)
         mem = mem_time.assign(kind=kind, copy_kind=copy_kind, bytes=nbytes, name=label)
         parts.append(mem)

@@ -679,7 +679,8 @@ def _check_one_summary(
 
 
 def _gpu_kinds(gpu: pd.DataFrame) -> pd.DataFrame:
-    """GPU activity rows with their kind, copy direction and display name, from the label."""
+    """GPU activity rows with their kind, copy direction and display name (`gpuops.copy_name`),
+    from the label."""
     names = gpu["name"].astype("string")
     direction = names.map(gpuops.copy_direction).astype("string")
     memset = names.map(gpuops.is_memset_label).astype(bool)
@@ -688,7 +689,9 @@ def _gpu_kinds(gpu: pd.DataFrame) -> pd.DataFrame:
         [schema.MEMCPY, schema.MEMSET],
         schema.KERNEL,
     )
-    label = direction.map(schema.copy_label, na_action="ignore").fillna(names)
+    copies = direction.notna().to_numpy()
+    label = names.copy()
+    label[copies] = names[copies].map(gpuops.copy_name).astype("string")
     return gpu.assign(kind=kind, copy_kind=direction, name=label)
 
 

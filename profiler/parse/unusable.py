@@ -12,7 +12,14 @@ pattern that can backtrack:
   them): `Processing [x.sqlite] with [.../rules/cuda_memcpy_sync.py]...`, advice and at most
   50 example rows per rule (not a stats report of all calls);
 - the console output of `nsys profile` that ends at `Generating '....qdstrm'` with no stats
-  table after it (the program or nsys failed before it wrote a report).
+  table after it (the program or nsys failed before it wrote a report);
+- a CPU profiler's output: a gprof profile (`Each sample counts as 0.01 seconds.` above its
+  flat profile, `granularity: each sample hit covers ...` above its call graph) or a Python
+  cProfile/pstats listing (the header `ncalls tottime percall cumtime percall
+  filename:lineno(function)`).
+
+A file that is none of these and none of whose lines is a profiler's (`program_output`) is
+said to look like a program's own output.
 """
 
 from __future__ import annotations
@@ -24,12 +31,51 @@ from profiler.parse import values
 _METRIC_TYPES = ("Counter", "Ratio", "Throughput")
 _METRIC_ROWS = 3  # rows of a metric list that make one (a header alone does too)
 _RULE_MARK, _WITH = "Processing [", "] with ["
+_READS = "profgen imports nvprof, Nsight Systems and Nsight Compute output"
+_GPROF_MARKS = ("Each sample counts as ", "granularity: each sample hit covers ")
+_PSTATS_HEADER = ["ncalls", "tottime", "percall", "cumtime", "percall", "filename:lineno(function)"]
+# words of the profilers' own lines and table headers (lower case): a file with one is no
+# program's plain output, even where detection cannot say which tool's it is
+_PROFILER_WORDS = (
+    "nvprof",
+    "nsys",
+    "ncu",
+    "nsight",
+    "==prof==",
+    "time(%)",
+    "time (%)",
+    "metric name",
+    "section:",
+    "[cuda ",
+    "gpu activities",
+    "api calls",
+    "kernel",
+)
 
 
 def describe(lines: list[str]) -> str | None:
     """What the file whose first lines are `lines` is and why profgen can't use it, when it is
     one of the kinds above; else None."""
-    return _metric_list(lines) or _rule_output(lines) or _profile_without_report(lines)
+    return (
+        _metric_list(lines)
+        or _rule_output(lines)
+        or _profile_without_report(lines)
+        or _cpu_profile(lines)
+    )
+
+
+def program_output(lines: list[str]) -> str | None:
+    """Why the file whose first lines are `lines` looks like a program's own output, when none
+    of them is a profiler's (no `==PID==` or `==PROF==` prefix, no line naming nvprof, nsys,
+    ncu or a profiler table's column); else None."""
+    first = next((line.strip() for line in lines if line.strip()), None)
+    if first is None or any(_profiler_line(line) for line in lines):
+        return None
+    return (
+        "none of its lines is profiler output (no `==PID==` or `==PROF==` line, no nvprof, "
+        f"nsys or ncu table): it looks like a program's own output, starting "
+        f"{values.shown_cell(first, 80)}; {_READS}"
+    )
 
 
 def _metric_list(lines: list[str]) -> str | None:
@@ -79,3 +125,27 @@ def _profile_without_report(lines: list[str]) -> str | None:
         f"it is the console output of `nsys profile` that ends at {values.shown_cell(last, 120)}: "
         f"nsys printed no stats table after it (did the program or nsys fail?){error}"
     )
+
+
+def _cpu_profile(lines: list[str]) -> str | None:
+    for line in lines:
+        text = line.strip()
+        if text.startswith(_GPROF_MARKS):
+            return (
+                f"it is a gprof profile ({values.shown_cell(text, 60)}): CPU time per function; "
+                f"{_READS}"
+            )
+        if text.startswith("ncalls") and text.split() == _PSTATS_HEADER:
+            return (
+                "it is a Python cProfile/pstats listing (`ncalls tottime percall cumtime "
+                f"percall filename:lineno(function)`): CPU time per Python function; {_READS}"
+            )
+    return None
+
+
+def _profiler_line(line: str) -> bool:
+    """The line is (or names) a profiler's output: an `==<pid>==` prefix or a profiler word."""
+    if line.startswith("==") and line[2 : line.find("==", 2)].isdigit():
+        return True
+    low = line.lower()
+    return any(word in low for word in _PROFILER_WORDS)

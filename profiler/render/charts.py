@@ -92,7 +92,8 @@ def timeline_section(
 def roofline_section(
     roof: pd.DataFrame, ceilings: Any, titles: Mapping[str, str]
 ) -> dict[str, Any]:
-    """The roofline chart, its kernels numbered, and the table that says which is which."""
+    """The roofline chart, its kernels numbered, and the table that says which is which (with
+    the NVTX ranges each kernel ran in when any has one: `has_ranges`)."""
     dram, fp32 = roofline.ceiling_values(ceilings)
     source = {
         "dram_bytes_per_s": "peak DRAM bandwidth",
@@ -106,6 +107,7 @@ def roofline_section(
     return {
         "html": figure_html(fig, "chart-roofline"),
         "rows": rows,
+        "has_ranges": bool(points["ranges"].notna().any()),
         "dram_source": source,
         "dram_bytes_per_s": plain(dram),
         "fp32_flops_per_s": plain(fp32),

@@ -170,3 +170,37 @@ def test_ncu_report_gives_what_ncu_prints(reports, capsys):
     assert all(abs(int(a) - b) <= 1 for a, b in zip(metrics["duration_ns"], expected, strict=True))
     assert metrics["registers"].astype(int).tolist() == registers
     assert run_.meta["inputs"][0]["kind"] == "ncu-rep"
+
+
+# A report made elsewhere: nsys 2025.3.2 on its author's desktop (tests/data/nsys/README.md). What
+# nsys printed for it there (`nsys profile --stats=true`, README-zh_CN.md lines 72-79), in ns:
+# name -> (calls, total, min, max).
+THIRD_PARTY = Path(__file__).resolve().parents[1] / "data" / "nsys" / "2025.3.2"
+AUTHOR_PRINTED = {
+    "matrixMulKernel(float *, float *, float *, int)": (1, 2_644_050, 2_644_050, 2_644_050),
+    "[CUDA memcpy HtoD]": (2, 1_154_050, 576_465, 577_585),
+    "[CUDA memcpy DtoH]": (1, 1_008_390, 1_008_390, 1_008_390),
+}
+
+
+@pytest.mark.parametrize("name", ["qiyue-report1.nsys-rep", "qiyue-report1.sqlite"])
+def test_third_party_report_gives_what_its_author_saw(tmp_path, name, capsys):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(THIRD_PARTY / name, folder / name)
+    code = main(["import", "--model", "q", "--stage", f"a={folder / name}",
+                 "--out", str(tmp_path / "out")])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert [p.name for p in folder.iterdir()] == [name]  # nothing written beside it
+    run_ = store.load_run(Path(captured.out.strip().splitlines()[-1]))
+    act = run_.table("gpu_activities").set_index("name")
+    got = {
+        n: tuple(int(act.loc[n, c]) for c in ("calls", "total_ns", "min_ns", "max_ns"))
+        for n in act.index
+    }
+    print(f"{name}: {got}")
+    assert got == AUTHOR_PRINTED
+    trace = run_.table("gpu_trace")
+    assert sorted(trace["duration_ns"].astype(int)) == [576_465, 577_585, 1_008_390, 2_644_050]
+    assert set(trace.loc[trace["kind"] == "memcpy", "bytes"].astype(int)) == {4_194_000}
