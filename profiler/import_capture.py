@@ -8,7 +8,8 @@ again), `profiler.parse.detect` says what it is, and the importer's reader for t
 (passed in: formats added to the importer are read here too) returns its tables. A section no
 reader recognises is passed over: it is the rest of the capture. A section one recognises but
 cannot read (a table cut by the paste, say) is left out and said so: in run.json, in the stage's
-technique and as a warning. Tables of two kinds are imported as both (summaries and a gpu trace,
+technique and as a warning; so is a summary of its top rows only (`values.TrimmedTable`), whose
+rows are kept. Tables of two kinds are imported as both (summaries and a gpu trace,
 nvprof and nsys output of one program): a summary a tool printed is kept as printed (the
 importer assembles with `keep_printed`; a trace pasted beside it is often cut short) and the
 trace gives the timeline and the GPU span. When two sections give the same table they are never
@@ -33,8 +34,9 @@ from typing import Any
 
 import pandas as pd
 
+from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import capture, csvtext, detect
+from profiler.parse import capture, csvtext, detect, values
 
 Reader = Callable[[str, Path | csvtext.Held, str, Path], tuple[dict[str, pd.DataFrame], list[Path]]]
 _LINE = re.compile(r"\bline (?P<line>[0-9]{1,12})\b")
@@ -66,6 +68,7 @@ class Found:
             if s.get("elided"):
                 at = ", ".join(map(str, s["elided"]))
                 out.append(f"{path}: line {s['line']}: rows elided at line {at}: tables partial")
+            out += [f"{path}: {said}" for said in s.get("trimmed", [])]
         return out
 
 
@@ -164,11 +167,13 @@ def _read_section(
         entry["left_out"] = "not a section of one tool's output"
         return entry, {}
     try:
-        tables, _ = read(kind, held, stage, raw)
+        with values.trimmed() as trimmed:
+            tables, _ = read(kind, held, stage, raw)
     except ParseError as exc:
         entry["left_out"] = _located(exc.detail or str(exc), section)
         return entry, {}
     entry["tables"] = sorted(name for name, df in tables.items() if len(df))
+    entry["trimmed"] = [_located(str(t), section) for t in trimmed]
     return entry, tables
 
 
@@ -228,6 +233,7 @@ def technique(found: Found, kinds: dict[str, str]) -> str:
             if s.get("tables_left_out")
             else ""
         )
-        partial = "; partial: the paste elides rows" if s.get("elided") else ""
+        partial = f"{schema.PARTIAL}the paste elides rows" if s.get("elided") else ""
+        partial += "".join(f"{schema.PARTIAL}{said}" for said in s.get("trimmed", []))
         parts.append(f"{what} at {where} ({', '.join(kept) or 'nothing new'}{note}{partial})")
     return "imported from a terminal capture: " + "; ".join(parts)

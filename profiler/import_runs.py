@@ -11,13 +11,14 @@ KEY, as given.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 
+from profiler import schema
 from profiler.errors import UsageError
-from profiler.parse import nvprof
+from profiler.parse import nvprof, values
 
 KEY_LIMIT = 64  # a stage key names a folder (`importer.KEY_PATTERN`)
 
@@ -72,21 +73,32 @@ def stages(key: str, runs: list[Run], title: str, taken: Collection[str]) -> lis
     return out
 
 
-def nvprof_runs(found: nvprof.Runs, technique: str) -> list[Run]:
+def nvprof_runs(
+    found: nvprof.Runs, technique: str, trimmed: Sequence[values.TrimmedTable] = ()
+) -> list[Run]:
     """The runs of a file of nvprof output (`nvprof.read_runs`), each with its technique: for a
     file of several, `technique`, the run's place and the runs left out since the run before
-    (after the last kept run, with it), each with its line and why."""
+    (after the last kept run, with it), each with its line and why; and for each run the
+    tables of its top rows only (`trimmed`, by their lines: `noted`)."""
     if len(found.kept) == 1:
-        return [Run(found.kept[0].tables, technique)]
+        return [Run(found.kept[0].tables, noted(technique, trimmed))]
     out, since = [], 0
     for n, run in enumerate(found.kept, 1):
         until = run.line if n < len(found.kept) else float("inf")
         gaps = [f"line {line} ({why})" for line, why in found.left_out if since < line < until]
         said = f"{technique}: run {n} of {len(found.kept)}, its tables from line {run.line}"
         said += f"; runs left out: {'; '.join(gaps)}" if gaps else ""
-        out.append(Run(run.tables, said, run.command))
+        later = found.kept[n].line if n < len(found.kept) else float("inf")
+        mine = [t for t in trimmed if (n == 1 or run.line <= t.line) and t.line < later]
+        out.append(Run(run.tables, noted(said, mine), run.command))
         since = run.line
     return out
+
+
+def noted(technique: str, trimmed: Sequence[values.TrimmedTable]) -> str:
+    """A stage's technique with what its tables of the top rows only cover (`TrimmedTable`),
+    so that its time is not taken for the whole program's."""
+    return technique + "".join(f"{schema.PARTIAL}{t}" for t in trimmed)
 
 
 def _keyed(tables: Mapping[str, pd.DataFrame], key: str) -> dict[str, pd.DataFrame]:

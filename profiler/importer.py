@@ -46,7 +46,7 @@ from profiler.analyze.assemble import assemble_tables
 from profiler.collect import reports
 from profiler.errors import DataError, OutputError, ParseError, UsageError
 from profiler.import_timing import REASON, StageTiming
-from profiler.parse import csvtext, detect, ncu_csv, ncu_text, nsys_csv, nvprof
+from profiler.parse import csvtext, detect, ncu_csv, ncu_text, nsys_csv, nvprof, values
 from profiler.render import html
 
 __all__ = ["KEY_PATTERN", "REASON", "StageTiming", "import_run"]
@@ -201,15 +201,20 @@ def _read_input(
     Raises: ParseError as `_read_stage`, for the input or any of its runs.
     """
     if kind == detect.NVPROF:
-        found = nvprof.read_runs(path, stage)
+        with values.trimmed() as trimmed:
+            found = nvprof.read_runs(path, stage)
         for run in found.kept:
             _check_rows(run.tables, path)
         left = [f"{path}: line {n}: nvprof run left out: {why}" for n, why in found.left_out]
-        runs = import_runs.nvprof_runs(found, _TECHNIQUE[kind])
+        left += [f"{path}: {note}" for note in trimmed]
+        runs = import_runs.nvprof_runs(found, _TECHNIQUE[kind], trimmed)
         return runs, [path], {"warnings": left} if left else {}
     if kind != detect.CAPTURE:
-        tables, read = _read_stage(kind, path, stage, raw)
-        return [import_runs.Run(tables, _TECHNIQUE[kind])], read, {}
+        with values.trimmed() as trimmed:
+            tables, read = _read_stage(kind, path, stage, raw)
+        technique = import_runs.noted(_TECHNIQUE[kind], trimmed)
+        said = {"warnings": [f"{path}: {note}" for note in trimmed]} if trimmed else {}
+        return [import_runs.Run(tables, technique)], read, said
     found_runs = import_capture.read_capture(path, stage, raw, _read_stage)
     names = {k: v.removeprefix("imported from ") for k, v in _TECHNIQUE.items()}
     extra = {
@@ -224,7 +229,7 @@ def _read_input(
 
 def warnings(run_dir: Path) -> list[str]:
     """What an import passed over that its user should know (run.json's `inputs[].warnings`):
-    a section of a capture left out, a paste that elides rows."""
+    a section of a capture left out, a paste that elides rows, a table of its top rows only."""
     meta = store.read_json(Path(run_dir) / store.RUN_JSON, "profgen run.json", store.RUN_JSON_LIMIT)
     inputs = meta.get("inputs") if isinstance(meta, dict) else None
     return [

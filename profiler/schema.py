@@ -71,6 +71,9 @@ COPY_KINDS = ("HtoD", "DtoH", "DtoD", "HtoH", "PtoP")
 # (`profgen import`): nothing was checked, so it is neither a pass nor a failure.
 PASS, FAIL, TIMEOUT, ERROR, SKIPPED = "PASS", "FAIL", "TIMEOUT", "ERROR", "SKIPPED"
 IMPORTED = "IMPORTED"
+# Where an imported stage's technique says what its tables lack (rows a paste elided or trimmed):
+# each such note follows this mark, and `profgen show` repeats them under the stages table.
+PARTIAL = "; partial: "
 STATUSES = (PASS, FAIL, TIMEOUT, ERROR, SKIPPED, IMPORTED)
 # What a stage's `median_ns` measures (column `timing` of STAGES): the host clock around `infer`
 # (a sweep), or, for an imported stage, an NVTX range's total time, the GPU span of the capture

@@ -1,5 +1,5 @@
-"""What the fast-path tests compare: a parser's outcome (its tables, or its error's text) with
-its fast path on and off."""
+"""What the fast-path tests compare: a parser's outcome (its tables and the trimmed tables it
+warned of, or its error's text) with its fast path on and off."""
 
 from __future__ import annotations
 
@@ -8,16 +8,20 @@ from collections.abc import Callable
 import pandas as pd
 
 from profiler.errors import ParseError
+from profiler.parse import values
 
-Outcome = tuple[str, object]
+Outcome = tuple[str, object, list[str]]
 
 
 def outcome(read: Callable[[], dict]) -> Outcome:
-    """("ok", the tables `read()` returns) or ("error", its ParseError's text)."""
+    """("ok", the tables `read()` returns, the `values.TrimmedTable` warnings it gave) or
+    ("error", its ParseError's text, [])."""
     try:
-        return "ok", read()
+        with values.trimmed() as trimmed:
+            tables = read()
     except ParseError as exc:
-        return "error", str(exc)
+        return "error", str(exc), []
+    return "ok", tables, [f"{t} (line {t.line})" for t in trimmed]
 
 
 def assert_same(fast: Outcome, plain: Outcome, frame: Callable[[object], pd.DataFrame]) -> None:
@@ -27,6 +31,7 @@ def assert_same(fast: Outcome, plain: Outcome, frame: Callable[[object], pd.Data
     if fast[0] == "error":
         assert fast[1] == plain[1]
         return
+    assert fast[2] == plain[2]
     assert isinstance(fast[1], dict) and isinstance(plain[1], dict)
     assert fast[1].keys() == plain[1].keys()
     for name, table in fast[1].items():

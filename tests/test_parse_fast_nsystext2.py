@@ -122,7 +122,7 @@ def test_csv_reports_from_the_bytes_are_the_decoded_reports(path, tmp_path):
 def test_csv_captures_have_reports():
     """(The comparisons above are not between two refusals.)"""
     read = [fast_paths.outcome(lambda p=p: nsys_csv.read_stdout_reports(p)) for p in CSV_CAPTURES]
-    assert sum(kind == "ok" for kind, _ in read) >= 2
+    assert sum(kind == "ok" for kind, _, _ in read) >= 2
 
 
 RULES = [values.COUNT, values.TIME, values.SIZE, values.VALUE, values.SHARE]

@@ -150,10 +150,12 @@ def test_line_counter_counts_each_newline_once():
     assert [counter.at(p) for p in (0, 2, 4, 5)] == [1, 2, 3, 4]
 
 
-def test_shares_must_add_up_to_100():
+def test_shares_must_add_up_to_100_or_less():
     values.check_shares(pd.Series([20.21, 79.78]), 0.01, ORIGIN, "GPU activities")
-    with pytest.raises(ParseError, match="GPU activities rows add up to 80.00%.*truncated"):
+    with pytest.warns(values.TrimmedTable, match="GPU activities rows at line 2 cover 80.00%"):
         values.check_shares(pd.Series([60.0, 20.0]), 0.01, ORIGIN, "GPU activities")
+    with pytest.raises(ParseError, match="GPU activities rows add up to 120.00%.*more than 100%"):
+        values.check_shares(pd.Series([60.0, 60.0]), 0.01, ORIGIN, "GPU activities")
 
 
 def test_long_names_are_capped_and_stay_distinct():

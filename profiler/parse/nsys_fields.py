@@ -276,7 +276,7 @@ def convert(
         if field in _SUMMED:
             values.check_total(frame[field], origin, col)
     if "pct" in frame and "total" in frame and frame["total"].sum() > 0:
-        values.check_shares(frame["pct"], 0.1, origin, report)
+        values.check_shares(frame["pct"], 0.1, origin, report, int(frame.index[0]))
     return frame
 
 

@@ -7,9 +7,10 @@ type, then `Time(%) Time Calls Avg Min Max Name`, the name being the rest of the
 
 Every line of a table (from its header to the blank, `==` or code fence line that ends it) must
 be a row; every number is checked (see `profiler.parse.values`) and named by line and column when
-it is wrong. A table cut short is refused rather than imported with rows missing, since its
-totals would silently understate the stage: a row cut mid-way lacks fields or a time unit,
-and a table cut after whole rows has shares that no longer add up to 100% per row type.
+it is wrong. A row cut mid-way (it lacks fields or a time unit) is refused. A table of the top
+rows only (what people paste) has shares that add up to less than 100% per row type: its rows
+are read, and a `values.TrimmedTable` warning per row type says how much of the time they
+cover, since its totals understate the stage; shares above 100% are refused.
 """
 
 from __future__ import annotations
@@ -171,7 +172,7 @@ def _frame(
     """The rows as `text_rows_named` gives them, from their numeric columns (`COLUMNS[2:]`, one
     row each), names, and types (rows from `changes[j] + 1` on are of type `sections[j]`).
 
-    Raises: ParseError when a type's shares do not add up to 100%."""
+    Raises: ParseError when a type's shares add up to more than 100% (less: `TrimmedTable`)."""
     which = np.searchsorted(np.array(changes), np.arange(numbers.shape[1]), side="right") - 1
     frame = pd.DataFrame(numbers.T, columns=COLUMNS[2:], copy=False)
     frame.insert(0, "name", pd.Series(names, dtype="string"))
@@ -192,7 +193,9 @@ def _check_shares_of(
         group.append(-1 if empty else labels.setdefault(kind, len(labels)))
     rows = np.asarray(group)[which]
     for label, g in labels.items():
-        values.check_shares(pd.Series(shares[rows == g]), 0.01, origin, label)
+        of = rows == g
+        first = int(np.argmax(of)) if len(of) else 0
+        values.check_shares(pd.Series(shares[of]), 0.01, origin, label, first)
 
 
 _REST_BYTES = 64 * 2**20  # the most bytes `_rest` copies at once
@@ -520,9 +523,10 @@ def times(cells: pd.Series, origin: Origin, column: str) -> pd.Series:
 
 
 def _check_shares(rows: pd.DataFrame, origin: Origin, resolution: float) -> None:
-    """Per row type, the rows' Time(%) add up to 100 (a table cut after whole rows does not)."""
+    """Per row type, the rows' Time(%) add up to 100 (`values.check_shares`: a table cut after
+    whole rows adds up to less, said by a `TrimmedTable` warning)."""
     for kind, group in rows.groupby("type", sort=False):
-        values.check_shares(group["time_pct"], resolution, origin, str(kind))
+        values.check_shares(group["time_pct"], resolution, origin, str(kind), int(group.index[0]))
 
 
 def summary_tables(

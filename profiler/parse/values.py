@@ -9,6 +9,10 @@ must be a whole number. So `inf`, `nan`, `1e300`, `2**63`, `-5`, `1.2.3`, `12%`,
 call count and a duration past uint64 are refused, with the file, the line and the column's
 header.
 
+A summary's `Time(%)` shares (`check_shares`) must not add up to more than 100; a section whose
+shares add up to less is the top rows of a table (what people paste): read, and said so with a
+`TrimmedTable` warning that the importer gathers (`trimmed`).
+
 Names (kernels, API functions, ranges, labels) are capped by `cap_names` at `MAX_NAME`
 characters: the first `MAX_NAME` are kept and a marker with the original length and a short
 hash is appended, so distinct long names stay distinct and a 100 MB name costs 1 KB.
@@ -16,10 +20,12 @@ hash is appended, so distinct long names stay distinct and a 100 MB name costs 1
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import re
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -290,20 +296,56 @@ def float_integers(
     return pd.Series(pd.arrays.IntegerArray(ints, mask), index=values.index, copy=False)
 
 
-def check_shares(shares: pd.Series, resolution: float, origin: Origin, label: str) -> None:
-    """The `Time(%)` of a table's rows must add up to 100: rows missing from a truncated table
-    are caught here. `resolution` is the step the tool prints (0.01 for `20.21%`).
+class TrimmedTable(UserWarning):
+    """A summary section whose `Time(%)` shares add up to less than 100: the top rows of a
+    table (what people paste). Its rows are read and this warning says which section, its file
+    line (`line`) and how much of the time they cover; the importer records it (`trimmed`)."""
 
-    Raises: ParseError saying what the rows add up to.
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def check_shares(
+    shares: pd.Series, resolution: float, origin: Origin, label: str, first: int = 0
+) -> None:
+    """The `Time(%)` of a section's rows (its first, data row `first` as `Origin.line` counts
+    them) must add up to 100 beyond what rounding each to `resolution` (0.01 for `20.21%`)
+    can explain: less is a trimmed table, read and said so (`TrimmedTable`, a warning); more
+    is no table of one run's time.
+
+    Raises: ParseError saying what the rows add up to, when more than 100.
     """
     got = float(shares.sum())
     if len(shares) == 0 or got == 0:
         return
     slack = len(shares) * resolution / 2 + 0.01
-    if abs(got - 100.0) > slack:
-        raise origin.error(
-            f"the {label} rows add up to {got:.2f}% of the time, not 100% (truncated file?)"
+    if got > 100.0 + slack:
+        raise origin.error(f"the {label} rows add up to {got:.2f}% of the time, more than 100%")
+    if got < 100.0 - slack:
+        line = origin.line(first)
+        said = (
+            f"the {label} rows at line {line} cover {got:.2f}% of its time: a trimmed table; "
+            "its totals are of the rows shown"
         )
+        warnings.warn(TrimmedTable(said, line), stacklevel=2)
+
+
+@contextlib.contextmanager
+def trimmed() -> Iterator[list[TrimmedTable]]:
+    """The `TrimmedTable` warnings of the block, each once and in order, in the list it gives
+    (filled when the block ends); any other warning is passed on as it was."""
+    found: list[TrimmedTable] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TrimmedTable)
+        yield found
+    said: dict[str, TrimmedTable] = {}
+    for w in caught:
+        if isinstance(w.message, TrimmedTable):
+            said.setdefault(str(w.message), w.message)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    found.extend(said.values())
 
 
 def cap_name(name: str) -> str:

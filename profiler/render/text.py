@@ -17,7 +17,7 @@ import pandas as pd
 from profiler import schema
 from profiler.errors import UsageError
 from profiler.render import data, units
-from profiler.render.escape import NAME_LIMIT, clip, terminal
+from profiler.render.escape import NAME_LIMIT, TEXT_LIMIT, clip, terminal
 from profiler.store import Run
 
 FORMATS = ("text", "csv", "json")
@@ -177,7 +177,7 @@ def stages_text(stages: pd.DataFrame, width: int = WIDTH) -> str:
     paragraphs, the overhead, which is the profiled time over the median, and the absolute error:
     `--format csv` or `json` has them, nor columns no stage has a value in), then one line per
     stage that did not PASS saying why (imported stages share one note, wrapped to `width`: what
-    their times are).
+    their times are; and each has one per thing its tables lack: `_partial`).
 
     An imported stage has no items, batch or warm-ups, and repeats only when the user said how
     many the program ran: those show as missing, never as 0."""
@@ -198,7 +198,20 @@ def stages_text(stages: pd.DataFrame, width: int = WIDTH) -> str:
     if (stages["status"] == schema.IMPORTED).any():
         # wrapped, never clipped: it is what says what an imported time is
         notes.append(textwrap.fill(f"{schema.IMPORTED}: {IMPORTED_NOTE}", width))
+        notes += _partial(stages, width)
     return (f"{head}\n" if head else "") + body + "".join(f"{n}\n" for n in notes)
+
+
+def _partial(stages: pd.DataFrame, width: int) -> list[str]:
+    """One note per thing an imported stage's tables lack (`schema.PARTIAL` in its technique:
+    rows a paste elided, a table of its top rows only), wrapped, never clipped: its time is
+    not the whole program's."""
+    imported = stages[stages["status"] == schema.IMPORTED]
+    return [
+        textwrap.fill(f"partial {terminal(r['stage'])}: {terminal(said, TEXT_LIMIT)}", width)
+        for r in imported.to_dict("records")
+        for said in str(r.get("technique") or "").split(schema.PARTIAL)[1:]
+    ]
 
 
 _KEYS = ("stage", "title", "status")
