@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pytest
 from clirun import profgen
 from test_import_refusals import refusal
 
 from profiler import store
-from profiler.parse import pasted
+from profiler.parse import nvprof, nvprof_metrics, pasted
 
 DATA = Path(__file__).parent / "data"
 NVPROF = DATA / "nvprof"
@@ -154,3 +156,46 @@ def test_unquoting_takes_one_quote_mark_and_one_space():
     assert shaped is not None and shaped.data == b"hi\na  b\n\nc\n    > d\n"
     assert pasted.unquoted(b"> one quoted line\nplain\n") is None
 
+
+LBP = NVPROF / "8.x" / "lbp-text-metrics.txt"
+MESHMODE = NVPROF / "9.x" / "meshmode-103-kernel-above-header-metrics.txt"
+
+
+def test_metrics_pasted_with_the_kernel_line_above_the_header_read_as_nvprof_printed(tmp_path):
+    """A real `--metrics` table (lbp-text-metrics.txt: header, `Device`, `Kernel:`, 7 rows) with
+    its `Device` and `Kernel:` lines moved above the header, as inducer/meshmode#103 pastes it:
+    the same metrics row as the file itself (it was refused, "a metric row with no `Kernel:`
+    line above it")."""
+    lines = LBP.read_text().splitlines(keepends=True)
+    header = next(i for i, line in enumerate(lines) if line.startswith("Invocations"))
+    assert lines[header + 1].startswith("Device") and "Kernel:" in lines[header + 2]
+    moved = tmp_path / "moved.txt"
+    moved.write_text("".join(lines[header + 1 : header + 3] + lines[header : header + 1]
+                             + lines[header + 3 :]))  # fmt: skip
+    got, want = nvprof.read_log(moved, "s")["metrics"], nvprof.read_log(LBP, "s")["metrics"]
+    pd.testing.assert_frame_equal(got, want)
+    assert len(got) == 1 and got["name"].iloc[0].startswith("void thrust::system::cuda::")
+    assert got["achieved_occupancy_pct"].iloc[0] == pytest.approx(51.7002)  # 0.517002
+
+
+def test_the_meshmode_paste_is_read_and_refused_for_what_its_metrics_are(tmp_path, capsys):
+    """inducer/meshmode#103: `Kernel: resample_by_picking` above the header, then six rows: read
+    as that kernel's rows, then refused because none of its metrics is one profgen's metrics
+    table holds (the message is true now; it said the rows had no `Kernel:` line)."""
+    text, tables = nvprof._found(MESHMODE)
+    rows = nvprof_metrics.text_rows(tables[0].origin, tables[0].raw, tables[0].breaks,
+                                    tables[0].above)  # fmt: skip
+    assert rows.kernels == ["resample_by_picking"] and list(rows.kernel) == [0] * 6
+    assert rows.metrics == [
+        "inst_per_warp",
+        "branch_efficiency",
+        "warp_execution_efficiency",
+        "warp_nonpred_execution_efficiency",
+        "inst_replay_overhead",
+        "shared_load_transactions_per_request",
+    ]
+    every = np.arange(6)
+    assert rows.cells["invocations"].pick(every) == ["2", "2", "2", "2", "1", "2"]
+    assert rows.cells["avg"].pick(every)[:2] == ["274.000000", "80.00%"]
+    said = refusal(MESHMODE, tmp_path, capsys)
+    assert "is one profgen's metrics table holds" in said and "no `Kernel:` line" not in said
