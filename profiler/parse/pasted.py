@@ -7,8 +7,9 @@ each of its lines (`Reshaped.located` makes a message's line numbers the file's 
 say what a file's shape is; `profiler.import_paste` decides when a shape is undone.
 
 Linear in the text: the lines and their first non-blank bytes come from `parse.lines` (a few
-NumPy passes), and the bytes kept are joined once. `double_spaced_head` rejects a file from its
-first 64 KiB alone (two non-blank lines in a row), so an ordinary file never pays for more.
+NumPy passes), and the bytes kept are taken with one mask. `double_spaced_head` rejects a file
+from its first 64 KiB alone (two non-blank lines in a row), so an ordinary file never pays for
+more.
 """
 
 from __future__ import annotations
@@ -123,13 +124,16 @@ def _alternates(solid: np.ndarray) -> bool:
 
 
 def _joined(data: bytes, starts: np.ndarray, ends: np.ndarray) -> bytes:
-    """Bytes `starts[i]:ends[i]` of `data` (ascending, not overlapping) run together, ranges that
-    touch joined first."""
+    """Bytes `starts[i]:ends[i]` of `data` (ascending, not overlapping) run together: ranges
+    that touch are joined, then one mask of the bytes kept selects them all (a million lines
+    joined one by one take seconds)."""
     if not len(starts):
         return b""
     breaks = np.flatnonzero(starts[1:] != ends[:-1]) + 1
     first = np.concatenate(([0], breaks))
     last = np.concatenate((breaks - 1, [len(starts) - 1]))
-    view = memoryview(data)
-    pairs = zip(starts[first].tolist(), ends[last].tolist(), strict=True)
-    return b"".join(view[s:e] for s, e in pairs)
+    mark = np.zeros(len(data) + 1, dtype=np.int8)
+    mark[starts[first]] = 1
+    mark[ends[last]] = -1  # (after the joining, no range ends where another starts)
+    keep = np.cumsum(mark[:-1], dtype=np.int8).view(bool)
+    return np.frombuffer(data, dtype=np.uint8)[keep].tobytes()
