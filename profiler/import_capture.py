@@ -72,12 +72,12 @@ class Found:
         return out
 
 
-def read_capture(path: Path, stage: str, raw: Path, read: Reader) -> list[Found]:
+def read_capture(path: Path | csvtext.Held, stage: str, raw: Path, read: Reader) -> list[Found]:
     """The tables of every section of the capture at `path` (see the module docstring): one
     `Found` for the capture, or one per nvprof run when several give tables of one kind.
 
     Args:
-        path: the capture.
+        path: the capture (a file, or a file's bytes held).
         stage: the stage key written into every table.
         raw: the stage's raw folder (a reader may write there).
         read: the importer's reader: (kind, file or held bytes, stage, raw) -> (tables, files
@@ -94,7 +94,7 @@ def read_capture(path: Path, stage: str, raw: Path, read: Reader) -> list[Found]
     if not any(found.tables for found in runs):
         tried = [s for s, _ in sections if s.get("left_out")]
         raise ParseError(
-            path,
+            csvtext.source_path(path),
             detect.EXPECTED,
             "a terminal capture, but none of its sections holds a table profgen reads"
             + (f": {_refused(tried)}" if tried else ""),
@@ -125,14 +125,14 @@ def _own_line(reason: str) -> tuple[str, str]:
     return (f" at {at}", why) if why else ("", reason)
 
 
-def _held(path: Path) -> list[tuple[capture.Piece, csvtext.Held]]:
+def _held(path: Path | csvtext.Held) -> list[tuple[capture.Piece, csvtext.Held]]:
     """The capture's sections, each with its bytes held: a section of one run of lines is a
     range of the capture's bytes (not copied: a million-row section is most of them), one of
     several runs (lines left out between them) a copy of those runs together."""
     data, ascii = csvtext.read_utf8_ascii(path, detect.EXPECTED)
     out = []
     for number, section in enumerate(capture.cut(data)):
-        name = Path(f"section{number}{path.suffix}")
+        name = Path(f"section{number}{csvtext.source_path(path).suffix}")
         out.append((section, _section(name, data, section.spans, ascii)))
     return out
 

@@ -41,7 +41,16 @@ from typing import Any
 
 import pandas as pd
 
-from profiler import __version__, files, import_capture, import_runs, import_timing, schema, store
+from profiler import (
+    __version__,
+    files,
+    import_capture,
+    import_paste,
+    import_runs,
+    import_timing,
+    schema,
+    store,
+)
 from profiler.analyze.assemble import assemble_tables
 from profiler.collect import reports
 from profiler.errors import DataError, OutputError, ParseError, UsageError
@@ -103,19 +112,19 @@ def import_run(
         OutputError: the run cannot be written (a full or read-only disk).
     """
     inputs = _check(model, stages, titles)
-    timings = import_timing.stage_timings([k for k, _, _ in inputs], repeats, ranges)
+    timings = import_timing.stage_timings([k for k, _ in inputs], repeats, ranges)
     files.check_output_dir(out_root)
     with _disk(out_root):
         tmp = store.start_run(Path(out_root), model)
     try:
         listed: list[dict[str, Any]] = []
         made: list[import_runs.Stage] = []
-        for key, path, kind in inputs:
+        for key, inp in inputs:
             raw = tmp / "raw" / key
-            runs, read, extra = _read_input(kind, path, key, raw)
+            runs, read, extra = _read_pasted(inp, key, raw)
             made += import_runs.stages(key, runs, titles.get(key, key), [k for k, _ in stages])
             with _disk(out_root):
-                listed.append({**_copy_raw(key, path, kind, read, raw, tmp), **extra})
+                listed.append({**_copy_raw(key, inp.path, inp.kind, read, raw, tmp), **extra})
         keys = [s.key for s in made]
         timed = {s.key: timings[s.source] for s in made}
         tables = assemble_tables([s.tables for s in made], model, keep_printed=True)
@@ -147,8 +156,9 @@ def _disk(out_root: Path) -> Iterator[None]:
 
 def _check(
     model: str, stages: list[tuple[str, str]], titles: dict[str, str]
-) -> list[tuple[str, Path, str]]:
-    """Validate the arguments and detect every input's kind before anything is written."""
+) -> list[tuple[str, import_paste.Input]]:
+    """Validate the arguments and detect every input's kind (and a paste's shape:
+    `import_paste`) before anything is written."""
     if not _MODEL.fullmatch(model):
         raise UsageError(
             f"--model {model[:80]!r}: use letters, digits and _.+- only, at most 64 characters "
@@ -170,7 +180,7 @@ def _check(
         raise UsageError(
             f"--title for unknown stage {unknown[0][:80]!r}; stages: {', '.join(keys)}"
         )
-    return [(key, path, detect.detect(path)) for key, path in _resolved(stages)]
+    return [(key, import_paste.detected(path)) for key, path in _resolved(stages)]
 
 
 def _resolved(stages: list[tuple[str, str]]) -> list[tuple[str, Path]]:
@@ -191,18 +201,39 @@ def _resolved(stages: list[tuple[str, str]]) -> list[tuple[str, Path]]:
     return out
 
 
+def _read_pasted(
+    inp: import_paste.Input, stage: str, raw: Path
+) -> tuple[list[import_runs.Run], list[Path], dict[str, Any]]:
+    """`_read_input` of the input, its text with a paste's shape undone when it has one: what
+    is read is named as the file, the file is what is copied, and every line number is the
+    file's own (`import_paste`).
+
+    Raises: ParseError as `_read_input`, naming the file's own lines.
+    """
+    if inp.shape is None:
+        return _read_input(inp.kind, inp.path, stage, raw)
+    try:
+        runs, _, extra = _read_input(inp.kind, inp.source, stage, raw, inp.path)
+    except ParseError as exc:
+        raise import_paste.noted(exc, inp.shape, inp.path) from None
+    runs, extra = import_paste.relocated(inp, runs, extra)
+    return runs, [inp.path], extra
+
+
 def _read_input(
-    kind: str, path: Path, stage: str, raw: Path
+    kind: str, source: Path | csvtext.Held, stage: str, raw: Path, path: Path | None = None
 ) -> tuple[list[import_runs.Run], list[Path], dict[str, Any]]:
     """An input's runs (one, unless it holds several nvprof runs: `import_runs`), the files
     read and what run.json's entry adds: a terminal capture is read section by section
-    (`import_capture`) through `_read_stage`.
+    (`import_capture`) through `_read_stage`. `source` is the file or folder, or a file's text
+    held; `path` names it (`source`'s own path when None).
 
     Raises: ParseError as `_read_stage`, for the input or any of its runs.
     """
+    path = path or csvtext.source_path(source)
     if kind == detect.NVPROF:
         with values.trimmed() as trimmed:
-            found = nvprof.read_runs(path, stage)
+            found = nvprof.read_runs(source, stage)
         for run in found.kept:
             _check_rows(run.tables, path)
         left = [f"{path}: line {n}: nvprof run left out: {why}" for n, why in found.left_out]
@@ -211,11 +242,11 @@ def _read_input(
         return runs, [path], {"warnings": left} if left else {}
     if kind != detect.CAPTURE:
         with values.trimmed() as trimmed:
-            tables, read = _read_stage(kind, path, stage, raw)
+            tables, read = _read_stage(kind, source, stage, raw)
         technique = import_runs.noted(_TECHNIQUE[kind], trimmed)
         said = {"warnings": [f"{path}: {note}" for note in trimmed]} if trimmed else {}
         return [import_runs.Run(tables, technique)], read, said
-    found_runs = import_capture.read_capture(path, stage, raw, _read_stage)
+    found_runs = import_capture.read_capture(source, stage, raw, _read_stage)
     names = {k: v.removeprefix("imported from ") for k, v in _TECHNIQUE.items()}
     extra = {
         "sections": [s for f in found_runs for s in f.sections],

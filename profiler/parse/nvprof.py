@@ -183,6 +183,7 @@ class Table:
     # origin's text is then left empty: `full_origin` cuts it, if it is needed at all)
     whole: Text | None = field(default=None, compare=False, repr=False)
     at: int = field(default=0, compare=False)
+    above: str = field(default="", compare=False)  # the line right above its header
 
     def full_origin(self) -> Origin:
         """The table's origin with its text."""
@@ -429,7 +430,9 @@ def _tables(text: Text, path: Path, data: bytes | memoryview | None = None) -> l
         in_nvtx = in_nvtx and kind in _SUMMARY_KINDS
         whole = text if lazy else None
         part = None if leads is None else leads.part(start, end)
-        found.append(Table(kind, origin, section, run, in_nvtx, raw, breaks, part, whole, start))
+        found.append(
+            Table(kind, origin, section, run, in_nvtx, raw, breaks, part, whole, start, above)
+        )
     return found
 
 
@@ -639,7 +642,7 @@ def _metrics(tables: list[Table], stage: str, path: Path, alone: bool) -> pd.Dat
         `alone`).
     """
     rows = [
-        nvprof_metrics.text_rows(t.origin, t.raw, t.breaks)
+        nvprof_metrics.text_rows(t.origin, t.raw, t.breaks, t.above)
         if t.kind == "text_metrics"
         else nvprof_metrics.csv_rows(t.origin)
         for t in tables

@@ -74,11 +74,16 @@ class _Clash(Exception):
 
 
 def text_rows(
-    origin: Origin, raw: bytes | memoryview | None = None, breaks: np.ndarray | None = None
+    origin: Origin,
+    raw: bytes | memoryview | None = None,
+    breaks: np.ndarray | None = None,
+    above: str = "",
 ) -> Rows:
     """The rows of one text metric or event table (`origin.text` starts at its header); `raw`,
     when given, is that text in UTF-8 (a view into the file's bytes spares a copy of them, and
     `origin.text` may then be left empty), and `breaks`, when given, its newlines' offsets.
+    `above`: the line right above the header; a `Kernel:` line there (a paste that put it
+    above the header) is the kernel of the rows right below the header (`_kernel_above`).
 
     Returns: the table's `Rows`; `at` is each row's line below the header (0 the first).
 
@@ -100,7 +105,30 @@ def text_rows(
     if fast is not None:
         slow[fast.offsets] = False
     walk = _walk(data, start, end, np.flatnonzero(slow), n_values, events)
+    _kernel_above(walk, fast, above)
     return _rows(origin, data, fast, walk)
+
+
+def _kernel_above(walk: _Lines, fast: _Fast | None, above: str) -> None:
+    """When the table's first row comes before any `Kernel:` line below the header and the line
+    right above the header is a `Kernel:` line (`Device "X"    Kernel: k` included), that
+    line names the rows' kernel (and device): added to the walk as if on the line before the
+    first. Nothing else is: a row with no such line above it is still refused."""
+    body = above.strip()
+    device = body.startswith("Device ")
+    if device:
+        label, _, body = body[7:].partition('"  ')
+        body = body.strip()
+    firsts = [*walk.rows][:1] + ([] if fast is None or not len(fast.offsets) else [fast.offsets[0]])
+    if not body.startswith("Kernel:") or not firsts:
+        return
+    if walk.kernel_at and walk.kernel_at[0] < min(firsts):
+        return  # nvprof's own layout: the rows' `Kernel:` line is below the header
+    walk.kernels.insert(0, body[7:].strip())
+    walk.kernel_at.insert(0, -1)
+    if device:
+        walk.devices.insert(1, label.strip().strip('"'))
+        walk.device_at.insert(1, -1)
 
 
 def _layout(

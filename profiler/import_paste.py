@@ -1,0 +1,130 @@
+"""`profgen import` of a paste whose shape hides a profiler's output (`parse.pasted`).
+
+A double-spaced paste (a blank line after every line: an email reply to a GitHub issue) is read
+as single-spaced whatever it holds: no file that imports as it is has no two non-blank lines in a
+row (every table has its header above a row), so none changes. A paste quoted with `>` is read
+without its quote marks only when profgen recognises nothing in the file as it is and does in
+the quoted lines unquoted: a file that is read today (with a quoted copy of some earlier output
+beside its own, say) is read as before.
+
+A paste read so is read as a file of those bytes named by its own path (`csvtext.Held`): the
+file itself is what `raw/` keeps. Every line number a refusal, a warning, a technique or a
+capture's section gives is made the file's own, and a warning (or a refusal) says what was
+undone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from profiler.errors import ParseError
+from profiler.import_runs import Run
+from profiler.parse import csvtext, detect, pasted
+
+_QUOTE = re.compile(r"^ {0,3}>", re.MULTILINE)
+_BINARY_SUFFIXES = detect.REPORT_SUFFIXES + detect.NCU_REPORT_SUFFIXES
+
+
+@dataclass(frozen=True)
+class Input:
+    """One `--stage` input: the file or folder as given (`path`, named in every message and kept
+    in `raw/`), its kind, and the paste's shape undone (`shape`: None for a file read as it
+    is)."""
+
+    path: Path
+    kind: str
+    shape: pasted.Reshaped | None = None
+
+    @property
+    def source(self) -> Path | csvtext.Held:
+        """What the readers read: the file, or its text with the paste's shape undone."""
+        return self.path if self.shape is None else csvtext.Held(self.path, self.shape.data)
+
+
+def detected(path: Path) -> Input:
+    """The input at `path` with its kind (`detect.detect`) and, for a double-spaced or quoted
+    paste, its shape undone (see the module docstring).
+
+    Raises: ParseError as `detect.detect` for the file as it is read (a double-spaced one's line
+        numbers the file's own, and what was undone said).
+    """
+    shape = _double_spaced(path)
+    try:
+        return Input(path, detect.detect(Input(path, "", shape).source), shape)
+    except ParseError as exc:
+        refused = exc if shape is None else noted(exc, shape, path)
+    quoted = _unquoted(path, shape)
+    if quoted is None:
+        raise refused
+    try:
+        return Input(path, detect.detect(Input(path, "", quoted).source), quoted)
+    except ParseError:
+        raise refused from None
+
+
+def noted(exc: ParseError, shape: pasted.Reshaped, path: Path) -> ParseError:
+    """`exc` (about the text with `shape` undone) naming the file at `path` and its own line
+    numbers, and saying what was undone."""
+    detail = shape.located(exc.detail) + "; " if exc.detail else ""
+    return ParseError(path, exc.expected, f"{detail}the file has {shape.note}")
+
+
+def relocated(
+    inp: Input, runs: list[Run], extra: dict[str, Any]
+) -> tuple[list[Run], dict[str, Any]]:
+    """What `inp` gave (its runs, and run.json's additions: `warnings`, a capture's
+    `sections`), every line number the file's own, and a warning that says what was undone."""
+    shape = inp.shape
+    if shape is None:
+        return runs, extra
+    moved = [replace(run, technique=shape.located(run.technique)) for run in runs]
+    out = dict(extra)
+    out["warnings"] = [
+        f"{inp.path}: the file has {shape.note}",
+        *(shape.located(w) for w in extra.get("warnings", [])),
+    ]
+    if "sections" in extra:
+        out["sections"] = [_section(s, shape) for s in extra["sections"]]
+    return moved, out
+
+
+def _section(entry: dict[str, Any], shape: pasted.Reshaped) -> dict[str, Any]:
+    """A capture section's entry in run.json with the file's line numbers."""
+    out = {**entry, "line": shape.file_line(entry["line"])}
+    out["elided"] = [shape.file_line(n) for n in entry.get("elided", [])]
+    if entry.get("left_out"):
+        out["left_out"] = shape.located(entry["left_out"])
+    return out
+
+
+def _double_spaced(path: Path) -> pasted.Reshaped | None:
+    """The text of the file at `path` read as single-spaced, when it is a double-spaced paste;
+    else None (a folder, a report, a file that is not text: `detect` says what it is)."""
+    if path.suffix.lower() in _BINARY_SUFFIXES or not path.is_file():
+        return None
+    try:
+        if not pasted.double_spaced_head(csvtext.read_head(path, detect.EXPECTED)):
+            return None
+        data, _ = csvtext.read_utf8_ascii(path, detect.EXPECTED)
+    except ParseError:
+        return None
+    return pasted.double_spaced(data)
+
+
+def _unquoted(path: Path, shape: pasted.Reshaped | None) -> pasted.Reshaped | None:
+    """The text of the file at `path` (`shape` undone first, if any) without its quote marks,
+    when it has quoted lines; else None."""
+    source = Input(path, "", shape).source
+    try:
+        if _QUOTE.search(csvtext.read_head(source, detect.EXPECTED)) is None:
+            return None
+        data, _ = csvtext.read_utf8_ascii(source, detect.EXPECTED)
+    except ParseError:
+        return None
+    quoted = pasted.unquoted(data)
+    if quoted is None or shape is None:
+        return quoted
+    return shape.then(quoted)

@@ -1,0 +1,139 @@
+"""Pastes whose shape hides a profiler's output, undone: a paste with a blank line after every
+line (a reply to a GitHub issue or pull request sent by email doubles every line end), and one
+whose lines are quoted with `>` (a reply that quotes an earlier comment).
+
+`double_spaced` and `unquoted` give the text as the profiler printed it, with the file line of
+each of its lines (`Reshaped.located` makes a message's line numbers the file's own). They only
+say what a file's shape is; `profiler.import_paste` decides when a shape is undone.
+
+Linear in the text: the lines and their first non-blank bytes come from `parse.lines` (a few
+NumPy passes), and the bytes kept are taken with one mask. `double_spaced_head` rejects a file
+from its first 64 KiB alone (two non-blank lines in a row), so an ordinary file never pays for
+more.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from profiler.parse import lines
+
+_LINE = re.compile(r"\bline (?P<line>[0-9]{1,12})\b")
+_GAPS_MIN = 3  # the single blank lines between non-blank ones that make a paste double-spaced
+_QUOTED_MIN = 2  # the quoted lines that make a paste quoted
+_QUOTE_INDENT_MAX = 3  # Markdown: a quote's `>` may follow up to three spaces
+DOUBLE_SPACED = "a blank line after each of its lines (as an email reply pastes output): read as "
+DOUBLE_SPACED += "single-spaced, those blank lines skipped"
+QUOTED = "its lines quoted with `>` (a reply quoting a comment): read without the quote marks"
+
+
+@dataclass(frozen=True)
+class Reshaped:
+    """A paste's text with its shape undone: `data`, whose line k (1-based) is line
+    `lines[k - 1]` of the file, and `note`, what was undone (for warnings and refusals)."""
+
+    data: bytes
+    lines: np.ndarray
+    note: str
+
+    def file_line(self, line: int) -> int:
+        """The file line of line `line` of `data` (a line past its end: as far past the file's
+        last)."""
+        if not len(self.lines):
+            return line
+        k = min(max(line, 1), len(self.lines))
+        return int(self.lines[k - 1]) + line - k
+
+    def located(self, text: str) -> str:
+        """`text` (a message about `data`) with each `line N` made the file's line."""
+        return _LINE.sub(lambda m: f"line {self.file_line(int(m['line']))}", text)
+
+    def then(self, later: Reshaped) -> Reshaped:
+        """This text, then `later` (made of this one's `data`) undone on top of it."""
+        at = np.minimum(later.lines, len(self.lines)) - 1
+        return Reshaped(later.data, self.lines[at], f"{self.note}; {later.note}")
+
+
+def double_spaced_head(head: str) -> bool:
+    """Whether a file's first 64 KiB (`head`) may be a double-spaced paste: no two non-blank
+    lines in a row, and at least a few single blank lines between non-blank ones."""
+    rows = head.split("\n")[:-1]  # the last may be cut by the 64 KiB
+    return _alternates(np.array([bool(row.strip()) for row in rows], dtype=bool))
+
+
+def double_spaced(data: bytes) -> Reshaped | None:
+    """The text of a double-spaced paste (`data`, its UTF-8 bytes) as printed: a lone blank line
+    between two lines is the paste's and is skipped; a run of two or more is the output's own
+    (a table's end) and is kept as one blank line. None when `data` is not double-spaced (two
+    non-blank lines in a row anywhere, or too few blank lines between them)."""
+    found = lines.split(data)
+    solid = _solid(found)
+    if not _alternates(solid):
+        return None
+    blank = ~solid
+    after_blank = np.concatenate(([False], blank[:-1]))
+    before_blank = np.concatenate((blank[1:], [False]))
+    keep = solid | (blank & ~after_blank & before_blank)  # the first of two or more blanks
+    keep[-1] = True  # the text after the last newline (empty when there is one)
+    kept = np.flatnonzero(keep)
+    bounds = np.append(found.start, len(data) + 1)  # line i with its newline: i .. i + 1
+    data_kept = _joined(data, found.start[kept], np.minimum(bounds[kept + 1], len(data)))
+    return Reshaped(data_kept, kept + 1, DOUBLE_SPACED)
+
+
+def unquoted(data: bytes) -> Reshaped | None:
+    """The text of a paste (`data`, its UTF-8 bytes) with one level of Markdown quote marks taken
+    off its quoted lines (`> text`, `   >text`, `>`: the `>`, what is before it and one space
+    after it); its other lines as they are. None when fewer than two lines are quoted."""
+    found = lines.split(data)
+    quoted = (found.first == ord(">")) & (found.lead >= 0) & (found.lead <= _QUOTE_INDENT_MAX)
+    if int(quoted.sum()) < _QUOTED_MIN:
+        return None
+    at = np.flatnonzero(quoted)
+    mark_end = found.start[at] + found.lead[at] + 1
+    codes = np.frombuffer(data, dtype=np.uint8)
+    inside = mark_end < found.end[at]
+    spaced = np.zeros(len(at), dtype=bool)
+    spaced[inside] = codes[mark_end[inside]] == ord(" ")
+    cut = np.zeros(len(found), dtype=np.int64)
+    cut[at] = mark_end + spaced - found.start[at]
+    ends = np.append(found.start[1:], len(data))
+    data_kept = _joined(data, found.start + cut, ends)
+    return Reshaped(data_kept, np.arange(1, len(found) + 1), QUOTED)
+
+
+def _solid(found: lines.Lines) -> np.ndarray:
+    """Per line, whether it holds more than blanks (a line whose lead `parse.lines` left unknown,
+    not ASCII or blank for long, is looked at here)."""
+    solid = found.lead >= 0
+    for i in np.flatnonzero(found.lead == lines.UNKNOWN).tolist():
+        solid[i] = bool(found.text(i).strip())
+    return solid
+
+
+def _alternates(solid: np.ndarray) -> bool:
+    """Whether no two lines in a row are solid and at least `_GAPS_MIN` lone blank lines lie
+    between solid ones."""
+    if len(solid) < 3 or bool((solid[1:] & solid[:-1]).any()):
+        return False
+    lone = solid[:-2] & ~solid[1:-1] & solid[2:]
+    return int(lone.sum()) >= _GAPS_MIN
+
+
+def _joined(data: bytes, starts: np.ndarray, ends: np.ndarray) -> bytes:
+    """Bytes `starts[i]:ends[i]` of `data` (ascending, not overlapping) run together: ranges
+    that touch are joined, then one mask of the bytes kept selects them all (a million lines
+    joined one by one take seconds)."""
+    if not len(starts):
+        return b""
+    breaks = np.flatnonzero(starts[1:] != ends[:-1]) + 1
+    first = np.concatenate(([0], breaks))
+    last = np.concatenate((breaks - 1, [len(starts) - 1]))
+    mark = np.zeros(len(data) + 1, dtype=np.int8)
+    mark[starts[first]] = 1
+    mark[ends[last]] = -1  # (after the joining, no range ends where another starts)
+    keep = np.cumsum(mark[:-1], dtype=np.int8).view(bool)
+    return np.frombuffer(data, dtype=np.uint8)[keep].tobytes()

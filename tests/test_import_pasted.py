@@ -1,0 +1,201 @@
+"""`profgen import` of pastes whose shape hides a profiler's output (`profiler.import_paste`):
+a reply sent by email (a blank line after every line) and a reply that quotes output with `>`.
+The real files are in tests/data/nvprof/9.x and tests/data/ncu/any (their READMEs say where each
+comes from); the other pastes here are real files of tests/data reshaped as the test says."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from clirun import profgen
+from test_import_refusals import refusal
+
+from profiler import store
+from profiler.parse import nvprof, nvprof_metrics, pasted
+
+DATA = Path(__file__).parent / "data"
+NVPROF = DATA / "nvprof"
+BML = NVPROF / "9.x" / "bml-478-double-spaced-reply.txt"
+AFFINE = NVPROF / "8.x" / "affine-summary.txt"
+STREAM = NVPROF / "9.x" / "cuda-stream-summary.txt"
+DOUBLE_SPACED_NOTE = (
+    "the file has a blank line after each of its lines (as an email reply pastes output): read "
+    "as single-spaced, those blank lines skipped"
+)
+QUOTED_NOTE = (
+    "the file has its lines quoted with `>` (a reply quoting a comment): read without the quote "
+    "marks"
+)
+SUMMARY = ["gpu_activities", "api_calls"]
+COLUMNS = ["name", "time_pct", "calls", "total_ns", "min_ns", "max_ns", "avg_ns"]
+
+
+def imported(path: Path, tmp_path: Path, capsys) -> tuple[store.Run, str]:
+    """The run `profgen import` makes of `path` as stage `s`, and what it said on stderr."""
+    argv = ["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path / "out"]
+    result = profgen(argv, capsys)
+    assert result.code == 0, result.err
+    return store.load_run(result.out.strip().splitlines()[-1]), result.err
+
+
+def tables(run: store.Run) -> dict[str, pd.DataFrame]:
+    """The run's summary tables, the columns read from the printed rows."""
+    return {
+        name: run.table(name)[COLUMNS].reset_index(drop=True)
+        for name in SUMMARY
+        if name in run.tables
+    }
+
+
+def test_an_email_reply_that_doubles_every_line_end_imports(tmp_path, capsys):
+    """lanl/bml#478: the GPU activities table, every line of it followed by a blank one (it was
+    refused, "the summary at line 15 has no rows (truncated?)"); six rows, to the ns."""
+    run, err = imported(BML, tmp_path, capsys)
+    assert err.strip() == f"profgen: warning: stage s: {BML}: {DOUBLE_SPACED_NOTE}"
+    gpu = run.table("gpu_activities").set_index("name")
+    assert list(gpu.index) == [
+        "bml_multiply_AB_ellpack_single_real$_omp_fn$0",
+        "[CUDA memcpy DtoH]",
+        "[CUDA memcpy HtoD]",
+        "bml_add_ellpack_single_real$_omp_fn$0",
+        "bml_zero_matrix_ellpack_single_real$_omp_fn$2",
+        "bml_zero_matrix_ellpack_single_real$_omp_fn$0",
+    ]
+    # line 23: `1.20%  4.5357ms  15  302.38us  1.6640us  490.08us  [CUDA memcpy DtoH]`
+    dtoh = gpu.loc["[CUDA memcpy DtoH]"]
+    assert [dtoh["total_ns"], dtoh["calls"], dtoh["min_ns"], dtoh["max_ns"]] == [
+        4_535_700, 15, 1_664, 490_080
+    ]  # fmt: skip
+    assert list(gpu["calls"]) == [1, 15, 20, 1, 3, 3]
+    assert list(gpu["total_ns"]) == [364_960_000, 4_535_700, 3_569_000, 1_809_200, 1_682_700,
+                                     997_400]  # fmt: skip
+    assert "api_calls" not in run.tables or run.table("api_calls").empty
+    assert run.meta["inputs"][0]["raw"] == [f"raw/s/{BML.name}"]  # the file itself is kept
+
+
+def test_a_double_spaced_log_gives_the_tables_of_the_log(tmp_path, capsys):
+    """A real log of two tables (a summary, a blank line, then `==7809== API calls:`) with a
+    blank line after every line: the same two tables as the log itself; the log's own blank
+    line (three in a row once doubled) still ends the first table."""
+    doubled = tmp_path / "affine-doubled.txt"
+    doubled.write_bytes(AFFINE.read_bytes().replace(b"\n", b"\n\n"))
+    run, _ = imported(doubled, tmp_path / "a", capsys)
+    original, _ = imported(AFFINE, tmp_path / "b", capsys)
+    got, want = tables(run), tables(original)
+    assert set(got) == set(want) == set(SUMMARY)
+    for name in SUMMARY:
+        pd.testing.assert_frame_equal(got[name], want[name])
+    assert len(want["gpu_activities"]) == 4 and len(want["api_calls"]) == 18
+
+
+def test_a_double_spaced_refusal_names_the_files_own_lines(tmp_path, capsys):
+    """A cell that is no number, in a doubled real summary: the refusal names the line the cell
+    is on in the file (2n - 1 for line n of the log), and says what was undone."""
+    log = STREAM.read_text().splitlines(keepends=True)
+    row = 7  # line 8: `13.34%  124.15ms  100  1.2415ms ... mul_kernel<double>(...)`
+    log[row] = log[row].replace(" 100 ", " 1x0 ", 1)
+    single, double = tmp_path / "single.txt", tmp_path / "double.txt"
+    single.write_text("".join(log))
+    double.write_text("".join(line + "\n" for line in log))
+    said = refusal(single, tmp_path / "s", capsys)
+    assert f"line {row + 1}" in said
+    want = said.replace(str(single), str(double)).replace(f"line {row + 1}", f"line {2 * row + 1}")
+    assert refusal(double, tmp_path / "d", capsys) == want[:-1] + f"; {DOUBLE_SPACED_NOTE})"
+
+
+def test_a_quoted_nvprof_summary_imports_as_the_summary(tmp_path, capsys):
+    """A real text summary (tests/data/nvprof/9.x/cuda-stream-summary.txt) with every line
+    prefixed by `> `, as a GitHub reply quotes it: the tables of the summary itself (it was
+    refused, recognised as nothing)."""
+    quoted = tmp_path / "quoted.txt"
+    quoted.write_text("".join("> " + line for line in STREAM.read_text().splitlines(True)))
+    run, err = imported(quoted, tmp_path / "q", capsys)
+    assert err.strip() == f"profgen: warning: stage s: {quoted}: {QUOTED_NOTE}"
+    original, _ = imported(STREAM, tmp_path / "o", capsys)
+    got, want = tables(run), tables(original)
+    assert set(got) == set(want) == set(SUMMARY)
+    for name in SUMMARY:
+        pd.testing.assert_frame_equal(got[name], want[name])
+    htod = got["gpu_activities"].set_index("name").loc["[CUDA memcpy DtoH]"]
+    # `GPU activities:   20.21%  188.08ms  103  1.8260ms  928ns  62.822ms  [CUDA memcpy DtoH]`
+    assert [htod["total_ns"], htod["calls"], htod["min_ns"], htod["max_ns"]] == [
+        188_080_000, 103, 928, 62_822_000
+    ]  # fmt: skip
+
+
+def test_a_reply_quoting_an_ncu_error_is_refused_with_ncus_error(tmp_path, capsys):
+    """NVIDIA/PyProf#142: prose, then ncu's output quoted with `> ` (it profiled nothing), then
+    prose: refused as ncu output quoting ncu's `==ERROR==` line (it was refused as starting
+    'Hi, again.')."""
+    path = DATA / "ncu" / "any" / "pyprof-142-quoted-error-reply.txt"
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected Nsight Compute output (ncu's per-kernel `Section:` "
+        "tables, or ncu --csv) (ncu profiled no kernel; it said '==ERROR== Error: Failed to "
+        f"prepare kernel for profiling'; {QUOTED_NOTE})"
+    )
+
+
+def test_a_file_with_two_lines_in_a_row_is_not_double_spaced():
+    """Every table has its header right above a row: no file that imports as it is is read as
+    double-spaced (nor is the real log of two tables, one blank line between them)."""
+    assert pasted.double_spaced(AFFINE.read_bytes()) is None
+    assert not pasted.double_spaced_head(AFFINE.read_text())
+    assert pasted.double_spaced(b"a\n\nb\n\nc\n") is None  # too few lines to tell
+    shaped = pasted.double_spaced(b"a\n\nb\n\nc\n\n\n\nd\n\ne\n")
+    assert shaped is not None
+    assert shaped.data == b"a\nb\nc\n\nd\ne\n"
+    assert shaped.lines.tolist() == [1, 3, 5, 6, 9, 11, 12]
+    assert shaped.located("line 4: x; line 5") == "line 6: x; line 9"
+
+
+def test_unquoting_takes_one_quote_mark_and_one_space():
+    shaped = pasted.unquoted(b"hi\n> a  b\n>\n   >c\n    > d\n")
+    assert shaped is not None and shaped.data == b"hi\na  b\n\nc\n    > d\n"
+    assert pasted.unquoted(b"> one quoted line\nplain\n") is None
+
+
+LBP = NVPROF / "8.x" / "lbp-text-metrics.txt"
+MESHMODE = NVPROF / "9.x" / "meshmode-103-kernel-above-header-metrics.txt"
+
+
+def test_metrics_pasted_with_the_kernel_line_above_the_header_read_as_nvprof_printed(tmp_path):
+    """A real `--metrics` table (lbp-text-metrics.txt: header, `Device`, `Kernel:`, 7 rows) with
+    its `Device` and `Kernel:` lines moved above the header, as inducer/meshmode#103 pastes it:
+    the same metrics row as the file itself (it was refused, "a metric row with no `Kernel:`
+    line above it")."""
+    lines = LBP.read_text().splitlines(keepends=True)
+    header = next(i for i, line in enumerate(lines) if line.startswith("Invocations"))
+    assert lines[header + 1].startswith("Device") and "Kernel:" in lines[header + 2]
+    moved = tmp_path / "moved.txt"
+    moved.write_text("".join(lines[header + 1 : header + 3] + lines[header : header + 1]
+                             + lines[header + 3 :]))  # fmt: skip
+    got, want = nvprof.read_log(moved, "s")["metrics"], nvprof.read_log(LBP, "s")["metrics"]
+    pd.testing.assert_frame_equal(got, want)
+    assert len(got) == 1 and got["name"].iloc[0].startswith("void thrust::system::cuda::")
+    assert got["achieved_occupancy_pct"].iloc[0] == pytest.approx(51.7002)  # 0.517002
+
+
+def test_the_meshmode_paste_is_read_and_refused_for_what_its_metrics_are(tmp_path, capsys):
+    """inducer/meshmode#103: `Kernel: resample_by_picking` above the header, then six rows: read
+    as that kernel's rows, then refused because none of its metrics is one profgen's metrics
+    table holds (the message is true now; it said the rows had no `Kernel:` line)."""
+    text, tables = nvprof._found(MESHMODE)
+    rows = nvprof_metrics.text_rows(tables[0].origin, tables[0].raw, tables[0].breaks,
+                                    tables[0].above)  # fmt: skip
+    assert rows.kernels == ["resample_by_picking"] and list(rows.kernel) == [0] * 6
+    assert rows.metrics == [
+        "inst_per_warp",
+        "branch_efficiency",
+        "warp_execution_efficiency",
+        "warp_nonpred_execution_efficiency",
+        "inst_replay_overhead",
+        "shared_load_transactions_per_request",
+    ]
+    every = np.arange(6)
+    assert rows.cells["invocations"].pick(every) == ["2", "2", "2", "2", "1", "2"]
+    assert rows.cells["avg"].pick(every)[:2] == ["274.000000", "80.00%"]
+    said = refusal(MESHMODE, tmp_path, capsys)
+    assert "is one profgen's metrics table holds" in said and "no `Kernel:` line" not in said
