@@ -195,6 +195,15 @@ def checked(
     return pd.Series(scaled, index=index, dtype="float64")
 
 
+def number_or_nan(text: str) -> float:
+    """A cell's number as the tools print one (a plain decimal, thousands separators allowed,
+    any sign), NaN when it is none: for cells kept as printed, where no rule applies."""
+    clean = text.strip()
+    if "," in clean and re.fullmatch(_THOUSANDS, clean):
+        clean = clean.replace(",", "")
+    return float(clean) if _DECIMAL.match(clean) else math.nan
+
+
 def scalar(text: str, rule: Rule, factor: float = 1.0) -> float:
     """One cell's number in the unit of `factor`.
 

@@ -195,6 +195,9 @@ def test_parse_million_row_text_metrics(benchmark, made):
     table = metrics["metrics"]
     assert len(table) == n // 7 and table["kernel_id"].tolist() == list(range(n // 7))
     assert table["achieved_occupancy_pct"].to_numpy() == pytest.approx(51.7002)
+    counters = metrics["counters"]  # every row, as printed
+    assert len(counters) == n // 7 * 7 and counters["kernel_id"].iloc[-1] == n // 7 - 1
+    assert counters["text"].iloc[:7].tolist()[::3] == ["7.2243GB/s", "44.48%", "100.00%"]
 
 
 def metric_rows(text: str) -> int:
