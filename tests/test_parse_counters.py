@@ -4,6 +4,7 @@ files' rows, counted and read, for nvprof (text and CSV, metrics and events) and
 
 from __future__ import annotations
 
+import csv
 import math
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pandas as pd
 import pytest
 
 from profiler import schema
-from profiler.parse import nvprof
+from profiler.parse import ncu_counters, ncu_csv, nvprof
 from profiler.parse.nvprof_counters import read_cell
 
 DATA = Path(__file__).parent / "data"
@@ -121,3 +122,80 @@ def test_nvprof_text_metrics_of_several_kernels_and_levels():
     assert set(counters["invocations"]) == {100}
     levels = counters[counters["text"].str.endswith(")")]
     assert len(levels) and levels["unit"].isna().all() and levels["value"].notna().all()
+
+
+# --- Nsight Compute CSV -------------------------------------------------------------------------
+
+NCU = DATA / "ncu"
+
+
+def ncu_csv_table(path: Path) -> list[dict[str, str]]:
+    """The file's CSV rows from its header on (ncu's `==PROF==` lines and the program's output
+    above it left out), read with the csv module."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID",'))
+    body = [line for line in lines[start:] if not line.startswith("==")]
+    return list(csv.DictReader(body))
+
+
+def test_ncu_csv_details_page_every_metric_row():
+    """The H100 details page: every row that names a metric (rule rows do not), each launch's
+    section display names with their units, values with thousands separators read."""
+    path = NCU / "2025.3.1" / "details-sections.csv"
+    tables = ncu_csv.read_tables(path, "s")
+    counters = schema.validate(tables["counters"], schema.COUNTERS)
+    rows = [r for r in ncu_csv_table(path) if r["Metric Name"]]
+    assert len(counters) == len(rows) == 640
+    assert counters["kernel_id"].tolist() == [int(r["ID"]) for r in rows]
+    assert set(counters["kernel_id"]) == set(tables["metrics"]["kernel_id"])
+    first = rows[0]
+    assert counters.iloc[0][["section", "metric", "unit", "text"]].tolist() == [
+        first["Section Name"],
+        first["Metric Name"],
+        first["Metric Unit"],
+        first["Metric Value"],
+    ]
+    threads = counters[(counters["kernel_id"] == 15) & (counters["metric"] == "Threads")]
+    assert threads[["value", "unit", "text"]].values.tolist() == [
+        [1_048_576, "thread", "1,048,576"]
+    ]
+    assert threads["section"].tolist() == ["Launch Statistics"] and threads["name"].tolist() == [
+        "relu"
+    ]
+
+
+def test_ncu_csv_raw_page_every_metric_cell():
+    """The H100 raw page: one row per launch and metric column (not the launch's identity or
+    NVTX columns), the unit from the units row."""
+    path = NCU / "2025.3.1" / "raw-metrics.csv"
+    counters = ncu_csv.read_tables(path, "s")["counters"]
+    rows = ncu_csv_table(path)
+    units, launches = rows[0], rows[1:]
+    identity = ncu_counters.IDENTITY
+    columns = [c for c in units if c not in identity and "Domain:" not in c]
+    assert len(counters) == sum(bool(r[c]) for r in launches for c in columns)
+    printed = [c for c in columns if launches[0][c]]  # the first launch's cells, in order
+    assert counters["metric"].tolist()[: len(printed)] == printed
+    launch = launches[15]
+    row = counters[
+        (counters["kernel_id"] == int(launch["ID"]))
+        & (counters["metric"] == "dram__bytes_read.sum")
+    ].iloc[0]
+    assert (row["unit"], row["text"]) == (
+        units["dram__bytes_read.sum"],
+        launch["dram__bytes_read.sum"],
+    )
+    assert row["value"] == float(launch["dram__bytes_read.sum"].replace(",", ""))
+    assert pd.isna(row["section"]) and pd.isna(row["invocations"])
+
+
+def test_ncu_csv_with_nvtx_columns_every_metric_row():
+    """A 2022.x `--csv --nvtx` capture (ykt-gcn, Paddle): fourteen launches' `--metrics` rows."""
+    path = NCU / "2022.x" / "ykt-gcn-paddle-nvtx-csv.txt"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID",'))
+    rows = list(csv.DictReader(line for line in lines[start:] if not line.startswith("==")))
+    counters = ncu_csv.read_tables(path, "s")["counters"]
+    assert len(counters) == len(rows) == 140
+    row = counters[(counters["kernel_id"] == 4) & (counters["metric"] == "gpu__time_duration.sum")]
+    assert row[["unit", "text", "value"]].values.tolist() == [["nsecond", "5,664", 5664.0]]
