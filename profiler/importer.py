@@ -261,7 +261,7 @@ def _read_stage(
     elif kind == detect.NCU_CSV:
         tables = ncu_csv.read_tables(path, stage)
     elif kind == detect.NCU_TEXT:
-        tables = {schema.METRICS.name: ncu_text.read_metrics(name, stage)}
+        tables = ncu_text.read_tables(name, stage)
     else:
         tables = nvprof.read_log(path, stage)
     _check_rows(tables, name)

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from profiler import schema
-from profiler.parse import ncu_counters, ncu_csv, nvprof
+from profiler.parse import ncu_counters, ncu_csv, ncu_text, nvprof
 from profiler.parse.nvprof_counters import read_cell
 
 DATA = Path(__file__).parent / "data"
@@ -199,3 +199,78 @@ def test_ncu_csv_with_nvtx_columns_every_metric_row():
     assert len(counters) == len(rows) == 140
     row = counters[(counters["kernel_id"] == 4) & (counters["metric"] == "gpu__time_duration.sum")]
     assert row[["unit", "text", "value"]].values.tolist() == [["nsecond", "5,664", 5664.0]]
+
+
+# --- Nsight Compute text ------------------------------------------------------------------------
+
+
+def ncu_text_rows(path: Path) -> list[tuple[str, str]]:
+    """(section, row) of every metric row of ncu's text tables: the lines between a table's
+    opening rule (the second, when a `Metric Name` header follows the first) and its closing
+    one."""
+    out, section, rules, headed = [], "", 0, False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        body = line.strip()
+        if body.startswith("Section:"):
+            section, rules, headed = body.removeprefix("Section:").strip(), 0, False
+        elif body and not body.strip("- "):
+            rules += 1
+        elif body.startswith("Metric Name"):
+            headed = True
+        elif body and rules == (2 if headed else 1):
+            out.append((section, body))
+    return out
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "2020.x/matrix_sums-2a.txt",
+        "2020.x/reductions-1b.txt",
+        "2022.x/matrix_sums.profile1-simple.output",
+        "2022.x/matrix_sums.profile2-flags.output",
+        "2023.x/ppc-cp5-matmul.txt",
+        "2023.x/ppc-max-flops.txt",
+        "2024.x/heat-eq-print-summary-per-kernel.txt",
+    ],
+)
+def test_ncu_text_every_metric_row(name):
+    """Every row of every table, in order, under its section, its name, unit and value as the
+    row prints them."""
+    path = NCU / name
+    counters = schema.validate(ncu_text.read_tables(path, "s")["counters"], schema.COUNTERS)
+    rows = ncu_text_rows(path)
+    assert len(counters) == len(rows)
+    assert counters["section"].tolist() == [section for section, _ in rows]
+    for (_, row), metric, text in zip(rows, counters["metric"], counters["text"], strict=True):
+        assert row.startswith(metric + " ") and row.endswith(" " + text)
+
+
+def test_ncu_text_counter_values():
+    """ppc's max-flops kernel (2023.x): a section's display names, thousands separators read,
+    a value that is no number kept as text, the launch's ID."""
+    tables = ncu_text.read_tables(NCU / "2023.x" / "ppc-max-flops.txt", "s")
+    counters = tables["counters"]
+    assert set(counters["kernel_id"]) == set(tables["metrics"]["kernel_id"]) == {0}
+    cycles = one(counters, "gpu_kernel", "Elapsed Cycles")
+    assert (cycles["section"], cycles["unit"], cycles["value"], cycles["text"]) == (
+        "GPU Speed Of Light Throughput",
+        "cycle",
+        1_532_524_284,
+        "1,532,524,284",
+    )
+    memory = one(counters, "gpu_kernel", "Memory Throughput")  # not a metrics column
+    assert (memory["unit"], memory["value"]) == ("%", 0.06)
+    cache = one(counters, "gpu_kernel", "Function Cache Configuration")
+    assert cache["text"] == "CachePreferNone" and math.isnan(cache["value"])
+    assert pd.isna(cache["unit"])
+
+
+def test_ncu_text_per_kernel_summary_keeps_minimum_and_maximum():
+    """`--print-summary per-kernel` (2024.x): Average as the value, with Minimum and Maximum."""
+    counters = ncu_text.read_tables(NCU / "2024.x" / "heat-eq-print-summary-per-kernel.txt", "s")[
+        "counters"
+    ]
+    cycles = counters[counters["metric"] == "Elapsed Cycles"].iloc[0]
+    assert (cycles["min"], cycles["max"], cycles["value"]) == (4374, 5139, 4661)
+    assert cycles["text"] == "4,661.00" and cycles["unit"] == "cycle"

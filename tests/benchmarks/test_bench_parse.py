@@ -226,8 +226,10 @@ def test_parse_million_row_ncu_text(benchmark, made):
     n = rows_for(benchmark)
     kernels = -(-n // metric_rows(NCU_TEXT.read_text()))
     path = made("ncu.txt", n, million_row_ncu_text)
-    table = run(benchmark, ncu_text.read_metrics, path, "b")
+    tables = run(benchmark, ncu_text.read_tables, path, "b")  # as `profgen import` reads it
+    table = tables["metrics"]
     assert len(table) == kernels and table["kernel_id"].tolist() == list(range(kernels))
+    assert len(tables["counters"]) == metric_rows(path.read_text())  # every row, as printed
     assert set(table["duration_ns"]) == {1_130_000_000} and set(table["registers"]) == {16}
     assert table["achieved_occupancy_pct"].to_numpy() == pytest.approx(95.84)
 
