@@ -293,11 +293,11 @@ def _read_stage(
     elif kind == detect.NSYS_REPORT:
         tables = nsys_csv.read_stats_dir(reports.nsys_stats(name, raw), stage)
     elif kind == detect.NCU_REPORT:
-        tables = {schema.METRICS.name: ncu_csv.read_metrics(reports.ncu_import(name, raw), stage)}
+        tables = ncu_csv.read_tables(reports.ncu_import(name, raw), stage)
     elif kind == detect.NCU_CSV:
-        tables = {schema.METRICS.name: ncu_csv.read_metrics(path, stage)}
+        tables = ncu_csv.read_tables(path, stage)
     elif kind == detect.NCU_TEXT:
-        tables = {schema.METRICS.name: ncu_text.read_metrics(name, stage)}
+        tables = ncu_text.read_tables(name, stage)
     else:
         tables = nvprof.read_log(path, stage)
     _check_rows(tables, name)

@@ -288,6 +288,51 @@ METRICS = Table(
     ),
 )
 
+COUNTERS = Table(
+    "counters",
+    "Every metric and event a profiler printed, one row per printed value (a kernel's metric in "
+    "nvprof's `--metrics`/`--events` output, a launch's metric in Nsight Compute's text or CSV), "
+    "kept as the tool named and printed it: what `metrics` maps is a few of these.",
+    (
+        _STAGE,
+        _c(
+            "kernel_id",
+            "int64",
+            doc="the `metrics` table's `kernel_id` of the kernel (nvprof: its place in the file; "
+            "ncu: the launch ID)",
+        ),
+        _c("name", "string", doc="kernel name"),
+        _c(
+            "section",
+            "string",
+            doc="Nsight Compute's section of the metric (text `Section:`, CSV `Section Name`); "
+            "missing for nvprof and ncu's raw page",
+        ),
+        _c(
+            "metric",
+            "string",
+            doc="the metric or event as the tool names it, e.g. `gld_efficiency`, "
+            "`dram__throughput.avg.pct_of_peak_sustained_elapsed`, `Memory Throughput`",
+        ),
+        _c(
+            "unit",
+            "string",
+            doc="the unit as printed (ncu's unit column; nvprof's value suffix: `%`, `GB/s`); "
+            "missing when none",
+        ),
+        _c(
+            "value",
+            "float64",
+            doc="the value in `unit` (nvprof: Avg over the invocations; a level `Low (3)` is 3); "
+            "NaN when the cell is no number",
+        ),
+        _c("text", "string", doc="the value's cell as printed"),
+        _c("invocations", "Int64", doc="nvprof: the kernel's launches the row covers"),
+        _c("min", "float64", doc="nvprof: the smallest value over the invocations, in `unit`"),
+        _c("max", "float64", doc="nvprof: the largest value over the invocations, in `unit`"),
+    ),
+)
+
 LAYERS = Table(
     "layers",
     "One row per network node a study names with an NVTX range: what the per-layer report needs "
@@ -433,6 +478,7 @@ TABLES: dict[str, Table] = {
         STAGES,
         SAMPLES,
         METRICS,
+        COUNTERS,
         BATCH_SWEEP,
         LAYERS,
         REGRESSIONS,

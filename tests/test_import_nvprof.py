@@ -342,7 +342,6 @@ def test_copy_names_keep_arrays_in_both_tools_spellings() -> None:
         ),
         ("9.x/bfs-gpu-summary-no-kernels.txt", ("nvprof says: 'No kernels were profiled.'",)),
         ("9.x/bfs-text-gpu-trace-unified-memory-only.txt", ("Unified Memory events only",)),
-        ("8.x/gradient-text-metrics-unmapped.txt", ("none of them (branch_efficiency",)),
         (
             "9.x/kobzol-coalescing-readme-trimmed.txt",
             ("line 3: a metric row with no `Kernel:` line above it", "trimmed output?"),
@@ -373,3 +372,20 @@ def test_lenet_logs_with_their_headings_and_fences(tmp_path):
         assert set(fenced) == set(bare) == {"gpu_activities", "api_calls"}
         for name in bare:
             assert fenced[name].equals(bare[name]), (step, name)
+
+
+def test_events_none_of_which_maps_import_as_counters(tmp_path, capsys):
+    """A Jetson's `nvprof --events all` (francescofiorella/Parallel-Minmax), once refused as none
+    of its events is a column of the metrics table: imported, its 71 events in `counters.csv`,
+    read back as parsed, and `profgen show --table counters` prints them."""
+    from profiler.parse import nvprof
+
+    log = NVPROF / "9.x" / "minmax-tegra-x1-events.log"
+    path = run_import(capsys, tmp_path, f"minmax={log}")
+    run = store.load_run(path)
+    assert not run.has("metrics")
+    counters = run.table("counters")
+    want = nvprof.read_log(log, "minmax")["counters"]
+    assert len(counters) == 71 and counters.equals(want)
+    shown = profgen(["show", str(path), "--table", "counters"], capsys)
+    assert shown.code == 0 and "l2_subp1_read_tex_sector_queries" in shown.out

@@ -26,14 +26,21 @@ import pytest
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import csvtext, nvprof, nvprof_metric_rows, nvprof_metrics_text, tokens, values
+from profiler.parse import (
+    csvtext,
+    nvprof,
+    nvprof_counters,
+    nvprof_metric_rows,
+    nvprof_metrics_text,
+    tokens,
+    values,
+)
 from profiler.parse.nvprof_metrics import (
     _COUNT_FIELDS,
     _FB_SECTORS,
     _PCT_FIELDS,
     _SOURCES,
     KEY,
-    KNOWN,
     LONG,
     Source,
 )
@@ -53,14 +60,14 @@ _OLD_NO_KERNEL = (
 )
 
 
-def old_metrics(tables, stage, path, alone):
-    """`nvprof._metrics` as it was."""
+def old_metrics(tables, stage, path):
+    """`nvprof._metrics` as it was, but for what changed on purpose: metrics none of which maps
+    give no `metrics` table (they were refused, or left out beside other tables), and every row
+    is a `counters` row (`old_counters`)."""
     read = {"text_metrics": old_text_rows, "csv_metrics": old_csv_rows}
     origins = [t.full_origin() for t in tables]  # (a text table read from bytes: text left out)
     long = [(read[t.kind](o), o) for t, o in zip(tables, origins, strict=True)]
     found = pd.concat([old_contributions(rows, origin) for rows, origin in long])
-    if found.empty and not alone:
-        return None
     every = pd.concat([rows for rows, _ in long])
     keys = every[KEY]
     same = np.ones(max(len(keys) - 1, 0), dtype=bool)
@@ -68,8 +75,33 @@ def old_metrics(tables, stage, path, alone):
         cells = keys[column].to_numpy(dtype=object)
         same &= cells[1:] == cells[:-1]
     kernels = keys[np.append(True, ~same)[: len(keys)]].drop_duplicates(ignore_index=True)
-    names = list(dict.fromkeys(str(m) for m in pd.unique(every["metric"].to_numpy(dtype=object))))
-    return old_metrics_table(kernels, found, names, stage, Origin(path, nvprof.EXPECTED))
+    counters = old_counters(every, kernels, stage)
+    table = old_metrics_table(kernels, found, stage, Origin(path, nvprof.EXPECTED))
+    return {"counters": counters} if table is None else {"metrics": table, "counters": counters}
+
+
+def old_counters(every: pd.DataFrame, kernels: pd.DataFrame, stage: str) -> pd.DataFrame:
+    """Every row cut the old way, each cell read on its own (`nvprof_counters.read_cell`)."""
+    ids = kernels.reset_index(names="kernel_id")
+    rows = every.reset_index(drop=True).merge(ids, on=KEY, how="left", sort=False)
+    read = {c: [nvprof_counters.read_cell(cell) for cell in rows[c]] for c in ("min", "max", "avg")}
+    avg = rows["avg"].map(lambda c: c.strip() if isinstance(c, str) else pd.NA)
+    out = pd.DataFrame(
+        {
+            "stage": stage,
+            "kernel_id": rows["kernel_id"].astype("int64"),
+            "name": old_capped(rows["kernel"]),
+            "section": pd.NA,
+            "metric": rows["metric"],
+            "unit": [unit or pd.NA for _, unit in read["avg"]],
+            "value": [v for v, _ in read["avg"]],
+            "text": avg,
+            "invocations": pd.to_numeric(rows["invocations"]),
+            "min": [v for v, _ in read["min"]],
+            "max": [v for v, _ in read["max"]],
+        }
+    )
+    return schema.validate(schema.conform(out, schema.COUNTERS), schema.COUNTERS)
 
 
 def old_text_rows(origin: Origin) -> pd.DataFrame:
@@ -314,28 +346,24 @@ def old_avg(
 
 
 def old_metrics_table(
-    kernels: pd.DataFrame, found: pd.DataFrame, metrics: list[str], stage: str, origin: Origin
-) -> pd.DataFrame:
+    kernels: pd.DataFrame, found: pd.DataFrame, stage: str, origin: Origin
+) -> pd.DataFrame | None:
     """Per kernel, each field from its best complete source.
 
     Args:
         kernels: `KEY` of every kernel the file lists, in order.
         found: `old_contributions` of every table.
-        metrics: the names of every metric and event the file has (for the refusal).
         stage: the stage key of every row.
         origin: the file (for messages).
 
-    Returns: DataFrame with `schema.METRICS` columns, one row per kernel.
+    Returns: DataFrame with `schema.METRICS` columns, one row per kernel; None when no metric
+        maps to a column.
 
-    Raises: ParseError when no metric maps to a column, or a sum leaves the range of int64.
+    Raises: ParseError when a sum leaves the range of int64.
     """
     best = old_best(found)
     if best.empty:
-        shown = ", ".join(metrics[:6]) + (", ..." if len(metrics) > 6 else "")
-        raise origin.error(
-            f"nvprof metrics/events for {len(kernels)} kernel(s), but none of them ({shown}) is "
-            f"one profgen's metrics table holds ({KNOWN})"
-        )
+        return None
     wide = best.pivot_table(index=KEY, columns="field", values="value")
     table = kernels.merge(wide.reset_index(), on=KEY, how="left", sort=False)
     for field in _COUNT_FIELDS + _PCT_FIELDS:
@@ -594,10 +622,10 @@ def test_checked_fixtures_hold_metrics():
 def test_names_of_one_hash_fall_back_to_the_line_by_line_walk(tmp_path, monkeypatch):
     """With a hash that keeps nothing but a name's last 8 bytes, names clash: the table is read
     line by line, and reads the same."""
-    monkeypatch.setattr(nvprof_metrics_text, "_MIX", np.uint64(0))
+    monkeypatch.setattr(nvprof_metric_rows, "MIX", np.uint64(0))
     windows = np.frombuffer(b"".join(f"{n:>42}".encode() for n, _, _ in METRICS), dtype=np.uint8)
-    with pytest.raises(nvprof_metrics_text._Clash):  # sm_ and gld_efficiency
-        nvprof_metrics_text._Names(42).codes(windows.reshape(len(METRICS), 42))
+    with pytest.raises(nvprof_metric_rows.Clash):  # sm_ and gld_efficiency
+        nvprof_metric_rows.Names(42).codes(windows.reshape(len(METRICS), 42))
     check([generated(2)], tmp_path, monkeypatch)
 
 

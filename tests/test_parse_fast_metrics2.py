@@ -33,14 +33,22 @@ def fast_rows(text: str) -> nvprof_metrics_text._Fast | None:
 
 
 def row_by_row(self, got, shape, names):  # type: ignore[no-untyped-def]
-    return nvprof_metrics_text._check(got, *shape, names)
+    return nvprof_metrics_text._alone(nvprof_metrics_text._check(got, *shape, names))
 
 
 def assert_same(got: nvprof_metrics_text._Fast | None, want: nvprof_metrics_text._Fast | None):
+    """The same rows, cut the same; `same` (which differs: rows checked one by one are each
+    their own) points each row at an earlier or the same row of the same length and cells."""
     assert (got is None) == (want is None)
     if got is None or want is None:
         return
+    for fast in (got, want):
+        assert (fast.same <= np.arange(len(fast.same))).all()
+        for column in (fast.count, fast.metric):
+            assert np.array_equal(column[fast.same], column)
     for field in dataclasses.fields(got):
+        if field.name == "same":
+            continue
         a, b = getattr(got, field.name), getattr(want, field.name)
         if isinstance(a, np.ndarray):
             assert a.dtype == b.dtype and np.array_equal(a, b), field.name
@@ -92,22 +100,9 @@ def test_rows_of_one_hash_are_checked_row_by_row(monkeypatch):
     monkeypatch.setattr(
         nvprof_metrics_text, "_check", lambda got, *a: sizes.append(len(got)) or real(got, *a)
     )
-    monkeypatch.setattr(nvprof_metrics_text, "_MIX", np.uint64(0))
-    monkeypatch.setattr(nvprof_metrics_text, "_Names", _PlainNames)
+    monkeypatch.setattr(nvprof_metrics_text, "MIX", np.uint64(0))  # (names keep theirs)
     assert_same(fast_rows(text), want)
     assert max(sizes) == 64  # (a slice was checked row by row)
-
-
-class _PlainNames(nvprof_metrics_text._Names):
-    """Names with the real hash (the row hash is the one under test)."""
-
-    def codes(self, windows: np.ndarray) -> np.ndarray:
-        mix = nvprof_metrics_text._MIX
-        nvprof_metrics_text._MIX = np.uint64(0x9E3779B97F4A7C15)
-        try:
-            return super().codes(windows)
-        finally:
-            nvprof_metrics_text._MIX = mix
 
 
 @pytest.mark.parametrize("chunk", [64, 1 << 14])

@@ -763,25 +763,29 @@ def test_text_metrics():
     assert pd_na(row["fp32_flops"]) and pd_na(row["dram_read_bytes"])  # a throughput has no bytes
 
 
-def test_text_metrics_none_of_which_maps_are_refused():
-    with pytest.raises(ParseError) as exc:
-        nvprof.read_log(TEXT_METRICS_UNMAPPED, "s")
-    message = str(exc.value)
-    assert "metrics/events for 3 kernel(s)" in message
-    assert "branch_efficiency, gld_efficiency, gst_efficiency" in message
-    assert "achieved_occupancy" in message  # what it would have read
+def test_text_metrics_none_of_which_maps_give_counters_only():
+    """Three kernels' efficiencies and `shared_utilization`, none a column of the metrics
+    table: no `metrics` table (it was refused, for want of a column), every row a counter."""
+    tables = nvprof.read_log(TEXT_METRICS_UNMAPPED, "s")
+    assert list(tables) == ["counters"]
+    counters = tables["counters"]
+    assert len(counters) == 15  # three kernels' five rows
+    assert counters["kernel_id"].tolist() == [0] * 5 + [1] * 5 + [2] * 5
+    row = counters[(counters["kernel_id"] == 1) & (counters["metric"] == "shared_utilization")]
+    assert row[["text", "value", "invocations"]].values.tolist() == [["Low (1)", 1.0, 1000]]
+    assert row["unit"].isna().all()  # a level has no unit
 
 
 def test_events_and_metrics_in_a_readme_none_of_which_maps():
     """maxDNN's README: `--events elapsed_cycles_sm` and nine `--metrics` for one kernel (tab
-    before `Kernel:`), all read, none a column of profgen's metrics table."""
-    with pytest.raises(ParseError) as exc:
-        nvprof.read_log(README_EVENTS_METRICS, "s")
-    message = str(exc.value)
-    assert "metrics/events for 1 kernel(s)" in message
-    assert (
-        "(elapsed_cycles_sm, inst_executed, inst_fp_32, inst_integer, inst_bit_convert," in message
-    )
+    before `Kernel:`), all read, none a column of profgen's metrics table: ten counters."""
+    counters = nvprof.read_log(README_EVENTS_METRICS, "s")["counters"]
+    assert counters["metric"].tolist()[:3] == ["elapsed_cycles_sm", "inst_executed", "inst_fp_32"]
+    assert set(counters["name"]) == {"multiconvolution_64"} and len(counters) == 10
+    event = counters.iloc[0]
+    assert (event["min"], event["max"], event["value"]) == (75288048, 75580076, 75451292)
+    hit = counters[counters["metric"] == "tex_cache_hit_rate"].iloc[0]
+    assert (hit["min"], hit["max"], hit["value"], hit["unit"]) == (10.36, 10.74, 10.48, "%")
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -64,13 +65,26 @@ RUNS = {
     "sample-mobilenetv2-h100": lambda: store.load_run(REPORTS / "sample-mobilenetv2-h100"),
     "fixture": build_run,
     "hostile": hostile_run,
+    "imported-counters": lambda: imported_counters_run(),
 }
+
+
+def imported_counters_run() -> Run:
+    """Real ncu and nvprof metric files imported: the counters section's grids."""
+    from profiler.importer import import_run
+
+    data = Path(__file__).parent / "data"
+    stages = [
+        ("ncu", str(data / "ncu" / "2025.3.1" / "details-sections.csv")),
+        ("events", str(data / "nvprof" / "9.x" / "minmax-tegra-x1-events.log")),
+    ]
+    return store.load_run(import_run("m", stages, {}, Path(tempfile.mkdtemp(prefix="profgen-"))))
 
 
 def expected_sections(run: Run) -> list[str]:
     """The sections a run's tables call for, in page order."""
     always = ["run", "staged-table", "time-chart", "breakdown", "stage-tables", "timeline"]
-    optional = [("metrics", "roofline"), ("batch_sweep", "batch-sweep")]
+    optional = [("metrics", "roofline"), ("counters", "counters"), ("batch_sweep", "batch-sweep")]
     optional.append(("regressions", "regressions"))
     present = [s for t, s in optional if run.has(t)]
     if node_ranges(run) >= 20:  # a network of many layers: the per-layer section
@@ -383,3 +397,17 @@ def test_roofline_names_the_nvtx_ranges_kernels_ran_in(driver, tmp_path: Path) -
     gcn.tables["metrics"] = gcn.table("metrics").assign(range=pd.NA).astype({"range": "string"})
     plain = roofline_column(driver, gcn, tmp_path / "plain.html", "NVTX range")
     assert plain["head"][:3] == ["#", "Stage", "Kernel"] and "NVTX range" not in plain["head"]
+
+
+def test_counter_grids_are_whole_tables(page) -> None:  # type: ignore[no-untyped-def]
+    """Each counters grid: a header cell per counter and one per row, and a cell per counter
+    in every row (no run text broke a row)."""
+    if not page["run"].has("counters"):
+        return
+    shapes = page["driver"].execute_script(
+        "return [...document.querySelectorAll('#counters table.counters')].map(t =>"
+        " [t.tHead.rows[0].cells.length, [...t.tBodies[0].rows].map(r => r.cells.length)])"
+    )
+    assert shapes
+    for header, rows in shapes:
+        assert rows and all(n == header for n in rows)

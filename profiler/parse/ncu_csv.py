@@ -25,6 +25,7 @@ FP32 FLOPs are 2 * ffma + fadd + fmul thread instructions executed (predicated o
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from pathlib import Path
 
@@ -33,7 +34,7 @@ import pandas as pd
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import csvtext, ncu_nvtx, values
+from profiler.parse import csvtext, ncu_counters, ncu_nvtx, values
 from profiler.parse.values import LineCounter, Origin
 
 EXPECTED = 'Nsight Compute CSV (ncu --csv; a header starting "ID","Process ID")'
@@ -79,15 +80,27 @@ _RULES = {"time": values.TIME, "bytes": values.SIZE, "count": values.COUNT, "pct
 
 
 def read_metrics(path: str | Path | csvtext.Held, stage: str) -> pd.DataFrame:
-    """Read an `ncu --csv` file (raw or details page).
+    """Read an `ncu --csv` file (raw or details page): `read_tables`' `metrics`.
+
+    Returns: DataFrame with `schema.METRICS` columns, one row per kernel launch, by launch ID
+        (none when the file has only its header).
+
+    Raises: ParseError as `read_tables`.
+    """
+    return read_tables(path, stage)[schema.METRICS.name]
+
+
+def read_tables(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.DataFrame]:
+    """Read an `ncu --csv` file (raw or details page, or a per-kernel summary).
 
     Args:
         path: the CSV file, with whatever ncu and the program printed before the header (or its
             bytes, held).
         stage: the stage key written into every row.
 
-    Returns: DataFrame with `schema.METRICS` columns, one row per kernel launch, by launch ID
-        (none when the file has only its header).
+    Returns: `metrics` (`schema.METRICS` columns, one row per kernel launch, by launch ID; none
+        when the file has only its header) and `counters` (`schema.COUNTERS` columns, every
+        metric cell of the file: `ncu_counters`).
 
     Raises: ParseError when the file's first 64 KiB have neither an `==PROF==` line nor the
         header, it has no ncu CSV header, is malformed or truncated, repeats a column, or a
@@ -108,8 +121,11 @@ def read_metrics(path: str | Path | csvtext.Held, stage: str) -> pd.DataFrame:
     csvtext.check_last_row(origin, len(header), len(table) - 1)
     if "Metric Name" in table.columns and "Metric Value" in table.columns:
         launches, found = _details(table, origin)
+        counters = functools.partial(ncu_counters.details, table, stage)
     elif "Metric Name" in table.columns and "Average" in table.columns:
-        launches, found = _details(_by_kernel(table), origin, value="Average")
+        table = _by_kernel(table)
+        launches, found = _details(table, origin, value="Average")
+        counters = functools.partial(ncu_counters.details, table, stage, "Average")
     else:
         units: dict[str, str] = {}
         if len(table) and "ID" in table and pd.isna(table["ID"].iloc[0]):  # the units row
@@ -117,7 +133,10 @@ def read_metrics(path: str | Path | csvtext.Held, stage: str) -> pd.DataFrame:
             table = table.iloc[1:].reset_index(drop=True)
             origin = dataclasses.replace(origin, skip=1)
         launches, found = _raw(table, units, origin)
-    return metrics_table(launches, found, stage, origin, ncu_nvtx.csv_ranges(launches))
+        counters = functools.partial(ncu_counters.raw, table, units, stage)
+    ranges = ncu_nvtx.csv_ranges(launches)
+    metrics = metrics_table(launches, found, stage, origin, ranges)  # (checks the IDs first)
+    return {schema.METRICS.name: metrics, schema.COUNTERS.name: counters()}
 
 
 def _table(text: str, start: int, path: Path) -> Origin:

@@ -54,8 +54,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import byte_spans, csvtext, lines, ncu_csv, ncu_nvtx, ncu_walk, values
+from profiler.parse import (
+    byte_spans,
+    csvtext,
+    lines,
+    ncu_csv,
+    ncu_nvtx,
+    ncu_text_counters,
+    ncu_walk,
+    values,
+)
 
 EXPECTED = "Nsight Compute output (ncu's per-kernel `Section:` tables, or ncu --csv)"
 
@@ -89,13 +99,30 @@ def read_metrics(path: str | Path, stage: str) -> pd.DataFrame:
         message quotes ncu's own error or warning line), a metric row does not fit its table, or
         a mapped value is no number in range (naming its line).
     """
+    return _read(path, stage, every=False)[schema.METRICS.name]
+
+
+def read_tables(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
+    """Read ncu's text output: `metrics` as `read_metrics` gives it, and `counters`, every row
+    of its tables that fits their columns (`ncu_text_counters`).
+
+    Raises: ParseError as `read_metrics`.
+    """
+    return _read(path, stage, every=True)
+
+
+def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
+    """`metrics`, and with `every` `counters` (`read_tables`).
+
+    Raises: ParseError as `read_metrics`.
+    """
     path = Path(path)
     head = csvtext.read_head(path, EXPECTED)
     if not recognise(head):
         raise ParseError(path, EXPECTED, "no ==PROF== line nor Section: table at its start")
     data = csvtext.read_utf8(path, EXPECTED)
     split = lines.split(data)
-    walk = ncu_walk.walk(data, split)
+    walk = ncu_walk.walk(data, split, every)
     if not walk.launches:
         text = data.decode("utf-8")
         raise ParseError(path, EXPECTED, ncu_csv.nothing_profiled(text, _NO_KERNEL))
@@ -115,7 +142,12 @@ def read_metrics(path: str | Path, stage: str) -> pd.DataFrame:
     columns = {name: pd.Series(found[name], dtype="float64") for name in _TARGETS}
     ranges = ncu_nvtx.text_ranges(split, walk.kernel_lines, walk.nvtx_lines)
     origin = values.Origin(path, EXPECTED)
-    return ncu_csv.metrics_table(launches, columns, stage, origin, ranges)
+    metrics = ncu_csv.metrics_table(launches, columns, stage, origin, ranges)
+    if not every:
+        return {schema.METRICS.name: metrics}
+    ids = [int(i) for i in launches["ID"]]
+    counters = ncu_text_counters.text(walk, (ids, list(names)), stage)
+    return {schema.METRICS.name: metrics, schema.COUNTERS.name: counters}
 
 
 def metric_values(walk: ncu_walk.Walk, path: Path) -> dict[str, np.ndarray]:

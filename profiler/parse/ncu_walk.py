@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from profiler.parse import lines, ncu_csv
+from profiler.parse import byte_spans, lines, ncu_csv
 
 _KERNEL_TAIL = re.compile(r", Context [0-9]+, Stream [0-9]+(?:, Device [0-9]+, CC [0-9.]+)?\Z")
 # `--print-summary per-kernel`: one line per kernel, its launches counted.
@@ -31,6 +31,7 @@ _SHAPE = re.compile(r" \(([0-9]+, [0-9]+, [0-9]+)\)x\(([0-9]+, [0-9]+, [0-9]+)\)
 _DATE = re.compile(r", [0-9]{4}-[A-Za-z]{3}-[0-9]{2} [0-9:]{8}\Z")
 _CONTEXT = re.compile(rb", Context |, Invocations ")
 _MAX_TAIL = 120  # the launch shape, time and ids after a kernel name fit in this
+_SHORT = 512  # lines up to this long are grouped by their bytes with NumPy (`_distinct`)
 NAMES = {name: target for target, (_, names) in ncu_csv.METRICS.items() for name in names}
 # The first 8 characters of a mapped metric's row (6 of `SM [%]`), of a table's header and of
 # a `Section:` line.
@@ -66,13 +67,16 @@ Shape = tuple[str, str | None, str | None]  # a kernel line's name, grid and blo
 @dataclass(frozen=True)
 class Walk:
     """The launches of a text (their kernel lines' shapes and line indices, in file order), the
-    lines that start with an NVTX block's title (`ncu_nvtx.text_ranges`), and the rows read in
-    open tables, in file order: each row's line index, launch, line text
-    (`texts[line[i]]`) and table widths (`widths[table[i]]`)."""
+    lines that start with an NVTX block's title (`ncu_nvtx.text_ranges`), the `Section:` lines
+    (and, with `every`, their text, `texts[section_texts[i]]`), and the rows read in open
+    tables, in file order: each row's line index, launch, line text (`texts[line[i]]`) and
+    table widths (`widths[table[i]]`)."""
 
     launches: list[Shape]
     kernel_lines: np.ndarray
     nvtx_lines: np.ndarray
+    section_lines: np.ndarray
+    section_texts: np.ndarray
     rows: np.ndarray
     launch: np.ndarray
     line: np.ndarray
@@ -103,9 +107,10 @@ class _Distinct:
         self.tables.append(table)
 
 
-def walk(data: bytes, found: lines.Lines) -> Walk:
-    """The launches and open tables' rows of ncu's text `data` (UTF-8; its lines `found`)."""
-    looked, sections, nvtx = _looked_at(data, found)
+def walk(data: bytes, found: lines.Lines, every: bool = False) -> Walk:
+    """The launches and open tables' rows of ncu's text `data` (UTF-8; its lines `found`): the
+    rows that can be a mapped metric's, or with `every` all of them."""
+    looked, sections, nvtx = _looked_at(data, found, every)
     codes, distinct = _distinct(data, found, looked)
     kind = np.full(len(found), _NOTHING, dtype=np.int8)
     kind[sections] = _SECTION
@@ -116,7 +121,19 @@ def walk(data: bytes, found: lines.Lines) -> Walk:
     launches = np.flatnonzero(kind[events] == _LAUNCH)
     if not len(launches):
         none = np.zeros(0, dtype=np.int64)
-        return Walk([], none, nvtx, none, none, none, none, distinct.texts, list(distinct.widths))
+        return Walk(
+            [],
+            none,
+            nvtx,
+            none,
+            none,
+            none,
+            none,
+            none,
+            none,
+            distinct.texts,
+            list(distinct.widths),
+        )
     events = events[launches[0] :]
     event_kind = kind[events].astype(np.int64)
     after = _states(event_kind)
@@ -133,6 +150,8 @@ def walk(data: bytes, found: lines.Lines) -> Walk:
         launches=[_named(data, found, a, distinct.shapes[code[a]]) for a in at.tolist()],
         kernel_lines=at,
         nvtx_lines=nvtx,
+        section_lines=np.flatnonzero(kind == _SECTION),
+        section_texts=code[kind == _SECTION],
         rows=rows,
         launch=np.cumsum(event_kind == _LAUNCH)[last] - 1,
         line=code[rows],
@@ -151,16 +170,18 @@ def _named(data: bytes, found: lines.Lines, at: int, shape: Shape) -> Shape:
     return above, shape[1], shape[2]
 
 
-def _looked_at(data: bytes, found: lines.Lines) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _looked_at(
+    data: bytes, found: lines.Lines, every: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The lines to look at in Python, the `Section:` lines (nothing else in them counts), and
     the lines led by `NVTX Sta` or `NVTX Pus` (a title indented past `lines.LEAD_LIMIT` is not
     ncu's).
 
     Looked at: lines with `, Context ` in them (kernel lines), lines whose lead is not known
     (`lines.UNKNOWN`: not ASCII, or long), rules (led by `-`), headers (led by `Metric N`) and
-    rows whose first 8 characters are a mapped metric's (6 of `SM [%]`). Any other line is
-    blank, advice, program output or a row of no mapped metric: it moves nothing and gives no
-    value."""
+    rows whose first 8 characters are a mapped metric's (6 of `SM [%]`); with `every`, every
+    line that is not blank. Any other line is blank, advice, program output or a row of no
+    mapped metric: it moves nothing and gives no value."""
     word = found.prefix(8)
     context = np.zeros(len(found), dtype=bool)
     offsets = [m.start() for m in _CONTEXT.finditer(data)]
@@ -168,6 +189,8 @@ def _looked_at(data: bytes, found: lines.Lines) -> tuple[np.ndarray, np.ndarray,
     looked = np.isin(word, _PREFIXES) | ((word & _SIX_MASK) == _SIX)
     looked |= (found.first == ord("-")) | (word == _HEADER_WORD)
     looked |= context | (found.lead == lines.UNKNOWN)
+    if every:
+        looked |= found.lead != lines.BLANK_LINE
     section = (word == _SECTION_WORD) & ~looked
     return (
         np.flatnonzero(looked),
@@ -178,16 +201,30 @@ def _looked_at(data: bytes, found: lines.Lines) -> tuple[np.ndarray, np.ndarray,
 
 def _distinct(data: bytes, found: lines.Lines, looked: np.ndarray) -> tuple[np.ndarray, _Distinct]:
     """Each looked-at line's number among the distinct ones (a table's rules and rows repeat
-    from launch to launch), and what each distinct line is."""
-    numbers: dict[bytes, int] = {}  # each line's first place among the looked-at ones
-    texts = map(
-        data.__getitem__, map(slice, found.start[looked].tolist(), found.end[looked].tolist())
+    from launch to launch), and what each distinct line is: lines of up to `_SHORT` bytes
+    grouped by their bytes with NumPy (`byte_spans.factorize`), longer ones (and all, should
+    two lines share a hash) in a dict."""
+    start, end = found.start[looked], found.end[looked]
+    short = end - start <= _SHORT
+    keys = np.zeros(len(looked), dtype=np.int64)
+    rows = np.flatnonzero(short)
+    grouped = byte_spans.factorize(
+        np.frombuffer(data, dtype=np.uint8), start[rows], (end - start)[rows]
     )
-    first = list(map(numbers.setdefault, texts, range(len(looked))))
-    codes, _ = pd.factorize(np.array(first, dtype=np.int64))  # numbered as `numbers` holds them
+    if grouped is None:
+        rows = np.zeros(0, dtype=np.int64)
+    else:
+        keys[rows] = grouped[0]
+    rest = np.setdiff1d(np.arange(len(looked)), rows, assume_unique=True)
+    numbers: dict[bytes, int] = {}  # each line's first place among the rest
+    texts = map(data.__getitem__, map(slice, start[rest].tolist(), end[rest].tolist()))
+    first = np.array(list(map(numbers.setdefault, texts, range(len(rest)))), dtype=np.int64)
+    keys[rest] = len(looked) + first  # (apart from the codes of short lines)
+    codes, _ = pd.factorize(keys)
+    firsts = byte_spans.first_rows(codes)
     distinct = _Distinct()
-    for raw in numbers:
-        distinct.add(raw.decode("utf-8"))
+    for a, b in zip(start[firsts].tolist(), end[firsts].tolist(), strict=True):
+        distinct.add(data[a:b].decode("utf-8"))
     return codes.astype(np.int64), distinct
 
 

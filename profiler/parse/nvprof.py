@@ -11,7 +11,8 @@ Everything nvprof prints that profgen has a table for, with or without the `==PI
 - the gpu trace (`nvprof_trace`), text and `--csv` -> `gpu_trace`;
 - the text API trace (`--print-api-trace`: `Start  Duration  Name`) -> `api_trace` (the
   importer summarises it into `api_calls`);
-- `--metrics` / `--events`, text and `--csv` (`nvprof_metrics`) -> `metrics`.
+- `--metrics` / `--events`, text and `--csv` (`nvprof_metrics`) -> `counters` (every row) and
+  `metrics` (what maps).
 
 A file may hold tables of several kinds (a summary and metrics, events and metrics, a summary
 of one run and a gpu trace of the next, as a README shows them); each becomes its table. A file
@@ -21,9 +22,8 @@ stage of its own); `read_log` refuses it. NVTX range summaries (under `NVTX resu
 the `ranges` table.
 
 Refused with a reason: nvprof output with no table profgen reads (`No kernels were profiled.`,
-an error, a warning page), quoting nvprof's own message; metrics output none of whose metrics
-maps (nvprof_metrics); a `--csv` API trace; a gpu trace of Unified Memory events
-only; one summary per device. Metrics that do not map, beside tables that do, are left out.
+an error, a warning page), quoting nvprof's own message; a metric table with no rows; a `--csv`
+API trace; a gpu trace of Unified Memory events only; one summary per device.
 """
 
 from __future__ import annotations
@@ -211,7 +211,7 @@ def read_log(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.DataFr
         stage: the stage key written into every table.
 
     Returns: the tables the file has, by `schema` name: `gpu_activities` and/or `api_calls` (a
-        summary), `gpu_trace`, `metrics`.
+        summary), `gpu_trace`, `counters` and `metrics`.
 
     Raises: ParseError when the file's first 64 KiB have no nvprof line nor table header, it has
         no table profgen reads (quoting nvprof's own message when it has one), it holds several
@@ -326,9 +326,10 @@ def _read(tables: list[Table], stage: str, path: Path) -> dict[str, pd.DataFrame
         api = [nvprof_trace.text_api_trace(t.full_origin(), stage) for t in api_traces]
         out["api_trace"] = pd.concat(api, ignore_index=True) if len(api) > 1 else api[0]
     metrics = [t for t in tables if t.kind in _METRIC_KINDS]
-    table = _metrics(metrics, stage, path, alone=not out) if metrics else None
-    if table is not None:
-        out["metrics"] = table
+    if metrics:
+        out.update(_metrics(metrics, stage, path))
+        if not any(len(t) for t in out.values()):
+            raise ParseError(path, EXPECTED, "its metric/event table has no rows (cut short?)")
     return out
 
 
@@ -634,12 +635,11 @@ def _gpu_trace(tables: list[Table], stage: str, path: Path) -> pd.DataFrame:
     return trace.sort_values("start_ns", kind="stable", ignore_index=True)
 
 
-def _metrics(tables: list[Table], stage: str, path: Path, alone: bool) -> pd.DataFrame | None:
-    """Metric and event tables -> one `metrics` table, a row per kernel; None when none of
-    their metrics maps and the file has other tables (`alone` False).
+def _metrics(tables: list[Table], stage: str, path: Path) -> dict[str, pd.DataFrame]:
+    """Metric and event tables -> `counters` (every row) and, when some metric maps, `metrics`
+    (a row per kernel).
 
-    Raises: ParseError for a bad row or cell, or as `nvprof_metrics.metrics_table` (when
-        `alone`).
+    Raises: ParseError for a bad row or cell, or as `nvprof_metrics.table`.
     """
     rows = [
         nvprof_metrics.text_rows(t.origin, t.raw, t.breaks, t.above)
@@ -647,4 +647,4 @@ def _metrics(tables: list[Table], stage: str, path: Path, alone: bool) -> pd.Dat
         else nvprof_metrics.csv_rows(t.origin)
         for t in tables
     ]
-    return nvprof_metrics.table(rows, stage, Origin(path, EXPECTED), alone)
+    return nvprof_metrics.table(rows, stage, Origin(path, EXPECTED))

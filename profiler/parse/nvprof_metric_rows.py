@@ -15,18 +15,27 @@ import pandas as pd
 from profiler.parse import tokens, values
 from profiler.parse.values import Origin
 
+MIX = np.uint64(0x9E3779B97F4A7C15)  # odd: mixes a window's 8-byte words into one number
+
+
+class Clash(Exception):
+    """Two windows of one hash (never seen): the caller reads them another way."""
+
+
 
 @dataclass(frozen=True)
 class Cells:
     """One column of a table's rows: row i's cell is the `count[i]` bytes of `data` (UTF-8 text)
     that end at `base[i] + end`, or, for a row read on its own (a CSV cell, a text row cut with
-    `str.split`), `own[i]`."""
+    `str.split`), `own[i]`. `same`, when known, names for each row a row of the same bytes
+    (itself, or an earlier one), so that repeated rows are read once."""
 
     data: bytes | memoryview
     base: np.ndarray
     end: int
     count: np.ndarray
     own: dict[int, object]
+    same: np.ndarray | None = None
 
     @classmethod
     def objects(cls, cells: list[object]) -> Cells:
@@ -52,6 +61,81 @@ class Cells:
             return np.full(len(which), np.nan), np.zeros(len(which), dtype=bool)
         codes = np.frombuffer(self.data, dtype=np.uint8)
         return tokens.decimals(codes, *self.spans(which))
+
+    def distinct(self) -> tuple[np.ndarray, list[object]]:
+        """Each row's cell as a code into the distinct cells (text; -1 for a CSV's NA): each row
+        of distinct bytes (`same`) read once, the cells in `data` told apart by their bytes
+        (`Names`, right-aligned in windows as wide as the widest), so that a million rows of a
+        few distinct cells make a few strings."""
+        n = len(self.base)
+        same = np.arange(n) if self.same is None else self.same
+        first = same == np.arange(n)
+        first[np.fromiter(self.own, dtype="int64", count=len(self.own))] = False
+        rows = np.flatnonzero(first)
+        local = np.zeros(n, dtype="int64")
+        found: list[object] = []
+        if len(rows):
+            local[rows], found = self._spanned(rows)
+        own = np.fromiter(self.own, dtype="int64", count=len(self.own))
+        if len(own):
+            cells = pd.Series([self.own[i] for i in own.tolist()], dtype=object)
+            codes, distinct = pd.factorize(cells)
+            local[own] = np.where(codes < 0, -1, codes + len(found))  # -1: NA (remap's last)
+            found = found + list(distinct)
+        seen: dict[object, int] = {}
+        remap = np.array([seen.setdefault(c, len(seen)) for c in found] + [-1], dtype="int64")
+        return remap[local][same], list(seen)
+
+    def _spanned(self, rows: np.ndarray) -> tuple[np.ndarray, list[object]]:
+        """`distinct` of rows `rows`, all of them cells in `data`."""
+        width = max(int(self.count[rows].max()), 1)
+        codes = np.frombuffer(self.data, dtype=np.uint8)
+        windows = np.lib.stride_tricks.sliding_window_view(codes, width)
+        names = Names(width)
+        try:
+            return names.codes(windows[self.base[rows] + self.end - width]), list(names.names)
+        except (Clash, UnicodeDecodeError):  # (never seen) read as strings
+            got, cells = pd.factorize(pd.Series(self.pick(rows), dtype=object))
+            return got.astype("int64"), list(cells)
+
+
+class Names:
+    """Names told apart by their windows (right-aligned, `width` bytes, spaces before): each
+    window hashed to one number, and checked byte for byte against the first window of its
+    hash; codes are given in order of first appearance."""
+
+    def __init__(self, width: int) -> None:
+        self.width, self.words = width, -(-width // 8)
+        self.known: dict[int, tuple[int, bytes]] = {}  # hash -> code, window
+        self.names: list[str] = []
+
+    def codes(self, windows: np.ndarray) -> np.ndarray:
+        """Each window's code (windows: one row of `width` bytes each).
+
+        Raises: Clash for two windows of one hash.
+        """
+        padded = np.zeros((len(windows), self.words * 8), dtype=np.uint8)
+        padded[:, padded.shape[1] - self.width :] = windows
+        words = padded.view(np.uint64)
+        mixed = np.zeros(len(windows), dtype=np.uint64)
+        for k in range(self.words):
+            mixed = mixed * MIX + words[:, k]
+        local, hashes = pd.factorize(mixed)
+        code = np.empty(len(hashes), dtype="int64")
+        firsts = np.empty(len(hashes), dtype="int64")
+        firsts[local[::-1]] = np.arange(len(local))[::-1]
+        known = []
+        for k, (h, first) in enumerate(zip(hashes.tolist(), firsts.tolist(), strict=True)):
+            if h not in self.known:
+                window = padded[first].tobytes()
+                self.known[h] = (len(self.names), window)
+                self.names.append(window.decode("ascii").lstrip(" \0"))
+            code[k], window = self.known[h]
+            known.append(window)
+        seen = np.frombuffer(b"".join(known), dtype=np.uint64).reshape(len(hashes), self.words)
+        if not (words == seen[local]).all():
+            raise Clash
+        return code[local]
 
 
 @dataclass(frozen=True)

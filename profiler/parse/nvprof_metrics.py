@@ -32,8 +32,11 @@ Not mapped, for want of a column: Invocations, Min, Max and Total; every other m
 (efficiencies, hit rates, throughputs in bytes/s, instruction counts, stall reasons, cycles); the
 device. nvprof measures no duration in this mode, so `duration_ns` is missing and the roofline can
 place a kernel by its intensity (FLOPs per DRAM byte) but not by its rates; `range`, `grid`,
-`block` and `registers` are missing too. A file none of whose metrics maps is refused, naming
-what it has.
+`block` and `registers` are missing too.
+
+Every row, mapped or not, is also a row of `schema.COUNTERS` as nvprof printed it
+(`nvprof_counters`), with its kernel's `kernel_id`: a file none of whose metrics maps has
+`counters` and no `metrics` table.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from profiler import schema
-from profiler.parse import csvtext, values
+from profiler.parse import csvtext, nvprof_counters, values
 from profiler.parse.nvprof_metric_rows import Cells, Rows, blocks
 from profiler.parse.nvprof_metrics_text import text_rows as text_rows  # (nvprof reads it here)
 from profiler.parse.values import Origin
@@ -95,10 +98,6 @@ _NEED = np.array(  # per field and rank: how many metrics a complete source has
     ],
     dtype="int64",
 )
-KNOWN = (
-    "flop_count_sp[_add/_mul/_fma], dram_read/write_bytes or _transactions, "
-    "fb*_subp*_read/write_sectors, achieved_occupancy, sm_efficiency, dram_utilization"
-)
 
 
 def csv_rows(origin: Origin) -> Rows:
@@ -137,18 +136,19 @@ def csv_rows(origin: Origin) -> Rows:
     )
 
 
-def table(tables: list[Rows], stage: str, origin: Origin, alone: bool) -> pd.DataFrame | None:
-    """The rows of every metric and event table of a file -> one `metrics` table, a row per
-    kernel; None when none of their metrics maps and the file has other tables (`alone` False).
+def table(tables: list[Rows], stage: str, origin: Origin) -> dict[str, pd.DataFrame]:
+    """The rows of every metric and event table of a file -> its `counters` (every row) and,
+    when some of its metrics map, its `metrics` (a row per kernel).
 
-    Returns: DataFrame with `schema.METRICS` columns, one row per kernel (device, name and
-        occurrence), in the order the file lists them.
+    Returns: `counters` with `schema.COUNTERS` columns, in file order, and `metrics` with
+        `schema.METRICS` columns, one row per kernel (device, name and occurrence), in the
+        order the file lists them; a counter's `kernel_id` is its kernel's.
 
-    Raises: ParseError for a bad Invocations, Min, Max or Avg cell, or as `metrics_table`.
+    Raises: ParseError for a bad Invocations cell, a bad Min, Max or Avg cell of a mapped
+        metric, or as `metrics_table`.
     """
-    found = [contributions(rows) for rows in tables]
-    if not any(len(f) for f in found) and not alone:
-        return None
+    read = [contributions(rows) for rows in tables]
+    found = [f for f, _ in read]
     names: dict[str, int] = {}
     devices: dict[str, int] = {}
     kernel_names: dict[str, int] = {}
@@ -162,6 +162,18 @@ def table(tables: list[Rows], stage: str, origin: Origin, alone: bool) -> pd.Dat
     device, kernel, occurrence = (np.concatenate([k[i] for k in keys]) for i in range(3))
     pair = pd.factorize(device * (len(kernel_names) + 1) + kernel)[0].astype("int64")
     index, firsts = pd.factorize(pair * (int(occurrence.max(initial=0)) + 1) + occurrence)
+    capped = values.cap_names(pd.Series(list(kernel_names), dtype="string")).tolist()
+    out = {
+        schema.COUNTERS.name: nvprof_counters.counters(
+            tables,
+            (index.astype("int64"), kernel, capped),
+            (np.concatenate(metric), list(names)),
+            np.concatenate([i for _, i in read]),
+            stage,
+        )
+    }
+    if not any(len(f) for f in found):
+        return out
     sizes = np.cumsum([0] + [len(rows.at) for rows in tables])
     rows_found = pd.concat(
         [f.assign(row=f["row"] + sizes[i]) for i, f in enumerate(found)], ignore_index=True
@@ -170,20 +182,22 @@ def table(tables: list[Rows], stage: str, origin: Origin, alone: bool) -> pd.Dat
     every = rows_found.assign(kernel=index[picked], metric=np.concatenate(metric)[picked])
     order = np.empty(len(firsts), dtype="int64")  # each kernel's first row
     order[index[::-1]] = np.arange(len(index))[::-1]
-    return metrics_table((list(kernel_names), kernel[order]), every, list(names), stage, origin)
+    got = metrics_table((list(kernel_names), kernel[order]), every, stage, origin)
+    return out if got is None else {schema.METRICS.name: got, **out}
 
 
-def contributions(rows: Rows) -> pd.DataFrame:
-    """Every row that feeds a column of `schema.METRICS`, its Avg read and weighted.
+def contributions(rows: Rows) -> tuple[pd.DataFrame, np.ndarray]:
+    """Every row that feeds a column of `schema.METRICS`, its Avg read and weighted; and every
+    row's Invocations.
 
     Returns: DataFrame of `row` (the row's position), `field` (a `_SOURCES` key), `rank` (the
-        source's place, best 0) and `value`.
+        source's place, best 0) and `value`; the Invocations, a float per row (NaN: missing).
 
     Raises: ParseError naming the line and column of an Invocations, Min, Max or Avg cell that
         is no number in range.
     """
     everyone = np.arange(len(rows.at))
-    _numbers(rows, "invocations", everyone, "Invocations", values.COUNT, None, False)
+    invocations = _numbers(rows, "invocations", everyone, "Invocations", values.COUNT, None, False)
     found = []
     for field, sources in _SOURCES.items():
         for rank, source in enumerate(sources):
@@ -198,8 +212,8 @@ def contributions(rows: Rows) -> pd.DataFrame:
                 part = {"row": which, "field": _FIELDS.index(field), "rank": rank, "value": number}
                 found.append(pd.DataFrame(part))
     if not found:
-        return pd.DataFrame({"row": [], "field": [], "rank": [], "value": []})
-    return pd.concat(found, ignore_index=True)
+        return pd.DataFrame({"row": [], "field": [], "rank": [], "value": []}), invocations
+    return pd.concat(found, ignore_index=True), invocations
 
 
 def _weight(source: Source, metric: str) -> float | None:
@@ -265,35 +279,27 @@ def _avg_texts(cells: list[object], pct_field: bool) -> tuple[list[object], np.n
 
 
 def metrics_table(
-    kernels: tuple[list[str], np.ndarray],
-    found: pd.DataFrame,
-    metrics: list[str],
-    stage: str,
-    origin: Origin,
-) -> pd.DataFrame:
+    kernels: tuple[list[str], np.ndarray], found: pd.DataFrame, stage: str, origin: Origin
+) -> pd.DataFrame | None:
     """Per kernel, each field from its best complete source.
 
     Args:
         kernels: the kernel names, and each kernel's name as a position in them, for every
             kernel the file lists, in order (a kernel is a device, a name and an occurrence).
         found: `contributions` of every table, with `kernel` (a kernel's position) and `metric`
-            (a position in `metrics`) for `row`.
-        metrics: the names of every metric and event the file has (for the refusal).
+            (a metric's code) for `row`.
         stage: the stage key of every row.
         origin: the file (for messages).
 
-    Returns: DataFrame with `schema.METRICS` columns, one row per kernel.
+    Returns: DataFrame with `schema.METRICS` columns, one row per kernel; None when no field
+        has a complete source (the file's metrics are in `counters` only).
 
-    Raises: ParseError when no metric maps to a column, or a sum leaves the range of int64.
+    Raises: ParseError when a sum leaves the range of int64.
     """
     names, name_of = kernels
     best = _best(found)
     if not len(best["kernel"]):
-        shown = ", ".join(metrics[:6]) + (", ..." if len(metrics) > 6 else "")
-        raise origin.error(
-            f"nvprof metrics/events for {len(name_of)} kernel(s), but none of them ({shown}) is "
-            f"one profgen's metrics table holds ({KNOWN})"
-        )
+        return None
     fields = {}
     for k, field in enumerate(_FIELDS):
         column = np.full(len(name_of), np.nan)

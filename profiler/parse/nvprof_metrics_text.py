@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from profiler.parse import lines
-from profiler.parse.nvprof_metric_rows import Cells, Rows, blocks
+from profiler.parse.nvprof_metric_rows import MIX, Cells, Clash, Names, Rows, blocks
 from profiler.parse.values import Origin
 
 # Per byte: 0 a blank (what `str.split()` splits on), 1 any other ASCII byte, 3 not ASCII.
@@ -32,7 +32,6 @@ _KIND = np.where(lines._BLANK, 0, 1).astype(np.int8)
 _KIND[128:] = 3
 _LAYOUT_ROWS = 64  # the lines looked at for a row to take the columns' places from
 _CHUNK = 1 << 14  # rows checked at once: their windows stay in the cache
-_MIX = np.uint64(0x9E3779B97F4A7C15)  # odd: mixes the name's 8-byte words into one number
 _VALUES = ("min", "max", "avg")
 # said of a row above which no `Kernel:` line stands (a README that kept only the table)
 NO_KERNEL = (
@@ -59,7 +58,8 @@ class Layout:
 class _Fast:
     """The rows cut all at once: their lines (below the header), where each starts in the
     table's bytes, the length of each of its tokens but the name's (Invocations, Min, Max,
-    Avg), and each row's name as a code into `names` (first seen first)."""
+    Avg), each row's name as a code into `names` (first seen first), and for each row an
+    earlier (or the same) row of the same bytes, by position among them (`Cells.same`)."""
 
     offsets: np.ndarray
     base: np.ndarray
@@ -67,10 +67,7 @@ class _Fast:
     count: np.ndarray
     metric: np.ndarray
     names: list[str]
-
-
-class _Clash(Exception):
-    """Two names of one hash (never seen): the table is read line by line instead."""
+    same: np.ndarray
 
 
 def text_rows(
@@ -179,20 +176,22 @@ def _fast_rows(
         return None
     rows_of = np.lib.stride_tricks.sliding_window_view(codes, layout.size)
     shape = _windows(layout)
-    names = _Names(layout.ends[1] - layout.ends[0])
+    names = Names(layout.ends[1] - layout.ends[0])
     distinct = _Distinct(layout.size)
     try:
         parts = [
             distinct.check(rows_of[start[candidates[a : a + _CHUNK]]], shape, names)
             for a in range(0, len(candidates), _CHUNK)
         ]
-    except _Clash:
+    except Clash:
         return None
     rows = candidates[np.concatenate([p[0] for p in parts])]
     count = np.concatenate([p[1] for p in parts])
     metric = np.concatenate([p[2] for p in parts])
+    sizes = np.cumsum([0] + [len(p[1]) for p in parts[:-1]])
+    same = np.concatenate([p[3] + size for p, size in zip(parts, sizes, strict=True)])
     ends = layout.ends[:1] + layout.ends[2:5]  # Invocations, Min, Max, Avg
-    return _Fast(rows, start[rows], ends, count, metric, names.names)
+    return _Fast(rows, start[rows], ends, count, metric, names.names, same)
 
 
 def _check(
@@ -200,13 +199,13 @@ def _check(
     windows: list[tuple[int, int]],
     blank: np.ndarray,
     inner: np.ndarray,
-    names: _Names,
+    names: Names,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For rows `got` (a row's bytes each): which are printable ASCII and spaces, hold spaces
     then one token in every window, and digits only for Invocations; of those, the length of
     each token but the name's, and the name's code.
 
-    Raises: _Clash for two names of one hash.
+    Raises: Clash for two names of one hash.
     """
     ok = (got.min(axis=1, initial=255) >= 32) & (got.max(axis=1, initial=0) < 128)
     solid = got > 32
@@ -235,73 +234,45 @@ class _Distinct:
         self,
         got: np.ndarray,
         shape: tuple[list[tuple[int, int]], np.ndarray, np.ndarray],
-        names: _Names,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """`_check(got, *shape, names)`.
+        names: Names,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """`_check(got, *shape, names)`, and for each row that is ok the first row of its
+        bytes, by position among those (itself when the rows were checked one by one).
 
-        Raises: _Clash as `_check`.
+        Raises: Clash as `_check`.
         """
         if not self.on or len(got) < 2:
-            return _check(got, *shape, names)
+            return _alone(_check(got, *shape, names))
         padded = np.zeros((len(got), self.words * 8), dtype=np.uint8)
         padded[:, : self.size] = got
         words = padded.view(np.uint64)
         mixed = words[:, 0].copy()
         for k in range(1, self.words):
-            mixed *= _MIX
+            mixed *= MIX
             mixed ^= words[:, k]
         local, hashes = pd.factorize(mixed)
         if len(hashes) > len(got) // 2:
             self.on = False
-            return _check(got, *shape, names)
+            return _alone(_check(got, *shape, names))
         firsts = np.empty(len(hashes), dtype="int64")
         firsts[local[::-1]] = np.arange(len(local))[::-1]  # (in order of first appearance)
         if not (words == words[firsts][local]).all():
-            return _check(got, *shape, names)  # two rows of one hash (never seen)
+            return _alone(_check(got, *shape, names))  # two rows of one hash (never seen)
         ok, count, codes = _check(got[firsts], *shape, names)
         place = np.cumsum(ok) - 1  # a distinct row's place among those that are ok
         rows_ok = ok[local]
         pick = place[local[rows_ok]]
-        return rows_ok, count[pick], codes[pick]
+        kept = np.flatnonzero(rows_ok)
+        same = np.searchsorted(kept, firsts[local[kept]])
+        return rows_ok, count[pick], codes[pick], same
 
 
-class _Names:
-    """Names told apart by their windows (right-aligned, `width` bytes, spaces before): each
-    window hashed to one number, and checked byte for byte against the first window of its
-    hash; codes are given in order of first appearance."""
-
-    def __init__(self, width: int) -> None:
-        self.width, self.words = width, -(-width // 8)
-        self.known: dict[int, tuple[int, bytes]] = {}  # hash -> code, window
-        self.names: list[str] = []
-
-    def codes(self, windows: np.ndarray) -> np.ndarray:
-        """Each window's code (windows: one row of `width` bytes each).
-
-        Raises: _Clash for two windows of one hash.
-        """
-        padded = np.zeros((len(windows), self.words * 8), dtype=np.uint8)
-        padded[:, padded.shape[1] - self.width :] = windows
-        words = padded.view(np.uint64)
-        mixed = np.zeros(len(windows), dtype=np.uint64)
-        for k in range(self.words):
-            mixed = mixed * _MIX + words[:, k]
-        local, hashes = pd.factorize(mixed)
-        code = np.empty(len(hashes), dtype="int64")
-        firsts = np.empty(len(hashes), dtype="int64")
-        firsts[local[::-1]] = np.arange(len(local))[::-1]
-        known = []
-        for k, (h, first) in enumerate(zip(hashes.tolist(), firsts.tolist(), strict=True)):
-            if h not in self.known:
-                window = padded[first].tobytes()
-                self.known[h] = (len(self.names), window)
-                self.names.append(window.decode("ascii").lstrip(" \0"))
-            code[k], window = self.known[h]
-            known.append(window)
-        seen = np.frombuffer(b"".join(known), dtype=np.uint64).reshape(len(hashes), self.words)
-        if not (words == seen[local]).all():
-            raise _Clash
-        return code[local]
+def _alone(
+    checked: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`_check`'s result, each row that is ok the first of its bytes."""
+    ok, count, codes = checked
+    return ok, count, codes, np.arange(len(count), dtype="int64")
 
 
 @dataclass
@@ -445,8 +416,10 @@ def _rows(origin: Origin, data: bytes | memoryview, fast: _Fast | None, walk: _L
     starts = np.ones(len(at), dtype=bool)
     starts[1:] = block[1:] != block[:-1]
     base = np.zeros(len(at), dtype="int64")
+    same = np.arange(len(at), dtype="int64")
     if fast is not None:
         base[where] = fast.base
+        same[where] = where[fast.same]
     cells = {}
     for k, column in enumerate(("invocations", "min", "max", "avg")):
         count = np.zeros(len(at), dtype=np.int32)
@@ -456,7 +429,7 @@ def _rows(origin: Origin, data: bytes | memoryview, fast: _Fast | None, walk: _L
         texts: dict[int, object] = dict(
             zip(mine.tolist(), (c[(0, 2, 3, 4)[k]] for c in cut), strict=True)
         )
-        cells[column] = Cells(data, base, end, count, texts)
+        cells[column] = Cells(data, base, end, count, texts, same)
     occurrence = blocks(origin, at, codes, metrics, starts)
     device_of, kernel_of = codes[0], codes[1]
     return Rows(

@@ -201,6 +201,21 @@ def checked(
     return pd.Series(scaled, index=index, dtype="float64")
 
 
+def loose_numbers(cells: pd.Series) -> np.ndarray:
+    """Text cells as float64 as `numbers` reads them, NaN where a cell is no number; nothing is
+    checked (for cells kept as printed, where no rule applies)."""
+    return _parse(cells)
+
+
+def number_or_nan(text: str) -> float:
+    """A cell's number as the tools print one (a plain decimal, thousands separators allowed,
+    any sign), NaN when it is none: for cells kept as printed, where no rule applies."""
+    clean = text.strip()
+    if "," in clean and re.fullmatch(_THOUSANDS, clean):
+        clean = clean.replace(",", "")
+    return float(clean) if _DECIMAL.match(clean) else math.nan
+
+
 def scalar(text: str, rule: Rule, factor: float = 1.0) -> float:
     """One cell's number in the unit of `factor`.
 

@@ -23,6 +23,7 @@ from profiler import schema
 from profiler.analyze import overlap, roofline, stages, timeline
 from profiler.analyze.assemble import missing_summaries
 from profiler.render import charts, sections
+from profiler.render.counter_section import COUNTERS, KERNELS, counter_section
 from profiler.render.escape import NAME_LIMIT
 from profiler.render.header import header_rows, report_title
 from profiler.render.layer_section import layer_section
@@ -75,6 +76,8 @@ def build_context(run: Run) -> dict[str, Any]:
         if run.has("metrics")
         else None,
         "layers": layer_section(run, titles),
+        "counters": counter_section(run, titles),
+        "counters_limits": {"kernels": KERNELS, "counters": COUNTERS},
         "batch_sweep": charts.batch_sweep_section(run.table("batch_sweep"), _roles(run))
         if run.has("batch_sweep")
         else None,
@@ -178,6 +181,7 @@ def _sections(ctx: Mapping[str, Any]) -> list[dict[str, str]]:
     optional = [
         ("roofline", "roofline", "Roofline"),
         ("layers", "layers", "Per layer"),
+        ("counters", "counters", "Counters"),
         ("batch_sweep", "batch-sweep", "Batch size"),
         ("regressions", "regressions", "Regressions"),
     ]

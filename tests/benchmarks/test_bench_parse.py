@@ -16,6 +16,7 @@
   each read (`import_capture`);
 - 1,000,000 metric rows of ncu's default text output: a real kernel's `Section:` tables
   (tests/data/ncu/2023.x/ppc-max-flops.txt), repeated;
+- a 1,000,000-row ncu `--csv` details page: the real H100 page's launches repeated with new IDs;
 - files with a 100,000-space run, which the old nvprof row pattern and nsys stdout splitter
   took minutes over (quadratic backtracking), and 10,000,000 blank lines.
 
@@ -26,13 +27,15 @@ stays fast while the same code paths are checked; timings are never asserted.
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from profiler import schema
-from profiler.parse import ncu_text, nsys_csv, nvprof, pages
+from profiler.parse import ncu_csv, ncu_text, nsys_csv, nvprof, pages
 
 ROWS = 1_000_000
 SMALL = 10_000
@@ -42,6 +45,7 @@ NVPROF_TEXT = DATA / "nvprof" / "9.x" / "cuda-stream-summary.txt"
 NVPROF_TRACE = DATA / "nvprof" / "9.x" / "cheby-text-gpu-trace.txt"
 NVPROF_METRICS = DATA / "nvprof" / "8.x" / "lbp-text-metrics.txt"
 NCU_TEXT = DATA / "ncu" / "2023.x" / "ppc-max-flops.txt"
+NCU_DETAILS = DATA / "ncu" / "2025.3.1" / "details-sections.csv"
 STDOUT = DATA / "nsys" / "2025.3.1" / "demo" / "nsys-stats-stdout.txt"
 TEXT_TRACE = DATA / "nsys" / "2020.4.3" / "omp-offload-stats.txt"
 
@@ -120,7 +124,7 @@ def text_trace(n: int) -> str:
     marker = lines[mark]
     header, rule, rows = lines[at - 1], lines[at], lines[at + 1 : at + 10]
     out = [marker, "", "   " + header, " " + "-" * 13 + rule[11:]]
-    for i in range(n):
+    for i in range(-(-n // len(rows)) * len(rows)):
         row = rows[i % len(rows)]
         start = float(row[1:11]) + (i // len(rows)) * 0.001
         out.append(f" {start:13.6f}{row[11:]}")
@@ -195,6 +199,9 @@ def test_parse_million_row_text_metrics(benchmark, made):
     table = metrics["metrics"]
     assert len(table) == n // 7 and table["kernel_id"].tolist() == list(range(n // 7))
     assert table["achieved_occupancy_pct"].to_numpy() == pytest.approx(51.7002)
+    counters = metrics["counters"]  # every row, as printed
+    assert len(counters) == n // 7 * 7 and counters["kernel_id"].iloc[-1] == n // 7 - 1
+    assert counters["text"].iloc[:7].tolist()[::3] == ["7.2243GB/s", "44.48%", "100.00%"]
 
 
 def metric_rows(text: str) -> int:
@@ -223,10 +230,40 @@ def test_parse_million_row_ncu_text(benchmark, made):
     n = rows_for(benchmark)
     kernels = -(-n // metric_rows(NCU_TEXT.read_text()))
     path = made("ncu.txt", n, million_row_ncu_text)
-    table = run(benchmark, ncu_text.read_metrics, path, "b")
+    tables = run(benchmark, ncu_text.read_tables, path, "b")  # as `profgen import` reads it
+    table = tables["metrics"]
     assert len(table) == kernels and table["kernel_id"].tolist() == list(range(kernels))
+    assert len(tables["counters"]) == metric_rows(path.read_text())  # every row, as printed
     assert set(table["duration_ns"]) == {1_130_000_000} and set(table["registers"]) == {16}
     assert table["achieved_occupancy_pct"].to_numpy() == pytest.approx(95.84)
+
+
+def million_row_ncu_details(n: int) -> str:
+    """The real H100 details page's rows (tests/data/ncu/2025.3.1; a rule's description spans
+    lines), repeated whole with new launch IDs until the page holds at least `n` rows."""
+    text = NCU_DETAILS.read_text()
+    head, at = text[: text.index('"ID",')], text.index('"ID",')
+    header, *rows = list(csv.reader(io.StringIO(text[at:])))
+    launches = len({row[0] for row in rows})
+    out = io.StringIO()
+    out.write(head)
+    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    writer.writerow(header)
+    for i in range(-(-n // len(rows)) * len(rows)):
+        row = rows[i % len(rows)]
+        writer.writerow([str(int(row[0]) + (i // len(rows)) * launches), *row[1:]])
+    return out.getvalue()
+
+
+def test_parse_million_row_ncu_csv_details(benchmark, made):
+    n = rows_for(benchmark)
+    path = made("ncu-details.csv", n, million_row_ncu_details)
+    tables = run(benchmark, ncu_csv.read_tables, path, "b")
+    text = path.read_text()
+    page = list(csv.DictReader(io.StringIO(text[text.index('"ID",') :])))
+    assert len(tables["counters"]) == sum(bool(r["Metric Name"]) for r in page)  # not rule rows
+    assert len(tables["metrics"]) == len({r["ID"] for r in page})
+    assert tables["counters"]["kernel_id"].is_monotonic_increasing
 
 
 def test_parse_100k_space_run(benchmark, made):

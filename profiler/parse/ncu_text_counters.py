@@ -1,0 +1,111 @@
+"""Nsight Compute's text tables, every row as ncu printed it -> `schema.COUNTERS` (`ncu_counters`
+says what a row holds).
+
+A row of an open table (`ncu_walk` with `every`) is cut from its right end by its table's column
+widths, as `ncu_text` cuts a mapped metric's row; its section is the `Section:` line above it.
+Rows repeat from launch to launch: each distinct row (line and table widths) is cut once, and
+each distinct section line read once.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from profiler.parse import byte_spans, ncu_walk, values
+from profiler.parse.ncu_counters import frame
+
+# A row of ncu's text cut by its table's widths: name, unit, value cell, and a per-kernel
+# summary's Minimum and Maximum cells (None in a table of three columns).
+TextRow = tuple[str, str, str, str | None, str | None]
+
+
+def text(walk: ncu_walk.Walk, launches: tuple[list[int], list[str]], stage: str) -> pd.DataFrame:
+    """Every row of ncu's text tables (`walk` with `every`) that fits its table's columns, in
+    file order, with the section it is under.
+
+    Args:
+        walk: the text's walk (`ncu_walk.walk(..., every=True)`).
+        launches: each launch's ID and kernel name (as `metrics` has them).
+        stage: the stage key of every row.
+
+    Returns: DataFrame with `schema.COUNTERS` columns; a per-kernel summary's rows give the
+        Average as `value`, with Minimum and Maximum.
+    """
+    pair, _ = pd.factorize(walk.line * max(len(walk.widths), 1) + walk.table)
+    firsts = byte_spans.first_rows(pair)
+    cuts = [
+        cut_row(walk.texts[line], walk.widths[table])
+        for line, table in zip(walk.line[firsts].tolist(), walk.table[firsts].tolist(), strict=True)
+    ]
+    fits = np.array([c is not None for c in cuts] + [False], dtype=bool)
+    kept = np.flatnonzero(fits[pair])
+    code = pair[kept]
+    rows: list[TextRow] = [c if c is not None else ("", "", "", None, None) for c in cuts]
+    ids, names = launches
+    launch = walk.launch[kept]
+    got = {
+        "kernel_id": np.asarray(ids, dtype="int64")[launch],
+        "name": _strings(launch, values.cap_names(pd.Series(names, dtype="string")).tolist()),
+        "section": _sections(walk, kept),
+        "metric": _strings(code, [r[0] for r in rows]),
+        "unit": _strings(code, [r[1] or pd.NA for r in rows]),
+        "value": _cell_numbers([r[2] for r in rows])[code],
+        "text": _strings(code, [r[2] for r in rows]),
+        "invocations": None,
+        "min": None
+        if all(r[3] is None for r in rows)
+        else _cell_numbers([r[3] for r in rows])[code],
+        "max": None
+        if all(r[4] is None for r in rows)
+        else _cell_numbers([r[4] for r in rows])[code],
+    }
+    return frame(got, stage)
+
+
+def cut_row(line: str, widths: tuple[int, ...]) -> TextRow | None:
+    """A row of an open table cut from its right end by the table's column widths (name left-
+    aligned, the rest right-aligned, one blank between columns); None for a row that does not
+    fit them (advice, a wrapped line)."""
+    row = line.rstrip()
+    cells, end = [], len(row)
+    for width in reversed(widths[1:]):
+        start = end - width
+        if start < 1 or row[start - 1] != " ":
+            return None
+        cells.append(row[start:end].strip())
+        end = start - 1
+    name = row[:end].strip()
+    if not name:
+        return None
+    *values_, unit = cells  # (cells hold the value, [Maximum, Minimum,] then the unit)
+    if len(values_) == 3:
+        average, maximum, minimum = values_
+        return name, unit, average, minimum, maximum
+    return name, unit, values_[0], None, None
+
+
+def _sections(walk: ncu_walk.Walk, kept: np.ndarray) -> pd.Series:
+    """Each kept row's section: the last `Section:` line above it in its launch (missing when
+    none), each distinct section line read once."""
+    heads = walk.section_lines
+    above = np.searchsorted(heads, walk.rows[kept], side="right") - 1
+    line = np.where(above >= 0, heads[np.maximum(above, 0)], -1)
+    inside = line > walk.kernel_lines[walk.launch[kept]]
+    used, which = np.unique(walk.section_texts[np.maximum(above, 0)], return_inverse=True)
+    titles = [walk.texts[t].strip().removeprefix("Section:").strip() or pd.NA for t in used]
+    return _strings(np.where(inside & (len(heads) > 0), which, -1), titles)
+
+
+def _strings(codes: np.ndarray, names: list[object]) -> pd.Series:
+    """A `string` column of `names[codes]` (code -1: missing)."""
+    pool = pd.Series([*names, pd.NA], dtype="string").array
+    return pd.Series(pool.take(np.where(codes < 0, len(names), codes)))
+
+
+def _cell_numbers(cells: list[str | None]) -> np.ndarray:
+    """Each cell's number (NaN: none or no number), with one more NaN at the end."""
+    got = [math.nan if c is None else values.number_or_nan(c) for c in cells]
+    return np.array(got + [math.nan], dtype="float64")
