@@ -178,10 +178,10 @@ def test_metrics_pasted_with_the_kernel_line_above_the_header_read_as_nvprof_pri
     assert got["achieved_occupancy_pct"].iloc[0] == pytest.approx(51.7002)  # 0.517002
 
 
-def test_the_meshmode_paste_is_read_and_refused_for_what_its_metrics_are(tmp_path, capsys):
+def test_the_meshmode_paste_is_read_and_imported_as_counters(tmp_path, capsys):
     """inducer/meshmode#103: `Kernel: resample_by_picking` above the header, then six rows: read
-    as that kernel's rows, then refused because none of its metrics is one profgen's metrics
-    table holds (the message is true now; it said the rows had no `Kernel:` line)."""
+    as that kernel's rows (it was refused: "the rows had no `Kernel:` line"); none of its
+    metrics is one the metrics table holds, so the run has its six counters and no metrics."""
     text, tables = nvprof._found(MESHMODE)
     rows = nvprof_metrics.text_rows(tables[0].origin, tables[0].raw, tables[0].breaks,
                                     tables[0].above)  # fmt: skip
@@ -197,5 +197,9 @@ def test_the_meshmode_paste_is_read_and_refused_for_what_its_metrics_are(tmp_pat
     every = np.arange(6)
     assert rows.cells["invocations"].pick(every) == ["2", "2", "2", "2", "1", "2"]
     assert rows.cells["avg"].pick(every)[:2] == ["274.000000", "80.00%"]
-    said = refusal(MESHMODE, tmp_path, capsys)
-    assert "is one profgen's metrics table holds" in said and "no `Kernel:` line" not in said
+    run, _ = imported(MESHMODE, tmp_path, capsys)
+    counters = run.table("counters")
+    assert counters["metric"].tolist() == rows.metrics
+    assert set(counters["name"]) == {"resample_by_picking"}
+    assert counters["value"].tolist()[:2] == [274.0, 80.0] and counters["unit"].iloc[1] == "%"
+    assert not run.has("metrics")

@@ -64,9 +64,12 @@ def old_metrics(tables, stage, path):
     """`nvprof._metrics` as it was, but for what changed on purpose: metrics none of which maps
     give no `metrics` table (they were refused, or left out beside other tables), and every row
     is a `counters` row (`old_counters`)."""
-    read = {"text_metrics": old_text_rows, "csv_metrics": old_csv_rows}
+    read = {
+        "text_metrics": lambda o, t: old_text_rows(o, t.above),
+        "csv_metrics": lambda o, t: old_csv_rows(o),
+    }
     origins = [t.full_origin() for t in tables]  # (a text table read from bytes: text left out)
-    long = [(read[t.kind](o), o) for t, o in zip(tables, origins, strict=True)]
+    long = [(read[t.kind](o, t), o) for t, o in zip(tables, origins, strict=True)]
     found = pd.concat([old_contributions(rows, origin) for rows, origin in long])
     every = pd.concat([rows for rows, _ in long])
     keys = every[KEY]
@@ -104,8 +107,10 @@ def old_counters(every: pd.DataFrame, kernels: pd.DataFrame, stage: str) -> pd.D
     return schema.validate(schema.conform(out, schema.COUNTERS), schema.COUNTERS)
 
 
-def old_text_rows(origin: Origin) -> pd.DataFrame:
-    """The rows of one text metric or event table (`origin.text` starts at its header).
+def old_text_rows(origin: Origin, above: str = "") -> pd.DataFrame:
+    """The rows of one text metric or event table (`origin.text` starts at its header); a
+    `Kernel:` line right above the header (`above`, a paste's layout) names the rows that come
+    before any `Kernel:` line below it.
 
     The `Device` and `Kernel:` lines (and blank ones) are read one by one; the metric rows
     between them, nearly every line, are cut into tokens all at once (`tokens.split`), and only
@@ -138,6 +143,7 @@ def old_text_rows(origin: Origin) -> pd.DataFrame:
             kernel_at.append(offset)
             is_row[offset] = False
     offsets = np.flatnonzero(is_row)
+    old_kernel_above(above, offsets, (devices, device_at, kernels, kernel_at))
     fields = old_split_rows([bodies[i] for i in offsets.tolist()], n_values, events)
     block = np.searchsorted(np.array(kernel_at, dtype="int64"), offsets, side="right") - 1
     bad = np.flatnonzero(~fields.ok | (block < 0))
@@ -161,6 +167,26 @@ def old_text_rows(origin: Origin) -> pd.DataFrame:
     starts = np.ones(len(offsets), dtype=bool)
     starts[1:] = block[1:] != block[:-1]
     return old_blocks(frame, origin, starts, (device_codes, row_kernel.astype("int64")))
+
+
+def old_kernel_above(above: str, offsets: np.ndarray, found: tuple[list, ...]) -> None:
+    """Put a `Kernel:` (or `Device "X"    Kernel: k`) line from above the header before the
+    first line, when the first row comes before every `Kernel:` line below the header."""
+    devices, device_at, kernels, kernel_at = found
+    body = above.strip()
+    device = ""
+    if body.startswith("Device "):
+        device, _, body = body[7:].partition('"  ')
+        body = body.strip()
+    if not body.startswith("Kernel:") or not len(offsets):
+        return
+    if kernel_at and kernel_at[0] < offsets[0]:
+        return
+    kernels.insert(0, body[7:].strip())
+    kernel_at.insert(0, -1)
+    if device:
+        devices.insert(1, device.strip().strip('"'))
+        device_at.insert(1, -1)
 
 
 @dataclass(frozen=True)

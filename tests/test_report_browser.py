@@ -70,13 +70,17 @@ RUNS = {
 
 
 def imported_counters_run() -> Run:
-    """Real ncu and nvprof metric files imported: the counters section's grids."""
+    """Real ncu and nvprof metric files imported: the counters section's grids (ncu's details
+    page by section, its raw page, nvprof events), beside a roofline (the raw page) and a
+    breakdown (an nvprof summary), as a user's import of several files has them."""
     from profiler.importer import import_run
 
     data = Path(__file__).parent / "data"
     stages = [
         ("ncu", str(data / "ncu" / "2025.3.1" / "details-sections.csv")),
+        ("ncu_raw", str(data / "ncu" / "2025.3.1" / "raw-metrics.csv")),
         ("events", str(data / "nvprof" / "9.x" / "minmax-tegra-x1-events.log")),
+        ("summary", str(data / "nvprof" / "9.x" / "cuda-stream-summary.txt")),
     ]
     return store.load_run(import_run("m", stages, {}, Path(tempfile.mkdtemp(prefix="profgen-"))))
 

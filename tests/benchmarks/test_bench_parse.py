@@ -124,7 +124,7 @@ def text_trace(n: int) -> str:
     marker = lines[mark]
     header, rule, rows = lines[at - 1], lines[at], lines[at + 1 : at + 10]
     out = [marker, "", "   " + header, " " + "-" * 13 + rule[11:]]
-    for i in range(-(-n // len(rows)) * len(rows)):
+    for i in range(n):
         row = rows[i % len(rows)]
         start = float(row[1:11]) + (i // len(rows)) * 0.001
         out.append(f" {start:13.6f}{row[11:]}")
