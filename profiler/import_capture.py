@@ -26,7 +26,6 @@ errors a section's reader raises name the capture and its own lines.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +38,6 @@ from profiler.errors import ParseError
 from profiler.parse import capture, csvtext, detect, values
 
 Reader = Callable[[str, Path | csvtext.Held, str, Path], tuple[dict[str, pd.DataFrame], list[Path]]]
-_LINE = re.compile(r"\bline (?P<line>[0-9]{1,12})\b")
 _NOT_SECTIONS = (detect.CAPTURE, detect.NSYS_DIR, detect.NSYS_REPORT)
 
 
@@ -170,10 +168,10 @@ def _read_section(
         with values.trimmed() as trimmed:
             tables, _ = read(kind, held, stage, raw)
     except ParseError as exc:
-        entry["left_out"] = _located(exc.detail or str(exc), section)
+        entry["left_out"] = values.renumbered(exc.detail or str(exc), section.file_line)
         return entry, {}
     entry["tables"] = sorted(name for name, df in tables.items() if len(df))
-    entry["trimmed"] = [_located(str(t), section) for t in trimmed]
+    entry["trimmed"] = [values.renumbered(str(t), section.file_line) for t in trimmed]
     return entry, tables
 
 
@@ -206,11 +204,6 @@ def _merged(sections: list[Read]) -> Found:
         if found.command is None and entry["kind"] == detect.NVPROF and entry["tables"]:
             found.command = entry["command"]
     return found
-
-
-def _located(detail: str, section: capture.Piece) -> str:
-    """A reader's message about the section, with its line numbers made the capture's."""
-    return _LINE.sub(lambda m: f"line {section.file_line(int(m['line']))}", detail)
 
 
 def technique(found: Found, kinds: dict[str, str]) -> str:

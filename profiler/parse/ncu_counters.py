@@ -128,17 +128,15 @@ def _plain(column: object) -> object:
 def _text(cells: pd.Series) -> pd.Series:
     """Cells as `string`, each distinct cell stripped once; empty cells missing."""
     codes, distinct = pd.factorize(cells.to_numpy(dtype=object))
-    stripped = [str(c).strip() or pd.NA for c in distinct]
-    pool = pd.array([*stripped, pd.NA], dtype="string")
-    return pd.Series(pool.take(np.where(codes < 0, len(stripped), codes)))
+    return values.coded_strings(codes, [str(c).strip() or pd.NA for c in distinct])
 
 
 def _names(cells: pd.Series) -> pd.Series:
     """Kernel names capped as `metrics` caps them, each distinct name once."""
     codes, distinct = pd.factorize(cells.to_numpy(dtype=object))
-    capped = values.cap_names(pd.Series(distinct, dtype="string"))
-    pool = pd.array([*capped, pd.NA], dtype="string")
-    return pd.Series(pool.take(np.where(codes < 0, len(capped), codes)))
+    return values.coded_strings(
+        codes, values.cap_names(pd.Series(distinct, dtype="string")).tolist()
+    )
 
 
 def _ids(cells: pd.Series) -> pd.Series:
@@ -155,13 +153,13 @@ def _numbers(rows: pd.DataFrame, column: str) -> np.ndarray | None:
 
 def _repeat(text: str, n: int) -> pd.Series:
     """`text` n times, as `string`."""
-    return pd.Series(pd.array([text], dtype="string").take(np.zeros(n, dtype=np.intp)))
+    return values.coded_strings(np.zeros(n, dtype="int64"), [text])
 
 
 def _missing(n: int, dtype: str) -> object:
     """A missing column of `dtype`."""
     if dtype == "string":
-        return pd.array([pd.NA], dtype="string").take(np.zeros(n, dtype=np.intp))
+        return values.coded_strings(np.full(n, -1, dtype="int64"), []).array
     if dtype == "float64":
         return np.full(n, np.nan)
     return pd.arrays.IntegerArray(np.zeros(n, dtype="int64"), np.ones(n, dtype=bool))

@@ -48,12 +48,14 @@ def text(walk: ncu_walk.Walk, launches: tuple[list[int], list[str]], stage: str)
     launch = walk.launch[kept]
     got = {
         "kernel_id": np.asarray(ids, dtype="int64")[launch],
-        "name": _strings(launch, values.cap_names(pd.Series(names, dtype="string")).tolist()),
+        "name": values.coded_strings(
+            launch, values.cap_names(pd.Series(names, dtype="string")).tolist()
+        ),
         "section": _sections(walk, kept),
-        "metric": _strings(code, [r[0] for r in rows]),
-        "unit": _strings(code, [r[1] or pd.NA for r in rows]),
+        "metric": values.coded_strings(code, [r[0] for r in rows]),
+        "unit": values.coded_strings(code, [r[1] or pd.NA for r in rows]),
         "value": _cell_numbers([r[2] for r in rows])[code],
-        "text": _strings(code, [r[2] for r in rows]),
+        "text": values.coded_strings(code, [r[2] for r in rows]),
         "invocations": None,
         "min": None
         if all(r[3] is None for r in rows)
@@ -96,13 +98,7 @@ def _sections(walk: ncu_walk.Walk, kept: np.ndarray) -> pd.Series:
     inside = line > walk.kernel_lines[walk.launch[kept]]
     used, which = np.unique(walk.section_texts[np.maximum(above, 0)], return_inverse=True)
     titles = [walk.texts[t].strip().removeprefix("Section:").strip() or pd.NA for t in used]
-    return _strings(np.where(inside & (len(heads) > 0), which, -1), titles)
-
-
-def _strings(codes: np.ndarray, names: list[object]) -> pd.Series:
-    """A `string` column of `names[codes]` (code -1: missing)."""
-    pool = pd.Series([*names, pd.NA], dtype="string").array
-    return pd.Series(pool.take(np.where(codes < 0, len(names), codes)))
+    return values.coded_strings(np.where(inside & (len(heads) > 0), which, -1), titles)
 
 
 def _cell_numbers(cells: list[str | None]) -> np.ndarray:

@@ -69,14 +69,14 @@ def counters(
     n = len(kernel_id)
     out = pd.DataFrame(
         {
-            "stage": _strings(np.zeros(n, dtype="int64"), [stage]),
+            "stage": values.coded_strings(np.zeros(n, dtype="int64"), [stage]),
             "kernel_id": kernel_id,
-            "name": _strings(name_of, names),
-            "section": _strings(np.full(n, -1, dtype="int64"), []),
-            "metric": _strings(*metric),
-            "unit": _strings(unit_of[avg_codes], units),
+            "name": values.coded_strings(name_of, names),
+            "section": values.coded_strings(np.full(n, -1, dtype="int64"), []),
+            "metric": values.coded_strings(*metric),
+            "unit": values.coded_strings(unit_of[avg_codes], units),
             "value": number["avg"],
-            "text": _strings(avg_codes, [str(c).strip() for c in avg_cells]),
+            "text": values.coded_strings(avg_codes, [str(c).strip() for c in avg_cells]),
             "invocations": pd.array(invocations, dtype="Int64"),
             "min": number["min"],
             "max": number["max"],
@@ -100,12 +100,3 @@ def _values(codes: np.ndarray, read: list[tuple[float, str]]) -> np.ndarray:
     """Each row's number (NaN for a missing cell, code -1)."""
     number = np.array([v for v, _ in read] + [math.nan], dtype="float64")
     return number[codes]
-
-
-def _strings(codes: np.ndarray, names: list[str] | list[object]) -> pd.Series:
-    """A `string` column of `names[codes]` (code -1: missing), built from the distinct names
-    (a categorical): no string per row."""
-    seen: dict[str, int] = {}
-    remap = np.array([seen.setdefault(str(n), len(seen)) for n in names] + [-1], dtype="int64")
-    category = pd.Categorical.from_codes(remap[codes], categories=pd.Index(list(seen)))
-    return pd.Series(category).astype("string")

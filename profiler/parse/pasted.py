@@ -14,14 +14,12 @@ more.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from profiler.parse import lines
+from profiler.parse import lines, values
 
-_LINE = re.compile(r"\bline (?P<line>[0-9]{1,12})\b")
 _GAPS_MIN = 3  # the single blank lines between non-blank ones that make a paste double-spaced
 _QUOTED_MIN = 2  # the quoted lines that make a paste quoted
 _QUOTE_INDENT_MAX = 3  # Markdown: a quote's `>` may follow up to three spaces
@@ -49,7 +47,7 @@ class Reshaped:
 
     def located(self, text: str) -> str:
         """`text` (a message about `data`) with each `line N` made the file's line."""
-        return _LINE.sub(lambda m: f"line {self.file_line(int(m['line']))}", text)
+        return values.renumbered(text, self.file_line)
 
     def then(self, later: Reshaped) -> Reshaped:
         """This text, then `later` (made of this one's `data`) undone on top of it."""

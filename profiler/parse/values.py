@@ -44,6 +44,7 @@ MISSING = ("", "n/a", "N/A", "-")
 # Thousands separators as the tools write them: `6,144`, `2,601,092,896.17` (not `1,2,3`).
 _THOUSANDS = r"[+-]?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]*)?"
 _DECIMAL = re.compile(r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_LINE = re.compile(r"\bline (?P<line>[0-9]{1,12})\b")  # a message's line number
 
 
 @dataclass(frozen=True)
@@ -370,6 +371,19 @@ def cap_name(name: str) -> str:
         return name
     digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return f"{name[:MAX_NAME]}... [{len(name):,} characters, sha256 {digest}]"
+
+
+def renumbered(text: str, file_line: Callable[[int], int]) -> str:
+    """`text` (a message about a text cut out of a file, or reshaped) with each `line N` made
+    `line file_line(N)`, the file's own."""
+    return _LINE.sub(lambda m: f"line {file_line(int(m['line']))}", text)
+
+
+def coded_strings(codes: np.ndarray, names: list[Any]) -> pd.Series:
+    """A `string` column of `names[codes]` (code -1: missing), taken from the names: no string
+    is made per row."""
+    pool = pd.array([*names, pd.NA], dtype="string")
+    return pd.Series(pool.take(np.where(codes < 0, len(names), codes)))
 
 
 def cap_names(names: pd.Series) -> pd.Series:
