@@ -5,7 +5,9 @@ as single-spaced whatever it holds: no file that imports as it is has no two non
 row (every table has its header above a row), so none changes. A paste quoted with `>` is read
 without its quote marks only when profgen recognises nothing in the file as it is and does in
 the quoted lines unquoted: a file that is read today (with a quoted copy of some earlier output
-beside its own, say) is read as before.
+beside its own, say) is read as before. So are nvprof summary rows pasted from their `GPU
+activities:` (or `API calls:`) line down: nvprof's header is put back above them only when
+nothing in the file is recognised as it is (or unquoted).
 
 A paste read so is read as a file of those bytes named by its own path (`csvtext.Held`): the
 file itself is what `raw/` keeps. Every line number a refusal, a warning, a technique or a
@@ -16,6 +18,7 @@ undone.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +28,7 @@ from profiler.import_runs import Run
 from profiler.parse import csvtext, detect, pasted
 
 _QUOTE = re.compile(r"^ {0,3}>", re.MULTILINE)
+_TYPED_ROW = re.compile(r"^[ \t]*(?:GPU activities|API calls):", re.MULTILINE)
 _BINARY_SUFFIXES = detect.REPORT_SUFFIXES + detect.NCU_REPORT_SUFFIXES
 
 
@@ -46,7 +50,8 @@ class Input:
 
 def detected(path: Path) -> Input:
     """The input at `path` with its kind (`detect.detect`) and, for a double-spaced or quoted
-    paste, its shape undone (see the module docstring).
+    paste or one of nvprof summary rows without their header, its shape undone (see the module
+    docstring).
 
     Raises: ParseError as `detect.detect` for the file as it is read (a double-spaced one's line
         numbers the file's own, and what was undone said).
@@ -56,13 +61,16 @@ def detected(path: Path) -> Input:
         return Input(path, detect.detect(Input(path, "", shape).source), shape)
     except ParseError as exc:
         refused = exc if shape is None else noted(exc, shape, path)
-    quoted = _unquoted(path, shape)
-    if quoted is None:
-        raise refused
-    try:
-        return Input(path, detect.detect(Input(path, "", quoted).source), quoted)
-    except ParseError:
-        raise refused from None
+    quoted = _reshaped(path, shape, _QUOTE, pasted.unquoted)
+    headed = _reshaped(path, quoted or shape, _TYPED_ROW, pasted.headed)
+    for undone in (quoted, headed):
+        if undone is None:
+            continue
+        try:
+            return Input(path, detect.detect(Input(path, "", undone).source), undone)
+        except ParseError:
+            continue
+    raise refused
 
 
 def noted(exc: ParseError, shape: pasted.Reshaped, path: Path) -> ParseError:
@@ -114,17 +122,23 @@ def _double_spaced(path: Path) -> pasted.Reshaped | None:
     return pasted.double_spaced(data)
 
 
-def _unquoted(path: Path, shape: pasted.Reshaped | None) -> pasted.Reshaped | None:
-    """The text of the file at `path` (`shape` undone first, if any) without its quote marks,
-    when it has quoted lines; else None."""
+def _reshaped(
+    path: Path,
+    shape: pasted.Reshaped | None,
+    mark: re.Pattern[str],
+    undo: Callable[[bytes], pasted.Reshaped | None],
+) -> pasted.Reshaped | None:
+    """The text of the file at `path` (`shape` undone first, if any) with `undo`'s shape undone
+    too, when its head holds `mark` (the lines `undo` looks for) and `undo` finds them; else
+    None."""
     source = Input(path, "", shape).source
     try:
-        if _QUOTE.search(csvtext.read_head(source, detect.EXPECTED)) is None:
+        if mark.search(csvtext.read_head(source, detect.EXPECTED)) is None:
             return None
         data, _ = csvtext.read_utf8_ascii(source, detect.EXPECTED)
     except ParseError:
         return None
-    quoted = pasted.unquoted(data)
-    if quoted is None or shape is None:
-        return quoted
-    return shape.then(quoted)
+    found = undo(data)
+    if found is None or shape is None:
+        return found
+    return shape.then(found)

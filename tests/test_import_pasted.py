@@ -203,3 +203,80 @@ def test_the_meshmode_paste_is_read_and_imported_as_counters(tmp_path, capsys):
     assert set(counters["name"]) == {"resample_by_picking"}
     assert counters["value"].tolist()[:2] == [274.0, 80.0] and counters["unit"].iloc[1] == "%"
     assert not run.has("metrics")
+
+
+MESHMODE_ROWS = NVPROF / "9.x" / "meshmode-103-summary-rows-without-header.txt"
+
+
+def headed_note(line: int) -> str:
+    """The warning of a paste of nvprof summary rows without their header (from `line`)."""
+    return (
+        f"the file has nvprof summary rows with no header line above them (from line {line}): "
+        "read under the one header nvprof prints above rows that start with their type (Type "
+        "Time(%) Time Calls Avg Min Max Name)"
+    )
+
+
+def test_summary_rows_pasted_from_gpu_activities_down_import(tmp_path, capsys):
+    """inducer/meshmode#103: 17 rows pasted from ` GPU activities:` down, no header line above
+    them (it was refused: "a paste that left the header out"); the rows to the ns."""
+    run, err = imported(MESHMODE_ROWS, tmp_path, capsys)
+    assert err.strip() == f"profgen: warning: stage s: {MESHMODE_ROWS}: {headed_note(1)}"
+    gpu = run.table("gpu_activities").set_index("name")
+    assert len(gpu) == 17 and gpu["calls"].sum() == 133_840
+    # line 1: `GPU activities: 15.95% 1.72898s 28160 61.398us 3.4240us 133.22us resample_by_picking`
+    # line 17: `0.00%  359.81us  6  59.967us  5.0880us  115.14us  divide`
+    picked, divide = gpu.loc["resample_by_picking"], gpu.loc["divide"]
+    assert [picked["total_ns"], picked["calls"], picked["min_ns"], picked["max_ns"]] == [
+        1_728_980_000, 28_160, 3_424, 133_220
+    ]  # fmt: skip
+    assert [divide["total_ns"], divide["calls"], divide["min_ns"], divide["max_ns"]] == [
+        359_810, 6, 5_088, 115_140
+    ]  # fmt: skip
+    assert gpu.loc["[CUDA memcpy DtoH]", "total_ns"] == 233_960_000
+    assert "api_calls" not in run.tables or run.table("api_calls").empty
+
+
+def test_rows_below_prose_are_located_at_their_file_line(tmp_path, capsys):
+    """The meshmode rows under the issue's own prose (as its page shows them): the same table,
+    and the warning names the file line of the first row."""
+    prose = "Here's an example from a run (mirgecom wave-eager, nel_1d = 24, 3D, order 3):\n\n"
+    page = tmp_path / "page.txt"
+    page.write_text(prose + MESHMODE_ROWS.read_text())
+    run, err = imported(page, tmp_path / "p", capsys)
+    assert err.strip() == f"profgen: warning: stage s: {page}: {headed_note(3)}"
+    alone, _ = imported(MESHMODE_ROWS, tmp_path / "a", capsys)
+    pd.testing.assert_frame_equal(tables(run)["gpu_activities"], tables(alone)["gpu_activities"])
+
+
+def test_a_summary_without_its_header_line_gives_the_summarys_tables(tmp_path, capsys):
+    """A real summary's rows (cuda-stream-summary.txt without its `==PID==` lines and header):
+    its GPU activities and API calls tables exactly, the API calls rows read under the same
+    header (nvprof prints one above both types)."""
+    rows = tmp_path / "rows.txt"
+    rows.write_text("".join(STREAM.read_text().splitlines(True)[4:]))
+    run, err = imported(rows, tmp_path / "r", capsys)
+    assert err.strip() == f"profgen: warning: stage s: {rows}: {headed_note(1)}"
+    original, _ = imported(STREAM, tmp_path / "o", capsys)
+    got, want = tables(run), tables(original)
+    assert set(got) == set(want) == set(SUMMARY)
+    for name in SUMMARY:
+        pd.testing.assert_frame_equal(got[name], want[name])
+
+
+def test_a_header_goes_above_each_run_of_typed_rows():
+    """Above a run's first row when it carries its type and no summary row is above it: a
+    type that follows a row (API calls after GPU activities) continues the table."""
+    gpu = b" GPU activities:   60.00%  6.0000ms  1  6.0000ms  6.0000ms  6.0000ms  k\n"
+    more = b"                   40.00%  4.0000ms  1  4.0000ms  4.0000ms  4.0000ms  j\n"
+    api = b"      API calls:  100.00%  1.0000ms  1  1.0000ms  1.0000ms  1.0000ms  cudaFree\n"
+    shaped = pasted.headed(b"prose\n" + gpu + more + b"\n" + api)
+    assert shaped is not None
+    head = pasted.NVPROF_HEADER
+    assert shaped.data == b"prose\n" + head + gpu + more + b"\n" + head + api
+    assert shaped.lines.tolist() == [1, 2, 2, 3, 4, 5, 5, 6]
+    assert shaped.located("line 3; line 7") == "line 2; line 5"
+    joined = pasted.headed(gpu + api)
+    assert joined is not None and joined.data == head + gpu + api
+    assert pasted.headed(more + api.replace(b"API calls:", b"          ")) is None  # no type
+    assert pasted.headed(b" GPU activities: 60% of the time\n") is None  # no row

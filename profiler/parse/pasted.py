@@ -1,10 +1,12 @@
 """Pastes whose shape hides a profiler's output, undone: a paste with a blank line after every
-line (a reply to a GitHub issue or pull request sent by email doubles every line end), and one
-whose lines are quoted with `>` (a reply that quotes an earlier comment).
+line (a reply to a GitHub issue or pull request sent by email doubles every line end), one
+whose lines are quoted with `>` (a reply that quotes an earlier comment), and nvprof summary
+rows pasted from their `GPU activities:` line down, without the header line above them.
 
-`double_spaced` and `unquoted` give the text as the profiler printed it, with the file line of
-each of its lines (`Reshaped.located` makes a message's line numbers the file's own). They only
-say what a file's shape is; `profiler.import_paste` decides when a shape is undone.
+`double_spaced`, `unquoted` and `headed` give the text as the profiler printed it, with the
+file line of each of its lines (`Reshaped.located` makes a message's line numbers the file's
+own). They only say what a file's shape is; `profiler.import_paste` decides when a shape is
+undone.
 
 Linear in the text: the lines and their first non-blank bytes come from `parse.lines` (a few
 NumPy passes), and the bytes kept are taken with one mask. `double_spaced_head` rejects a file
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from profiler.parse import lines, values
+from profiler.parse import bare_rows, lines, values
 
 _GAPS_MIN = 3  # the single blank lines between non-blank ones that make a paste double-spaced
 _QUOTED_MIN = 2  # the quoted lines that make a paste quoted
@@ -26,6 +28,15 @@ _QUOTE_INDENT_MAX = 3  # Markdown: a quote's `>` may follow up to three spaces
 DOUBLE_SPACED = "a blank line after each of its lines (as an email reply pastes output): read as "
 DOUBLE_SPACED += "single-spaced, those blank lines skipped"
 QUOTED = "its lines quoted with `>` (a reply quoting a comment): read without the quote marks"
+HEADED = (
+    "nvprof summary rows with no header line above them (from line {line}): read under the one "
+    "header nvprof prints above rows that start with their type (Type Time(%) Time Calls Avg "
+    "Min Max Name)"
+)
+NVPROF_HEADER = (
+    b"            Type  Time(%)      Time     Calls       Avg       Min       Max  Name\n"
+)
+_TYPE_FIRSTS = (ord("G"), ord("A"))  # the first letters of nvprof's row types
 
 
 @dataclass(frozen=True)
@@ -101,6 +112,37 @@ def unquoted(data: bytes) -> Reshaped | None:
     ends = np.append(found.start[1:], len(data))
     data_kept = _joined(data, found.start + cut, ends)
     return Reshaped(data_kept, np.arange(1, len(found) + 1), QUOTED)
+
+
+def headed(data: bytes) -> Reshaped | None:
+    """The text of a paste (`data`, its UTF-8 bytes) with nvprof's summary header put above
+    each run of summary rows that starts with its row type (`GPU activities:`, `API calls:`)
+    and has no summary row above it: the type says what the rows are, and nvprof (9.0 on) prints
+    one header, always the same, above rows that carry their type. An inserted header is
+    located at the row below it. None when the paste has no such run."""
+    found = lines.split(data)
+    starts = [i for i in _typed_rows(found) if i == 0 or not _nvprof_row(found, i - 1)]
+    if not starts:
+        return None
+    at = np.asarray(starts, dtype=np.int64)
+    pieces, begin = [], 0
+    for start in found.start[at].tolist():
+        pieces += [data[begin:start], NVPROF_HEADER]
+        begin = start
+    pieces.append(data[begin:])
+    file_lines = np.insert(np.arange(1, len(found) + 1), at, at + 1)
+    return Reshaped(b"".join(pieces), file_lines, HEADED.format(line=starts[0] + 1))
+
+
+def _typed_rows(found: lines.Lines) -> list[int]:
+    """The lines (0-based) that are nvprof summary rows starting with their row type."""
+    candidates = np.flatnonzero(np.isin(found.first, _TYPE_FIRSTS) & (found.lead >= 0))
+    return [i for i in candidates.tolist() if bare_rows.typed_nvprof_row(found.text(i).split())]
+
+
+def _nvprof_row(found: lines.Lines, i: int) -> bool:
+    """Whether line `i` (0-based) is a row of an nvprof summary."""
+    return bare_rows.row_kind(found.text(i).split()) == bare_rows.NVPROF
 
 
 def _solid(found: lines.Lines) -> np.ndarray:

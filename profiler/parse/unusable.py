@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from profiler.parse import values
+from profiler.parse import bare_rows, values
 
 _METRIC_TYPES = ("Counter", "Ratio", "Throughput")
 _METRIC_ROWS = 3  # rows of a metric list that make one (a header alone does too)
@@ -156,64 +156,40 @@ def _profiler_line(line: str) -> bool:
 
 
 _HEADLESS_ROWS = 3  # rows in a run that make a headless table
-_NVPROF_TYPES = (["GPU", "activities:"], ["API", "calls:"])
-_NVPROF_UNITS = ("ns", "us", "ms", "s")
 
 
 def _headless_rows(lines: list[str]) -> str | None:
     """What the first run of rows of an nvprof summary or an `nsys stats` table in `lines` is,
     when it has at least `_HEADLESS_ROWS` rows (it has no header: detection found none)."""
     for at, line in enumerate(lines):
-        kind = _row_kind(line.split())
+        kind = bare_rows.row_kind(line.split())
         if kind is None:
             continue
         rows = 1
         for more in lines[at + 1 :]:
-            if _row_kind(more.split()) != kind:
+            if bare_rows.row_kind(more.split()) != kind:
                 break
             rows += 1
         if rows < _HEADLESS_ROWS:
             return None
-        return _HEADLESS_SAID[kind].format(rows=rows, line=at + 1) + _HEADLESS_WHY
+        said = _HEADLESS_SAID[kind].format(rows=rows, line=at + 1)
+        if kind == bare_rows.NVPROF and not bare_rows.typed_nvprof_row(line.split()):
+            said += _UNTYPED
+        return said + _HEADLESS_WHY
     return None
 
 
 _HEADLESS_SAID = {
-    "nvprof": "{rows} rows of an nvprof summary (Time(%) Time Calls Avg Min Max Name) from line "
-    "{line} on, with no header line above them",
-    "nsys": "{rows} rows of an `nsys stats` table (Time (%), Total Time (ns), a count, per-call "
-    "times in ns) from line {line} on, with no header line or report name above them",
+    bare_rows.NVPROF: "{rows} rows of an nvprof summary (Time(%) Time Calls Avg Min Max Name) "
+    "from line {line} on, with no header line above them",
+    bare_rows.NSYS: "{rows} rows of an `nsys stats` table (Time (%), Total Time (ns), a count, "
+    "per-call times in ns) from line {line} on, with no header line or report name above them",
 }
+_UNTYPED = (
+    " and no row type (`GPU activities:` or `API calls:`) on the first, which would say what "
+    "they are"
+)
 _HEADLESS_WHY = (
     ": a paste that left the header out; profgen reads a table from its header line, which says "
     "what its columns (and, for nsys, its rows) are"
 )
-
-
-def _row_kind(cells: list[str]) -> str | None:
-    """What the cells of a line are a row of: "nvprof" (a summary row), "nsys" (a row of an
-    `nsys stats` table: times in ns, without units) or None (neither)."""
-    if cells[:2] in _NVPROF_TYPES:
-        cells = cells[2:]
-    if len(cells) < 7:
-        return None
-    if cells[0].endswith("%") and _number(cells[0][:-1]) is not None:
-        times = [cells[1], *cells[3:6]]
-        timed = all(
-            t.endswith(_NVPROF_UNITS) and _number(t.rstrip("nums")) is not None for t in times
-        )
-        return "nvprof" if timed and cells[2].isdigit() else None
-    share, numbers = _number(cells[0]), [_number(c.replace(",", "")) for c in cells[1:6]]
-    whole = cells[1].replace(",", "").isdigit() and cells[2].replace(",", "").isdigit()
-    if share is None or not 0 <= share <= 100 or not whole or None in numbers:
-        return None
-    return "nsys"
-
-
-def _number(text: str) -> float | None:
-    """`text` as a finite number, or None."""
-    try:
-        number = float(text)
-    except ValueError:
-        return None
-    return number if abs(number) < float("inf") else None
