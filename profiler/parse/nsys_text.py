@@ -40,6 +40,7 @@ MAX_COLUMNS = 256
 MAX_GAP = 16
 _CHUNK_BYTES = 1 << 20
 _COMMA_DECIMAL = re.compile(r"'[0-9.]{0,40},[0-9]{1,2}'")  # `'81,0'`, `'4.521.022,0'`
+_NUMBER_WORD = re.compile(r"[0-9][0-9,]{0,40}(?:\.[0-9]{1,20})?|None")  # a retyped cell
 # Bytes that can stand for the column separator: one the rows do not hold is used.
 _DELIMITERS = (0x1F, 0x1E, 0x1D, 0x1C, 0x1B, 0x01)
 
@@ -222,7 +223,8 @@ def _words(rows: str, cells: list[str], cols: nsys_fields.Columns) -> pd.DataFra
     profile --stats=true` example: `    73.2   1135967766    20  56798388.3 ...`), read as
     words: every column but the last holds a number, one word each, and the last (the name)
     takes the rest of the row. None when a column before the last holds text, or a row has
-    fewer words than columns (an empty cell: the words would not say which)."""
+    fewer words than columns (an empty cell: the words would not say which) or a word before
+    the name that is no number (then the rule's error stands)."""
     fast = nsys_fields.fast_dtypes(cols)
     if any(fast.get(cell) == "category" for cell in cells[:-1]):
         return None
@@ -231,7 +233,7 @@ def _words(rows: str, cells: list[str], cols: nsys_fields.Columns) -> pd.DataFra
         parts = line.split(None, len(cells) - 1)
         if not parts:
             continue
-        if len(parts) < len(cells):
+        if len(parts) < len(cells) or not all(map(_NUMBER_WORD.fullmatch, parts[:-1])):
             return None
         for i, part in enumerate(parts):
             out[i].append(part.strip())
