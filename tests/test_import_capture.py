@@ -14,7 +14,9 @@ import pytest
 from clirun import assert_refused, profgen
 
 from profiler import import_capture, schema, store
-from profiler.parse import capture, detect, nsys_csv, nvprof
+from profiler.errors import ParseError
+from profiler.parse import capture, detect, nsys_csv, nsys_text, nvprof
+from profiler.parse.values import Origin
 
 DATA = Path(__file__).parent / "data"
 CAPTURES = DATA / "captures"
@@ -417,3 +419,91 @@ def test_sections_refused_at_lines_of_their_own_say_each_line_once(tmp_path, cap
         "trimmed output?)), nvprof output at line 6 (refused at line 7: the same reason))",
     )
     assert "line 2: line" not in result.err and result.err.count("a metric row") == 1
+
+
+# --- ECE408 handouts (whole files from the corpus; see tests/data/captures/README.md) ------------
+
+HANDOUT_2017 = CAPTURES / "ece408-2017-nvprof-handout.md"
+HAND_ALIGNED = CAPTURES / "ece408-nsys-handout-hand-aligned.md"
+DOTS = CAPTURES / "ece408-sp25-nsys-handout-dots.md"
+
+
+@pytest.mark.parametrize(
+    "line", ["......", "     ......   ", "    ... < snip > ...", "[ snip ]", "…", "[...warmup...]"]
+)
+def test_more_elision_marks(line: str) -> None:
+    assert capture._ELISION.fullmatch(line)
+
+
+@pytest.mark.parametrize("line", [". . .", "....a", "1...", "... snip", "<snip> text"])
+def test_no_elision_marks(line: str) -> None:
+    assert not capture._ELISION.fullmatch(line)
+
+
+def test_indented_nvprof_runs_of_one_pid_are_two_stages(tmp_path, capsys):
+    """Two nvprof examples in code blocks indented four spaces, both `==308==`, rows cut by
+    `... < snip > ...`: a stage each, with the rows shown."""
+    result, run = imported(capsys, tmp_path, f"s={HANDOUT_2017}")
+    assert list(run.table("stages")["stage"]) == ["s.1", "s.2"]
+    gpu = run.table("gpu_activities").set_index(["stage", "name"])
+    # line 222: `30.77%  8.7488ms  1  8.7488ms  8.7488ms  8.7488ms  sgemm_128x128x8_NT_vec`
+    assert gpu.loc[("s.1", "sgemm_128x128x8_NT_vec"), "total_ns"] == 8_748_800
+    # line 223: `24.47%  6.9571ms  13  535.16us  480ns  5.8152ms  [CUDA memcpy HtoD]`
+    htod = gpu.loc[("s.1", "[CUDA memcpy HtoD]")]
+    assert htod[["total_ns", "calls", "min_ns", "max_ns"]].tolist() == [
+        6_957_100,
+        13,
+        480,
+        5_815_200,
+    ]
+    assert len(gpu.loc["s.1"]) == 3 and len(gpu.loc["s.2"]) == 1  # lines 222-224; line 342
+    assert gpu.loc["s.2", "total_ns"].tolist() == [14_895_200_000]  # 14.8952s
+    calls = rows(run, "api_calls").set_index("name")  # lines 229-231, run 1 only
+    free = calls.loc["cudaFree"]  # line 229: `52.04%  4.08135s  10  408.14ms  1.1290us ...`
+    assert free[["total_ns", "calls", "min_ns"]].tolist() == [4_081_350_000, 10, 1_129]
+    assert len(calls) == 3
+    assert "line 335" in result.err and "tables partial" in result.err
+
+
+def test_hand_aligned_nsys_rows_are_read_by_words(tmp_path, capsys):
+    """Rows retyped off the rule's columns (lines 269-272, 280, 287): numbers, then the name."""
+    result, run = imported(capsys, tmp_path, f"s={HAND_ALIGNED}")
+    calls = rows(run, "api_calls")
+    assert list(calls["name"]) == ["cudaMalloc", "cudaMemcpy", "cudaLaunchKernel", "cudaFree"]
+    assert list(calls["total_ns"]) == [1_135_967_766, 314_422_592, 12_295_294, 1_467_989]
+    assert list(calls["calls"]) == [20, 20, 10, 20]
+    assert list(calls["min_ns"]) == [31_424, 2_526, 24_025, 3_062]
+    gpu = rows(run, "gpu_activities").set_index("name")
+    kernel = gpu.loc["conv_forward_kernel"]
+    assert kernel[["total_ns", "calls", "min_ns", "max_ns"]].tolist() == [
+        83_786_531,
+        6,
+        7_552,
+        66_107_333,
+    ]
+    htod = gpu.loc["[CUDA memcpy HtoD]"]
+    assert htod[["total_ns", "calls"]].tolist() == [1_047_959_246, 6]
+    assert htod["bytes"] == 1_765_296_128  # line 294: 1723922.0 KiB
+
+
+def test_a_table_read_by_words_needs_one_word_per_cell_before_the_name() -> None:
+    """A row with fewer words than columns (an empty cell) is not read by words."""
+    origin = Origin(Path("t.txt"), "nsys", "")
+    table = (
+        "Time(%)  Total Time  Calls      Average   Minimum    Maximum  Name\n"
+        "-------  ----------  -----  -----------  --------  ---------  ------\n"
+        "    73.2   1135967766    20  56798388.3    31424   610607324  cudaMalloc\n"
+        "    20.3   314422592    20   15721129.0   2526  cudaMemcpy\n"
+    )
+    with pytest.raises(ParseError, match="outside its column"):
+        nsys_text.read_table(table, "cuda_api_sum", origin)
+
+
+def test_a_table_whose_report_line_was_cut_is_not_taken_for_a_named_report(tmp_path, capsys):
+    """osrt_sum rows (poll, ioctl) under cuda_api_sum's header, their `Executing` line cut: the
+    capture names cuda_api_sum further on (its rows all `......`), so nothing is CUDA API."""
+    result = profgen(["import", "--model", "m", "--stage", f"s={DOTS}", "--out", tmp_path], capsys)
+    assert result.code != 0 and "poll" not in result.err
+    assert "nsys-text output at line 125 (refused: its reports have a header but no rows)" in (
+        result.err
+    )

@@ -81,7 +81,8 @@ def reference_split(text: str) -> list[capture.Section]:
             cur.elided.append(number)
         else:
             tool, run = capture._signature(stripped, previous_blank)
-            if tool is not None and cur.tool is not None and capture._another(cur, tool, run):
+            another = tool is not None and capture._another(cur, tool, run, stripped)
+            if another and cur.tool is not None:
                 cur.close(out)
                 cur = _RefOpen(first_line=number)
             if tool is not None and (cur.tool is None or cur.run is None):

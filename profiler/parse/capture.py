@@ -62,7 +62,12 @@ _PROMPT = re.compile(
 )
 _PROMPT_FIRST = frozenset(" \t$%([-_.~/" + string.ascii_letters + string.digits)
 _FENCE = re.compile(r"[ \t]{0,3}(?:```|~~~)")
-_ELISION = re.compile(r"[ \t]*(?:\.\.\.|…|\[(?:\.\.\.|…)[^\]\n]{0,80}\]|<snip>|\[snip\])[ \t\r]*")
+# An elision mark: dots (`...`, `......`), `[...]` or `[...warmup...]`, `<snip>`, `[snip]`, and
+# a snip between dots (`... < snip > ...`, the ECE408 handouts' nvprof examples).
+_DOTS = r"(?:\.{3,20}|…{1,3})"
+_SNIP = r"(?:<[ \t]{0,3}snip[ \t]{0,3}>|\[[ \t]{0,3}snip[ \t]{0,3}\])"
+_SNIPPED = rf"{_DOTS}[ \t]{{0,3}}{_SNIP}[ \t]{{0,3}}{_DOTS}"
+_ELISION = re.compile(rf"[ \t]*(?:{_DOTS}|\[{_DOTS}[^\]\n]{{0,80}}\]|{_SNIP}|{_SNIPPED})[ \t\r]*")
 _ELISION_MAX = 100  # longer lines are no elision mark (table rows, mostly: not even tried)
 # A profiler named as a word of a command: `nvprof ./a`, `sudo /usr/local/cuda/bin/ncu ...`,
 # `$(which nsys) profile` (not `nvprof.log`, `nsys_notes.md`)
@@ -70,6 +75,7 @@ _RUNS = re.compile(r"(?:^|[\s/(])(?P<tool>nvprof|nsys|ncu|nv-nsight-cu-cli)(?=[\
 _RUNS_UNMARKED = (NVPROF, NCU)
 _TOOL_OF = {"nvprof": NVPROF, "nsys": NSYS, "ncu": NCU, "nv-nsight-cu-cli": NCU}
 _NVPROF = re.compile(r"==(?P<pid>[0-9]{1,10})== ")
+_NVPROF_STARTS = "== NVPROF is profiling process "
 _NSYS = re.compile(
     r"(?:Processing \[|Running \[|Generating SQLite file|Generating '|Collecting data\.\.\."
     r"|\[[0-9]{1,3}/[0-9]{1,3}\] (?:\[|Executing ')"
@@ -201,7 +207,7 @@ def _walk(
             cur.elided.append(number)  # left out; the section goes on
         else:
             tool, run = _signature(line, previous_blank)
-            if tool is not None and cur.tool is not None and _another(cur, tool, run):
+            if tool is not None and cur.tool is not None and _another(cur, tool, run, line):
                 cur.close(out)
                 cur = _Open(first_line=number)
             if tool is not None and (cur.tool is None or cur.run is None):
@@ -213,9 +219,13 @@ def _walk(
     return out
 
 
-def _another(cur: _Open, tool: str, run: str | None) -> bool:
-    """Whether a line of `tool`'s output (of `run`) starts a section other than `cur`."""
-    return tool != cur.tool or (cur.run is not None and run != cur.run)
+def _another(cur: _Open, tool: str, run: str | None, line: str) -> bool:
+    """Whether a line of `tool`'s output (of `run`) starts a section other than `cur`: another
+    tool's, another nvprof PID's, or nvprof's first line again (`==308== NVPROF is profiling
+    process 308`: a handout's two examples both say 308)."""
+    if tool != cur.tool or (cur.run is not None and run != cur.run):
+        return True
+    return cur.run is not None and tool == NVPROF and _NVPROF_STARTS in line
 
 
 def profiler_run(command: str) -> str | None:
@@ -247,7 +257,9 @@ def _prompt(line: str) -> str | None:
 
 def _signature(line: str, paragraph_start: bool) -> tuple[str | None, str | None]:
     """(tool, run) whose output `line` is recognisably part of; (None, None) for any other line.
-    nvprof's run is its PID; an nsys CSV header counts only at the start of a paragraph."""
+    nvprof's run is its PID; an nsys CSV header counts only at the start of a paragraph. A line
+    indented as a Markdown code block (`    ==308== NVPROF is profiling ...`) counts as well."""
+    line = line.lstrip(" \t")
     if line.startswith("=="):
         if line.startswith(("==PROF==", "==ERROR==", "==WARNING==")):
             return NCU, None

@@ -144,12 +144,17 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
     blocks = nsys_stdout.split_ascii(data) if ascii else split_stdout(data.decode("utf-8"))
     frames: dict[str, tuple[pd.DataFrame, Path]] = {}
     found = False
+    # A table under no report's name (its `[4/8] Executing 'osrt_sum'` line cut by the paste)
+    # is known by its header only, which some reports share (osrt_sum's is cuda_api_sum's): a
+    # report that the capture names elsewhere is that table's, not this one.
+    named = [b.report for b in blocks if b.report not in (None, nsys_stdout.SKIP)]
     for block in blocks:
         if block.report == nsys_stdout.SKIP:
             continue
         span = block.span if ascii else None
         raw = None if span is None else (data, *span)
-        report, frame = _read_block(block, path, list(frames), raw)
+        done = list(frames) if block.report is not None else [*frames, *named]
+        report, frame = _read_block(block, path, done, raw)
         found = found or report is not None
         if report is not None and frame is not None and len(frame):
             frames[report] = (frame, path)

@@ -40,6 +40,7 @@ MAX_COLUMNS = 256
 MAX_GAP = 16
 _CHUNK_BYTES = 1 << 20
 _COMMA_DECIMAL = re.compile(r"'[0-9.]{0,40},[0-9]{1,2}'")  # `'81,0'`, `'4.521.022,0'`
+_NUMBER_WORD = re.compile(r"[0-9][0-9,]{0,40}(?:\.[0-9]{1,20})?|None")  # a retyped cell
 # Bytes that can stand for the column separator: one the rows do not hold is used.
 _DELIMITERS = (0x1F, 0x1E, 0x1D, 0x1C, 0x1B, 0x01)
 
@@ -117,7 +118,7 @@ def read_table(
         if not rest or rest.isspace():  # (`strip` would copy the rows)
             raw = pd.DataFrame({names[i]: pd.Series(dtype="string") for i in used})
         else:
-            raw = _rows(rest, columns, cells, cols, origin)
+            raw = _rows_or_words(rest, columns, cells, cols, origin)
     raw = raw[[names[i] for i in used]].set_axis([cells[i] for i in used], axis=1)
     raw = _strip_labels(raw, cols)
     try:
@@ -197,6 +198,46 @@ def _rows(
         pos = starts + end
         arr[pos[pos < ends]] = delimiter
     return _read(buf, chr(delimiter), cells, cols, origin)
+
+
+def _rows_or_words(
+    rows: str,
+    columns: list[Span],
+    cells: list[str],
+    cols: nsys_fields.Columns,
+    origin: Origin,
+) -> pd.DataFrame:
+    """The rows cut at the columns (`_rows`); rows whose cells do not keep to the rule are read
+    by their words instead, when that is unambiguous (`_words`)."""
+    try:
+        return _rows(rows, columns, cells, cols, origin)
+    except ParseError:
+        words = _words(rows, cells, cols)
+        if words is None:
+            raise
+        return words
+
+
+def _words(rows: str, cells: list[str], cols: nsys_fields.Columns) -> pd.DataFrame | None:
+    """Rows retyped by hand, their cells off the rule's columns (a course handout's `nsys
+    profile --stats=true` example: `    73.2   1135967766    20  56798388.3 ...`), read as
+    words: every column but the last holds a number, one word each, and the last (the name)
+    takes the rest of the row. None when a column before the last holds text, or a row has
+    fewer words than columns (an empty cell: the words would not say which) or a word before
+    the name that is no number (then the rule's error stands)."""
+    fast = nsys_fields.fast_dtypes(cols)
+    if any(fast.get(cell) == "category" for cell in cells[:-1]):
+        return None
+    out: list[list[str]] = [[] for _ in cells]
+    for line in rows.splitlines():
+        parts = line.split(None, len(cells) - 1)
+        if not parts:
+            continue
+        if len(parts) < len(cells) or not all(map(_NUMBER_WORD.fullmatch, parts[:-1])):
+            return None
+        for i, part in enumerate(parts):
+            out[i].append(part.strip())
+    return pd.DataFrame({f"c{i}": pd.array(col, dtype="string") for i, col in enumerate(out)})
 
 
 def _as_table(buf: bytearray, arr: np.ndarray) -> np.ndarray | None:
