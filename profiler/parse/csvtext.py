@@ -245,9 +245,10 @@ def byte_factor(unit: str, path: str | Path, column: str, binary: bool = False) 
 
 
 def read_csv_text(
-    source: str | bytes, path: str | Path, expected: str, **kwargs: object
+    source: str | bytes, path: str | Path, expected: str, start: int = 0, **kwargs: object
 ) -> pd.DataFrame:
-    """pandas' C reader over CSV text, every cell a string unless `dtype` (a dict for some
+    """pandas' C reader over CSV text (from its byte `start` on: a table at the end of a large
+    file is read where it lies, not copied), every cell a string unless `dtype` (a dict for some
     columns) says otherwise; `usecols` selects columns after the whole table is read.
 
     A row with more cells than the header is an error: pandas would otherwise take the first
@@ -272,7 +273,9 @@ def read_csv_text(
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.ParserWarning)
             warnings.simplefilter("ignore", RuntimeWarning)  # `inf` cast to int64: refused below
-            frame: pd.DataFrame = pd.read_csv(io.BytesIO(data), **options)  # type: ignore[call-overload]
+            handle = io.BytesIO(data)  # (shares the bytes)
+            handle.seek(start)
+            frame: pd.DataFrame = pd.read_csv(handle, **options)  # type: ignore[call-overload]
         frame.columns = header_names(frame.columns)
         return frame if usecols is None else frame[list(usecols)]  # type: ignore[call-overload]
     except pd.errors.ParserWarning as exc:
@@ -312,13 +315,16 @@ def check_header(cells: list[str], path: str | Path, expected: str) -> None:
         seen.add(name)
 
 
-def check_last_row(origin: Origin, n_cells: int, last: int) -> None:
+def check_last_row(
+    origin: Origin, n_cells: int, last: int, text: str | bytes | None = None
+) -> None:
     """The last data row (`last`, 0-based; -1 when there is none) has the header's `n_cells`
     cells: pandas fills a row cut mid-way with missing values, which must not pass as data.
+    `text` is the table's text, or a text that ends with it (default `origin.text`).
 
     Raises: ParseError naming the row's line.
     """
-    if last >= 0 and last_row_cells(origin.text) < n_cells:
+    if last >= 0 and last_row_cells(origin.text if text is None else text) < n_cells:
         raise origin.error(
             f"line {origin.line(last)}: the last row has fewer than the header's {n_cells} "
             "cells (truncated file?)"

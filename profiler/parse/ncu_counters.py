@@ -14,6 +14,7 @@ names or units costs a few strings, not one per row.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -52,20 +53,20 @@ def details(table: pd.DataFrame, stage: str, value: str = "Metric Value") -> pd.
 
     Returns: DataFrame with `schema.COUNTERS` columns.
     """
-    rows = table[table["Metric Name"].notna().to_numpy()]
+    keep = table["Metric Name"].notna().to_numpy()
     summary = value == "Average"
-    cells = rows[value]
+    cells = _Coded.of(_picked(table, value, keep))
     got = {
-        "kernel_id": _ids(rows["ID"]),
-        "name": _names(rows["Kernel Name"]),
-        "section": _text(rows["Section Name"]) if "Section Name" in rows else None,
-        "metric": _text(rows["Metric Name"]),
-        "unit": _text(rows["Metric Unit"]) if "Metric Unit" in rows else None,
-        "value": values.loose_numbers(cells),
-        "text": _text(cells),
-        "invocations": _numbers(rows, "Invocations") if summary else None,
-        "min": _numbers(rows, "Minimum") if summary else None,
-        "max": _numbers(rows, "Maximum") if summary else None,
+        "kernel_id": _ids(_picked(table, "ID", keep)),
+        "name": _names(_picked(table, "Kernel Name", keep)),
+        "section": _text(_picked(table, "Section Name", keep)) if "Section Name" in table else None,
+        "metric": _text(_picked(table, "Metric Name", keep)),
+        "unit": _text(_picked(table, "Metric Unit", keep)) if "Metric Unit" in table else None,
+        "value": cells.numbers(),
+        "text": cells.stripped(),
+        "invocations": _numbers(table, "Invocations", keep) if summary else None,
+        "min": _numbers(table, "Minimum", keep) if summary else None,
+        "max": _numbers(table, "Maximum", keep) if summary else None,
     }
     return frame(got, stage)
 
@@ -125,30 +126,65 @@ def _plain(column: object) -> object:
     return column.to_numpy() if isinstance(column, pd.Series) else column
 
 
-def _text(cells: pd.Series) -> pd.Series:
+@dataclass(frozen=True)
+class _Coded:
+    """Cells as codes into their distinct cells (-1: missing), so that each distinct cell is
+    read once: a million cells of a few thousand values cost a few thousand reads."""
+
+    codes: np.ndarray
+    distinct: np.ndarray
+
+    @classmethod
+    def of(cls, cells: np.ndarray | pd.Series) -> _Coded:
+        codes, distinct = pd.factorize(np.asarray(cells, dtype=object))
+        return cls(codes, distinct)
+
+    def stripped(self) -> pd.Series:
+        """The cells as `string`, stripped; empty cells missing."""
+        names = [str(c).strip() or pd.NA for c in self.distinct]
+        return values.coded_strings(self.codes, names)
+
+    def numbers(self) -> np.ndarray:
+        """`values.loose_numbers` of the cells. It reads the distinct cells, with one missing
+        cell among them where any is missing: pandas' reader takes the set of cells it is
+        given as a whole (the dtype it reads them in), and this is the same set."""
+        missing = bool((self.codes < 0).any())
+        pool = [*self.distinct, np.nan] if missing else list(self.distinct)
+        number = values.loose_numbers(pd.Series(pool, dtype=object))
+        return number[np.where(self.codes < 0, len(self.distinct), self.codes)]
+
+
+def _picked(table: pd.DataFrame, column: str, keep: np.ndarray) -> np.ndarray:
+    """The cells of `column` in the rows `keep`, as objects."""
+    return table[column].to_numpy(dtype=object)[keep]
+
+
+def _text(cells: np.ndarray | pd.Series) -> pd.Series:
     """Cells as `string`, each distinct cell stripped once; empty cells missing."""
-    codes, distinct = pd.factorize(cells.to_numpy(dtype=object))
-    return values.coded_strings(codes, [str(c).strip() or pd.NA for c in distinct])
+    return _Coded.of(cells).stripped()
 
 
-def _names(cells: pd.Series) -> pd.Series:
+def _names(cells: np.ndarray | pd.Series) -> pd.Series:
     """Kernel names capped as `metrics` caps them, each distinct name once."""
-    codes, distinct = pd.factorize(cells.to_numpy(dtype=object))
+    codes, distinct = pd.factorize(np.asarray(cells, dtype=object))
     return values.coded_strings(
         codes, values.cap_names(pd.Series(distinct, dtype="string")).tolist()
     )
 
 
-def _ids(cells: pd.Series) -> pd.Series:
+def _ids(cells: np.ndarray | pd.Series) -> pd.Series:
     """Launch IDs as int64 (each distinct cell read once)."""
-    codes, distinct = pd.factorize(cells.to_numpy(dtype=object))
+    codes, distinct = pd.factorize(np.asarray(cells, dtype=object))
     number = values.loose_numbers(pd.Series(distinct, dtype=object))
     return pd.Series(number.astype("int64")[codes])
 
 
-def _numbers(rows: pd.DataFrame, column: str) -> np.ndarray | None:
-    """A column's numbers (NaN where none), None when the page has no such column."""
-    return values.loose_numbers(rows[column]) if column in rows else None
+def _numbers(table: pd.DataFrame, column: str, keep: np.ndarray) -> np.ndarray | None:
+    """A column's numbers in the rows `keep` (NaN where none), None when the page has no such
+    column."""
+    if column not in table:
+        return None
+    return values.loose_numbers(pd.Series(_picked(table, column, keep), dtype=object))
 
 
 def _repeat(text: str, n: int) -> pd.Series:

@@ -72,10 +72,11 @@ METRICS = {
     ),
     "registers": ("count", ("launch__registers_per_thread", "Registers Per Thread")),
 }
-_HEADER = re.compile(r'^"?(?:ID"?,"?Process ID|Process ID"?,"?Process Name)"?,', re.MULTILINE)
+_HEADER_AT = r'^"?(?:ID"?,"?Process ID|Process ID"?,"?Process Name)"?,'
+_HEADER = re.compile(_HEADER_AT, re.MULTILINE)
+_HEADER_BYTES = re.compile(_HEADER_AT.encode(), re.MULTILINE)
 _SUMMARY_KEYS = ("Kernel Name", "Block Size", "Grid Size", "Device", "Context", "Stream")
 _PROF_LINE = re.compile(r"^==[A-Z]+==", re.MULTILINE)
-_TOOL_LINE = re.compile(r"^==[^\n]*(?:\n|\Z)", re.MULTILINE)  # ==PROF==, ==WARNING== ...
 _RULES = {"time": values.TIME, "bytes": values.SIZE, "count": values.COUNT, "pct": values.VALUE}
 
 
@@ -110,23 +111,25 @@ def read_tables(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.Dat
     head = csvtext.read_head(source, EXPECTED)
     if not (_PROF_LINE.search(head) or _HEADER.search(head)):
         raise ParseError(path, EXPECTED, "no such header nor ==PROF== line at its start")
-    text = csvtext.read_text(source, EXPECTED)
-    match = _HEADER.search(text)
+    data = csvtext.read_utf8(source, EXPECTED)
+    match = _HEADER_BYTES.search(data)
     if match is None:
-        raise ParseError(path, EXPECTED, nothing_profiled(text, "no such header found"))
-    origin = _table(text, match.start(), path)
-    header = csvtext.header_cells(str(origin.text).split("\n", 1)[0])
+        said = nothing_profiled(data.decode("utf-8"), "no such header found")
+        raise ParseError(path, EXPECTED, said)
+    origin, source_bytes, start = _table(data, match.start(), path)
+    header = csvtext.header_cells(_line_at(data, match.start()))
     csvtext.check_header(header, path, EXPECTED)
-    table = csvtext.read_csv_text(origin.text, path, EXPECTED)
-    csvtext.check_last_row(origin, len(header), len(table) - 1)
+    table = csvtext.read_csv_text(source_bytes, path, EXPECTED, dtype=object, start=start)
+    csvtext.check_last_row(origin, len(header), len(table) - 1, source_bytes)
     if "Metric Name" in table.columns and "Metric Value" in table.columns:
         launches, found = _details(table, origin)
         counters = functools.partial(ncu_counters.details, table, stage)
     elif "Metric Name" in table.columns and "Average" in table.columns:
-        table = _by_kernel(table)
+        table = _by_kernel(table.astype("string"))
         launches, found = _details(table, origin, value="Average")
         counters = functools.partial(ncu_counters.details, table, stage, "Average")
     else:
+        table = table.astype("string")
         units: dict[str, str] = {}
         if len(table) and "ID" in table and pd.isna(table["ID"].iloc[0]):  # the units row
             units = {str(c): ("" if pd.isna(u) else str(u)) for c, u in table.iloc[0].items()}
@@ -139,17 +142,46 @@ def read_tables(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.Dat
     return {schema.METRICS.name: metrics, schema.COUNTERS.name: counters()}
 
 
-def _table(text: str, start: int, path: Path) -> Origin:
-    """The CSV from the header on, ncu's own `==` lines removed (their lines remembered)."""
-    lines = LineCounter(text)
+def _table(data: bytes, start: int, path: Path) -> tuple[Origin, bytes, int]:
+    """The CSV from the header on, ncu's own lines removed (lines that start with `==`:
+    `==PROF==`, `==WARNING==` ...; their file lines remembered): its origin, and the bytes and
+    the byte the table starts at.
+
+    Without such lines the table is `data` from `start` on, not copied (a copy of 300 MB costs
+    0.2 s): its origin cuts the text only for a message that counts lines.
+    """
+    lines = LineCounter(data)
     first = lines.at(start)
     pieces, dropped, pos = [], [], start
-    for tool in _TOOL_LINE.finditer(text, start):
-        pieces.append(text[pos : tool.start()])
-        dropped.append(lines.at(tool.start()))
-        pos = tool.end()
-    pieces.append(text[pos:])
-    return Origin(path, EXPECTED, "".join(pieces), first, dropped=tuple(dropped))
+    at = _tool_line(data, start)
+    while at >= 0:
+        pieces.append(data[pos:at])
+        dropped.append(lines.at(at))
+        end = data.find(b"\n", at)
+        pos = len(data) if end < 0 else end + 1
+        at = _tool_line(data, pos) if end >= 0 else -1
+    if not dropped:
+        return Origin(path, EXPECTED, b"", first, cut=lambda: data[start:]), data, start
+    text = b"".join([*pieces, data[pos:]])
+    return Origin(path, EXPECTED, text, first, dropped=tuple(dropped)), text, 0
+
+
+def _tool_line(data: bytes, pos: int) -> int:
+    """Where the first line from `pos` on (`pos` a line's start or later) that starts with `==`
+    starts; -1 when none does. `memchr` finds the first `=`: a file without one costs no more."""
+    equals = data.find(b"=", pos)
+    if equals < 0:
+        return -1
+    if equals == pos and data.startswith(b"==", pos) and (pos == 0 or data[pos - 1] == 10):
+        return pos
+    at = data.find(b"\n==", max(equals - 1, pos))
+    return -1 if at < 0 else at + 1
+
+
+def _line_at(data: bytes, start: int) -> str:
+    """The line of `data` that starts at `start` (the header), as text."""
+    end = data.find(b"\n", start)
+    return data[start : len(data) if end < 0 else end].decode("utf-8")
 
 
 def _raw(
@@ -231,24 +263,35 @@ def _details(
     table: pd.DataFrame, origin: Origin, value: str = "Metric Value"
 ) -> tuple[pd.DataFrame, dict[str, pd.Series]]:
     """The details page: one row per launch and metric, pivoted to one row per launch (the
-    per-kernel summary likewise, with `value` its `Average` column)."""
-    rows = table[table["Metric Name"].notna()]
-    launches = table.drop_duplicates("ID").reset_index(drop=True)
+    per-kernel summary likewise, with `value` its `Average` column).
+
+    The page's cells may be `object` (a million rows are not made `string`): each launch's
+    first row, and the rows of the metrics looked for, are made `string` here. The metric
+    names are compared as codes, each distinct name once.
+    """
+    launches = _strings(table[~table["ID"].duplicated().to_numpy()].reset_index(drop=True))
+    codes, metric_names = pd.factorize(table["Metric Name"].to_numpy(dtype=object))
+    code_of = {name: code for code, name in enumerate(metric_names)}
     found = {}
     for field, (kind, names) in METRICS.items():
         for name in names:
-            hits = rows[rows["Metric Name"] == name].drop_duplicates("ID")
-            if hits.empty:
+            if name not in code_of:
                 continue
+            hits = table.iloc[np.flatnonzero(codes == code_of[name])]
+            hits = _strings(hits[~hits["ID"].duplicated().to_numpy()])
             units = hits["Metric Unit"].fillna("").astype(str)
-            factor = units.map(lambda u, k=kind, n=name: unit_factor(k, u, origin.path, n))
-            number = values.numbers(
-                hits[value], origin, name, _RULES[kind], factor.to_numpy(dtype="float64")
-            )
+            factors = {u: unit_factor(kind, u, origin.path, name) for u in pd.unique(units)}
+            factor = units.map(factors).to_numpy(dtype="float64")
+            number = values.numbers(hits[value], origin, name, _RULES[kind], factor)
             by_id = pd.Series(number.to_numpy(), index=hits["ID"].to_numpy())
             found[field] = pd.Series(launches["ID"].map(by_id).to_numpy(dtype="float64"))
             break
     return launches, found
+
+
+def _strings(table: pd.DataFrame) -> pd.DataFrame:
+    """`table` with `string` cells, as `csvtext.read_csv_text` reads them by default."""
+    return table.astype("string")
 
 
 def metrics_table(

@@ -87,7 +87,7 @@ class Origin:
     first_line: int = 1
     skip: int = 0
     dropped: tuple[int, ...] = ()
-    cut: Callable[[], str] | None = field(default=None, compare=False, repr=False)
+    cut: Callable[[], str | bytes] | None = field(default=None, compare=False, repr=False)
 
     def error(self, detail: str) -> ParseError:
         return ParseError(self.path, self.expected, detail)
