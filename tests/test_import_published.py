@@ -1,32 +1,38 @@
 """Profiler output as people publish it (issue 14): in Markdown fenced with `~~~`, in a batch
-job's log where the profiler aborted after its tables. Each file is a real one from a public
-repository (see the README of its folder), checked for the values it yields.
+job's log where the profiler aborted after its tables, in a web page's `<pre>` blocks, in a
+Jupyter notebook's cell outputs. Each file is a real one from a public repository (see the
+README of its folder), checked for the values it yields.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from clirun import profgen
+import numpy as np
+import pytest
+from clirun import assert_refused, profgen
 
 from profiler import store
+from profiler.parse import published
 
 DATA = Path(__file__).parent / "data"
 TILDE_RUNS = DATA / "captures" / "nvprof-runs-tilde-fences.md"
 ABORTED = DATA / "nvprof" / "9.x" / "openacc-nvprof-aborted.err"
+CODELAB = DATA / "nvprof" / "9.x" / "fluidnumerics-codelab-smoother.html"
+NOTEBOOK = DATA / "nsys" / "2021.2.4" / "ncar-miniweather-stats.ipynb"
 
 
 def imported(capsys, tmp: Path, path: Path):  # type: ignore[no-untyped-def]
-    """The run `profgen import` makes of the one stage `s=path`."""
+    """The run `profgen import` makes of the one stage `s=path`, and what it said on stderr."""
     argv = ["import", "--model", "pub", "--out", tmp, "--stage", f"s={path}"]
     result = profgen(argv, capsys)
     assert result.code == 0, result.err
-    return store.load_run(result.out.strip().splitlines()[-1])
+    return store.load_run(result.out.strip().splitlines()[-1]), result.err
 
 
 def test_nvprof_runs_fenced_with_tildes_are_a_stage_each(tmp_path, capsys):
     """Eleven runs, each table closed by a `~~~` fence (line 28 is the first): not a row."""
-    run = imported(capsys, tmp_path, TILDE_RUNS)
+    run, _ = imported(capsys, tmp_path, TILDE_RUNS)
     assert list(run.table("stages")["stage"]) == [f"s.{k}" for k in range(1, 12)]
     gpu = run.table("gpu_activities").set_index(["stage", "name"])
     # line 8: `80.19%  23.304ms  2  11.652ms  8.6804ms  14.623ms  [CUDA memcpy DtoH]`
@@ -51,7 +57,7 @@ def test_nvprof_runs_fenced_with_tildes_are_a_stage_each(tmp_path, capsys):
 def test_a_table_nvprof_printed_before_aborting_ends_at_its_message(tmp_path, capsys):
     """Line 36 (`nvprof: /dvs/...: Assertion `start <= end' failed.`) is no API calls row: the
     20 rows above it are the table (no kernels: `No kernels were profiled.`)."""
-    run = imported(capsys, tmp_path, ABORTED)
+    run, _ = imported(capsys, tmp_path, ABORTED)
     calls = run.table("api_calls").set_index("name")
     assert len(calls) == 20
     # line 16: `77.33%  200.72ms  1  200.72ms  200.72ms  200.72ms  cuDevicePrimaryCtxRetain`
@@ -59,3 +65,89 @@ def test_a_table_nvprof_printed_before_aborting_ends_at_its_message(tmp_path, ca
     # line 35: `0.00%  204ns  1  204ns  204ns  204ns  cuDriverGetVersion`
     assert calls.loc["cuDriverGetVersion", ["total_ns", "calls"]].tolist() == [204, 1]
     assert "gpu_activities" not in run.tables
+
+
+def test_nvprof_in_a_web_pages_pre_block(tmp_path, capsys):
+    """The summary in lines 295-308 of a codelab page: its last row ends in `</code></pre>` and
+    the page's prose follows (line 309), not a row; the page's other lines are skipped."""
+    run, err = imported(capsys, tmp_path, CODELAB)
+    gpu = run.table("gpu_activities").set_index("name")
+    # line 297: `52.12%  4.6421ms  10  464.21us  427.18us  589.69us  [CUDA memcpy DtoH]`
+    assert gpu.loc["[CUDA memcpy DtoH]", ["total_ns", "calls", "max_ns"]].tolist() == [
+        4_642_100,
+        10,
+        589_690,
+    ]
+    calls = run.table("api_calls").set_index("name")
+    assert len(calls) == 10  # lines 299-308
+    # line 308: `0.00%  1.0790us  1  1.0790us  1.0790us  1.0790us  cuDeviceGetUuid</code></pre>`
+    assert calls.loc["cuDeviceGetUuid", "total_ns"] == 1_079
+    assert "HTML markup: read from its <pre> blocks" in err
+
+
+def test_nsys_stats_in_a_notebooks_cell_output(tmp_path, capsys):
+    """nsys 2021.2.4 tables printed by a notebook cell (lines 427-500 of its JSON), each named
+    by its `Running [.../reports/NAME.py ...]` line; the cells' code is skipped."""
+    run, err = imported(capsys, tmp_path, NOTEBOOK)
+    calls = run.table("api_calls").set_index("name")
+    # line 432: `98.9  311,045,408,877  829,502  374,978.5  480  4,110,831  672,951.6
+    # cuStreamSynchronize `
+    assert calls.loc["cuStreamSynchronize", ["total_ns", "calls", "min_ns"]].tolist() == [
+        311_045_408_877,
+        829_502,
+        480,
+    ]
+    gpu = run.table("gpu_activities").set_index("name")
+    # line 452: `34.8  107,763,085,030  46,083  2,338,456.4 ... compute_tendencies_z_369_gpu`
+    kernel = gpu.loc["compute_tendencies_z_369_gpu"]
+    assert kernel[["total_ns", "calls"]].tolist() == [107_763_085_030, 46_083]
+    # line 467: `54.0  471,292,258  92,188 ... [CUDA memcpy HtoD]`; line 476: `2,982,487.461` KiB
+    htod = gpu.loc["[CUDA memcpy HtoD]"]
+    assert htod[["total_ns", "calls", "bytes"]].tolist() == [471_292_258, 92_188, 3_054_067_160]
+    assert "Jupyter notebook's JSON" in err
+
+
+def test_a_pages_pre_text_has_its_tags_off_and_entities_decoded() -> None:
+    page = (
+        b"<!DOCTYPE html>\n<p>prose &amp; more</p><pre><code>==1== a &lt;b&gt;\n"
+        b"  row&#34;x&#34;</code></pre><p>after</p>\n<prefix>not a block</prefix>\n"
+    )
+    shape = published.html_text(page)
+    assert shape.data == b'\n==1== a <b>\n  row"x"\n\n'  # line 4 is no block: blank
+    assert shape.lines.tolist() == [1, 2, 3, 4, 5]
+
+
+def test_a_notebooks_outputs_are_read_and_its_sources_skipped() -> None:
+    notebook = (
+        b'{\n "cells": [\n  {\n   "cell_type": "code",\n   "outputs": [\n    {\n'
+        b'     "text": [\n      "one \\u001b[1mtwo\\u001b[0m\\n",\n      "thr",\n'
+        b'      "ee\\n"\n     ]\n    }\n   ],\n   "source": [\n    "print(1)\\n"\n   ]\n'
+        b"  }\n ]\n}\n"
+    )
+    shape = published.notebook_text(notebook)
+    text = shape.data.decode().split("\n")
+    assert text[7:9] == ["one two", "three"]  # lines 8 and 9: `thr` + `ee` run together
+    assert shape.lines[7:9].tolist() == [8, 9]
+    assert "print(1)" not in shape.data.decode()
+    assert np.all(np.diff(shape.lines) >= 0)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "says"),
+    [
+        ("prose.html", "<!DOCTYPE html>\n<p>No profiler here</p>\n", "an HTML page with no <pre>"),
+        (
+            "empty.ipynb",
+            '{\n "cells": [\n  {\n   "cell_type": "code",\n   "outputs": [],\n'
+            '   "source": [\n    "!nsys profile ./a.out\\n"\n   ]\n  }\n ]\n}\n',
+            "a Jupyter notebook none of whose cells printed anything",
+        ),
+    ],
+)
+def test_a_page_or_notebook_that_shows_no_text_is_refused_saying_so(
+    tmp_path, capsys, name, text, says
+):
+    path = tmp_path / name
+    path.write_text(text)
+    argv = ["import", "--model", "pub", "--out", tmp_path / "out", "--stage", f"s={path}"]
+    assert_refused(profgen(argv, capsys), 2, says)
