@@ -6,6 +6,8 @@ README of its folder), checked for the values it yields.
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -151,3 +153,69 @@ def test_a_page_or_notebook_that_shows_no_text_is_refused_saying_so(
     path.write_text(text)
     argv = ["import", "--model", "pub", "--out", tmp_path / "out", "--stage", f"s={path}"]
     assert_refused(profgen(argv, capsys), 2, says)
+
+
+TIMELINE = DATA / "nvprof" / "9.x" / "ece408-m3-timeline.nvvp"
+KERNEL_TABLE = (  # nvprof's schema for kernels it serialised (as in the timeline's file)
+    "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(_id_ INTEGER PRIMARY KEY AUTOINCREMENT, "
+    "registersPerThread INT NOT NULL, start INT NOT NULL, end INT NOT NULL, deviceId INT NOT "
+    "NULL, streamId INT NOT NULL, gridX INT NOT NULL, gridY INT NOT NULL, gridZ INT NOT NULL, "
+    "blockX INT NOT NULL, blockY INT NOT NULL, blockZ INT NOT NULL, staticSharedMemory INT NOT "
+    "NULL, dynamicSharedMemory INT NOT NULL, correlationId INT NOT NULL, name INT NOT NULL)"
+)
+
+
+def test_an_nvprof_profile_gives_its_kernels_copies_and_memsets(tmp_path, capsys):
+    """The sums below are the file's own (sqlite3: `SELECT count(*), sum(end - start) ...`
+    grouped by kernel name id, by copyKind, and over the memsets)."""
+    run, _ = imported(capsys, tmp_path, TIMELINE)
+    stage = run.table("stages").iloc[0]
+    assert stage["technique"] == "imported from an nvprof profile (nvprof -o)"
+    gpu = run.table("gpu_activities").set_index("name")
+    # `_ZN5mxnet2op14forward_kernelEPfPKfS3_iiiiii`: 2 launches, 206431525 ns, 52222939-154208586
+    # (demangled by cu++filt or the C++ runtime, which space a pointer differently)
+    (forward_name,) = [n for n in gpu.index if n.startswith("mxnet::op::forward_kernel(")]
+    forward = gpu.loc[forward_name]
+    assert forward[["total_ns", "calls", "min_ns", "max_ns"]].tolist() == [
+        206_431_525,
+        2,
+        52_222_939,
+        154_208_586,
+    ]
+    # copyKind 1 (HtoD): 20 copies, 33862598 ns, 208996184 bytes; copyKind 2: 1, 5440 ns
+    htod = gpu.loc["[CUDA memcpy HtoD]"]
+    assert htod[["total_ns", "calls", "bytes"]].tolist() == [33_862_598, 20, 208_996_184]
+    assert gpu.loc["[CUDA memcpy DtoH]", ["total_ns", "bytes"]].tolist() == [5_440, 40_000]
+    memset = gpu.loc["[CUDA memset]"]
+    assert memset[["total_ns", "calls", "bytes"]].tolist() == [10_720, 9, 123_196]
+    assert int(gpu["calls"].sum()) == 27 + 21 + 9
+
+
+def test_kernels_nvprof_serialised_are_read_from_its_kernel_table(tmp_path, capsys):
+    """nvprof collecting metrics stores kernels in `CUPTI_ACTIVITY_KIND_KERNEL`, not the
+    concurrent table; a profile with none of its activity tables is refused saying so."""
+    path = tmp_path / "metrics.nvprof"
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("CREATE TABLE StringTable(_id_ INTEGER PRIMARY KEY, value TEXT)")
+        db.execute(KERNEL_TABLE)
+        db.execute("INSERT INTO StringTable VALUES (3, '_Z6kernelPfi')")
+        db.execute(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1, 40, 1000, 48705900, 0, 7, 10000, "
+            "12, 25, 16, 16, 1, 0, 0, 5, 3)"
+        )
+        db.commit()
+    run, _ = imported(capsys, tmp_path / "out", path)
+    trace = run.table("gpu_trace").iloc[0]
+    assert trace["name"].replace(" *", "*") == "kernel(float*, int)"  # `_Z6kernelPfi` demangled
+    assert [trace[c] for c in ("duration_ns", "grid_x", "block_y", "registers")] == [
+        48_704_900,
+        10_000,
+        16,
+        40,
+    ]
+    empty = tmp_path / "empty.nvprof"
+    with contextlib.closing(sqlite3.connect(empty)) as db:
+        db.execute("CREATE TABLE Version(version INT)")
+        db.commit()
+    argv = ["import", "--model", "pub", "--out", tmp_path / "o2", "--stage", f"s={empty}"]
+    assert_refused(profgen(argv, capsys), 2, "no CUPTI activity table of nvprof's")
