@@ -15,6 +15,7 @@ import pytest
 from clirun import assert_refused, profgen
 
 from profiler import store
+from profiler.errors import ToolNotFound
 from profiler.parse import published
 
 DATA = Path(__file__).parent / "data"
@@ -219,3 +220,32 @@ def test_kernels_nvprof_serialised_are_read_from_its_kernel_table(tmp_path, caps
         db.commit()
     argv = ["import", "--model", "pub", "--out", tmp_path / "o2", "--stage", f"s={empty}"]
     assert_refused(profgen(argv, capsys), 2, "no CUPTI activity table of nvprof's")
+
+
+@pytest.mark.parametrize(
+    ("name", "module", "finder", "what"),
+    [
+        ("mf.nsys-rep", "nsys", "find_nsys", "an Nsight Systems report, read through `nsys stats`"),
+        (
+            "sgemm.ncu-rep",
+            "ncu",
+            "find_ncu",
+            "an Nsight Compute report, read through `ncu --import`",
+        ),
+    ],
+)
+def test_a_report_whose_tool_is_missing_is_refused_naming_the_file(
+    tmp_path, capsys, monkeypatch, name, module, finder, what
+):
+    """A user given someone's .nsys-rep (or .ncu-rep) on a machine without the tool reads, in
+    one line, which file it is, what it is, and what is missing."""
+    from profiler.collect import ncu, nsys
+
+    def missing(env=None):  # type: ignore[no-untyped-def]
+        raise ToolNotFound(f"{module} was not found on PATH: install it")
+
+    monkeypatch.setattr({"nsys": nsys, "ncu": ncu}[module], finder, missing)
+    report = tmp_path / name
+    report.write_bytes(b"\x00")
+    argv = ["import", "--model", "pub", "--out", tmp_path / "o", "--stage", f"s={report}"]
+    assert_refused(profgen(argv, capsys), 4, f"{report}: {what}, and {module} was not found")
