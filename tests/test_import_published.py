@@ -156,7 +156,7 @@ def test_a_page_or_notebook_that_shows_no_text_is_refused_saying_so(
     assert_refused(profgen(argv, capsys), 2, says)
 
 
-TIMELINE = DATA / "nvprof" / "9.x" / "ece408-m3-timeline.nvvp"
+TIMELINE = DATA / "nvprof_profiles" / "ece408-m3-timeline.nvvp"
 KERNEL_TABLE = (  # nvprof's schema for kernels it serialised (as in the timeline's file)
     "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(_id_ INTEGER PRIMARY KEY AUTOINCREMENT, "
     "registersPerThread INT NOT NULL, start INT NOT NULL, end INT NOT NULL, deviceId INT NOT "
