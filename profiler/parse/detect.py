@@ -117,7 +117,11 @@ def _file_kind(source: Path | csvtext.Held) -> str:
     if kind is not None:
         return kind
     lines = head.splitlines()
-    what = unusable.describe(lines) or unusable.program_output(lines)
+    what = (
+        unusable.describe(lines)
+        or unusable.document(path.suffix, lines)
+        or unusable.program_output(lines)
+    )
     if what is not None:
         raise ParseError(path, EXPECTED, f"recognised none of them: {what}")
     hint = f"it starts {lines[0].strip()[:80]!r}" if lines else "it has no text"
