@@ -230,3 +230,15 @@ def test_an_html_page_without_profiler_tables_is_refused_as_one(tmp_path, capsys
     assert "it is an HTML page in which no profiler table was found" in refusal(
         path, tmp_path, capsys
     )
+
+
+def test_ncu_section_tables_pasted_without_their_kernel_line_say_so(tmp_path, capsys):
+    """SwayamInSync/SGEMM-Worklog's README pastes ncu's tables from their `Section:` line: no
+    line names a kernel (was: "no kernel results in it")."""
+    path = NCU / "any" / "swayam-sgemm-readme-sections-without-kernel-lines.md"
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected Nsight Compute output (ncu's per-kernel `Section:` "
+        "tables, or ncu --csv) (its 9 `Section:` table(s), the first at line 57, have no kernel "
+        "line above them as ncu writes one (`<kernel> (grid)x(block), Context N, Stream N`; left "
+        "out of this paste): no launch to give their values to)"
+    )
