@@ -29,7 +29,7 @@ import numpy as np
 
 from profiler.errors import ParseError
 from profiler.import_runs import Run
-from profiler.parse import csvtext, detect, late_start, pasted
+from profiler.parse import csvtext, detect, late_start, pasted, unusable
 
 _QUOTE = re.compile(r"^ {0,3}>", re.MULTILINE)
 _TYPED_ROW = re.compile(r"^[ \t]*(?:GPU activities|API calls):", re.MULTILINE)
@@ -133,6 +133,11 @@ def _late(path: Path) -> pasted.Reshaped | None:
     """The file at `path` from the line where a profiler's output starts, when its first 64 KiB
     hold none and it has some further on (`late_start`); else None."""
     if path.suffix.lower() in _BINARY_SUFFIXES or not path.is_file():
+        return None
+    try:  # a file whose start says what it is (a metric list, gprof, ...) is that
+        if unusable.describe(csvtext.read_head(path, detect.EXPECTED).splitlines()):
+            return None
+    except ParseError:
         return None
     start = late_start.find(path)
     if start is None:

@@ -412,6 +412,8 @@ def test_a_name_the_log_broke_onto_the_next_line_is_joined_to_its_row(tmp_path, 
     assert act["total_ns"].sum() == 111_810_502 and act["calls"].sum() == 68
     after = act[act["name"].str.startswith("cudnn::gemm::computeOffsetsKernel(")]
     assert after["total_ns"].tolist() == [2336]
+    last = api[api["name"].str.startswith("cuDriverGetVersion")]  # RAI's lines right under it
+    assert last[["name", "total_ns", "calls"]].values.tolist() == [["cuDriverGetVersion", 1970, 3]]
     first = api.iloc[0]
     assert (first["name"], first["total_ns"], first["calls"]) == (
         "cudaStreamCreateWithFlags",

@@ -4,8 +4,11 @@ Some logs break long lines where a buffer ended, not where a word did: RAI's cli
 course runner of ECE408's mxnet projects) wrote a row ending `...mshadow::expr::Plan<mshadow:`
 and put the rest of its name, `:expr::ReduceWithAxisExp<...>(mshadow::gpu, ...)`, at the start
 of the next line. Such a line is read as the end of the name above only when it cannot be a
-row (it starts in its first column, and what starts it is neither a row type nor a share) and
-the line above is a complete row (seven fields after its type: a share, a time, ... a name).
+row (it starts in its first column, and what starts it is neither a row type nor a share), and
+the lines above and under it are complete rows (seven fields after the type: a share, a time,
+... a name): a shell prompt typed under a table's last row is no part of its name. Lines that
+cannot be rows under the last row (RAI's closing lines, with no blank line before them) end
+the table there.
 The two are joined as written, with nothing between them (the break fell inside a word), and
 the continuation's line is `dropped` from the table, so that messages still name file lines.
 Any other line is left as it is, to be read (or refused) as a row. Only tables that were
@@ -25,21 +28,28 @@ _UNITS = ("ns", "us", "ms", "s")
 
 def joined(origin: Origin) -> Origin | None:
     """The table of `origin` with each name continuation joined to the row above (its text
-    in full, the continuations' file lines `dropped`), or None when it has none."""
+    in full, the continuations' file lines `dropped`) and ended at its last row, or None when
+    neither changes it."""
     text = origin.text if origin.text or origin.cut is None else origin.cut()
     text = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
     lines = text.split("\n")
+    end = len(lines)
+    while end > 1 and (not lines[end - 1].strip() or _continues(lines[end - 1])):
+        end -= 1  # output typed right under the last row (RAI's closing lines): no row
+    cut = end < len(lines) and _complete(lines[end - 1])
+    lines = lines[:end] if cut else lines
     kept, dropped, line = lines[:1], list(origin.dropped), origin.first_line
-    for part in lines[1:]:
+    for k, part in enumerate(lines[1:], start=2):
         line += 1
         while line in origin.dropped:
             line += 1
-        if _continues(part) and _complete(kept[-1]):
+        under = lines[k] if k < len(lines) else ""
+        if _continues(part) and _complete(kept[-1]) and _complete(under):
             kept[-1] = kept[-1].rstrip("\r") + part
             dropped.append(line)
         else:
             kept.append(part)
-    if len(dropped) == len(origin.dropped):
+    if len(dropped) == len(origin.dropped) and not cut:
         return None
     return dataclasses.replace(
         origin, text="\n".join(kept), dropped=tuple(sorted(dropped)), cut=None
