@@ -1,9 +1,8 @@
 """A file whose profiler output starts past the first 64 KiB that detection reads (a long run
-log) is read from the line where it starts (`parse.late_start`), in time linear in the file."""
+log) is read from the line where it starts (`parse.late_start`)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -48,33 +47,29 @@ def big_log(path: Path, size: int, tail: bytes = b"") -> Path:
     return path
 
 
-def timed_detection(path: Path) -> tuple[object, float]:
-    start = time.process_time()
+def detection(path: Path) -> object:
+    """What detection makes of the file: its `Input`, or the `ParseError` it refuses with."""
     try:
-        found: object = import_paste.detected(path)
+        return import_paste.detected(path)
     except ParseError as exc:
-        found = exc
-    return found, time.process_time() - start
+        return exc
 
 
-def test_a_100_mb_log_with_nvprof_at_its_end_is_found_in_linear_time(tmp_path):
+def test_a_long_log_with_nvprof_at_its_end_is_found(tmp_path):
+    """Program output (a decoy line every 1000 lines) then nvprof's output: found from the
+    line it starts on (its speed on 100 MB: tests/benchmarks/test_bench_parse.py)."""
     tail = LOG.read_bytes().split(b"\n", 92)[92]  # nvprof's output, from its first line on
-    path = big_log(tmp_path / "end.log", 100 << 20, tail)
+    path = big_log(tmp_path / "end.log", 2 << 20, tail)
     lines_before = path.read_bytes().count(b"\n") - tail.count(b"\n")
-    found, seconds = timed_detection(path)
+    found = detection(path)
     assert isinstance(found, import_paste.Input) and found.kind == detect.NVPROF
     assert found.shape is not None and f"from line {lines_before + 1} on only" in found.shape.note
-    assert seconds < 10, seconds
 
 
-def test_a_100_mb_log_with_no_profiler_output_is_refused_as_before(tmp_path, capsys):
-    path = big_log(tmp_path / "none.log", 100 << 20)
-    found, seconds = timed_detection(path)
+def test_a_long_log_with_no_profiler_output_is_refused_as_before(tmp_path):
+    found = detection(big_log(tmp_path / "none.log", 2 << 20))
     assert isinstance(found, ParseError), found
     assert "none of its lines is profiler output" in found.detail
-    assert seconds < 10, seconds
-    small = big_log(tmp_path / "small.log", 10 << 20)
-    assert timed_detection(small)[1] * 15 + 1 > seconds  # linear: 10 times the bytes
 
 
 @pytest.mark.parametrize("size", [1000, 70_000])

@@ -18,7 +18,9 @@
   (tests/data/ncu/2023.x/ppc-max-flops.txt), repeated;
 - a 1,000,000-row ncu `--csv` details page: the real H100 page's launches repeated with new IDs;
 - files with a 100,000-space run, which the old nvprof row pattern and nsys stdout splitter
-  took minutes over (quadratic backtracking), and 10,000,000 blank lines.
+  took minutes over (quadratic backtracking), and 10,000,000 blank lines;
+- 100 MB of a program's output, with nvprof's output at its end or none: detection looks past
+  the first 64 KiB (`parse.late_start`).
 
 Run with `pytest tests/benchmarks/test_bench_parse.py --benchmark-enable` to time them. Without
 it (the default) each runs once, the million-row inputs cut to 10,000 rows so that the suite
@@ -310,3 +312,49 @@ def test_import_million_row_capture(benchmark, made, tmp_path):
     assert [s["kind"] for s in found.sections] == ["nvprof", "nsys-text"]
     assert len(found.tables["gpu_trace"]) == n  # nvprof's; nsys's is left out, and said so
     assert "gpu_trace" in found.sections[1]["tables_left_out"]
+
+
+LATE_LOG = DATA / "nvprof" / "9.x" / "atsmith3-m3-1-rai-nvprof-past-64k.log"
+
+
+def program_output(size: int, tail: str = "") -> str:
+    """`size` bytes of a program's output, a line every 1,000 holding words profiler output
+    holds too (each such line is looked at by detection, then refused), then `tail`."""
+    line = "step {:07d}: loss 0.1234 accuracy 0.9123 lr 1e-3 elapsed 12.5 ms\n"
+    decoy = "epoch {} Duration: 12.5 s, 98.1 (%) of the budget, == done, Statistics\n"
+    block = "".join(line.format(i) for i in range(999)) + decoy.format(999)
+    text = (block * (size // len(block) + 1))[:size]
+    return text[: text.rfind("\n") + 1] + tail
+
+
+def log_bytes(benchmark) -> int:
+    return (2 << 20) if benchmark.disabled else (100 << 20)
+
+
+def detected_or_refused(path: Path) -> object:
+    from profiler import import_paste
+    from profiler.errors import ParseError
+
+    try:
+        return import_paste.detected(path)
+    except ParseError as exc:
+        return exc
+
+
+def test_detect_nvprof_at_the_end_of_a_100_mb_log(benchmark, made):
+    """nvprof's output after 100 MB of program output (the first 64 KiB say nothing): found
+    from the line it starts on (`parse.late_start`), in one pass over the file."""
+    from profiler import import_paste
+
+    tail = LATE_LOG.read_text().split("\n", 92)[92]  # nvprof's output, from its first line on
+    path = made("late.log", log_bytes(benchmark), lambda size: program_output(size, tail))
+    found = run(benchmark, detected_or_refused, path)
+    assert isinstance(found, import_paste.Input) and found.kind == "nvprof"
+
+
+def test_refuse_a_100_mb_log_without_profiler_output(benchmark, made):
+    from profiler.errors import ParseError
+
+    path = made("none.log", log_bytes(benchmark), program_output)
+    found = run(benchmark, detected_or_refused, path)
+    assert isinstance(found, ParseError) and "none of its lines is profiler output" in found.detail
