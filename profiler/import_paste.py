@@ -7,7 +7,9 @@ without its quote marks only when profgen recognises nothing in the file as it i
 the quoted lines unquoted: a file that is read today (with a quoted copy of some earlier output
 beside its own, say) is read as before. So are nvprof summary rows pasted from their `GPU
 activities:` (or `API calls:`) line down: nvprof's header is put back above them only when
-nothing in the file is recognised as it is (or unquoted).
+nothing in the file is recognised as it is (or unquoted). A file whose first 64 KiB hold no
+profiler output (a long run log) is read from the line where some starts further on, when
+nothing in it is recognised otherwise (`parse.late_start`).
 
 A paste read so is read as a file of those bytes named by its own path (`csvtext.Held`): the
 file itself is what `raw/` keeps. Every line number a refusal, a warning, a technique or a
@@ -23,9 +25,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from profiler.errors import ParseError
 from profiler.import_runs import Run
-from profiler.parse import csvtext, detect, pasted, published
+from profiler.parse import csvtext, detect, late_start, pasted, published, unusable
 
 _QUOTE = re.compile(r"^ {0,3}>", re.MULTILINE)
 _TYPED_ROW = re.compile(r"^[ \t]*(?:GPU activities|API calls):", re.MULTILINE)
@@ -73,6 +77,9 @@ def detected(path: Path) -> Input:
             return Input(path, detect.detect(Input(path, "", undone).source), undone)
         except ParseError:
             continue
+    late = _late(path) if shape is None else None
+    if late is not None:
+        return Input(path, detect.detect(Input(path, "", late).source), late)
     raise refused
 
 
@@ -139,6 +146,25 @@ def _double_spaced(path: Path) -> pasted.Reshaped | None:
     except ParseError:
         return None
     return pasted.double_spaced(data)
+
+
+def _late(path: Path) -> pasted.Reshaped | None:
+    """The file at `path` from the line where a profiler's output starts, when its first 64 KiB
+    hold none and it has some further on (`late_start`); else None."""
+    if path.suffix.lower() in _BINARY_SUFFIXES or not path.is_file():
+        return None
+    try:  # a file whose start says what it is (a metric list, gprof, ...) is that
+        if unusable.describe(csvtext.read_head(path, detect.EXPECTED).splitlines()):
+            return None
+    except ParseError:
+        return None
+    start = late_start.find(path)
+    if start is None:
+        return None
+    with path.open("rb") as handle:
+        handle.seek(start.offset)
+        data = handle.read()
+    return pasted.Reshaped(data, np.array([start.line]), pasted.LATE.format(line=start.line))
 
 
 def _reshaped(

@@ -6,7 +6,6 @@ it yields, worked out from the file itself or from its sources in this corpus.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -130,17 +129,16 @@ def test_whose_output_a_line_is(line: str, tool: tuple[str | None, str | None]) 
     assert capture._signature(line, paragraph_start=False) == tool
 
 
-def test_cutting_is_linear_in_the_size_of_the_capture() -> None:
-    """A capture of 400,000 trace rows and runs of spaces is cut in well under a second a MB."""
+def test_a_capture_with_long_runs_of_blanks_is_cut_in_two() -> None:
+    """Trace rows, then a 1,000,000-space prompt line and a 1,000,000-character `=` line: two
+    sections (how long 400,000 rows take: tests/benchmarks/test_bench_parse.py)."""
     body = CFD_TRACE.read_text().split("\n", 5)[5]  # data rows of the trace
     rows = body.splitlines()
     text = "$ nvprof --csv --print-gpu-trace ./cfd\n" + CFD_TRACE.read_text()
-    text += "\n".join(rows[i % len(rows)] for i in range(400_000)) + "\n"
+    text += "\n".join(rows[i % len(rows)] for i in range(4_000)) + "\n"
     text += "$ " + " " * 1_000_000 + "x\n" + "=" * 1_000_000 + "\n"
-    start = time.perf_counter()
     sections = capture.split(text)
-    elapsed = time.perf_counter() - start
-    assert len(sections) == 2 and elapsed < 0.5 * len(text) / 1e6 + 1, elapsed
+    assert len(sections) == 2
 
 
 # --- importing ----------------------------------------------------------------------------------

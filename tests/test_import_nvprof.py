@@ -389,3 +389,49 @@ def test_events_none_of_which_maps_import_as_counters(tmp_path, capsys):
     assert len(counters) == 71 and counters.equals(want)
     shown = profgen(["show", str(path), "--table", "counters"], capsys)
     assert shown.code == 0 and "l2_subp1_read_tex_sector_queries" in shown.out
+
+
+def test_a_name_the_log_broke_onto_the_next_line_is_joined_to_its_row(tmp_path, capsys):
+    """atsmith3/ece408_final_project's m1.2 log (RAI's client, mxnet on a V100): the client broke
+    the row of a 351-character mshadow kernel inside its name, `...Plan<mshadow:` / `:expr::...`,
+    the second part at the start of line 102 (was refused: line 102 is not a percentage). The
+    line cannot be a row and the row above is whole: read as the end of its name."""
+    log = NVPROF / "9.x" / "atsmith3-m12-rai-broken-name.log"
+    run = store.load_run(run_import(capsys, tmp_path, f"m12={log}"))
+    act, api = run.table("gpu_activities"), run.table("api_calls")
+    assert (len(act), len(api)) == (18, 38)
+    broken = act[act["name"].str.contains("ReduceWithAxisExp")]
+    assert len(broken) == 1
+    name = broken["name"].iloc[0]
+    assert name.startswith("void mshadow::cuda::MapPlanKernel<mshadow::sv::saveto, int=8, ")
+    assert "mshadow::expr::Plan<mshadow::expr::ReduceWithAxisExp<mshadow::red::maximum, " in name
+    assert name.endswith(">(mshadow::gpu, unsigned int, mshadow::Shape<int=2>, int=2)")
+    assert len(name) == 351
+    cells = broken[["total_ns", "calls", "min_ns", "max_ns"]].values.tolist()
+    assert cells == [[4896, 1, 4896, 4896]]
+    assert act["total_ns"].sum() == 111_810_502 and act["calls"].sum() == 68
+    after = act[act["name"].str.startswith("cudnn::gemm::computeOffsetsKernel(")]
+    assert after["total_ns"].tolist() == [2336]
+    last = api[api["name"].str.startswith("cuDriverGetVersion")]  # RAI's lines right under it
+    assert last[["name", "total_ns", "calls"]].values.tolist() == [["cuDriverGetVersion", 1970, 3]]
+    first = api.iloc[0]
+    assert (first["name"], first["total_ns"], first["calls"]) == (
+        "cudaStreamCreateWithFlags",
+        3_145_230_000,
+        22,
+    )
+
+
+def test_a_broken_name_is_joined_only_under_a_whole_row(tmp_path, capsys):
+    """A line that cannot be a row under a row cut short is no name's end: refused, naming it."""
+    text = (
+        "==1== Profiling result:\n"
+        "            Type  Time(%)      Time     Calls       Avg       Min       Max  Name\n"
+        " GPU activities:  100.00%  4.8960us         1  4.8960us  4.8960us\n"
+        ":expr::ReduceWithAxisExp<float>(int)\n"
+    )
+    log = tmp_path / "cut.log"
+    log.write_text(text)
+    argv = ["import", "--model", "m", "--stage", f"a={log}", "--out", tmp_path / "o"]
+    result = profgen(argv, capsys)
+    assert_refused(result, 2, "line 3: a summary row has 7 fields", "this one 5")

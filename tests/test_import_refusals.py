@@ -211,3 +211,34 @@ def test_headless_rows_need_three_rows_of_one_kind():
     assert unusable.describe([nvprof, nsys, nvprof, nsys]) is None
     assert unusable.describe(["prose", nsys, nsys, nsys]) is not None
     assert unusable.describe([" 3.23%  0ns  3  0ns  0ns  0ns  k"] * 3) is not None
+
+
+def test_a_markdown_document_without_profiler_tables_is_refused_as_one(tmp_path, capsys):
+    """ndtrung81/cuda-profiling's README (was: "recognised none of them; it starts '# CUDA
+    Profiling Tutorial'"): says it is a Markdown document in which no table was found."""
+    path = DATA / "other" / "ndtrung81-cuda-profiling-README.md"
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "it is a Markdown document in which no profiler table was found (it starts '# CUDA "
+        f"Profiling Tutorial'); {unusable._READS}",
+    )
+
+
+def test_an_html_page_without_profiler_tables_is_refused_as_one(tmp_path, capsys):
+    path = tmp_path / "page.html"
+    path.write_text("<!DOCTYPE html>\n<html><body><p>Run nvprof ./a.out</p></body></html>\n")
+    assert "it is an HTML page in which no profiler table was found" in refusal(
+        path, tmp_path, capsys
+    )
+
+
+def test_ncu_section_tables_pasted_without_their_kernel_line_say_so(tmp_path, capsys):
+    """SwayamInSync/SGEMM-Worklog's README pastes ncu's tables from their `Section:` line: no
+    line names a kernel (was: "no kernel results in it")."""
+    path = NCU / "any" / "swayam-sgemm-readme-sections-without-kernel-lines.md"
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected Nsight Compute output (ncu's per-kernel `Section:` "
+        "tables, or ncu --csv) (its 9 `Section:` table(s), the first at line 57, have no kernel "
+        "line above them as ncu writes one (`<kernel> (grid)x(block), Context N, Stream N`; left "
+        "out of this paste): no launch to give their values to)"
+    )

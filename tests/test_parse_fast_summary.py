@@ -16,7 +16,7 @@ import pytest
 from test_parse_fast_paths import mutants
 
 from profiler.errors import ParseError
-from profiler.parse import nvprof, nvprof_summary, tokens, values
+from profiler.parse import nvprof, nvprof_summary, nvprof_wrapped, tokens, values
 from profiler.parse.nvprof_summary import (
     COLUMNS,
     _check_shares,
@@ -122,6 +122,17 @@ def test_real_summaries_found():
     assert sum(len(text_tables(p.read_text("utf-8"), p)) for p in FILES) >= 10
 
 
+def reference(origin: Origin, section: str):
+    """`reference_text_rows`'s outcome; for a table it refuses, that of the table with the
+    names a log broke joined and ended at its last row (`nvprof_wrapped`), when that is read."""
+    old = outcome(reference_text_rows, origin, section)
+    mended = nvprof_wrapped.joined(origin) if isinstance(old, str) else None
+    if mended is None:
+        return old
+    again = outcome(reference_text_rows, mended, section)
+    return old if isinstance(again, str) else again
+
+
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_text_rows_from_bytes_as_before(path: Path):
     text = path.read_text("utf-8", "replace")
@@ -131,7 +142,7 @@ def test_text_rows_from_bytes_as_before(path: Path):
             new = outcome(
                 lambda o, s, t=table: nvprof_summary.text_rows(o, s, t.raw), origin, table.section
             )
-            same(new, outcome(reference_text_rows, origin, table.section))
+            same(new, reference(origin, table.section))
             same(outcome(nvprof_summary.text_rows, origin, table.section), new)
             keyed = outcome(  # by the keys of the fields (`summary_keys`), the text cut lazily
                 lambda o, s, t=table: nvprof_summary.text_rows(o, s, t.raw, t.lines),

@@ -8,7 +8,6 @@ Expected names are read off the files' text here, not from the parser.
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 from profiler.parse import ncu_csv, ncu_nvtx, ncu_text
@@ -113,15 +112,13 @@ def test_nvtx_lines_outside_blocks_are_no_ranges(tmp_path):
     assert set(ncu_text.read_metrics(path, "s")["range"]) == {"convLayer"}
 
 
-def test_nested_block_titles_are_read_in_linear_time(tmp_path):
+def test_nested_block_titles_are_read(tmp_path):
     text = TEXT.read_text()
     block = "    NVTX Start/End Ranges:\n      <default domain>\n        <0,convLayer>\n"
     deep = "".join(" " * (6 + i) + "NVTX Push/Pop Stack:\n" for i in range(20_000))
     path = tmp_path / "t.txt"
     path.write_text(text.replace(block, block + deep, 1))
-    began = time.perf_counter()
-    m = ncu_text.read_metrics(path, "s")
-    assert time.perf_counter() - began < 5
+    m = ncu_text.read_metrics(path, "s")  # (its time: tests/benchmarks/test_bench_parse.py)
     assert list(m["range"][:2]) == ["convLayer"] * 2
 
 

@@ -93,6 +93,26 @@ def detect(path: str | Path | csvtext.Held) -> str:
     return _file_kind(path)
 
 
+def text_kind(head: str) -> str | None:
+    """The kind of a file that starts with `head` (its first 64 KiB), from its text alone: a
+    terminal capture, or `tool_kind`."""
+    return CAPTURE if capture.is_capture(head) else tool_kind(head)
+
+
+def tool_kind(head: str) -> str | None:
+    """The kind of a file that starts with `head`, as one tool's output: ncu CSV or text,
+    nvprof or nsys stats output; None when it is none."""
+    if _NCU_HEADER.search(head):
+        return NCU_CSV
+    if ncu_text.recognise(head):
+        return NCU_TEXT
+    if nvprof.looks_like(head):
+        return NVPROF
+    if nsys_stdout.recognise(head):
+        return NSYS_TEXT
+    return None
+
+
 def _file_kind(source: Path | csvtext.Held) -> str:
     """The kind of the regular file (or held bytes) `source`, from its name and first 64 KiB."""
     path = csvtext.source_path(source)
@@ -108,18 +128,15 @@ def _file_kind(source: Path | csvtext.Held) -> str:
         if isinstance(source, Path) and nvprof_db.is_profile(source):
             return NVPROF_DB
         raise
-    if capture.is_capture(head):
-        return CAPTURE
-    if _NCU_HEADER.search(head):
-        return NCU_CSV
-    if ncu_text.recognise(head):
-        return NCU_TEXT
+    kind = text_kind(head)
+    if kind is not None:
+        return kind
     lines = head.splitlines()
-    if nvprof.looks_like(head):
-        return NVPROF
-    if nsys_stdout.recognise(head):
-        return NSYS_TEXT
-    what = unusable.describe(lines) or unusable.program_output(lines)
+    what = (
+        unusable.describe(lines)
+        or unusable.document(path.suffix, lines)
+        or unusable.program_output(lines)
+    )
     if what is not None:
         raise ParseError(path, EXPECTED, f"recognised none of them: {what}")
     hint = f"it starts {lines[0].strip()[:80]!r}" if lines else "it has no text"

@@ -111,6 +111,19 @@ def read_tables(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
     return _read(path, stage, every=True)
 
 
+def _no_kernel(walk: ncu_walk.Walk) -> str:
+    """Why a text with no kernel line gives nothing: its `Section:` tables, when it has some,
+    belong to no launch (a paste that left ncu's kernel lines out)."""
+    count = len(walk.section_lines)
+    if not count:
+        return _NO_KERNEL
+    return (
+        f"its {count} `Section:` table(s), the first at line {int(walk.section_lines[0]) + 1}, "
+        "have no kernel line above them as ncu writes one (`<kernel> (grid)x(block), Context N, "
+        "Stream N`; left out of this paste): no launch to give their values to"
+    )
+
+
 def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
     """`metrics`, and with `every` `counters` (`read_tables`).
 
@@ -125,7 +138,7 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
     walk = ncu_walk.walk(data, split, every)
     if not walk.launches:
         text = data.decode("utf-8")
-        raise ParseError(path, EXPECTED, ncu_csv.nothing_profiled(text, _NO_KERNEL))
+        raise ParseError(path, EXPECTED, ncu_csv.nothing_profiled(text, _no_kernel(walk)))
     try:
         found = metric_values(walk, path)
     except ParseError as exc:

@@ -125,7 +125,7 @@ def walk(data: bytes, found: lines.Lines, every: bool = False) -> Walk:
             [],
             none,
             nvtx,
-            none,
+            np.flatnonzero(kind == _SECTION),  # (tables of no launch: said in a refusal)
             none,
             none,
             none,

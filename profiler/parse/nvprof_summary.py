@@ -23,7 +23,17 @@ import numpy as np
 import pandas as pd
 
 from profiler import schema
-from profiler.parse import byte_spans, csvtext, gpuops, lines, summary_keys, tokens, values
+from profiler.errors import ParseError
+from profiler.parse import (
+    byte_spans,
+    csvtext,
+    gpuops,
+    lines,
+    nvprof_wrapped,
+    summary_keys,
+    tokens,
+    values,
+)
 from profiler.parse.values import Origin
 
 COLUMNS = ["type", "name", "time_pct", "calls", "total", "avg", "min", "max"]
@@ -67,18 +77,31 @@ def text_rows_named(
             encoding its text).
         table: the table's lines and their leads (`parse.lines`, offsets in `raw`), when known.
 
+    A table refused as it is is read again with the names a log broke onto the next line
+    joined to their rows (`nvprof_wrapped`), when it has such lines.
+
     Returns: DataFrame with `COLUMNS`: times in ns (float), calls and shares as read; and, when
         they were cut out of the bytes at once, its names' lengths and bytes (`Names`), which
         spare `summary_tables` measuring and encoding them again.
 
-    Raises: ParseError naming the line (and column) of the first bad row or cell.
+    Raises: ParseError naming the line (and column) of the first bad row or cell (of the table
+        as it is, when joining broken names does not mend it).
     """
-    keyed = None if table is None else summary_keys.scan(table)
-    if keyed is not None and table is not None:
-        return _keyed_rows(keyed, np.frombuffer(table.data, dtype=np.uint8), section, origin)
-    if not origin.text and origin.cut is not None:
-        origin = dataclasses.replace(origin, text=origin.cut())
-    return _token_rows(origin, section, raw)
+    try:
+        keyed = None if table is None else summary_keys.scan(table)
+        if keyed is not None and table is not None:
+            return _keyed_rows(keyed, np.frombuffer(table.data, dtype=np.uint8), section, origin)
+        if not origin.text and origin.cut is not None:
+            origin = dataclasses.replace(origin, text=origin.cut())
+        return _token_rows(origin, section, raw)
+    except ParseError as refused:
+        whole = nvprof_wrapped.joined(origin)
+        if whole is None:
+            raise
+        try:
+            return _token_rows(whole, section, None)
+        except ParseError:
+            raise refused from None
 
 
 def _keyed_rows(

@@ -33,6 +33,10 @@ HEADED = (
     "header nvprof prints above rows that start with their type (Type Time(%) Time Calls Avg "
     "Min Max Name)"
 )
+LATE = (
+    "profiler output from line {line} on only, further than the first 64 KiB that detection reads "
+    "(a long run log: a build or the program's own output before it): read from that line"
+)
 NVPROF_HEADER = (
     b"            Type  Time(%)      Time     Calls       Avg       Min       Max  Name\n"
 )

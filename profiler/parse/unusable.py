@@ -21,8 +21,9 @@ pattern that can backtrack:
   them (an issue or forum post that quotes the top rows only): a table is read from its header,
   which says what its columns and rows are.
 
-A file that is none of these and none of whose lines is a profiler's (`program_output`) is
-said to look like a program's own output.
+A Markdown document or an HTML page with none of these is said to be one (`document`); another
+file none of whose lines is a profiler's (`program_output`) is said to look like a program's
+own output.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pathlib import PurePath
 
 from profiler.parse import bare_rows, values
 
+_HTML_STARTS = ("<!doctype html", "<html")
 _METRIC_TYPES = ("Counter", "Ratio", "Throughput")
 _METRIC_ROWS = 3  # rows of a metric list that make one (a header alone does too)
 _RULE_MARK, _WITH = "Processing [", "] with ["
@@ -65,6 +67,22 @@ def describe(lines: list[str]) -> str | None:
         or _profile_without_report(lines)
         or _cpu_profile(lines)
         or _headless_rows(lines)
+    )
+
+
+def document(suffix: str, lines: list[str]) -> str | None:
+    """What a Markdown document or an HTML page (by its name's suffix or its first line) in
+    which detection found no profiler output is, and that; else None."""
+    first = next((line.strip() for line in lines if line.strip()), "")
+    if suffix.lower() in (".md", ".markdown") or first.startswith("# "):
+        kind = "a Markdown document"
+    elif suffix.lower() in (".html", ".htm") or first.lower().startswith(_HTML_STARTS):
+        kind = "an HTML page"
+    else:
+        return None
+    return (
+        f"it is {kind} in which no profiler table was found (it starts "
+        f"{values.shown_cell(first, 80)}); {_READS}"
     )
 
 

@@ -18,7 +18,9 @@
   (tests/data/ncu/2023.x/ppc-max-flops.txt), repeated;
 - a 1,000,000-row ncu `--csv` details page: the real H100 page's launches repeated with new IDs;
 - files with a 100,000-space run, which the old nvprof row pattern and nsys stdout splitter
-  took minutes over (quadratic backtracking), and 10,000,000 blank lines.
+  took minutes over (quadratic backtracking), and 10,000,000 blank lines;
+- 100 MB of a program's output, with nvprof's output at its end or none: detection looks past
+  the first 64 KiB (`parse.late_start`).
 
 Run with `pytest tests/benchmarks/test_bench_parse.py --benchmark-enable` to time them. Without
 it (the default) each runs once, the million-row inputs cut to 10,000 rows so that the suite
@@ -310,3 +312,123 @@ def test_import_million_row_capture(benchmark, made, tmp_path):
     assert [s["kind"] for s in found.sections] == ["nvprof", "nsys-text"]
     assert len(found.tables["gpu_trace"]) == n  # nvprof's; nsys's is left out, and said so
     assert "gpu_trace" in found.sections[1]["tables_left_out"]
+
+
+LATE_LOG = DATA / "nvprof" / "9.x" / "atsmith3-m3-1-rai-nvprof-past-64k.log"
+
+
+def program_output(size: int, tail: str = "") -> str:
+    """`size` bytes of a program's output, a line every 1,000 holding words profiler output
+    holds too (each such line is looked at by detection, then refused), then `tail`."""
+    line = "step {:07d}: loss 0.1234 accuracy 0.9123 lr 1e-3 elapsed 12.5 ms\n"
+    decoy = "epoch {} Duration: 12.5 s, 98.1 (%) of the budget, == done, Statistics\n"
+    block = "".join(line.format(i) for i in range(999)) + decoy.format(999)
+    text = (block * (size // len(block) + 1))[:size]
+    return text[: text.rfind("\n") + 1] + tail
+
+
+def log_bytes(benchmark) -> int:
+    return (2 << 20) if benchmark.disabled else (100 << 20)
+
+
+def detected_or_refused(path: Path) -> object:
+    from profiler import import_paste
+    from profiler.errors import ParseError
+
+    try:
+        return import_paste.detected(path)
+    except ParseError as exc:
+        return exc
+
+
+def test_detect_nvprof_at_the_end_of_a_100_mb_log(benchmark, made):
+    """nvprof's output after 100 MB of program output (the first 64 KiB say nothing): found
+    from the line it starts on (`parse.late_start`), in one pass over the file."""
+    from profiler import import_paste
+
+    tail = LATE_LOG.read_text().split("\n", 92)[92]  # nvprof's output, from its first line on
+    path = made("late.log", log_bytes(benchmark), lambda size: program_output(size, tail))
+    found = run(benchmark, detected_or_refused, path)
+    assert isinstance(found, import_paste.Input) and found.kind == "nvprof"
+
+
+def test_refuse_a_100_mb_log_without_profiler_output(benchmark, made):
+    from profiler.errors import ParseError
+
+    path = made("none.log", log_bytes(benchmark), program_output)
+    found = run(benchmark, detected_or_refused, path)
+    assert isinstance(found, ParseError) and "none of its lines is profiler output" in found.detail
+
+
+#: real files of each text parser, and the text after which a run of blanks is put
+BLANK_RUN_CASES = {
+    "nvprof summary": (nvprof.read_log, "nvprof/9.x/cuda-stream-summary.txt", "cudaMemcpy"),
+    "nvprof text trace": (nvprof.read_log, "nvprof/9.x/cheby-text-gpu-trace.txt", "Start"),
+    "nvprof metrics": (nvprof.read_log, "nvprof/8.x/lbp-text-metrics.txt", "Invocations"),
+    "nsys column text": (
+        nsys_csv.read_stats_stdout, "nsys/2020.4.3/omp-offload-stats.txt", "[CUDA memcpy HtoD]",
+    ),
+    "nsys stdout": (nsys_csv.read_stats_stdout, "nsys/2025.3.1/demo/nsys-stats-stdout.txt", "Name"),
+    "ncu text": (ncu_text.read_metrics, "ncu/2023.x/ppc-max-flops.txt", "Duration"),
+}  # fmt: skip
+
+
+def widened(source: Path, anchor: str, blanks: int, where: str) -> str:
+    """`source`'s text with `blanks` spaces after the first `anchor` (`cell`) or as a line of
+    their own after the line holding it (`line`)."""
+    text = source.read_text()
+    at = text.index(anchor) + len(anchor)
+    if where == "line":
+        at = text.index("\n", at) + 1
+        return text[:at] + " " * blanks + "\n" + text[at:]
+    return text[:at] + " " * blanks + text[at:]
+
+
+def read_or_refused(read: Callable[[Path, str], object], path: Path) -> object:
+    from profiler.errors import ParseError
+
+    try:
+        return read(path, "s")
+    except ParseError as exc:
+        return exc  # refused is fine: only how long it took matters
+
+
+@pytest.mark.parametrize("where", ["cell", "line"])
+@pytest.mark.parametrize("case", BLANK_RUN_CASES.values(), ids=BLANK_RUN_CASES.keys())
+def test_parse_50k_blank_run(benchmark, tmp_path, case, where):
+    """Each text parser on a real file with a 50,000-space cell or line, read or refused (a
+    quadratic pattern took the old nvprof row reader 44 s on 100 KB)."""
+    read, source, anchor = case
+    path = tmp_path / "blanks.txt"
+    path.write_text(widened(DATA / source, anchor, 50_000, where))
+    run(benchmark, read_or_refused, read, path)
+
+
+def test_cut_capture_with_long_blank_runs(benchmark, made):
+    """A terminal capture of 400,000 trace rows, then a 1,000,000-space prompt line and a
+    1,000,000-character `=` line, cut into its sections (`parse.capture.split`)."""
+    from profiler.parse import capture
+
+    trace = DATA / "nvprof" / "9.x" / "cfd-csv-gpu-trace-head.csv"
+
+    def build(n: int) -> str:
+        rows = trace.read_text().split("\n", 5)[5].splitlines()  # data rows of the trace
+        text = "$ nvprof --csv --print-gpu-trace ./cfd\n" + trace.read_text()
+        text += "\n".join(rows[i % len(rows)] for i in range(n)) + "\n"
+        return text + "$ " + " " * 1_000_000 + "x\n" + "=" * 1_000_000 + "\n"
+
+    path = made("capture-blanks.txt", 4_000 if benchmark.disabled else 400_000, build)
+    sections = run(benchmark, capture.split, path.read_text())
+    assert len(sections) == 2
+
+
+def test_parse_ncu_text_with_20k_nested_block_titles(benchmark, tmp_path):
+    """A real ncu text page with NVTX ranges whose block has 20,000 nested `NVTX Push/Pop
+    Stack:` titles, each indented one more space (quadratic in a naive indentation walk)."""
+    text = (DATA / "ncu" / "2022.x" / "ykt-gcn-paddle-nvtx.txt").read_text()
+    block = "    NVTX Start/End Ranges:\n      <default domain>\n        <0,convLayer>\n"
+    deep = "".join(" " * (6 + i) + "NVTX Push/Pop Stack:\n" for i in range(20_000))
+    path = tmp_path / "nested.txt"
+    path.write_text(text.replace(block, block + deep, 1))
+    metrics = run(benchmark, ncu_text.read_metrics, path, "s")
+    assert list(metrics["range"][:2]) == ["convLayer"] * 2
