@@ -138,12 +138,16 @@ def test_a_notebooks_outputs_are_read_and_its_sources_skipped() -> None:
 @pytest.mark.parametrize(
     ("name", "text", "says"),
     [
-        ("prose.html", "<!DOCTYPE html>\n<p>No profiler here</p>\n", "an HTML page with no <pre>"),
+        (
+            "prose.html",
+            "<!DOCTYPE html>\n<p>No profiler here</p>\n",
+            "it is an HTML page in which no profiler table was found (it has no <pre> block",
+        ),
         (
             "empty.ipynb",
             '{\n "cells": [\n  {\n   "cell_type": "code",\n   "outputs": [],\n'
             '   "source": [\n    "!nsys profile ./a.out\\n"\n   ]\n  }\n ]\n}\n',
-            "a Jupyter notebook none of whose cells printed anything",
+            "it is a Jupyter notebook in which no profiler table was found (none of its cells",
         ),
     ],
 )

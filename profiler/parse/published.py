@@ -25,9 +25,11 @@ HTML += "of the page skipped"
 NOTEBOOK = "a Jupyter notebook's JSON: read from what its cells printed (each JSON string "
 NOTEBOOK += "decoded), their code and prose skipped"
 
-_NOTHING = {
-    HTML: "an HTML page with no <pre> block: no profiler output is shown in it",
-    NOTEBOOK: "a Jupyter notebook none of whose cells printed anything: no profiler output in it",
+_NOTHING = {  # worded as `unusable.document` words a page in which detection found no table
+    HTML: "it is an HTML page in which no profiler table was found (it has no <pre> block, "
+    "where a page shows what a program printed)",
+    NOTEBOOK: "it is a Jupyter notebook in which no profiler table was found (none of its cells "
+    "printed anything)",
 }
 
 _HTML_START = re.compile(r"\A\s*+(?:<!--[^\n]{0,200}-->\s*+)?<(?:!doctype html|html)[\s>]", re.I)
