@@ -29,7 +29,7 @@ import numpy as np
 
 from profiler.errors import ParseError
 from profiler.import_runs import Run
-from profiler.parse import csvtext, detect, late_start, pasted, unusable
+from profiler.parse import csvtext, detect, late_start, pasted, published, unusable
 
 _QUOTE = re.compile(r"^ {0,3}>", re.MULTILINE)
 _TYPED_ROW = re.compile(r"^[ \t]*(?:GPU activities|API calls):", re.MULTILINE)
@@ -58,9 +58,12 @@ def detected(path: Path) -> Input:
     docstring).
 
     Raises: ParseError as `detect.detect` for the file as it is read (a double-spaced one's line
-        numbers the file's own, and what was undone said).
+        numbers the file's own, and what was undone said), or saying that an HTML page or a
+        notebook shows no text (`published.nothing_shown`).
     """
-    shape = _double_spaced(path)
+    shape = _published(path) or _double_spaced(path)
+    if shape is not None and (nothing := published.nothing_shown(shape)) is not None:
+        raise ParseError(path, detect.EXPECTED, nothing)
     try:
         return Input(path, detect.detect(Input(path, "", shape).source), shape)
     except ParseError as exc:
@@ -113,6 +116,22 @@ def _section(entry: dict[str, Any], shape: pasted.Reshaped) -> dict[str, Any]:
     if entry.get("left_out"):
         out["left_out"] = shape.located(entry["left_out"])
     return out
+
+
+def _published(path: Path) -> pasted.Reshaped | None:
+    """The text of the file at `path` as the terminal printed it, when the file is an HTML page
+    or a Jupyter notebook (`parse.published`); else None."""
+    if path.suffix.lower() in _BINARY_SUFFIXES or not path.is_file():
+        return None
+    try:
+        head = csvtext.read_head(path, detect.EXPECTED)
+        if published.is_html(head):
+            return published.html_text(csvtext.read_utf8_ascii(path, detect.EXPECTED)[0])
+        if published.is_notebook(head):
+            return published.notebook_text(csvtext.read_utf8_ascii(path, detect.EXPECTED)[0])
+    except ParseError:
+        return None
+    return None
 
 
 def _double_spaced(path: Path) -> pasted.Reshaped | None:

@@ -4,7 +4,9 @@ Each stage is one file or folder, in study order: a folder of `nsys stats --form
 a capture of `nsys stats` output, an `.nsys-rep` or `.sqlite` (turned into CSV with the real
 `nsys stats`, which must be installed, in a temporary folder), an `.ncu-rep` (read through `ncu
 --import --csv`), ncu output (text or --csv), an nvprof log (text summary, `--csv` summary or `--csv
---print-gpu-trace`), or a terminal capture of several tools' output (`profiler.import_capture`).
+--print-gpu-trace`), an nvprof profile (`nvprof -o`, `.nvprof`/`.nvvp`: its kernels, copies and
+memsets, `parse.nvprof_db`), or a terminal capture of several tools' output
+(`profiler.import_capture`).
 The stage's tables come out as if profgen had profiled it: the same parsers and the same
 nvprof-style summaries. Nothing is checked against a reference, so every stage is
 IMPORTED (never PASS) with that said in its `reason`. Its time is the span the user names
@@ -39,6 +41,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from profiler import (
@@ -52,10 +55,20 @@ from profiler import (
     store,
 )
 from profiler.analyze.assemble import assemble_tables
-from profiler.collect import reports
-from profiler.errors import DataError, OutputError, ParseError, UsageError
+from profiler.collect import demangle, reports
+from profiler.errors import DataError, OutputError, ParseError, ToolNotFound, UsageError
 from profiler.import_timing import REASON, StageTiming
-from profiler.parse import csvtext, detect, ncu_csv, ncu_text, nsys_csv, nvprof, values
+from profiler.parse import (
+    csvtext,
+    cupti,
+    detect,
+    ncu_csv,
+    ncu_text,
+    nsys_csv,
+    nvprof,
+    nvprof_db,
+    values,
+)
 from profiler.render import html
 
 __all__ = ["KEY_PATTERN", "REASON", "StageTiming", "import_run"]
@@ -71,6 +84,7 @@ _TECHNIQUE = {
     detect.NCU_CSV: "imported from Nsight Compute CSV",
     detect.NCU_TEXT: "imported from Nsight Compute output",
     detect.NVPROF: "imported from nvprof output",
+    detect.NVPROF_DB: "imported from an nvprof profile (nvprof -o)",
     detect.CAPTURE: "imported from a terminal capture",
 }
 # Kinds whose readers take a file's bytes held (`csvtext.Held`); the others get a file.
@@ -291,9 +305,15 @@ def _read_stage(
     elif kind == detect.NSYS_TEXT:
         tables = nsys_csv.read_stats_stdout(path, stage)
     elif kind == detect.NSYS_REPORT:
-        tables = nsys_csv.read_stats_dir(reports.nsys_stats(name, raw), stage)
+        with _tool_for(name, "an Nsight Systems report, read through `nsys stats`"):
+            folder = reports.nsys_stats(name, raw)
+        tables = nsys_csv.read_stats_dir(folder, stage)
     elif kind == detect.NCU_REPORT:
-        tables = ncu_csv.read_tables(reports.ncu_import(name, raw), stage)
+        with _tool_for(name, "an Nsight Compute report, read through `ncu --import`"):
+            csv_file = reports.ncu_import(name, raw)
+        tables = ncu_csv.read_tables(csv_file, stage)
+    elif kind == detect.NVPROF_DB:
+        tables = {"gpu_trace": _nvprof_profile_trace(name, stage)}
     elif kind == detect.NCU_CSV:
         tables = ncu_csv.read_tables(path, stage)
     elif kind == detect.NCU_TEXT:
@@ -302,6 +322,30 @@ def _read_stage(
         tables = nvprof.read_log(path, stage)
     _check_rows(tables, name)
     return tables, read
+
+
+def _nvprof_profile_trace(path: Path, stage: str) -> pd.DataFrame:
+    """The GPU trace of the nvprof profile at `path` (`parse.nvprof_db`), its kernel names
+    demangled as profgen's cupti backend demangles them (`collect.demangle`).
+
+    Raises: ParseError naming the file when it cannot be read.
+    """
+    raw = nvprof_db.read_raw(path)
+    raw["names.kernel"] = np.array(demangle.demangle(list(raw["names.kernel"]))[0], dtype=object)
+    return cupti.gpu_trace(raw, stage)
+
+
+@contextlib.contextmanager
+def _tool_for(path: Path, what: str) -> Iterator[None]:
+    """A missing profiler named with the file that needs it (`path`) and what the file is
+    (`what`): the one line a user reads says why a report is not imported.
+
+    Raises: ToolNotFound, its message led by the file and what it is.
+    """
+    try:
+        yield
+    except ToolNotFound as exc:
+        raise ToolNotFound(f"{path}: {what}, and {exc}") from None
 
 
 def _check_rows(tables: dict[str, pd.DataFrame], path: Path) -> None:

@@ -3,7 +3,8 @@
 Only the first 64 KiB of a file are read; nothing is run. Anything but a regular file or a
 folder (a FIFO, a socket, a device) is refused before it is opened for reading. A terminal
 capture (prompts, fences or several tools' output around the tables: `parse.capture`) is
-CAPTURE; the importer cuts it into sections and asks again for each.
+CAPTURE; the importer cuts it into sections and asks again for each. An nvprof profile (the
+SQLite database `nvprof -o` writes: `parse.nvprof_db`) is NVPROF_DB.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from profiler.parse import (
     nsys_csv,
     nsys_stdout,
     nvprof,
+    nvprof_db,
     unusable,
 )
 
@@ -33,12 +35,23 @@ NSYS_DIR, NSYS_REPORT, NSYS_TEXT, NCU_REPORT, NCU_CSV, NCU_TEXT, NVPROF = (
     "ncu-text",
     "nvprof",
 )
+NVPROF_DB = "nvprof-db"
 CAPTURE = "capture"
-KINDS = (NSYS_DIR, NSYS_REPORT, NSYS_TEXT, NCU_REPORT, NCU_CSV, NCU_TEXT, NVPROF, CAPTURE)
+KINDS = (
+    NSYS_DIR,
+    NSYS_REPORT,
+    NSYS_TEXT,
+    NCU_REPORT,
+    NCU_CSV,
+    NCU_TEXT,
+    NVPROF,
+    NVPROF_DB,
+    CAPTURE,
+)
 EXPECTED = (
     "a folder of `nsys stats --format csv` files, an .nsys-rep or .sqlite, a capture of "
-    "`nsys stats` output, an .ncu-rep, ncu output (text or --csv), an nvprof log, or a terminal "
-    "capture of them"
+    "`nsys stats` output, an .ncu-rep, ncu output (text or --csv), an nvprof log or .nvprof "
+    "profile, or a terminal capture of them"
 )
 REPORT_SUFFIXES = (".nsys-rep", ".qdrep", ".sqlite")
 NCU_REPORT_SUFFIXES = (".ncu-rep",)
@@ -112,6 +125,8 @@ def _file_kind(source: Path | csvtext.Held) -> str:
     except ParseError:
         if isinstance(source, Path) and cupti.is_record_file(source):
             raise ParseError(source, EXPECTED, CUPTI_TRACE) from None
+        if isinstance(source, Path) and nvprof_db.is_profile(source):
+            return NVPROF_DB
         raise
     kind = text_kind(head)
     if kind is not None:

@@ -1,0 +1,166 @@
+"""Profiler output published inside a web page or a Jupyter notebook, read as the terminal
+printed it: the text of an HTML page's `<pre>` blocks (a tutorial, a codelab, slides exported
+from a notebook), with their tags taken off and their entities decoded; and the text a
+notebook's cells printed (their outputs' JSON strings, decoded), without the cells' code and
+prose. Whatever else the file holds is skipped: a blank line stands for each of its lines, so a
+table printed in one block ends where the block does.
+
+`html_text` and `notebook_text` give a `pasted.Reshaped` (each line located at its file line);
+`profiler.import_paste` reads a page or a notebook through them. Both are linear in the file:
+one pass over its lines, each line searched with `str.find` and patterns that never go back.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import numpy as np
+
+from profiler.parse.pasted import Reshaped
+
+HTML = "HTML markup: read from its <pre> blocks (tags taken off, entities decoded), the rest "
+HTML += "of the page skipped"
+NOTEBOOK = "a Jupyter notebook's JSON: read from what its cells printed (each JSON string "
+NOTEBOOK += "decoded), their code and prose skipped"
+
+_NOTHING = {  # worded as `unusable.document` words a page in which detection found no table
+    HTML: "it is an HTML page in which no profiler table was found (it has no <pre> block, "
+    "where a page shows what a program printed)",
+    NOTEBOOK: "it is a Jupyter notebook in which no profiler table was found (none of its cells "
+    "printed anything)",
+}
+
+_HTML_START = re.compile(r"\A\s*+(?:<!--[^\n]{0,200}-->\s*+)?<(?:!doctype html|html)[\s>]", re.I)
+_NOTEBOOK_KEYS = ('"cells"', '"cell_type"')
+_TAG = re.compile(r"<[^<>\n]*+>")
+_ANSI = re.compile(r"\x1b\[[0-9;]*+[A-Za-z]")
+# nbformat writes an output's text as an array of JSON strings, one line each (`"text": [`),
+# or, in some writers, as one string (`"text": "..."`); `text/plain` holds a result's text.
+_JSON_STRING = r'"(?:[^"\\\n]|\\.)*+"'
+_TEXT_KEY = r'[ \t]*+"(?:text|text/plain)":[ \t]*+'
+_TEXT_ARRAY = re.compile(rf"{_TEXT_KEY}\[[ \t\r]*+")
+_TEXT_ONE = re.compile(rf"{_TEXT_KEY}(?P<s>{_JSON_STRING})[ \t]*+,?[ \t\r]*+")
+_ELEMENT = re.compile(rf"[ \t]*+(?P<s>{_JSON_STRING})[ \t]*+,?[ \t\r]*+")
+
+
+def is_html(head: str) -> bool:
+    """Whether a file's first bytes (`head`) open an HTML page."""
+    return _HTML_START.match(head) is not None
+
+
+def is_notebook(head: str) -> bool:
+    """Whether a file's first bytes (`head`) open a Jupyter notebook (a JSON object of cells)."""
+    return head.lstrip().startswith("{") and all(key in head for key in _NOTEBOOK_KEYS)
+
+
+def nothing_shown(shape: Reshaped) -> str | None:
+    """Why a page or a notebook read through `html_text` or `notebook_text` (`shape`) is
+    refused when it shows no text at all; None when it shows some (or is neither)."""
+    return None if shape.data.strip() else _NOTHING.get(shape.note)
+
+
+def html_text(data: bytes) -> Reshaped:
+    """The text of the `<pre>` blocks of an HTML page (`data`, its UTF-8 bytes), each line at
+    its file line, the page's other lines blank (all of them when it has no such block)."""
+    out: list[str] = []
+    inside = False
+    for line in data.decode("utf-8", errors="replace").split("\n"):
+        kept, inside = _pre_text(line, inside)
+        out.append(html.unescape(_TAG.sub("", kept)).replace("\xa0", " ") if kept else "")
+    return Reshaped("\n".join(out).encode(), np.arange(1, len(out) + 1), HTML)
+
+
+def _pre_text(line: str, inside: bool) -> tuple[str, bool]:
+    """What of `line` lies inside `<pre>` blocks (`inside`: whether the line starts inside
+    one), and whether the line ends inside one."""
+    low, at, kept = line.lower(), 0, []
+    while at < len(line):
+        if inside:
+            close = low.find("</pre", at)
+            kept.append(line[at : len(line) if close < 0 else close])
+            if close < 0:
+                break
+            inside, at = False, _tag_end(low, close)
+        else:
+            start = _pre_open(low, at)
+            if start < 0:
+                break
+            inside, at = True, _tag_end(low, start)
+    return "".join(kept), inside
+
+
+def _pre_open(low: str, at: int) -> int:
+    """Where the next `<pre>` (or `<pre ...>`) tag of the lower-cased line `low` starts, from
+    `at`; -1 when none does."""
+    start = low.find("<pre", at)
+    while start >= 0 and low[start + 4 : start + 5] not in (">", " ", "\t", ""):
+        start = low.find("<pre", start + 4)
+    return start
+
+
+def _tag_end(low: str, start: int) -> int:
+    """Just past the `>` that closes the tag at `start` (the line's end when none does)."""
+    end = low.find(">", start)
+    return len(low) if end < 0 else end + 1
+
+
+def notebook_text(data: bytes) -> Reshaped:
+    """What a Jupyter notebook's cells printed (`data`, the notebook's UTF-8 bytes): the strings
+    of its outputs' `text` (and `text/plain`) decoded and run together as the terminal showed
+    them, each line located at the file line its first string is on, terminal colour codes
+    taken off; a blank line for each other line of the file (all of them when no cell printed
+    anything)."""
+    out: list[str] = []
+    at: list[int] = []
+    pending: list[str] = []
+    pending_line = 0
+    in_array = False
+    for number, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), 1):
+        piece = _output_string(line, in_array)
+        if piece is None:
+            in_array = _TEXT_ARRAY.fullmatch(line) is not None
+            whole = _TEXT_ONE.fullmatch(line)
+            piece = _decoded(whole["s"]) if whole is not None else None
+        if piece is None:
+            _flush(out, at, pending, pending_line)
+            pending = []
+            out.append("")
+            at.append(number)
+            continue
+        if not pending:
+            pending_line = number
+        pending.append(_ANSI.sub("", piece))
+        if piece.endswith("\n"):
+            _flush(out, at, pending, pending_line)
+            pending = []
+    _flush(out, at, pending, pending_line)
+    return Reshaped("\n".join(out).encode(), np.asarray(at, dtype=np.int64), NOTEBOOK)
+
+
+def _output_string(line: str, in_array: bool) -> str | None:
+    """The decoded string on `line` when it is an element of an output's text array."""
+    if not in_array:
+        return None
+    element = _ELEMENT.fullmatch(line)
+    return None if element is None else _decoded(element["s"])
+
+
+def _decoded(token: str) -> str | None:
+    """The JSON string `token` decoded (None when it is no valid JSON string)."""
+    try:
+        text = json.loads(token)
+    except ValueError:
+        return None
+    return text if isinstance(text, str) else None
+
+
+def _flush(out: list[str], at: list[int], pending: list[str], line: int) -> None:
+    """The strings `pending` (run together: a string without its newline continues the line)
+    appended to `out` as lines, each located at file line `line`."""
+    if not pending:
+        return
+    lines = "".join(pending).removesuffix("\n").split("\n")
+    out.extend(lines)
+    at.extend([line] * len(lines))
