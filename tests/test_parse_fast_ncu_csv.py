@@ -46,7 +46,7 @@ def old_read_tables(path: Path, stage: str) -> dict[str, pd.DataFrame]:
     header = csvtext.header_cells(str(origin.text).split("\n", 1)[0])
     csvtext.check_header(header, path, ncu_csv.EXPECTED)
     table = csvtext.read_csv_text(origin.text, path, ncu_csv.EXPECTED)
-    csvtext.check_last_row(origin, len(header), len(table) - 1)
+    csvtext.check_last_row(origin, ncu_csv._row_cells(header), len(table) - 1)  # (the rule)
     if "Metric Name" in table.columns and "Metric Value" in table.columns:
         launches, found = old_details(table, origin)
         counters = lambda: old_counters(table, stage)  # noqa: E731

@@ -604,3 +604,30 @@ def test_a_bad_value_without_an_ncu_error_is_refused_as_before(tmp_path):
         ncu_text.read_metrics(path, "s")
     assert "ncu said" not in str(exc.value)
     assert "line 21, metric 'DRAM Throughput'" in str(exc.value)  # the first in file order
+
+
+SECTION_PAGE = NCU.parent / "2025.x" / "codegandee-memory-workload-section.csv"
+
+
+def test_details_page_that_ends_on_a_metric_row_is_whole():
+    """CodeGandee/llm-perf-opt's page of one section (Memory Workload Analysis) and no rules:
+    ncu writes a metric row's cells up to `Metric Value` and one comma, so its last row has
+    16 of the header's 20 cells (it was refused as truncated); its seven metrics, as printed."""
+    tables = ncu_csv.read_tables(SECTION_PAGE, "s")
+    counters = tables["counters"]
+    assert list(counters["metric"]) == [
+        "Memory Throughput", "Mem Busy", "Max Bandwidth", "L1/TEX Hit Rate",
+        "L2 Compression Ratio", "L2 Hit Rate", "Mem Pipes Busy",
+    ]  # fmt: skip
+    assert list(counters["value"]) == [345.14, 8.59, 19.66, 40.73, 0.0, 27.66, 7.55]
+    assert list(counters["unit"][:2]) == ["Gbyte/s", "%"]
+    assert set(counters["section"]) == {"Memory Workload Analysis"}
+    assert len(tables["metrics"]) == 1 and tables["metrics"]["kernel_id"].tolist() == [0]
+
+
+def test_details_page_cut_inside_a_metric_value_is_refused(tmp_path):
+    text = SECTION_PAGE.read_text()
+    path = tmp_path / "cut.csv"
+    path.write_text(text[: text.rindex('"7.55",')])  # the last row stops before its value
+    with pytest.raises(ParseError, match="the last row has fewer than the header's 16 cells"):
+        ncu_csv.read_tables(path, "s")

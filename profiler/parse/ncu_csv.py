@@ -120,7 +120,7 @@ def read_tables(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.Dat
     header = csvtext.header_cells(_line_at(data, match.start()))
     csvtext.check_header(header, path, EXPECTED)
     table = csvtext.read_csv_text(source_bytes, path, EXPECTED, dtype=object, start=start)
-    csvtext.check_last_row(origin, len(header), len(table) - 1, source_bytes)
+    csvtext.check_last_row(origin, _row_cells(header), len(table) - 1, source_bytes)
     if "Metric Name" in table.columns and "Metric Value" in table.columns:
         launches, found = _details(table, origin)
         counters = functools.partial(ncu_counters.details, table, stage)
@@ -140,6 +140,14 @@ def read_tables(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.Dat
     ranges = ncu_nvtx.csv_ranges(launches)
     metrics = metrics_table(launches, found, stage, origin, ranges)  # (checks the IDs first)
     return {schema.METRICS.name: metrics, schema.COUNTERS.name: counters()}
+
+
+def _row_cells(header: list[str]) -> int:
+    """The cells a whole last row has: a details page's metric rows stop after `Metric Value`
+    (ncu writes its cells, then one comma: the `Rule Name` cell, empty) and only rule rows fill
+    every column, so a page whose last launch's last section has no rule ends with a short
+    row; any other page's rows have every header cell."""
+    return header.index("Rule Name") + 1 if "Rule Name" in header else len(header)
 
 
 def _table(data: bytes, start: int, path: Path) -> tuple[Origin, bytes, int]:
