@@ -308,6 +308,7 @@ def _read_stage(
         with _tool_for(name, "an Nsight Systems report, read through `nsys stats`"):
             folder = reports.nsys_stats(name, raw)
         tables = nsys_csv.read_stats_dir(folder, stage)
+        _check_rows(tables, name, _skipped_reports(folder))
     elif kind == detect.NCU_REPORT:
         with _tool_for(name, "an Nsight Compute report, read through `ncu --import`"):
             csv_file = reports.ncu_import(name, raw)
@@ -348,10 +349,17 @@ def _tool_for(path: Path, what: str) -> Iterator[None]:
         raise ToolNotFound(f"{path}: {what}, and {exc}") from None
 
 
-def _check_rows(tables: dict[str, pd.DataFrame], path: Path) -> None:
-    """Raises: ParseError when no table has a row."""
+def _check_rows(tables: dict[str, pd.DataFrame], path: Path, why: str | None = None) -> None:
+    """Raises: ParseError when no table has a row, saying `why` when known."""
     if not any(len(t) for t in tables.values()):
-        raise ParseError(path, detect.EXPECTED, "it has tables but no rows to import")
+        raise ParseError(path, detect.EXPECTED, why or "it has tables but no rows to import")
+
+
+def _skipped_reports(folder: Path) -> str | None:
+    """What `nsys stats` said it skipped (its log in `folder`), when it skipped the reports
+    profgen reads because the profile holds none of their data; else None."""
+    log = folder / reports.NSYS_LOG
+    return nsys_csv.all_skipped(log.read_text(errors="replace")) if log.is_file() else None
 
 
 @contextlib.contextmanager

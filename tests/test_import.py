@@ -130,6 +130,40 @@ def test_nsys_report_runs_nsys_stats(tmp_path, capsys, monkeypatch):
     )
 
 
+NO_CUDA_LOG = DATA / "nsys" / "2025.3.1" / "no-cuda-report" / "nsys-stats.log"
+
+
+def test_nsys_report_without_cuda_data_is_refused_saying_what_nsys_skipped(
+    tmp_path, capsys, monkeypatch
+):
+    """A report with no CUDA or NVTX data (NiuHuangxiaozi/assignment2-systems's mf.nsys-rep):
+    nsys writes every CSV empty and says `SKIPPED: ... does not contain ...` in its log (the
+    real log, tests/data); the refusal says what nsys found missing (it said only that the
+    tables have no rows)."""
+    from profiler.collect import nsys as nsys_tool
+    from profiler.collect import tools
+
+    def fake_run_tool(cmd, log_path, timeout, **kwargs):  # what nsys 2025.3.1 wrote on the H100
+        prefix = Path(cmd[cmd.index("--output") + 1])
+        for report in cmd[cmd.index("--report") + 1].split(","):
+            prefix.with_name(f"{prefix.name}_{report}.csv").write_text("")
+        shutil.copy(NO_CUDA_LOG, log_path)
+
+    monkeypatch.setattr(nsys_tool, "find_nsys", lambda env=None: Path("/opt/fake/nsys"))
+    monkeypatch.setattr(tools, "run_tool", fake_run_tool)
+    rep = tmp_path / "mf.nsys-rep"
+    rep.write_bytes(b"\x00binary report\x00")
+    result = profgen(
+        ["import", "--model", "m", "--stage", f"mf={rep}", "--out", tmp_path / "o"], capsys
+    )
+    assert_refused(result, 2, str(rep))
+    assert result.err.strip().endswith(
+        "(nsys skipped the reports profgen reads: the profile holds no 'CUDA kernel data nor "
+        "CUDA trace data' (recorded without `-t cuda`?), and the tables it printed hold no GPU "
+        "work)"
+    )
+
+
 def test_sqlite_runs_nsys_stats_without_export(tmp_path, capsys, monkeypatch):
     from profiler.collect import nsys as nsys_tool
     from profiler.collect import tools

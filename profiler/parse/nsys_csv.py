@@ -161,7 +161,7 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
     if not found:
         reason = (
             _written_elsewhere(head)
-            or _all_skipped(head)
+            or all_skipped(head)
             or _all_empty(head)
             or "no nsys report header found"
         )
@@ -190,9 +190,10 @@ _SKIPPED = re.compile(r"^SKIPPED: [^\n]*+", re.M)  # linear: one possessive run 
 _LACKS = " does not contain "
 
 
-def _all_skipped(head: str) -> str | None:
-    """Why a capture with `SKIPPED:` lines holds no report profgen reads: what nsys said the
-    profile lacks, CUDA data first (`CUDA trace data`, ...); None when it has no such line."""
+def all_skipped(head: str) -> str | None:
+    """Why a capture (or the log of `nsys stats` on a report) with `SKIPPED:` lines holds no
+    report profgen reads: what nsys said the profile lacks, CUDA data first (`CUDA trace
+    data`, ...); None when it has no such line."""
     said_by_line = (m[0].partition(_LACKS)[2].strip().rstrip(".") for m in _SKIPPED.finditer(head))
     lacks = list(dict.fromkeys(what for what in said_by_line if what))
     if not lacks:
