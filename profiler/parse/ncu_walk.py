@@ -31,7 +31,7 @@ _SUMMARY_TAIL = re.compile(r", Device [0-9]+, CC [0-9.]+, Invocations [0-9]+\Z")
 _BARE_TAIL = re.compile(r", CC [0-9]+\.[0-9]+\Z")
 _SHAPE = re.compile(r" \(([0-9]+, [0-9]+, [0-9]+)\)x\(([0-9]+, [0-9]+, [0-9]+)\)\Z")
 _DATE = re.compile(r", [0-9]{4}-[A-Za-z]{3}-[0-9]{2} [0-9:]{8}\Z")
-_CONTEXT = re.compile(rb", Context |, Invocations |\), CC ")
+_CONTEXT = re.compile(rb", Context |, Invocations |, CC ")
 # A note an author wrote after a row's value (`93.58   # <- memory-bound`): not ncu's.
 _NOTE = "  # "
 _MAX_TAIL = 120  # the launch shape, time and ids after a kernel name fit in this
@@ -99,10 +99,12 @@ class _Distinct:
     tables: list[int] = field(default_factory=list)
     shapes: dict[int, Shape] = field(default_factory=dict)
     widths: dict[tuple[int, ...], int] = field(default_factory=dict)
+    notes: bool = False  # whether the text holds `  # ` (a note after a row, `without_note`)
 
     def add(self, text: str) -> None:
         """The next distinct line (`_kind` says what it is), without a note after it."""
-        text = without_note(text)
+        if self.notes:
+            text = without_note(text)
         kind, shape, runs = _kind(text.rstrip("\r"))
         if shape is not None:
             self.shapes[len(self.texts)] = shape
@@ -227,7 +229,7 @@ def _distinct(data: bytes, found: lines.Lines, looked: np.ndarray) -> tuple[np.n
     keys[rest] = len(looked) + first  # (apart from the codes of short lines)
     codes, _ = pd.factorize(keys)
     firsts = byte_spans.first_rows(codes)
-    distinct = _Distinct()
+    distinct = _Distinct(notes=_NOTE.encode() in data)
     for a, b in zip(start[firsts].tolist(), end[firsts].tolist(), strict=True):
         distinct.add(data[a:b].decode("utf-8"))
     return codes.astype(np.int64), distinct
