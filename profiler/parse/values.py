@@ -317,11 +317,9 @@ class ReadNote(UserWarning):
     importer records it (`trimmed`) as a warning, and when `partial` (the tables may lack rows)
     in the stage's technique too."""
 
-    partial = False
-
-    def __init__(self, message: str, line: int) -> None:
+    def __init__(self, message: str, line: int, partial: bool = False) -> None:
         super().__init__(message)
-        self.line = line
+        self.line, self.partial = line, partial
 
 
 class TrimmedTable(ReadNote):
@@ -329,7 +327,8 @@ class TrimmedTable(ReadNote):
     table (what people paste). Its rows are read and this warning says which section, its file
     line (`line`) and how much of the time they cover."""
 
-    partial = True
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message, line, partial=True)
 
 
 def check_shares(
