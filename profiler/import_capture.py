@@ -66,7 +66,7 @@ class Found:
             if s.get("elided"):
                 at = ", ".join(map(str, s["elided"]))
                 out.append(f"{path}: line {s['line']}: rows elided at line {at}: tables partial")
-            out += [f"{path}: {said}" for said in s.get("trimmed", [])]
+            out += [f"{path}: {said}" for said in s.get("trimmed", []) + s.get("notes", [])]
         return out
 
 
@@ -171,7 +171,10 @@ def _read_section(
         entry["left_out"] = values.renumbered(exc.detail or str(exc), section.file_line)
         return entry, {}
     entry["tables"] = sorted(name for name, df in tables.items() if len(df))
-    entry["trimmed"] = [values.renumbered(str(t), section.file_line) for t in trimmed]
+    said = [(t.partial, values.renumbered(str(t), section.file_line)) for t in trimmed]
+    entry["trimmed"] = [line for partial, line in said if partial]
+    if len(entry["trimmed"]) < len(said):  # notes that the tables are whole (`ReadNote`)
+        entry["notes"] = [line for partial, line in said if not partial]
     return entry, tables
 
 

@@ -74,7 +74,7 @@ def stages(key: str, runs: list[Run], title: str, taken: Collection[str]) -> lis
 
 
 def nvprof_runs(
-    found: nvprof.Runs, technique: str, trimmed: Sequence[values.TrimmedTable] = ()
+    found: nvprof.Runs, technique: str, trimmed: Sequence[values.ReadNote] = ()
 ) -> list[Run]:
     """The runs of a file of nvprof output (`nvprof.read_runs`), each with its technique: for a
     file of several, `technique`, the run's place and the runs left out since the run before
@@ -95,10 +95,11 @@ def nvprof_runs(
     return out
 
 
-def noted(technique: str, trimmed: Sequence[values.TrimmedTable]) -> str:
-    """A stage's technique with what its tables of the top rows only cover (`TrimmedTable`),
-    so that its time is not taken for the whole program's."""
-    return technique + "".join(f"{schema.PARTIAL}{t}" for t in trimmed)
+def noted(technique: str, trimmed: Sequence[values.ReadNote]) -> str:
+    """A stage's technique with what its tables may lack (a `ReadNote` that is `partial`: a
+    table of the top rows only covers part of the time), so that its time is not taken for the
+    whole program's."""
+    return technique + "".join(f"{schema.PARTIAL}{t}" for t in trimmed if t.partial)
 
 
 def _keyed(tables: Mapping[str, pd.DataFrame], key: str) -> dict[str, pd.DataFrame]:

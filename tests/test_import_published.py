@@ -59,8 +59,9 @@ def test_nvprof_runs_fenced_with_tildes_are_a_stage_each(tmp_path, capsys):
 
 def test_a_table_nvprof_printed_before_aborting_ends_at_its_message(tmp_path, capsys):
     """Line 36 (`nvprof: /dvs/...: Assertion `start <= end' failed.`) is no API calls row: the
-    20 rows above it are the table (no kernels: `No kernels were profiled.`)."""
-    run, _ = imported(capsys, tmp_path, ABORTED)
+    20 rows above it are the table (no kernels: `No kernels were profiled.`), and a warning
+    quotes it: nvprof aborted, so its output may be incomplete."""
+    run, err = imported(capsys, tmp_path, ABORTED)
     calls = run.table("api_calls").set_index("name")
     assert len(calls) == 20
     # line 16: `77.33%  200.72ms  1  200.72ms  200.72ms  200.72ms  cuDevicePrimaryCtxRetain`
@@ -68,6 +69,13 @@ def test_a_table_nvprof_printed_before_aborting_ends_at_its_message(tmp_path, ca
     # line 35: `0.00%  204ns  1  204ns  204ns  204ns  cuDriverGetVersion`
     assert calls.loc["cuDriverGetVersion", ["total_ns", "calls"]].tolist() == [204, 1]
     assert "gpu_activities" not in run.tables
+    said = (
+        f"{ABORTED}: line 36: nvprof aborted (\"nvprof: nvprof_openacc.c:386: push_activity_stack: "
+        "Assertion `start <= end' failed.\"): its output may be incomplete"
+    )
+    assert run.meta["inputs"][0]["warnings"] == [said]
+    assert said in err
+    assert "; partial: line 36: nvprof aborted" in run.table("stages")["technique"][0]
 
 
 def test_nvprof_in_a_web_pages_pre_block(tmp_path, capsys):

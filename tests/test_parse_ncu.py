@@ -14,7 +14,7 @@ import pytest
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import ncu_csv, ncu_nvtx, ncu_text
+from profiler.parse import ncu_csv, ncu_nvtx, ncu_text, ncu_walk, values
 
 NCU = Path(__file__).parent / "data" / "ncu" / "2025.3.1"
 RAW, DETAILS, INCLUDE = (
@@ -456,6 +456,51 @@ def test_text_kernel_name_wrapped_onto_its_own_line():
     assert set(m["grid"]) == {"(63, 63, 1)"} and set(m["block"]) == {"(16, 16, 1)"}
     assert list(m["duration_ns"].iloc[[0, 2, 3]]) == [99_680, 59_740, 42_880]  # 99.68 us, ...
     assert list(m["dram_read_bytes"].iloc[[1, 4, 5]]) == [4_020_000, 4_010_000, 4_010_000]
+
+
+def test_text_kernel_lines_edited_down_to_cc_and_notes_after_values():
+    """A README whose author cut `, Context 1, Stream 7, Device 0` from the kernel lines (`name
+    (131072, 1, 1)x(256, 1, 1), CC 8.9`) and wrote notes after values (`93.58   # <- ...`): the
+    launches are read in file order, said in a warning, and the notes are no part of a value."""
+    path = DATA / "2024.x" / "eppie-learn-cuda-readme-edited-kernel-lines.md"
+    with values.trimmed() as notes:
+        tables = ncu_text.read_tables(path, "s")
+    m = schema.validate(tables[schema.METRICS.name], schema.METRICS)
+    assert list(m["name"]) == [
+        "copy_scalar(const float *, float *, int)",
+        "copy_strided(const float *, float *, int)",
+        "copy_vec4(const float4 *, float4 *, int)",
+    ]
+    assert list(m["kernel_id"]) == [0, 1, 2]
+    assert list(m["grid"]) == ["(131072, 1, 1)", "(131072, 1, 1)", "(32768, 1, 1)"]
+    assert list(m["duration_ns"]) == [242_210, 1_480_000, 239_200]  # us 242.21, ms 1.48, ...
+    assert list(m["dram_throughput_pct"]) == [93.58, 84.61, 93.76]  # (two with a note after)
+    assert list(m["sm_throughput_pct"]) == [8.96, 2.76, 2.22]
+    c = tables[schema.COUNTERS.name]
+    first = c[c["kernel_id"] == 0]
+    assert len(first) == 9 and len(c) == 9 + 5 + 4
+    memory = first[first["metric"] == "Memory Throughput"].iloc[0]
+    assert (memory["unit"], memory["value"], memory["text"]) == ("%", 93.58, "93.58")
+    assert [str(n) for n in notes] == [
+        "line 152: 3 of the 3 kernel lines end at `, CC X.Y` without ncu's `Context N, Stream "
+        "N` (edited by hand): launches numbered in file order"
+    ]
+    assert not notes[0].partial
+
+
+def test_a_line_ending_in_cc_without_a_launch_shape_is_no_kernel_line():
+    """`, CC 8.9` alone ends lines that are no kernel line (a device list): the launch shape
+    before it is needed."""
+    assert ncu_walk.launch_shape("GPU 0: RTX 4090, CC 8.9") is None
+    assert ncu_walk.launch_shape("k(int) (2, 1, 1)x(32, 1, 1), CC 8.9") == (
+        "k(int)",
+        "(2, 1, 1)",
+        "(32, 1, 1)",
+    )
+    assert ncu_walk.without_note("    # SMs    SM    128") == "    # SMs    SM    128"
+    assert ncu_walk.without_note("  Duration  us  1.5   # <- slow") == "  Duration  us  1.5"
+    row = "    Registers Per Thread       #    40"  # (a unit `#`, no note)
+    assert ncu_walk.without_note(row) == row
 
 
 @pytest.mark.parametrize(

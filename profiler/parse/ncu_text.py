@@ -40,7 +40,9 @@ theoretical occupancy, launch sizes other than grid and block, and every other s
 (`ncu_nvtx`: profgen's innermost range, else the user's); without them `range` is missing. `n/a`
 and `(!) n/a` are missing values. ncu's text numbers the launches only in its `==PROF==
 Profiling "name" - N` lines: those numbers are the launch IDs when they match the launches
-found, else launches are numbered in file order from 0.
+found, else launches are numbered in file order from 0. A pasted result whose kernel lines were
+cut down to `name (grid)x(block), CC 8.9` is read with a warning (`values.ReadNote`) that they
+lack `Context N, Stream N`; a note its author wrote after a row (`93.58   # <- ...`) is dropped.
 
 An output with no kernel results is refused with the line ncu itself wrote about it (`==ERROR==
 ERR_NVGPUCTRPERM ...`, `==WARNING== No kernels were profiled.`).
@@ -49,6 +51,7 @@ ERR_NVGPUCTRPERM ...`, `==WARNING== No kernels were profiled.`).
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -144,9 +147,11 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
     except ParseError as exc:
         raise _with_ncu_error(exc, data) from None
     names, grids, blocks = zip(*walk.launches, strict=True)
+    ids = _launch_ids(data, split, len(walk.launches))
+    _note_bare(data, split, walk, ids)
     launches = pd.DataFrame(
         {
-            "ID": [str(i) for i in _launch_ids(data, split, len(walk.launches))],
+            "ID": [str(i) for i in ids],
             "Kernel Name": list(names),
             "Grid Size": list(grids),
             "Block Size": list(blocks),
@@ -158,7 +163,6 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
     metrics = ncu_csv.metrics_table(launches, columns, stage, origin, ranges)
     if not every:
         return {schema.METRICS.name: metrics}
-    ids = [int(i) for i in launches["ID"]]
     counters = ncu_text_counters.text(walk, (ids, list(names)), stage)
     return {schema.METRICS.name: metrics, schema.COUNTERS.name: counters}
 
@@ -284,6 +288,22 @@ def _with_ncu_error(exc: ParseError, data: bytes) -> ParseError:
         return exc
     said = values.shown_cell(line, 300)
     return ParseError(exc.path, exc.expected, f"ncu said {said}; {exc.detail}")
+
+
+def _note_bare(data: bytes, found: lines.Lines, walk: ncu_walk.Walk, ids: list[int]) -> None:
+    """Warn (`values.ReadNote`) when kernel lines were edited down to `name (grid)x(block),
+    CC 8.9`: without ncu's `Context N, Stream N` (and with no `==PROF==` line per launch) the
+    launches are told apart only by their order in the file."""
+    at = walk.kernel_lines.tolist()
+    edited = [i for i in at if ncu_walk.bare(data[found.start[i] : found.end[i]].decode("utf-8"))]
+    if not edited:
+        return
+    numbered = "by the `==PROF==` lines" if ids != list(range(len(at))) else "in file order"
+    said = (
+        f"line {edited[0] + 1}: {len(edited)} of the {len(at)} kernel lines end at `, CC X.Y` "
+        f"without ncu's `Context N, Stream N` (edited by hand): launches numbered {numbered}"
+    )
+    warnings.warn(values.ReadNote(said, edited[0] + 1), stacklevel=2)
 
 
 def _launch_ids(data: bytes, found: lines.Lines, count: int) -> list[int]:

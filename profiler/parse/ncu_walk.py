@@ -27,9 +27,13 @@ from profiler.parse import byte_spans, lines, ncu_csv
 _KERNEL_TAIL = re.compile(r", Context [0-9]+, Stream [0-9]+(?:, Device [0-9]+, CC [0-9.]+)?\Z")
 # `--print-summary per-kernel`: one line per kernel, its launches counted.
 _SUMMARY_TAIL = re.compile(r", Device [0-9]+, CC [0-9.]+, Invocations [0-9]+\Z")
+# A kernel line edited down to its launch shape and compute capability (no Context, Stream).
+_BARE_TAIL = re.compile(r", CC [0-9]+\.[0-9]+\Z")
 _SHAPE = re.compile(r" \(([0-9]+, [0-9]+, [0-9]+)\)x\(([0-9]+, [0-9]+, [0-9]+)\)\Z")
 _DATE = re.compile(r", [0-9]{4}-[A-Za-z]{3}-[0-9]{2} [0-9:]{8}\Z")
-_CONTEXT = re.compile(rb", Context |, Invocations ")
+_CONTEXT = re.compile(rb", Context |, Invocations |, CC ")
+# A note an author wrote after a row's value (`93.58   # <- memory-bound`): not ncu's.
+_NOTE = "  # "
 _MAX_TAIL = 120  # the launch shape, time and ids after a kernel name fit in this
 _SHORT = 512  # lines up to this long are grouped by their bytes with NumPy (`_distinct`)
 NAMES = {name: target for target, (_, names) in ncu_csv.METRICS.items() for name in names}
@@ -95,9 +99,12 @@ class _Distinct:
     tables: list[int] = field(default_factory=list)
     shapes: dict[int, Shape] = field(default_factory=dict)
     widths: dict[tuple[int, ...], int] = field(default_factory=dict)
+    notes: bool = False  # whether the text holds `  # ` (a note after a row, `without_note`)
 
     def add(self, text: str) -> None:
-        """The next distinct line (`_kind` says what it is)."""
+        """The next distinct line (`_kind` says what it is), without a note after it."""
+        if self.notes:
+            text = without_note(text)
         kind, shape, runs = _kind(text.rstrip("\r"))
         if shape is not None:
             self.shapes[len(self.texts)] = shape
@@ -222,7 +229,7 @@ def _distinct(data: bytes, found: lines.Lines, looked: np.ndarray) -> tuple[np.n
     keys[rest] = len(looked) + first  # (apart from the codes of short lines)
     codes, _ = pd.factorize(keys)
     firsts = byte_spans.first_rows(codes)
-    distinct = _Distinct()
+    distinct = _Distinct(notes=_NOTE.encode() in data)
     for a, b in zip(start[firsts].tolist(), end[firsts].tolist(), strict=True):
         distinct.add(data[a:b].decode("utf-8"))
     return codes.astype(np.int64), distinct
@@ -264,16 +271,33 @@ def _states(kinds: np.ndarray) -> np.ndarray:
     return out
 
 
+def without_note(line: str) -> str:
+    """`line` up to a note its author wrote after it: `  # ` after something not blank, then
+    words (not a unit `#` and its right-aligned value: `Registers Per Thread   #     40`)."""
+    cut = line.find(_NOTE)
+    if cut < 0 or not line[:cut].strip():
+        return line
+    note = line[cut + len(_NOTE) :]
+    if note[:1].isspace() or len(note.split()) < 2:
+        return line
+    return line[:cut].rstrip()
+
+
+def bare(line: str) -> bool:
+    """Whether a kernel line is one edited down to `name (grid)x(block), CC 8.9`."""
+    return ", Context " not in line and bool(_BARE_TAIL.search(line.rstrip()))
+
+
 def launch_shape(line: str) -> Shape | None:
     """The name, grid and block of the kernel a result line names (`name, <time>, Context 1,
-    Stream 7`, `name (grid)x(block), Context 1, Stream 7, Device 0, CC 8.6`, or a per-kernel
-    summary's `name (grid)x(block), Device 0, CC 8.9, Invocations 14`), or None for any other
-    line."""
+    Stream 7`, `name (grid)x(block), Context 1, Stream 7, Device 0, CC 8.6`, a per-kernel
+    summary's `name (grid)x(block), Device 0, CC 8.9, Invocations 14`, or a pasted line edited
+    down to `name (grid)x(block), CC 8.9`), or None for any other line."""
     cut = line.rfind(", Context ")
     if cut < 0 or not _KERNEL_TAIL.search(line[cut : cut + _MAX_TAIL]):
         cut = line.rfind(", Device ")
         if cut < 0 or not _SUMMARY_TAIL.search(line[cut : cut + _MAX_TAIL]):
-            return None
+            return _bare_shape(line)
     head = line[:cut].strip()
     grid = block = None
     shape = _SHAPE.search(f" {head[-_MAX_TAIL:]}")  # (a name wrapped away leaves no blank)
@@ -284,3 +308,17 @@ def launch_shape(line: str) -> Shape | None:
         date = _DATE.search(head[-_MAX_TAIL:])
         head = head[: len(head) - len(date[0])] if date else head
     return head.strip(), grid, block
+
+
+def _bare_shape(line: str) -> Shape | None:
+    """The name, grid and block of a kernel line edited down to `name (grid)x(block), CC 8.9`
+    (the launch shape is needed: a bare `, CC 8.9` ends other lines too), or None."""
+    cut = line.rfind(", CC ")
+    if cut < 0 or not _BARE_TAIL.search(line[cut : cut + _MAX_TAIL]):
+        return None
+    head = line[:cut].strip()
+    shape = _SHAPE.search(f" {head[-_MAX_TAIL:]}")
+    if shape is None:
+        return None
+    name = head[: max(len(head) - len(shape[0]), 0)].strip()
+    return name, f"({shape[1]})", f"({shape[2]})"

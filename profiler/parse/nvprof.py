@@ -32,6 +32,7 @@ import bisect
 import dataclasses
 import functools
 import re
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,6 +81,7 @@ _NVTX = "NVTX result:"
 # newline of a table, and a line's leading blanks are read once, not again for each way it could
 # end.
 _TABLE_END = re.compile(r"\n(?:==|nvprof: |[ \t]*+(?:```|~~~|[ \t\r]*+(?:\n|\Z)))")
+_ABORTED = "\nnvprof: "  # nvprof's own message when it aborts (`_note_abort`)
 _SAYS = re.compile(
     r"^(?:==[0-9]+== |======== )?(?P<msg>(?:Error|Warning|Generated result file): [^\n]*"
     r"|No kernels were profiled\.|No API activities were profiled\.)",
@@ -305,6 +307,7 @@ def _found(path: str | Path | csvtext.Held) -> tuple[Text, list[Table]]:
     tables = _tables(text, name, text.data if isinstance(text, AsciiText) else None)
     if not tables:
         raise ParseError(name, EXPECTED, _nothing(str(text)))
+    _note_abort(text)
     return text, tables
 
 
@@ -556,6 +559,25 @@ def _several_runs(tables: list[Table]) -> dict[int, int] | None:
         kind = "ranges" if table.nvtx else _KIND_OF[table.kind]
         firsts.setdefault(kind, {}).setdefault(table.run, table.origin.first_line)
     return next((runs for runs in firsts.values() if len(runs) > 1), None)
+
+
+def _note_abort(text: Text) -> None:
+    """Warn (`values.ReadNote`, partial) when nvprof aborted (its line `nvprof: <source file>:
+    <line>: <function>: Assertion `...' failed.`, as when its OpenACC tracing fails): the tables
+    it printed before may lack what it had not printed yet. The message quotes nvprof's line,
+    its source file's folders left out."""
+    at = text.find(_ABORTED)
+    while at >= 0:
+        end = text.find("\n", at + 1)
+        line = text[at + 1 : len(text) if end < 0 else end].rstrip()
+        if line.endswith(" failed.") and ": Assertion " in line:
+            where, _, rest = line.removeprefix("nvprof: ").partition(": ")
+            shown = values.shown_cell(f"nvprof: {where.rsplit('/', 1)[-1]}: {rest}", 160)
+            number = LineCounter(text).at(at + 1)
+            said = f"line {number}: nvprof aborted ({shown}): its output may be incomplete"
+            warnings.warn(values.ReadNote(said, number, partial=True), stacklevel=2)
+            return
+        at = text.find(_ABORTED, at + 1)
 
 
 def _nothing(text: str) -> str:

@@ -312,14 +312,23 @@ def float_integers(
     return pd.Series(pd.arrays.IntegerArray(ints, mask), index=values.index, copy=False)
 
 
-class TrimmedTable(UserWarning):
+class ReadNote(UserWarning):
+    """What a reader read past or assumed that its user should know, at file line `line`; the
+    importer records it (`trimmed`) as a warning, and when `partial` (the tables may lack rows)
+    in the stage's technique too."""
+
+    def __init__(self, message: str, line: int, partial: bool = False) -> None:
+        super().__init__(message)
+        self.line, self.partial = line, partial
+
+
+class TrimmedTable(ReadNote):
     """A summary section whose `Time(%)` shares add up to less than 100: the top rows of a
     table (what people paste). Its rows are read and this warning says which section, its file
-    line (`line`) and how much of the time they cover; the importer records it (`trimmed`)."""
+    line (`line`) and how much of the time they cover."""
 
     def __init__(self, message: str, line: int) -> None:
-        super().__init__(message)
-        self.line = line
+        super().__init__(message, line, partial=True)
 
 
 def check_shares(
@@ -348,16 +357,17 @@ def check_shares(
 
 
 @contextlib.contextmanager
-def trimmed() -> Iterator[list[TrimmedTable]]:
-    """The `TrimmedTable` warnings of the block, each once and in order, in the list it gives
-    (filled when the block ends); any other warning is passed on as it was."""
-    found: list[TrimmedTable] = []
+def trimmed() -> Iterator[list[ReadNote]]:
+    """The `ReadNote` warnings (`TrimmedTable` among them) of the block, each once and in
+    order, in the list it gives (filled when the block ends); any other warning is passed on as
+    it was."""
+    found: list[ReadNote] = []
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", TrimmedTable)
+        warnings.simplefilter("always", ReadNote)
         yield found
-    said: dict[str, TrimmedTable] = {}
+    said: dict[str, ReadNote] = {}
     for w in caught:
-        if isinstance(w.message, TrimmedTable):
+        if isinstance(w.message, ReadNote):
             said.setdefault(str(w.message), w.message)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
