@@ -299,15 +299,12 @@ def launch_shape(line: str) -> Shape | None:
         if cut < 0 or not _SUMMARY_TAIL.search(line[cut : cut + _MAX_TAIL]):
             return _bare_shape(line)
     head = line[:cut].strip()
-    grid = block = None
-    shape = _SHAPE.search(f" {head[-_MAX_TAIL:]}")  # (a name wrapped away leaves no blank)
-    if shape is not None:
-        grid, block = f"({shape[1]})", f"({shape[2]})"
-        head = head[: max(len(head) - len(shape[0]), 0)]
-    else:
-        date = _DATE.search(head[-_MAX_TAIL:])
-        head = head[: len(head) - len(date[0])] if date else head
-    return head.strip(), grid, block
+    shaped = _with_shape(head)
+    if shaped is not None:
+        return shaped
+    date = _DATE.search(head[-_MAX_TAIL:])
+    head = head[: len(head) - len(date[0])] if date else head
+    return head.strip(), None, None
 
 
 def _bare_shape(line: str) -> Shape | None:
@@ -316,8 +313,13 @@ def _bare_shape(line: str) -> Shape | None:
     cut = line.rfind(", CC ")
     if cut < 0 or not _BARE_TAIL.search(line[cut : cut + _MAX_TAIL]):
         return None
-    head = line[:cut].strip()
-    shape = _SHAPE.search(f" {head[-_MAX_TAIL:]}")
+    return _with_shape(line[:cut].strip())
+
+
+def _with_shape(head: str) -> Shape | None:
+    """A kernel line's text before its tail (`head`) as the kernel's name, grid and block, when
+    it ends with the launch shape `(grid)x(block)`; else None."""
+    shape = _SHAPE.search(f" {head[-_MAX_TAIL:]}")  # (a name wrapped away leaves no blank)
     if shape is None:
         return None
     name = head[: max(len(head) - len(shape[0]), 0)].strip()
