@@ -196,6 +196,11 @@ class Table:
         text = self.whole[self.at : self.at + len(self.raw)]
         return dataclasses.replace(self.origin, text=text)
 
+    @property
+    def size(self) -> int:
+        """The table's length in the file's text, from its header to the line that ends it."""
+        return len(self.raw) if self.raw is not None else len(self.origin.text)
+
     def header(self) -> str:
         """The table's first line."""
         if self.whole is None or self.raw is None:
@@ -307,7 +312,7 @@ def _found(path: str | Path | csvtext.Held) -> tuple[Text, list[Table]]:
     tables = _tables(text, name, text.data if isinstance(text, AsciiText) else None)
     if not tables:
         raise ParseError(name, EXPECTED, _nothing(str(text)))
-    _note_abort(text)
+    _note_abort(text, tables)
     return text, tables
 
 
@@ -561,23 +566,36 @@ def _several_runs(tables: list[Table]) -> dict[int, int] | None:
     return next((runs for runs in firsts.values() if len(runs) > 1), None)
 
 
-def _note_abort(text: Text) -> None:
+def _note_abort(text: Text, tables: list[Table]) -> None:
     """Warn (`values.ReadNote`, partial) when nvprof aborted (its line `nvprof: <source file>:
     <line>: <function>: Assertion `...' failed.`, as when its OpenACC tracing fails): the tables
     it printed before may lack what it had not printed yet. The message quotes nvprof's line,
-    its source file's folders left out."""
-    at = text.find(_ABORTED)
-    while at >= 0:
-        end = text.find("\n", at + 1)
-        line = text[at + 1 : len(text) if end < 0 else end].rstrip()
-        if line.endswith(" failed.") and ": Assertion " in line:
-            where, _, rest = line.removeprefix("nvprof: ").partition(": ")
-            shown = values.shown_cell(f"nvprof: {where.rsplit('/', 1)[-1]}: {rest}", 160)
-            number = LineCounter(text).at(at + 1)
-            said = f"line {number}: nvprof aborted ({shown}): its output may be incomplete"
-            warnings.warn(values.ReadNote(said, number, partial=True), stacklevel=2)
-            return
-        at = text.find(_ABORTED, at + 1)
+    its source file's folders left out. Only the text outside the tables is searched: such a
+    line ends a table (`_TABLE_END`), so none lies inside one."""
+    for low, high in _outside(tables, len(text)):
+        at = text.find(_ABORTED, low, high)
+        while at >= 0:
+            end = text.find("\n", at + 1)
+            line = text[at + 1 : len(text) if end < 0 else end].rstrip()
+            if line.endswith(" failed.") and ": Assertion " in line:
+                where, _, rest = line.removeprefix("nvprof: ").partition(": ")
+                shown = values.shown_cell(f"nvprof: {where.rsplit('/', 1)[-1]}: {rest}", 160)
+                number = LineCounter(text).at(at + 1)
+                said = f"line {number}: nvprof aborted ({shown}): its output may be incomplete"
+                warnings.warn(values.ReadNote(said, number, partial=True), stacklevel=2)
+                return
+            at = text.find(_ABORTED, at + 1, high)
+
+
+def _outside(tables: list[Table], size: int) -> Iterator[tuple[int, int]]:
+    """The spans of a text of `size` characters that no table covers, each from the newline
+    that ends the table before it (a line right under a table starts there)."""
+    pos = 0
+    for table in sorted(tables, key=lambda t: t.at):
+        if table.at > pos:
+            yield pos, table.at
+        pos = max(pos, table.at + table.size - 1)
+    yield pos, size
 
 
 def _nothing(text: str) -> str:
