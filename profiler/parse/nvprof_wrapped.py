@@ -20,10 +20,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from profiler.parse import values
+from profiler.parse import bare_rows, values
 from profiler.parse.values import Origin
-
-_UNITS = ("ns", "us", "ms", "s")
 
 
 def joined(origin: Origin) -> Origin | None:
@@ -75,7 +73,7 @@ def _complete(line: str) -> bool:
     fields = _fields(line)
     if len(fields) < 7 or not _is_share(fields[0]):
         return False
-    unit = next((u for u in _UNITS if fields[1].endswith(u)), None)
+    unit = next((u for u in bare_rows.NVPROF_UNITS if fields[1].endswith(u)), None)
     return unit is not None and not math.isnan(values.number_or_nan(fields[1][: -len(unit)]))
 
 
