@@ -299,6 +299,7 @@ def _read_stage(
             return _read_stage(kind, file, stage, raw)
     name = csvtext.source_path(path)
     read = [name]
+    stats_log: Path | None = None  # the log of `nsys stats` run on a report
     if kind == detect.NSYS_DIR:
         read = list(nsys_csv.report_files(name).values())
         tables = nsys_csv.read_stats_dir(name, stage)
@@ -308,7 +309,7 @@ def _read_stage(
         with _tool_for(name, "an Nsight Systems report, read through `nsys stats`"):
             folder = reports.nsys_stats(name, raw)
         tables = nsys_csv.read_stats_dir(folder, stage)
-        _check_rows(tables, name, _skipped_reports(folder))
+        stats_log = folder / reports.NSYS_LOG
     elif kind == detect.NCU_REPORT:
         with _tool_for(name, "an Nsight Compute report, read through `ncu --import`"):
             csv_file = reports.ncu_import(name, raw)
@@ -321,7 +322,7 @@ def _read_stage(
         tables = ncu_text.read_tables(name, stage)
     else:
         tables = nvprof.read_log(path, stage)
-    _check_rows(tables, name)
+    _check_rows(tables, name, stats_log)
     return tables, read
 
 
@@ -349,17 +350,16 @@ def _tool_for(path: Path, what: str) -> Iterator[None]:
         raise ToolNotFound(f"{path}: {what}, and {exc}") from None
 
 
-def _check_rows(tables: dict[str, pd.DataFrame], path: Path, why: str | None = None) -> None:
-    """Raises: ParseError when no table has a row, saying `why` when known."""
-    if not any(len(t) for t in tables.values()):
-        raise ParseError(path, detect.EXPECTED, why or "it has tables but no rows to import")
-
-
-def _skipped_reports(folder: Path) -> str | None:
-    """What `nsys stats` said it skipped (its log in `folder`), when it skipped the reports
-    profgen reads because the profile holds none of their data; else None."""
-    log = folder / reports.NSYS_LOG
-    return nsys_csv.all_skipped(log.read_text(errors="replace")) if log.is_file() else None
+def _check_rows(tables: dict[str, pd.DataFrame], path: Path, stats_log: Path | None = None) -> None:
+    """Raises: ParseError when no table has a row, saying what `nsys stats` skipped (its log,
+    `stats_log`, when it ran on a report) when it skipped the reports profgen reads because
+    the profile holds none of their data."""
+    if any(len(t) for t in tables.values()):
+        return
+    why = None
+    if stats_log is not None and stats_log.is_file():
+        why = nsys_csv.all_skipped(stats_log.read_text(errors="replace"))
+    raise ParseError(path, detect.EXPECTED, why or "it has tables but no rows to import")
 
 
 @contextlib.contextmanager
