@@ -118,10 +118,16 @@ def _section(entry: dict[str, Any], shape: pasted.Reshaped) -> dict[str, Any]:
     return out
 
 
+def _text_file(path: Path) -> bool:
+    """Whether `path` is a regular file that may hold text (not a report, a folder or a FIFO:
+    `detect` says what those are)."""
+    return path.suffix.lower() not in _BINARY_SUFFIXES and path.is_file()
+
+
 def _published(path: Path) -> pasted.Reshaped | None:
     """The text of the file at `path` as the terminal printed it, when the file is an HTML page
     or a Jupyter notebook (`parse.published`); else None."""
-    if path.suffix.lower() in _BINARY_SUFFIXES or not path.is_file():
+    if not _text_file(path):
         return None
     try:
         head = csvtext.read_head(path, detect.EXPECTED)
@@ -137,7 +143,7 @@ def _published(path: Path) -> pasted.Reshaped | None:
 def _double_spaced(path: Path) -> pasted.Reshaped | None:
     """The text of the file at `path` read as single-spaced, when it is a double-spaced paste;
     else None (a folder, a report, a file that is not text: `detect` says what it is)."""
-    if path.suffix.lower() in _BINARY_SUFFIXES or not path.is_file():
+    if not _text_file(path):
         return None
     try:
         if not pasted.double_spaced_head(csvtext.read_head(path, detect.EXPECTED)):
@@ -151,7 +157,7 @@ def _double_spaced(path: Path) -> pasted.Reshaped | None:
 def _late(path: Path) -> pasted.Reshaped | None:
     """The file at `path` from the line where a profiler's output starts, when its first 64 KiB
     hold none and it has some further on (`late_start`); else None."""
-    if path.suffix.lower() in _BINARY_SUFFIXES or not path.is_file():
+    if not _text_file(path):
         return None
     try:  # a file whose start says what it is (a metric list, gprof, ...) is that
         if unusable.describe(csvtext.read_head(path, detect.EXPECTED).splitlines()):
