@@ -277,7 +277,8 @@ def _details(
     first row, and the rows of the metrics looked for, are made `string` here. The metric
     names are compared as codes, each distinct name once.
     """
-    launches = _strings(table[~table["ID"].duplicated().to_numpy()].reset_index(drop=True))
+    launches = table[~table["ID"].duplicated().to_numpy()].reset_index(drop=True)
+    launches = launches.astype("string")
     codes, metric_names = pd.factorize(table["Metric Name"].to_numpy(dtype=object))
     code_of = {name: code for code, name in enumerate(metric_names)}
     found = {}
@@ -286,7 +287,7 @@ def _details(
             if name not in code_of:
                 continue
             hits = table.iloc[np.flatnonzero(codes == code_of[name])]
-            hits = _strings(hits[~hits["ID"].duplicated().to_numpy()])
+            hits = hits[~hits["ID"].duplicated().to_numpy()].astype("string")
             units = hits["Metric Unit"].fillna("").astype(str)
             factors = {u: unit_factor(kind, u, origin.path, name) for u in pd.unique(units)}
             factor = units.map(factors).to_numpy(dtype="float64")
@@ -295,11 +296,6 @@ def _details(
             found[field] = pd.Series(launches["ID"].map(by_id).to_numpy(dtype="float64"))
             break
     return launches, found
-
-
-def _strings(table: pd.DataFrame) -> pd.DataFrame:
-    """`table` with `string` cells, as `csvtext.read_csv_text` reads them by default."""
-    return table.astype("string")
 
 
 def metrics_table(
