@@ -166,17 +166,16 @@ def _text(cells: np.ndarray | pd.Series) -> pd.Series:
 
 def _names(cells: np.ndarray | pd.Series) -> pd.Series:
     """Kernel names capped as `metrics` caps them, each distinct name once."""
-    codes, distinct = pd.factorize(np.asarray(cells, dtype=object))
-    return values.coded_strings(
-        codes, values.cap_names(pd.Series(distinct, dtype="string")).tolist()
-    )
+    coded = _Coded.of(cells)
+    capped = values.cap_names(pd.Series(coded.distinct, dtype="string")).tolist()
+    return values.coded_strings(coded.codes, capped)
 
 
 def _ids(cells: np.ndarray | pd.Series) -> pd.Series:
     """Launch IDs as int64 (each distinct cell read once)."""
-    codes, distinct = pd.factorize(np.asarray(cells, dtype=object))
-    number = values.loose_numbers(pd.Series(distinct, dtype=object))
-    return pd.Series(number.astype("int64")[codes])
+    coded = _Coded.of(cells)
+    number = values.loose_numbers(pd.Series(coded.distinct, dtype=object))
+    return pd.Series(number.astype("int64")[coded.codes])
 
 
 def _numbers(table: pd.DataFrame, column: str, keep: np.ndarray) -> np.ndarray | None:
