@@ -129,16 +129,19 @@ def test_whose_output_a_line_is(line: str, tool: tuple[str | None, str | None]) 
     assert capture._signature(line, paragraph_start=False) == tool
 
 
-def test_a_capture_with_long_runs_of_blanks_is_cut_in_two() -> None:
-    """Trace rows, then a 1,000,000-space prompt line and a 1,000,000-character `=` line: two
-    sections (how long 400,000 rows take: tests/benchmarks/test_bench_parse.py)."""
-    body = CFD_TRACE.read_text().split("\n", 5)[5]  # data rows of the trace
-    rows = body.splitlines()
+def capture_with_blank_runs(n: int) -> str:
+    """A capture of `n` rows of a real trace, then a 1,000,000-space prompt line and a
+    1,000,000-character `=` line."""
+    rows = CFD_TRACE.read_text().split("\n", 5)[5].splitlines()  # data rows of the trace
     text = "$ nvprof --csv --print-gpu-trace ./cfd\n" + CFD_TRACE.read_text()
-    text += "\n".join(rows[i % len(rows)] for i in range(4_000)) + "\n"
-    text += "$ " + " " * 1_000_000 + "x\n" + "=" * 1_000_000 + "\n"
-    sections = capture.split(text)
-    assert len(sections) == 2
+    text += "\n".join(rows[i % len(rows)] for i in range(n)) + "\n"
+    return text + "$ " + " " * 1_000_000 + "x\n" + "=" * 1_000_000 + "\n"
+
+
+def test_a_capture_with_long_runs_of_blanks_is_cut_in_two() -> None:
+    """Trace rows, then the long lines: two sections (how long 400,000 rows take:
+    tests/benchmarks/test_bench_parse.py)."""
+    assert len(capture.split(capture_with_blank_runs(4_000))) == 2
 
 
 # --- importing ----------------------------------------------------------------------------------

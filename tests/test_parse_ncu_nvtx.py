@@ -112,13 +112,18 @@ def test_nvtx_lines_outside_blocks_are_no_ranges(tmp_path):
     assert set(ncu_text.read_metrics(path, "s")["range"]) == {"convLayer"}
 
 
-def test_nested_block_titles_are_read(tmp_path):
+def nested_titles(path: Path) -> Path:
+    """A real ncu text page whose NVTX block has 20,000 nested `NVTX Push/Pop Stack:` titles,
+    each indented one more space, written at `path`."""
     text = TEXT.read_text()
     block = "    NVTX Start/End Ranges:\n      <default domain>\n        <0,convLayer>\n"
     deep = "".join(" " * (6 + i) + "NVTX Push/Pop Stack:\n" for i in range(20_000))
-    path = tmp_path / "t.txt"
     path.write_text(text.replace(block, block + deep, 1))
-    m = ncu_text.read_metrics(path, "s")  # (its time: tests/benchmarks/test_bench_parse.py)
+    return path
+
+
+def test_nested_block_titles_are_read(tmp_path):
+    m = ncu_text.read_metrics(nested_titles(tmp_path / "t.txt"), "s")  # (timed: benchmarks)
     assert list(m["range"][:2]) == ["convLayer"] * 2
 
 

@@ -314,49 +314,29 @@ def test_import_million_row_capture(benchmark, made, tmp_path):
     assert "gpu_trace" in found.sections[1]["tables_left_out"]
 
 
-LATE_LOG = DATA / "nvprof" / "9.x" / "atsmith3-m3-1-rai-nvprof-past-64k.log"
-
-
-def program_output(size: int, tail: str = "") -> str:
-    """`size` bytes of a program's output, a line every 1,000 holding words profiler output
-    holds too (each such line is looked at by detection, then refused), then `tail`."""
-    line = "step {:07d}: loss 0.1234 accuracy 0.9123 lr 1e-3 elapsed 12.5 ms\n"
-    decoy = "epoch {} Duration: 12.5 s, 98.1 (%) of the budget, == done, Statistics\n"
-    block = "".join(line.format(i) for i in range(999)) + decoy.format(999)
-    text = (block * (size // len(block) + 1))[:size]
-    return text[: text.rfind("\n") + 1] + tail
-
-
 def log_bytes(benchmark) -> int:
     return (2 << 20) if benchmark.disabled else (100 << 20)
 
 
-def detected_or_refused(path: Path) -> object:
-    from profiler import import_paste
-    from profiler.errors import ParseError
-
-    try:
-        return import_paste.detected(path)
-    except ParseError as exc:
-        return exc
-
-
-def test_detect_nvprof_at_the_end_of_a_100_mb_log(benchmark, made):
+def test_detect_nvprof_at_the_end_of_a_100_mb_log(benchmark, tmp_path):
     """nvprof's output after 100 MB of program output (the first 64 KiB say nothing): found
     from the line it starts on (`parse.late_start`), in one pass over the file."""
+    from test_import_late_start import LOG, big_log, detection
+
     from profiler import import_paste
 
-    tail = LATE_LOG.read_text().split("\n", 92)[92]  # nvprof's output, from its first line on
-    path = made("late.log", log_bytes(benchmark), lambda size: program_output(size, tail))
-    found = run(benchmark, detected_or_refused, path)
+    tail = LOG.read_bytes().split(b"\n", 92)[92]  # nvprof's output, from its first line on
+    path = big_log(tmp_path / "late.log", log_bytes(benchmark), tail)
+    found = run(benchmark, detection, path)
     assert isinstance(found, import_paste.Input) and found.kind == "nvprof"
 
 
-def test_refuse_a_100_mb_log_without_profiler_output(benchmark, made):
+def test_refuse_a_100_mb_log_without_profiler_output(benchmark, tmp_path):
+    from test_import_late_start import big_log, detection
+
     from profiler.errors import ParseError
 
-    path = made("none.log", log_bytes(benchmark), program_output)
-    found = run(benchmark, detected_or_refused, path)
+    found = run(benchmark, detection, big_log(tmp_path / "none.log", log_bytes(benchmark)))
     assert isinstance(found, ParseError) and "none of its lines is profiler output" in found.detail
 
 
@@ -404,31 +384,21 @@ def test_parse_50k_blank_run(benchmark, tmp_path, case, where):
     run(benchmark, read_or_refused, read, path)
 
 
-def test_cut_capture_with_long_blank_runs(benchmark, made):
+def test_cut_capture_with_long_blank_runs(benchmark):
     """A terminal capture of 400,000 trace rows, then a 1,000,000-space prompt line and a
     1,000,000-character `=` line, cut into its sections (`parse.capture.split`)."""
+    from test_import_capture import capture_with_blank_runs
+
     from profiler.parse import capture
 
-    trace = DATA / "nvprof" / "9.x" / "cfd-csv-gpu-trace-head.csv"
-
-    def build(n: int) -> str:
-        rows = trace.read_text().split("\n", 5)[5].splitlines()  # data rows of the trace
-        text = "$ nvprof --csv --print-gpu-trace ./cfd\n" + trace.read_text()
-        text += "\n".join(rows[i % len(rows)] for i in range(n)) + "\n"
-        return text + "$ " + " " * 1_000_000 + "x\n" + "=" * 1_000_000 + "\n"
-
-    path = made("capture-blanks.txt", 4_000 if benchmark.disabled else 400_000, build)
-    sections = run(benchmark, capture.split, path.read_text())
-    assert len(sections) == 2
+    text = capture_with_blank_runs(4_000 if benchmark.disabled else 400_000)
+    assert len(run(benchmark, capture.split, text)) == 2
 
 
 def test_parse_ncu_text_with_20k_nested_block_titles(benchmark, tmp_path):
     """A real ncu text page with NVTX ranges whose block has 20,000 nested `NVTX Push/Pop
     Stack:` titles, each indented one more space (quadratic in a naive indentation walk)."""
-    text = (DATA / "ncu" / "2022.x" / "ykt-gcn-paddle-nvtx.txt").read_text()
-    block = "    NVTX Start/End Ranges:\n      <default domain>\n        <0,convLayer>\n"
-    deep = "".join(" " * (6 + i) + "NVTX Push/Pop Stack:\n" for i in range(20_000))
-    path = tmp_path / "nested.txt"
-    path.write_text(text.replace(block, block + deep, 1))
-    metrics = run(benchmark, ncu_text.read_metrics, path, "s")
+    from test_parse_ncu_nvtx import nested_titles
+
+    metrics = run(benchmark, ncu_text.read_metrics, nested_titles(tmp_path / "nested.txt"), "s")
     assert list(metrics["range"][:2]) == ["convLayer"] * 2
