@@ -50,6 +50,18 @@ def tables(run: store.Run) -> dict[str, pd.DataFrame]:
     }
 
 
+def same_summary(
+    run: store.Run, original: store.Run
+) -> tuple[dict[str, pd.DataFrame], dict[str, pd.DataFrame]]:
+    """The summary tables of `run` and of `original` (`tables`), checked equal: both summary
+    tables there, the same rows and cells."""
+    got, want = tables(run), tables(original)
+    assert set(got) == set(want) == set(SUMMARY)
+    for name in SUMMARY:
+        pd.testing.assert_frame_equal(got[name], want[name])
+    return got, want
+
+
 def test_an_email_reply_that_doubles_every_line_end_imports(tmp_path, capsys):
     """lanl/bml#478: the GPU activities table, every line of it followed by a blank one (it was
     refused, "the summary at line 15 has no rows (truncated?)"); six rows, to the ns."""
@@ -84,10 +96,7 @@ def test_a_double_spaced_log_gives_the_tables_of_the_log(tmp_path, capsys):
     doubled.write_bytes(AFFINE.read_bytes().replace(b"\n", b"\n\n"))
     run, _ = imported(doubled, tmp_path / "a", capsys)
     original, _ = imported(AFFINE, tmp_path / "b", capsys)
-    got, want = tables(run), tables(original)
-    assert set(got) == set(want) == set(SUMMARY)
-    for name in SUMMARY:
-        pd.testing.assert_frame_equal(got[name], want[name])
+    _, want = same_summary(run, original)
     assert len(want["gpu_activities"]) == 4 and len(want["api_calls"]) == 18
 
 
@@ -115,10 +124,7 @@ def test_a_quoted_nvprof_summary_imports_as_the_summary(tmp_path, capsys):
     run, err = imported(quoted, tmp_path / "q", capsys)
     assert err.strip() == f"profgen: warning: stage s: {quoted}: {QUOTED_NOTE}"
     original, _ = imported(STREAM, tmp_path / "o", capsys)
-    got, want = tables(run), tables(original)
-    assert set(got) == set(want) == set(SUMMARY)
-    for name in SUMMARY:
-        pd.testing.assert_frame_equal(got[name], want[name])
+    got, _ = same_summary(run, original)
     htod = got["gpu_activities"].set_index("name").loc["[CUDA memcpy DtoH]"]
     # `GPU activities:   20.21%  188.08ms  103  1.8260ms  928ns  62.822ms  [CUDA memcpy DtoH]`
     assert [htod["total_ns"], htod["calls"], htod["min_ns"], htod["max_ns"]] == [
@@ -258,10 +264,7 @@ def test_a_summary_without_its_header_line_gives_the_summarys_tables(tmp_path, c
     run, err = imported(rows, tmp_path / "r", capsys)
     assert err.strip() == f"profgen: warning: stage s: {rows}: {headed_note(1)}"
     original, _ = imported(STREAM, tmp_path / "o", capsys)
-    got, want = tables(run), tables(original)
-    assert set(got) == set(want) == set(SUMMARY)
-    for name in SUMMARY:
-        pd.testing.assert_frame_equal(got[name], want[name])
+    same_summary(run, original)
 
 
 def test_a_header_goes_above_each_run_of_typed_rows():
