@@ -192,17 +192,6 @@ def test_nvprof_summary_rows_pasted_without_their_header_say_so(tmp_path, capsys
     )
 
 
-def test_nsys_stats_rows_pasted_without_their_header_say_so(tmp_path, capsys):
-    path = NSYS / "any" / "ikllama-1700-headless-api-rows.txt"
-    assert refusal(path, tmp_path, capsys) == unrecognised(
-        path,
-        "8 rows of an `nsys stats` table (Time (%), Total Time (ns), a count, per-call times in "
-        "ns) from line 1 on, with no header line or report name above them: a paste that left "
-        "the header out; profgen reads a table from its header line, which says what its "
-        "columns (and, for nsys, its rows) are",
-    )
-
-
 def test_headless_rows_need_three_rows_of_one_kind():
     """Two rows, or rows of the two tools mixed, are not described as a headless table."""
     nvprof = " 3.23%  309.42ms  3  103.14ms  102.48ms  104.10ms  volta_cgemm_32x64_tn"

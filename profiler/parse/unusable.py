@@ -201,7 +201,9 @@ _HEADLESS_SAID = {
     bare_rows.NVPROF: "{rows} rows of an nvprof summary (Time(%) Time Calls Avg Min Max Name) "
     "from line {line} on, with no header line above them",
     bare_rows.NSYS: "{rows} rows of an `nsys stats` table (Time (%), Total Time (ns), a count, "
-    "per-call times in ns) from line {line} on, with no header line or report name above them",
+    "per-call times in ns) from line {line} on, with no header line or report name above them, "
+    "so nothing says which report (kernels, memory operations, ...) they are rows of (rows "
+    "named all as CUDA API calls are read as the API summary's)",
 }
 _UNTYPED = (
     " and no row type (`GPU activities:` or `API calls:`) on the first, which would say what "
