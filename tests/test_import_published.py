@@ -79,6 +79,21 @@ def test_a_table_nvprof_printed_before_aborting_ends_at_its_message(tmp_path, ca
     assert "; partial: line 36: nvprof aborted" in run.table("stages")["technique"][0]
 
 
+def test_nvprof_aborting_on_the_files_first_line_is_found(tmp_path, capsys):
+    """The same log with its line 36 moved to the top (stderr printed before stdout, as a
+    job's merged log may have it): the abort is found on line 1 (was: no warning at all)."""
+    lines = ABORTED.read_text().splitlines(True)
+    moved = tmp_path / "aborted-first.err"
+    moved.write_text("".join([lines[35], *lines[:35], *lines[36:]]))
+    run, err = imported(capsys, tmp_path, moved)
+    said = (
+        f"{moved}: line 1: nvprof aborted (\"nvprof: nvprof_openacc.c:386: push_activity_stack: "
+        "Assertion `start <= end' failed.\"): its output may be incomplete"
+    )
+    assert run.meta["inputs"][0]["warnings"] == [said]
+    assert len(run.table("api_calls")) == 20
+
+
 def test_nvprof_in_a_web_pages_pre_block(tmp_path, capsys):
     """The summary in lines 295-308 of a codelab page: its last row ends in `</code></pre>` and
     the page's prose follows (line 309), not a row; the page's other lines are skipped."""
