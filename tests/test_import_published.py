@@ -16,13 +16,14 @@ from clirun import assert_refused, profgen
 
 from profiler import store
 from profiler.errors import ToolNotFound
-from profiler.parse import published
+from profiler.parse import capture, published
 
 DATA = Path(__file__).parent / "data"
 TILDE_RUNS = DATA / "captures" / "nvprof-runs-tilde-fences.md"
 ABORTED = DATA / "nvprof" / "9.x" / "openacc-nvprof-aborted.err"
 CODELAB = DATA / "nvprof" / "9.x" / "fluidnumerics-codelab-smoother.html"
 NOTEBOOK = DATA / "nsys" / "2021.2.4" / "ncar-miniweather-stats.ipynb"
+SLIDES = DATA / "nsys" / "2021.2.4" / "ncar-miniweather-slides-cut.html"
 
 
 def imported(capsys, tmp: Path, path: Path):  # type: ignore[no-untyped-def]
@@ -78,6 +79,21 @@ def test_a_table_nvprof_printed_before_aborting_ends_at_its_message(tmp_path, ca
     assert "; partial: line 36: nvprof aborted" in run.table("stages")["technique"][0]
 
 
+def test_nvprof_aborting_on_the_files_first_line_is_found(tmp_path, capsys):
+    """The same log with its line 36 moved to the top (stderr printed before stdout, as a
+    job's merged log may have it): the abort is found on line 1 (was: no warning at all)."""
+    lines = ABORTED.read_text().splitlines(True)
+    moved = tmp_path / "aborted-first.err"
+    moved.write_text("".join([lines[35], *lines[:35], *lines[36:]]))
+    run, err = imported(capsys, tmp_path, moved)
+    said = (
+        f"{moved}: line 1: nvprof aborted (\"nvprof: nvprof_openacc.c:386: push_activity_stack: "
+        "Assertion `start <= end' failed.\"): its output may be incomplete"
+    )
+    assert run.meta["inputs"][0]["warnings"] == [said]
+    assert len(run.table("api_calls")) == 20
+
+
 def test_nvprof_in_a_web_pages_pre_block(tmp_path, capsys):
     """The summary in lines 295-308 of a codelab page: its last row ends in `</code></pre>` and
     the page's prose follows (line 309), not a row; the page's other lines are skipped."""
@@ -124,8 +140,37 @@ def test_a_pages_pre_text_has_its_tags_off_and_entities_decoded() -> None:
         b"  row&#34;x&#34;</code></pre><p>after</p>\n<prefix>not a block</prefix>\n"
     )
     shape = published.html_text(page)
-    assert shape.data == b'\n==1== a <b>\n  row"x"\n\n'  # line 4 is no block: blank
-    assert shape.lines.tolist() == [1, 2, 3, 4, 5]
+    # a fence above the block, at its <pre>'s line; line 4 is no block: blank
+    assert shape.data == b'\n```\n==1== a <b>\n  row"x"\n\n'
+    assert shape.lines.tolist() == [1, 2, 2, 3, 4, 5]
+
+
+def test_an_elision_in_a_later_pre_block_leaves_earlier_tables_whole(tmp_path, capsys):
+    """A whole-line cut of NCAR's nsys slides (was: "rows elided at line 398: tables partial",
+    the `...` of a Fortran listing in a later block, and the tables "partial"): the stats
+    block's tables are whole, as nsys printed them."""
+    run, err = imported(capsys, tmp_path, SLIDES)
+    assert "elided" not in err
+    assert run.table("stages")["technique"].tolist() == ["imported from nsys stats output"]
+    calls = run.table("api_calls").set_index("name")
+    # line 30: `98.9  311,045,408,877  829,502  374,978.5  480  4,110,831  672,951.6
+    # cuStreamSynchronize `
+    assert calls.loc["cuStreamSynchronize", ["total_ns", "calls", "min_ns"]].tolist() == [
+        311_045_408_877,
+        829_502,
+        480,
+    ]
+    assert len(calls) == 15  # lines 30-44
+
+
+def test_each_pre_block_is_a_section_of_its_own() -> None:
+    """A fence above each block: an elision mark in the second block is that section's."""
+    page = b"<html>\n<pre>==1== a\n==1== b</pre>\n<pre>do n=1,9\n...\nend do</pre>\n"
+    shape = published.html_text(page)
+    sections = capture.split(shape.data.decode())
+    assert [(s.first_line, s.elided) for s in sections] == [(3, ()), (6, (7,))]
+    assert shape.lines.tolist() == [1, 2, 2, 3, 4, 4, 5, 6, 7]
+    assert published.nothing_shown(published.html_text(b"<html>\n<pre></pre>\n")) is not None
 
 
 def test_a_notebooks_outputs_are_read_and_its_sources_skipped() -> None:

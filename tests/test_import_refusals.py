@@ -192,15 +192,29 @@ def test_nvprof_summary_rows_pasted_without_their_header_say_so(tmp_path, capsys
     )
 
 
-def test_nsys_stats_rows_pasted_without_their_header_say_so(tmp_path, capsys):
-    path = NSYS / "any" / "ikllama-1700-headless-api-rows.txt"
+def test_an_nvprof_summary_joined_by_commas_says_it_is_no_nvprof_csv(tmp_path, capsys):
+    """epic-flow-cuda's nvprof.csv (was: "recognised none of them; it starts 'Time(%),Time,..."):
+    the printed summary's cells joined by commas, units in each; nvprof --csv writes another."""
+    path = DATA / "nvprof" / "8.x" / "epicflow-comma-joined-summary.csv"
     assert refusal(path, tmp_path, capsys) == unrecognised(
         path,
-        "8 rows of an `nsys stats` table (Time (%), Total Time (ns), a count, per-call times in "
-        "ns) from line 1 on, with no header line or report name above them: a paste that left "
-        "the header out; profgen reads a table from its header line, which says what its "
-        "columns (and, for nsys, its rows) are",
+        "it is an nvprof summary's text table (from line 1) with its columns joined by commas, "
+        "the unit in each cell ('542.36ms'): not the CSV `nvprof --csv` writes, which quotes its "
+        "header and names and puts the units in a row of their own (`%,ms,,us,us,us,`) above "
+        "bare numbers: made from the printed summary by hand or by a script, which profgen does "
+        "not guess at; import nvprof's own output (its log, or what `nvprof --csv` printed)",
     )
+
+
+def test_a_comma_joined_header_needs_a_row_with_units_below_it():
+    """The header alone, over bare numbers (a units row), or `Type` first: only a header over a
+    row whose cells carry their units is described."""
+    header, row = "Time(%),Time,Calls,Avg,Min,Max,Name", "47.79%,542.36ms,45,12.0ms,1ms,13ms,k"
+    assert unusable.describe([header]) is None
+    assert unusable.describe([header, "%,ms,,ms,ms,ms,"]) is None
+    assert unusable.describe([header, "47.79,542.36,45,12.0,1,13,k"]) is None
+    assert unusable.describe([header, row]) is not None
+    assert unusable.describe(["Type," + header, "GPU activities," + row]) is not None
 
 
 def test_headless_rows_need_three_rows_of_one_kind():

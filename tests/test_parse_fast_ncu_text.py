@@ -4,7 +4,9 @@ walk it replaced gave: the same launches and values, or the same error.
 The oracle below is that walk as it was (every line cut in Python, one after another), kept
 here only to hold the bulk reader to it, on the real captures under tests/data and on mutated
 copies of them: lines dropped, doubled, re-indented, led or ended by non-ASCII blanks, tabbed,
-cut short, spaces run long, CRLF line ends, rules of other widths, blank lines.
+cut short, spaces run long, CRLF line ends, rules of other widths, blank lines; and as people
+edit what they paste: kernel lines cut down to `name (grid)x(block), CC 8.9`, notes written
+after a row's value (`93.58   # <- memory-bound`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,30 @@ KERNEL_TAIL = re.compile(r", Context [0-9]+, Stream [0-9]+(?:, Device [0-9]+, CC
 SHAPE = re.compile(r" \(([0-9]+, [0-9]+, [0-9]+)\)x\(([0-9]+, [0-9]+, [0-9]+)\)\Z")
 DATE = re.compile(r", [0-9]{4}-[A-Za-z]{3}-[0-9]{2} [0-9:]{8}\Z")
 SUMMARY_TAIL = re.compile(r", Device [0-9]+, CC [0-9.]+, Invocations [0-9]+\Z")
+BARE_TAIL = re.compile(r", CC [0-9]+\.[0-9]+\Z")
+
+
+def plain_shape(head: str) -> tuple[str, str | None, str | None] | None:
+    shape = SHAPE.search(" " + head[-120:])
+    if shape is None:
+        return None
+    return head[: max(len(head) - len(shape[0]), 0)].strip(), f"({shape[1]})", f"({shape[2]})"
+
+
+def plain_bare_launch(line: str) -> tuple[str, str | None, str | None] | None:
+    """A kernel line edited down to `name (grid)x(block), CC 8.9`: its launch shape needed."""
+    cut = line.rfind(", CC ")
+    if cut < 0 or not BARE_TAIL.search(line[cut : cut + 120]):
+        return None
+    return plain_shape(line[:cut].strip())
+
+
+def plain_note_off(line: str) -> str:
+    """`line` without a note after it: `  # ` after something, then two or more words."""
+    before, mark, note = line.partition("  # ")
+    if not mark or not before.strip() or note[:1].isspace() or len(note.split()) < 2:
+        return line
+    return before.rstrip()
 
 
 def plain_launch(line: str) -> tuple[str, str | None, str | None] | None:
@@ -38,17 +64,14 @@ def plain_launch(line: str) -> tuple[str, str | None, str | None] | None:
     if cut < 0 or not KERNEL_TAIL.search(line[cut : cut + 120]):
         cut = line.rfind(", Device ")
         if cut < 0 or not SUMMARY_TAIL.search(line[cut : cut + 120]):
-            return None
+            return plain_bare_launch(line)
     head = line[:cut].strip()
-    grid = block = None
-    shape = SHAPE.search(" " + head[-120:])
-    if shape is not None:
-        grid, block = f"({shape[1]})", f"({shape[2]})"
-        head = head[: max(len(head) - len(shape[0]), 0)]
-    else:
-        date = DATE.search(head[-120:])
-        head = head[: len(head) - len(date[0])] if date else head
-    return head.strip(), grid, block
+    shaped = plain_shape(head)
+    if shaped is not None:
+        return shaped
+    date = DATE.search(head[-120:])
+    head = head[: len(head) - len(date[0])] if date else head
+    return head.strip(), None, None
 
 
 def plain_metric(line: str, widths, number: int, kept: dict, path: Path) -> None:
@@ -92,7 +115,7 @@ def plain_kernels(text: str, path: Path) -> list:
     header_next = False
     above = ""
     for number, raw in enumerate(text.split("\n"), 1):
-        line, above_this = raw.rstrip("\r"), above
+        line, above_this = plain_note_off(raw.rstrip("\r")), above
         above = line
         launch = plain_launch(line)
         if launch is not None and not launch[0] and number > 1:  # the name wrapped above
@@ -161,7 +184,16 @@ HOSTILE = [
     lambda s: f"{s}\n\n  \n",
     lambda s: s.replace("e", "é", 1),
     lambda s: s + "\r",
-]
+    *(PASTED := [
+        lambda s: s[: s.find(", Context ")] + ", CC 8.9" if ", Context " in s else s,
+        lambda s: s.rstrip() + ", CC 7.0",
+        lambda s: s.rstrip() + "   # <- memory-bound",
+        lambda s: s + "  # note",
+        lambda s: s + "  #  two words",
+        lambda s: "  # a b " + s,
+        lambda s: s.replace("  ", "  # x y", 1),
+    ]),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("path", NCU_TEXT, ids=lambda p: p.name)
@@ -169,6 +201,15 @@ def test_bulk_reads_what_the_line_by_line_walk_read(path, monkeypatch):
     monkeypatch.setattr(lines, "_SLICE", 61)
     for text in mutants(path.read_text(encoding="utf-8"), len(path.name), 60, HOSTILE):
         assert_same(text, path)
+
+
+@pytest.mark.parametrize("path", NCU_TEXT, ids=lambda p: p.name)
+def test_pasted_edits_on_every_line_are_read_as_the_walk_reads_them(path):
+    """Each paste edit (`PASTED`) made to every line at once: every kernel line cut down to
+    `, CC 8.9`, a note after every row (a few lines drawn at random seldom hit a kernel line)."""
+    rows = path.read_text(encoding="utf-8").split("\n")
+    for edit in PASTED:
+        assert_same("\n".join(edit(row) for row in rows), path)
 
 
 @pytest.mark.parametrize("path", NCU_TEXT, ids=lambda p: p.name)

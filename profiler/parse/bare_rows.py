@@ -4,14 +4,37 @@ People paste the rows of nvprof's summary from its `GPU activities:` line down, 
 stats` table's rows without its heading; detection (which finds a table by its header) then sees
 nothing. `row_kind` says what the cells of one such line are: `profiler.parse.unusable` names
 the rows in a refusal, and `profiler.parse.pasted` puts nvprof's header back above rows that
-start with their type (nvprof 9.0 on prints one header, always the same, above such rows).
+start with their type (nvprof 9.0 on prints one header, always the same, above such rows), and
+the header of nsys's CUDA API summary above `nsys stats` rows that are all CUDA API calls
+(`api_row`: only the API summary has rows named so, and its header is fixed by its width).
 """
 
 from __future__ import annotations
 
+import re
+
 NVPROF, NSYS = "nvprof", "nsys"
 NVPROF_TYPES = (["GPU", "activities:"], ["API", "calls:"])
 NVPROF_UNITS = ("ns", "us", "ms", "s")
+# A CUDA runtime or driver entry point as nsys names it (`cudaMalloc`, `cuLaunchKernel`,
+# `cuMemAlloc_v2`, `cudaGraphExecUpdate_v10020`): one word, so nothing to backtrack over.
+_CUDA_API = re.compile(r"cu(?:da)?[A-Z][A-Za-z0-9_]*\Z")
+# The header (and rule) nsys prints above its CUDA API summary, by the summary's columns: 7 in
+# 2020.x (`CUDA API Statistics:`, tests/data/nsys/2020.4.3/omp-offload-stats.txt), 8 in 2021.1-2
+# (StdDev added: tests/data/nsys/2021.2.4/ncar-miniweather-stats.ipynb), 9 from 2021.3 on
+# (`cuda_api_sum`, Med added: tests/data/nsys/2023.2.3/derivative-stats.txt).
+API_HEADERS = {
+    7: b" Time(%)  Total Time (ns)  Num Calls    Average      Minimum     Maximum     Name\n"
+    b" -------  ---------------  ---------  ------------  ----------  ----------  ------\n",
+    8: b" Time(%)  Total Time (ns)  Num Calls    Average      Minimum     Maximum     StdDev"
+    b"     Name\n"
+    b" -------  ---------------  ---------  ------------  ----------  ----------  ---------"
+    b"  ------\n",
+    9: b" Time (%)  Total Time (ns)  Num Calls   Avg (ns)    Med (ns)  Min (ns)   Max (ns)"
+    b"   StdDev (ns)   Name\n"
+    b" --------  ---------------  ---------  -----------  --------  --------  ----------"
+    b"  ------------  ------\n",
+}
 
 
 def row_kind(cells: list[str]) -> str | None:
@@ -32,6 +55,15 @@ def row_kind(cells: list[str]) -> str | None:
     if share is None or not 0 <= share <= 100 or not whole or None in numbers:
         return None
     return NSYS
+
+
+def api_row(cells: list[str]) -> bool:
+    """Whether the cells are a row of nsys's CUDA API summary (`API_HEADERS`' widths): a share,
+    numbers up to the last cell, and that a CUDA runtime or driver entry point."""
+    if len(cells) not in API_HEADERS or row_kind(cells) != NSYS:
+        return False
+    rest = [number(c.replace(",", "")) for c in cells[6:-1]]
+    return None not in rest and _CUDA_API.match(cells[-1]) is not None
 
 
 def typed_nvprof_row(cells: list[str]) -> bool:

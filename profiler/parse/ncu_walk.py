@@ -170,11 +170,12 @@ def walk(data: bytes, found: lines.Lines, every: bool = False) -> Walk:
 
 def _named(data: bytes, found: lines.Lines, at: int, shape: Shape) -> Shape:
     """A launch's shape, named by the line above its kernel line when that line holds only the
-    launch shape (a pasted result whose kernel name was wrapped onto a line of its own)."""
+    launch shape (a pasted result whose kernel name was wrapped onto a line of its own), a note
+    after that name left out as after any line (`without_note`)."""
     if shape[0] or not at:
         return shape
-    above = data[found.start[at - 1] : found.end[at - 1]].decode("utf-8").strip()
-    return above, shape[1], shape[2]
+    above = data[found.start[at - 1] : found.end[at - 1]].decode("utf-8")
+    return without_note(above).strip(), shape[1], shape[2]
 
 
 def _looked_at(

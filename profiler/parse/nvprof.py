@@ -573,18 +573,27 @@ def _note_abort(text: Text, tables: list[Table]) -> None:
     its source file's folders left out. Only the text outside the tables is searched: such a
     line ends a table (`_TABLE_END`), so none lies inside one."""
     for low, high in _outside(tables, len(text)):
-        at = text.find(_ABORTED, low, high)
-        while at >= 0:
-            end = text.find("\n", at + 1)
-            line = text[at + 1 : len(text) if end < 0 else end].rstrip()
+        for start in _nvprof_lines(text, low, high):
+            end = text.find("\n", start)
+            line = text[start : len(text) if end < 0 else end].rstrip()
             if line.endswith(" failed.") and ": Assertion " in line:
                 where, _, rest = line.removeprefix("nvprof: ").partition(": ")
                 shown = values.shown_cell(f"nvprof: {where.rsplit('/', 1)[-1]}: {rest}", 160)
-                number = LineCounter(text).at(at + 1)
+                number = LineCounter(text).at(start)
                 said = f"line {number}: nvprof aborted ({shown}): its output may be incomplete"
                 warnings.warn(values.ReadNote(said, number, partial=True), stacklevel=2)
                 return
-            at = text.find(_ABORTED, at + 1, high)
+
+
+def _nvprof_lines(text: Text, low: int, high: int) -> Iterator[int]:
+    """The starts of the lines that begin with `nvprof: ` in `text[low:high]` (`low` 0, or
+    a newline): the text's first line has no newline before it."""
+    if low == 0 and text[: len(_ABORTED) - 1] == _ABORTED[1:]:
+        yield 0
+    at = text.find(_ABORTED, low, high)
+    while at >= 0:
+        yield at + 1
+        at = text.find(_ABORTED, at + 1, high)
 
 
 def _outside(tables: list[Table], size: int) -> Iterator[tuple[int, int]]:

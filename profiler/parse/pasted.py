@@ -1,12 +1,13 @@
 """Pastes whose shape hides a profiler's output, undone: a paste with a blank line after every
 line (a reply to a GitHub issue or pull request sent by email doubles every line end), one
-whose lines are quoted with `>` (a reply that quotes an earlier comment), and nvprof summary
-rows pasted from their `GPU activities:` line down, without the header line above them.
+whose lines are quoted with `>` (a reply that quotes an earlier comment), nvprof summary rows
+pasted from their `GPU activities:` line down, without the header line above them, and the
+rows of nsys's CUDA API summary pasted without theirs.
 
-`double_spaced`, `unquoted` and `headed` give the text as the profiler printed it, with the
-file line of each of its lines (`Reshaped.located` makes a message's line numbers the file's
-own). They only say what a file's shape is; `profiler.import_paste` decides when a shape is
-undone.
+`double_spaced`, `unquoted`, `headed` and `api_headed` give the text as the profiler printed
+it, with the file line of each of its lines (`Reshaped.located` makes a message's line numbers
+the file's own). They only say what a file's shape is; `profiler.import_paste` decides when a
+shape is undone.
 
 Linear in the text: the lines and their first non-blank bytes come from `parse.lines` (a few
 NumPy passes), and the bytes kept are taken with one mask. `double_spaced_head` rejects a file
@@ -32,6 +33,10 @@ HEADED = (
     "nvprof summary rows with no header line above them (from line {line}): read under the one "
     "header nvprof prints above rows that start with their type (Type Time(%) Time Calls Avg "
     "Min Max Name)"
+)
+API_HEADED = (
+    "`nsys stats` rows of CUDA API calls with no header line above them (from line {line}): read "
+    "under the header nsys prints above its {columns}-column CUDA API summary ({names})"
 )
 LATE = (
     "profiler output from line {line} on only, further than the first 64 KiB that detection reads "
@@ -128,14 +133,51 @@ def headed(data: bytes) -> Reshaped | None:
     starts = [i for i in _typed_rows(found) if i == 0 or not _nvprof_row(found, i - 1)]
     if not starts:
         return None
+    return _put_above(data, found, starts, NVPROF_HEADER, HEADED.format(line=starts[0] + 1))
+
+
+def api_headed(data: bytes) -> Reshaped | None:
+    """The text of a paste (`data`, its UTF-8 bytes) with the header of nsys's CUDA API summary
+    put above each run of its rows, when every `nsys stats` row in it is a CUDA API call and all
+    have one width (`bare_rows.api_row`): only that summary names rows so, and its width says
+    which nsys printed it. An inserted header is located at the row below it. None when the paste
+    has no such rows, or rows of another table (kernels, memory operations: nothing says which
+    report they are of)."""
+    found = lines.split(data)
+    digit = (found.first >= ord("0")) & (found.first <= ord("9")) & (found.lead >= 0)
+    rows, widths = set(), set()
+    for i in np.flatnonzero(digit).tolist():
+        cells = found.text(i).split()
+        if bare_rows.row_kind(cells) != bare_rows.NSYS:
+            continue
+        if not bare_rows.api_row(cells):
+            return None
+        rows.add(i)
+        widths.add(len(cells))
+    if len(widths) != 1:
+        return None
+    width = widths.pop()
+    starts = sorted(i for i in rows if i - 1 not in rows)
+    header = bare_rows.API_HEADERS[width]
+    names = ", ".join(c.strip() for c in header.decode().split("\n")[0].split("  ") if c.strip())
+    note = API_HEADED.format(line=starts[0] + 1, columns=width, names=names)
+    return _put_above(data, found, starts, header, note)
+
+
+def _put_above(
+    data: bytes, found: lines.Lines, starts: list[int], header: bytes, note: str
+) -> Reshaped:
+    """`data` (its lines `found`) with `header` (whole lines) put above each of the lines
+    `starts` (0-based, ascending), each header line located at the line below it."""
     at = np.asarray(starts, dtype=np.int64)
     pieces, begin = [], 0
     for start in found.start[at].tolist():
-        pieces += [data[begin:start], NVPROF_HEADER]
+        pieces += [data[begin:start], header]
         begin = start
     pieces.append(data[begin:])
-    file_lines = np.insert(np.arange(1, len(found) + 1), at, at + 1)
-    return Reshaped(b"".join(pieces), file_lines, HEADED.format(line=starts[0] + 1))
+    above = np.repeat(at, header.count(b"\n"))
+    file_lines = np.insert(np.arange(1, len(found) + 1), above, above + 1)
+    return Reshaped(b"".join(pieces), file_lines, note)
 
 
 def _typed_rows(found: lines.Lines) -> list[int]:

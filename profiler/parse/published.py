@@ -32,6 +32,7 @@ _NOTHING = {  # worded as `unusable.document` words a page in which detection fo
     "printed anything)",
 }
 
+BLOCK = "```"  # above each <pre> block's text: a Markdown fence, which starts a capture's section
 _HTML_START = re.compile(r"\A\s*+(?:<!--[^\n]{0,200}-->\s*+)?<(?:!doctype html|html)[\s>]", re.I)
 _NOTEBOOK_KEYS = ('"cells"', '"cell_type"')
 _TAG = re.compile(r"<[^<>\n]*+>")
@@ -57,25 +58,35 @@ def is_notebook(head: str) -> bool:
 
 def nothing_shown(shape: Reshaped) -> str | None:
     """Why a page or a notebook read through `html_text` or `notebook_text` (`shape`) is
-    refused when it shows no text at all; None when it shows some (or is neither)."""
-    return None if shape.data.strip() else _NOTHING.get(shape.note)
+    refused when it shows no text at all (a page's `BLOCK` lines are no text); None when it
+    shows some (or is neither)."""
+    shown = shape.data.decode().split("\n")
+    return None if any(s.strip() and s != BLOCK for s in shown) else _NOTHING.get(shape.note)
 
 
 def html_text(data: bytes) -> Reshaped:
     """The text of the `<pre>` blocks of an HTML page (`data`, its UTF-8 bytes), each line at
-    its file line, the page's other lines blank (all of them when it has no such block)."""
+    its file line, the page's other lines blank (all of them when it has no such block). A
+    fence line (`BLOCK`, at the line of the `<pre>` tag) goes above each block, as Markdown
+    writes the block a page renders it from: each block is a section of its own, so an
+    elision mark in one (a code listing's `...`) says nothing of another's tables."""
     out: list[str] = []
+    at: list[int] = []
     inside = False
-    for line in data.decode("utf-8", errors="replace").split("\n"):
-        kept, inside = _pre_text(line, inside)
+    for number, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), 1):
+        kept, inside, opened = _pre_text(line, inside)
+        if opened:
+            out.append(BLOCK)
+            at.append(number)
         out.append(html.unescape(_TAG.sub("", kept)).replace("\xa0", " ") if kept else "")
-    return Reshaped("\n".join(out).encode(), np.arange(1, len(out) + 1), HTML)
+        at.append(number)
+    return Reshaped("\n".join(out).encode(), np.asarray(at, dtype=np.int64), HTML)
 
 
-def _pre_text(line: str, inside: bool) -> tuple[str, bool]:
+def _pre_text(line: str, inside: bool) -> tuple[str, bool, bool]:
     """What of `line` lies inside `<pre>` blocks (`inside`: whether the line starts inside
-    one), and whether the line ends inside one."""
-    low, at, kept = line.lower(), 0, []
+    one), whether the line ends inside one, and whether a block opens on it."""
+    low, at, kept, opened = line.lower(), 0, [], False
     while at < len(line):
         if inside:
             close = low.find("</pre", at)
@@ -87,8 +98,8 @@ def _pre_text(line: str, inside: bool) -> tuple[str, bool]:
             start = _pre_open(low, at)
             if start < 0:
                 break
-            inside, at = True, _tag_end(low, start)
-    return "".join(kept), inside
+            inside, at, opened = True, _tag_end(low, start), True
+    return "".join(kept), inside, opened
 
 
 def _pre_open(low: str, at: int) -> int:

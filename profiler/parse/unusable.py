@@ -17,6 +17,9 @@ pattern that can backtrack:
   flat profile, `granularity: each sample hit covers ...` above its call graph) or a Python
   cProfile/pstats listing (the header `ncalls tottime percall cumtime percall
   filename:lineno(function)`);
+- an nvprof summary's text table with its columns joined by commas (`47.79%,542.36ms,45,...`:
+  the unit in each cell), which is not the CSV `nvprof --csv` writes (a quoted header, a units
+  row, bare numbers) but the printed summary remade by hand or by a script;
 - rows of an nvprof summary or of an `nsys stats` table pasted without the header line above
   them (an issue or forum post that quotes the top rows only): a table is read from its header,
   which says what its columns and rows are.
@@ -66,6 +69,7 @@ def describe(lines: list[str]) -> str | None:
         or _rule_output(lines)
         or _profile_without_report(lines)
         or _cpu_profile(lines)
+        or _comma_joined_summary(lines)
         or _headless_rows(lines)
     )
 
@@ -149,6 +153,32 @@ def _profile_without_report(lines: list[str]) -> str | None:
     )
 
 
+_SUMMARY_CELLS = ["Time(%)", "Time", "Calls", "Avg", "Min", "Max", "Name"]
+
+
+def _comma_joined_summary(lines: list[str]) -> str | None:
+    """What the file is when a line of `lines` is nvprof's summary header joined by commas,
+    unquoted (`Time(%),Time,Calls,Avg,Min,Max,Name`, `Type` first or not), and the next one
+    a summary row so joined, the unit in each cell (`47.79%,542.36ms,45,12.052ms,...`)."""
+    for at, line in enumerate(lines[:-1]):
+        cells = line.strip().split(",")
+        typed = cells[:1] == ["Type"]
+        if cells[typed:] != _SUMMARY_CELLS:
+            continue
+        row = lines[at + 1].strip().split(",")[typed:]
+        if bare_rows.row_kind(row) != bare_rows.NVPROF:
+            return None
+        return (
+            f"it is an nvprof summary's text table (from line {at + 1}) with its columns joined by "
+            f"commas, the unit in each cell ({values.shown_cell(row[1], 20)}): not the CSV "
+            "`nvprof --csv` writes, which quotes its header and names and puts the units in a "
+            "row of their own (`%,ms,,us,us,us,`) above bare numbers: made from the printed "
+            "summary by hand or by a script, which profgen does not guess at; import nvprof's own "
+            "output (its log, or what `nvprof --csv` printed)"
+        )
+    return None
+
+
 def _cpu_profile(lines: list[str]) -> str | None:
     for line in lines:
         text = line.strip()
@@ -201,7 +231,9 @@ _HEADLESS_SAID = {
     bare_rows.NVPROF: "{rows} rows of an nvprof summary (Time(%) Time Calls Avg Min Max Name) "
     "from line {line} on, with no header line above them",
     bare_rows.NSYS: "{rows} rows of an `nsys stats` table (Time (%), Total Time (ns), a count, "
-    "per-call times in ns) from line {line} on, with no header line or report name above them",
+    "per-call times in ns) from line {line} on, with no header line or report name above them, "
+    "so nothing says which report (kernels, memory operations, ...) they are rows of (rows "
+    "named all as CUDA API calls are read as the API summary's)",
 }
 _UNTYPED = (
     " and no row type (`GPU activities:` or `API calls:`) on the first, which would say what "
