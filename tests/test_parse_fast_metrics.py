@@ -48,7 +48,9 @@ from profiler.parse.values import Origin
 
 DATA = Path(__file__).parent / "data"
 FILES = sorted(
-    p for p in (DATA / "nvprof").rglob("*") if p.is_file() and "Invocations" in p.read_text()
+    p
+    for p in (DATA / "nvprof").rglob("*")
+    if p.is_file() and p.name != "README.md" and "Invocations" in p.read_text()
 )
 
 
@@ -642,7 +644,7 @@ def test_most_rows_of_a_generated_table_take_the_fast_path(monkeypatch):
 def test_checked_fixtures_hold_metrics():
     """(The real files give tables and refusals both.)"""
     kinds = [outcome(p)[0] for p in FILES]
-    assert kinds.count("ok") >= 3 and kinds.count("error") >= 2
+    assert kinds.count("ok") >= 3 and kinds.count("error") >= 1
 
 
 def test_names_of_one_hash_fall_back_to_the_line_by_line_walk(tmp_path, monkeypatch):

@@ -25,7 +25,8 @@ def fast_rows(text: str) -> nvprof_metrics_text._Fast | None:
     body = text[text.index("Invocations") :] if "Invocations" in text else text
     data = body.encode("utf-8")
     breaks = lines.newlines(data)
-    start, end = breaks + 1, np.append(breaks[1:], len(data))
+    start = breaks + 1  # as read_text_metrics does: no lines below a header that ends the text
+    end = np.append(breaks[1:], len(data)) if len(breaks) else breaks
     header = data[: len(data) if not len(breaks) else int(breaks[0])].decode()
     n_values = 4 if header.split()[-1] == "Total" else 3
     layout = nvprof_metrics_text._layout(data, start, end, n_values, "Event Name" in header)
@@ -129,7 +130,8 @@ def walked(text: str) -> nvprof_metrics_text._Lines:
     body = text[text.index("Invocations") :] if "Invocations" in text else text
     data = body.encode("utf-8")
     breaks = lines.newlines(data)
-    start, end = breaks + 1, np.append(breaks[1:], len(data))
+    start = breaks + 1  # as read_text_metrics does: no lines below a header that ends the text
+    end = np.append(breaks[1:], len(data)) if len(breaks) else breaks
     which = np.arange(len(start))
     return nvprof_metrics_text._walk(data, start, end, which, 3, "Event Name" in body[:200])
 
