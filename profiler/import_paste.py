@@ -7,7 +7,9 @@ without its quote marks only when profgen recognises nothing in the file as it i
 the quoted lines unquoted: a file that is read today (with a quoted copy of some earlier output
 beside its own, say) is read as before. So are nvprof summary rows pasted from their `GPU
 activities:` (or `API calls:`) line down: nvprof's header is put back above them only when
-nothing in the file is recognised as it is (or unquoted). A file whose first 64 KiB hold no
+nothing in the file is recognised as it is (or unquoted). So is a source file that keeps its
+program's output in `//` line comments: it is read without the comment marks only when nothing
+in it is recognised otherwise. A file whose first 64 KiB hold no
 profiler output (a long run log) is read from the line where some starts further on, when
 nothing in it is recognised otherwise (`parse.late_start`).
 
@@ -32,6 +34,7 @@ from profiler.import_runs import Run
 from profiler.parse import csvtext, detect, late_start, pasted, published, unusable
 
 _QUOTE = re.compile(r"^ {0,3}>", re.MULTILINE)
+_COMMENT = re.compile(r"^[ \t]*+//", re.MULTILINE)
 _TYPED_ROW = re.compile(r"^[ \t]*(?:GPU activities|API calls):", re.MULTILINE)
 _BINARY_SUFFIXES = detect.REPORT_SUFFIXES + detect.NCU_REPORT_SUFFIXES
 
@@ -53,9 +56,9 @@ class Input:
 
 
 def detected(path: Path) -> Input:
-    """The input at `path` with its kind (`detect.detect`) and, for a double-spaced or quoted
-    paste or one of nvprof summary rows without their header, its shape undone (see the module
-    docstring).
+    """The input at `path` with its kind (`detect.detect`) and, for a double-spaced, quoted or
+    commented-out paste or one of nvprof summary rows without their header, its shape undone
+    (see the module docstring).
 
     Raises: ParseError as `detect.detect` for the file as it is read (a double-spaced one's line
         numbers the file's own, and what was undone said), or saying that an HTML page or a
@@ -70,7 +73,8 @@ def detected(path: Path) -> Input:
         refused = exc if shape is None else noted(exc, shape, path)
     quoted = _reshaped(path, shape, _QUOTE, pasted.unquoted)
     headed = _reshaped(path, quoted or shape, _TYPED_ROW, pasted.headed)
-    for undone in (quoted, headed):
+    commented = _reshaped(path, shape, _COMMENT, pasted.uncommented)
+    for undone in (quoted, headed, commented):
         if undone is None:
             continue
         try:
