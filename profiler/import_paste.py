@@ -8,7 +8,9 @@ the quoted lines unquoted: a file that is read today (with a quoted copy of some
 beside its own, say) is read as before. So are nvprof summary rows pasted from their `GPU
 activities:` (or `API calls:`) line down: nvprof's header is put back above them only when
 nothing in the file is recognised as it is (or unquoted), and so is the header of nsys's CUDA
-API summary above `nsys stats` rows that all name CUDA API calls. A file whose first 64 KiB hold no
+API summary above `nsys stats` rows that all name CUDA API calls. So is a source file that
+keeps its program's output in `//` line comments: it is read without the comment marks only
+when nothing in it is recognised otherwise. A file whose first 64 KiB hold no
 profiler output (a long run log) is read from the line where some starts further on, when
 nothing in it is recognised otherwise (`parse.late_start`).
 
@@ -33,6 +35,7 @@ from profiler.import_runs import Run
 from profiler.parse import csvtext, detect, late_start, pasted, published, unusable
 
 _QUOTE = re.compile(r"^ {0,3}>", re.MULTILINE)
+_COMMENT = re.compile(r"^[ \t]*+//", re.MULTILINE)
 _TYPED_ROW = re.compile(r"^[ \t]*(?:GPU activities|API calls):", re.MULTILINE)
 _API_NAME = re.compile(r"[ \t]cu[A-Za-z]\w*[ \t]*$", re.MULTILINE)  # ends an API summary row
 _BINARY_SUFFIXES = detect.REPORT_SUFFIXES + detect.NCU_REPORT_SUFFIXES
@@ -55,9 +58,9 @@ class Input:
 
 
 def detected(path: Path) -> Input:
-    """The input at `path` with its kind (`detect.detect`) and, for a double-spaced or quoted
-    paste or one of nvprof summary or nsys API summary rows without their header, its shape
-    undone (see the module docstring).
+    """The input at `path` with its kind (`detect.detect`) and, for a double-spaced, quoted or
+    commented-out paste or one of nvprof summary or nsys API summary rows without their
+    header, its shape undone (see the module docstring).
 
     Raises: ParseError as `detect.detect` for the file as it is read (a double-spaced one's line
         numbers the file's own, and what was undone said), or saying that an HTML page or a
@@ -73,7 +76,8 @@ def detected(path: Path) -> Input:
     quoted = _reshaped(path, shape, _QUOTE, pasted.unquoted)
     headed = _reshaped(path, quoted or shape, _TYPED_ROW, pasted.headed)
     api = _reshaped(path, quoted or shape, _API_NAME, pasted.api_headed)
-    for undone in (quoted, headed, api):
+    commented = _reshaped(path, shape, _COMMENT, pasted.uncommented)
+    for undone in (quoted, headed, api, commented):
         if undone is None:
             continue
         try:

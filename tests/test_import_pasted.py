@@ -1,6 +1,7 @@
 """`profgen import` of pastes whose shape hides a profiler's output (`profiler.import_paste`):
-a reply sent by email (a blank line after every line) and a reply that quotes output with `>`.
-The real files are in tests/data/nvprof/9.x and tests/data/ncu/any (their READMEs say where each
+a reply sent by email (a blank line after every line), a reply that quotes output with `>`, and
+a source file that keeps its program's output in `//` comments. The real files are in
+tests/data/nvprof/9.x, tests/data/ncu/any and tests/data/nsys/2023.x (their READMEs say where each
 comes from); the other pastes here are real files of tests/data reshaped as the test says."""
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ DOUBLE_SPACED_NOTE = (
 QUOTED_NOTE = (
     "the file has its lines quoted with `>` (a reply quoting a comment): read without the quote "
     "marks"
+)
+COMMENTED_NOTE = (
+    "the file has its lines commented out with `//` (a program's output kept in a source file's "
+    "comments): read without the comment marks"
 )
 SUMMARY = ["gpu_activities", "api_calls"]
 COLUMNS = ["name", "time_pct", "calls", "total_ns", "min_ns", "max_ns", "avg_ns"]
@@ -161,6 +166,32 @@ def test_unquoting_takes_one_quote_mark_and_one_space():
     shaped = pasted.unquoted(b"hi\n> a  b\n>\n   >c\n    > d\n")
     assert shaped is not None and shaped.data == b"hi\na  b\n\nc\n    > d\n"
     assert pasted.unquoted(b"> one quoted line\nplain\n") is None
+
+
+def test_nsys_output_in_a_cuda_files_line_comments_imports(tmp_path, capsys):
+    """Strider221B/CudaExploration keeps `nsys profile --stats=true` output under its code in
+    `//` comments: read without the comment marks (it was refused, recognised as nothing), the
+    values those comments print."""
+    path = DATA / "nsys" / "2023.x" / "cudaexploration-naive-matmul-commented.cu"
+    run, err = imported(path, tmp_path, capsys)
+    assert err.strip() == f"profgen: warning: stage s: {path}: {COMMENTED_NOTE}"
+    kernel = run.table("gpu_activities").set_index("name")
+    assert list(kernel.index) == ["matrixMultiply(float *, float *, float *, int, int, int)"]
+    assert kernel.iloc[0][["calls", "total_ns", "min_ns"]].tolist() == [1, 11_431_056, 11_431_056]
+    api = run.table("api_calls").set_index("name")
+    # `//      27.6        211510369          3   70503456.3     720355.0     621565  210168449`
+    assert api.loc["cudaMalloc", ["calls", "total_ns", "min_ns", "max_ns"]].tolist() == [
+        3, 211_510_369, 621_565, 210_168_449
+    ]  # fmt: skip
+    assert len(api) == 5
+
+
+def test_uncommenting_takes_the_slashes_and_one_space():
+    shaped = pasted.uncommented(b"int a; // x\n//  b\n//\n   //c\n/ d\n")
+    assert shaped is not None and shaped.data == b"int a; // x\n b\n\nc\n/ d\n"
+    assert shaped.note == pasted.COMMENTED
+    assert pasted.uncommented(b"// one commented line\nplain\n") is None
+    assert pasted.uncommented(b"/\n/ /\n") is None
 
 
 LBP = NVPROF / "8.x" / "lbp-text-metrics.txt"

@@ -919,3 +919,23 @@ def test_header_pasted_flush_left_of_its_rule_keeps_its_cells():
     for header in ("Time (%)  Total Time (ns)  Instances", " Time (%)  Total Time (ns)  Instances"):
         cells = nsys_text.header_cells(header, nsys_text.spans(rule))
         assert cells == ["Time (%)", "Total Time (ns)", "Instances"]
+
+
+def test_code_fence_right_under_the_last_row_ends_the_table():
+    """A Markdown code fence on the line after a table's last row ends the table (mojo-gpu-puzzles'
+    B200 output, nsys 2026.2.1): before, the fence was read as one more row and refused."""
+    path = Path(__file__).parent / "data" / "nsys" / "2026.2.1" / "mojo-matmul-stats-fenced.md"
+    tables = nsys_csv.read_stats_stdout(path, "s")
+    api = tables["api_calls"].set_index("name")
+    assert list(api.index) == [
+        "cuMemAllocHost_v2", "cuStreamCreate", "cuModuleLoadDataEx", "cuLaunchKernelEx"
+    ]
+    assert api.loc["cuMemAllocHost_v2", "total_ns"] == 402_987_325
+    gpu = tables["gpu_activities"].set_index("name")
+    assert len(gpu) == 4
+    kernel = gpu.loc["p16_naive_matmul_SIMD_DType6A6AcB6A6AcB6A6A_91c578bced6e1d94"]
+    assert (kernel["kind"], kernel["total_ns"], kernel["calls"]) == (schema.KERNEL, 2_176, 1)
+    memset = gpu[gpu["kind"] == schema.MEMSET].iloc[0]
+    assert (memset["total_ns"], memset["calls"], memset["max_ns"]) == (6_688, 4, 2_240)
+    d2h = gpu[gpu["copy_kind"] == "DtoH"].iloc[0]
+    assert (d2h["total_ns"], d2h["calls"], d2h["min_ns"]) == (12_768, 3, 3_808)

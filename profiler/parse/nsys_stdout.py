@@ -12,6 +12,8 @@ What the versions print around their tables, all understood here:
 - 2019.x: `Generating CUDA API Statistics...` then `CUDA API Statistics (nanoseconds)`,
   `CUDA Memory Operation Statistics (KiB)`.
 
+A Markdown code fence ends a table as a marker does (naming no report).
+
 A marker names the report of the table that follows it; a marker of a report profgen does not
 use (`osrt_sum`, `Operating System Runtime API Statistics:`, ...) makes that table skipped, since
 its header alone would pass for a CUDA API summary. A table without a marker is known by its
@@ -37,10 +39,13 @@ SKIP = ""  # the report of a block under a marker of a report profgen does not r
 # Every pattern here runs in time and memory linear in the text: single character classes,
 # possessive or bounded repeats, no nested quantifiers (a repeated group such as
 # `(?:[ \t]*\n)+` costs re a backtracking entry per repeat: 1.2 GB for a 10-million-line run).
-# Lines that are no table: markers that name the report that follows, and nsys's chatter.
+# Lines that are no table: markers that name the report that follows (a Markdown code fence
+# is one that names none: it ends the table above it, as a README closes a block right under
+# the last row), and nsys's chatter.
 _SPECIAL_LINE = (
     r"(?:(?P<marker>(?:Processing|Running|Exporting) \[|[ \t]*\*\*"
-    r"|\[[0-9]+/[0-9]+\] Executing '|[A-Z][A-Za-z /-]{0,60} Statistics\b)"
+    r"|\[[0-9]+/[0-9]+\] Executing '|[A-Z][A-Za-z /-]{0,60} Statistics\b"
+    r"|[ \t]{0,3}(?:```|~~~))"
     r"|Generating |Exporting|SKIPPED:|NOTICE:|WARNING:|ERROR:|\[[0-9]+/[0-9]+\]"
     r"|Generated:|Using |Report file|Processing events|Saving temporary|Saved report"
     r"|Creating final|Capturing symbol|Collecting data|Exported successfully)[^\n]*"
@@ -51,9 +56,10 @@ _SPECIAL = re.compile(_SPECIAL_LINE)  # matched at a line's start
 # searched for that literal first, several times faster than `^` in MULTILINE mode over a
 # million-row table, and one pass instead of two halves the time spent walking the text.
 # The lookahead first passes over a line that can be neither (one led by blanks, then a byte
-# other than `*` or a line end, as a table row is), a third of the time of trying each.
+# other than `*`, a fence's backtick or tilde, or a line end, as a table row is), a third of
+# the time of trying each.
 _BREAK_OR_SPECIAL = re.compile(
-    r"\n(?=[ \t]*+[\n\r*]|[A-Z\[])(?:(?P<brk>[\n \t\r]*\n)|(?P<line>" + _SPECIAL_LINE + "))"
+    r"\n(?=[ \t]*+[\n\r*`~]|[A-Z\[])(?:(?P<brk>[\n \t\r]*\n)|(?P<line>" + _SPECIAL_LINE + "))"
 )
 _LEADING_BLANKS = re.compile(r"(?:[ \t\r]*\n)*+")
 _SPACES = re.compile(r"\s*+")  # what str.isspace() takes
@@ -65,7 +71,7 @@ _BLOCK_BYTES = 1 << 20
 _NOT_START = np.zeros(256, dtype=bool)
 _NOT_START[[*range(ord("A"), ord("Z") + 1), ord("[")]] = True
 _NOT_FIRST = np.zeros(256, dtype=bool)
-_NOT_FIRST[[ord("\n"), ord("\r"), ord("*"), ord(" "), ord("\t")]] = True
+_NOT_FIRST[[ord("\n"), ord("\r"), ord("*"), ord("`"), ord("~"), ord(" "), ord("\t")]] = True
 # The same patterns over the bytes of an ASCII capture (`split_ascii`).
 _BYTES = {
     pattern: re.compile(pattern.pattern.encode("ascii"))
@@ -219,8 +225,8 @@ def _plain_rows(data: bytes, at: int) -> tuple[int, int]:
 def _plain(rows: np.ndarray) -> int:
     """How many of the first rows (a 2-D array of bytes) are one line each (a newline last and
     nowhere else) that starts with no capital letter or `[`, and whose first byte that is no
-    blank or tab (in its first `_LEAD`) is no line end or `*`: what `_BREAK_OR_SPECIAL`'s
-    lookahead needs after the newline before it."""
+    blank or tab (in its first `_LEAD`) is no line end, `*`, backtick or tilde: what
+    `_BREAK_OR_SPECIAL`'s lookahead needs after the newline before it."""
     newline = rows == 10
     if np.count_nonzero(newline) == len(rows) and newline[:, -1].all():
         lines = np.ones(len(rows), dtype=bool)

@@ -1,13 +1,14 @@
 """Pastes whose shape hides a profiler's output, undone: a paste with a blank line after every
 line (a reply to a GitHub issue or pull request sent by email doubles every line end), one
-whose lines are quoted with `>` (a reply that quotes an earlier comment), nvprof summary rows
-pasted from their `GPU activities:` line down, without the header line above them, and the
-rows of nsys's CUDA API summary pasted without theirs.
+whose lines are quoted with `>` (a reply that quotes an earlier comment), one whose lines are
+commented out with `//` (a CUDA source file that keeps its program's output under its code),
+nvprof summary rows pasted from their `GPU activities:` line down, without the header line above
+them, and the rows of nsys's CUDA API summary pasted without theirs.
 
-`double_spaced`, `unquoted`, `headed` and `api_headed` give the text as the profiler printed
-it, with the file line of each of its lines (`Reshaped.located` makes a message's line numbers
-the file's own). They only say what a file's shape is; `profiler.import_paste` decides when a
-shape is undone.
+`double_spaced`, `unquoted`, `uncommented`, `headed` and `api_headed` give the text as the
+profiler printed it, with the file line of each of its lines (`Reshaped.located` makes a
+message's line numbers the file's own). They only say what a file's shape is;
+`profiler.import_paste` decides when a shape is undone.
 
 Linear in the text: the lines and their first non-blank bytes come from `parse.lines` (a few
 NumPy passes), and the bytes kept are taken with one mask. `double_spaced_head` rejects a file
@@ -24,11 +25,13 @@ import numpy as np
 from profiler.parse import bare_rows, lines, values
 
 _GAPS_MIN = 3  # the single blank lines between non-blank ones that make a paste double-spaced
-_QUOTED_MIN = 2  # the quoted lines that make a paste quoted
+_MARKED_MIN = 2  # the quoted (or commented) lines that make a paste quoted (or commented)
 _QUOTE_INDENT_MAX = 3  # Markdown: a quote's `>` may follow up to three spaces
 DOUBLE_SPACED = "a blank line after each of its lines (as an email reply pastes output): read as "
 DOUBLE_SPACED += "single-spaced, those blank lines skipped"
 QUOTED = "its lines quoted with `>` (a reply quoting a comment): read without the quote marks"
+COMMENTED = "its lines commented out with `//` (a program's output kept in a source file's "
+COMMENTED += "comments): read without the comment marks"
 HEADED = (
     "nvprof summary rows with no header line above them (from line {line}): read under the one "
     "header nvprof prints above rows that start with their type (Type Time(%) Time Calls Avg "
@@ -108,10 +111,33 @@ def unquoted(data: bytes) -> Reshaped | None:
     after it); its other lines as they are. None when fewer than two lines are quoted."""
     found = lines.split(data)
     quoted = (found.first == ord(">")) & (found.lead >= 0) & (found.lead <= _QUOTE_INDENT_MAX)
-    if int(quoted.sum()) < _QUOTED_MIN:
+    return _unmarked(data, found, quoted, 1, QUOTED)
+
+
+def uncommented(data: bytes) -> Reshaped | None:
+    """The text of a paste (`data`, its UTF-8 bytes) with the `//` taken off its commented
+    lines (`// text`, `  //text`, `//`: the `//`, what is before it and one space after it), as a
+    C, C++ or CUDA source file keeps the output of its program in line comments under its code;
+    its other lines as they are. None when fewer than two lines are commented."""
+    found = lines.split(data)
+    codes = np.frombuffer(data, dtype=np.uint8)
+    slash = (found.first == ord("/")) & (found.lead >= 0)
+    at = np.flatnonzero(slash)
+    second = found.start[at] + found.lead[at] + 1
+    slash[at] = (second < found.end[at]) & (codes[np.minimum(second, len(codes) - 1)] == ord("/"))
+    return _unmarked(data, found, slash, 2, COMMENTED)
+
+
+def _unmarked(
+    data: bytes, found: lines.Lines, marked: np.ndarray, width: int, note: str
+) -> Reshaped | None:
+    """`data` with a mark `width` bytes long taken off the lines `marked` (those whose first
+    non-blank bytes are the mark): the mark, the blanks before it and one space after it. None
+    when fewer than `_MARKED_MIN` lines are marked."""
+    if int(marked.sum()) < _MARKED_MIN:
         return None
-    at = np.flatnonzero(quoted)
-    mark_end = found.start[at] + found.lead[at] + 1
+    at = np.flatnonzero(marked)
+    mark_end = found.start[at] + found.lead[at] + width
     codes = np.frombuffer(data, dtype=np.uint8)
     inside = mark_end < found.end[at]
     spaced = np.zeros(len(at), dtype=bool)
@@ -120,7 +146,7 @@ def unquoted(data: bytes) -> Reshaped | None:
     cut[at] = mark_end + spaced - found.start[at]
     ends = np.append(found.start[1:], len(data))
     data_kept = _joined(data, found.start + cut, ends)
-    return Reshaped(data_kept, np.arange(1, len(found) + 1), QUOTED)
+    return Reshaped(data_kept, np.arange(1, len(found) + 1), note)
 
 
 def headed(data: bytes) -> Reshaped | None:
