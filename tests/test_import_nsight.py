@@ -135,3 +135,21 @@ def test_nvtx_projection_none_row_is_the_one_left_out(tmp_path, capsys):
     names -= {"Name"}
     run = imported(tmp_path, capsys, f"p={path}")
     assert set(run.table("range_trace")["name"]) == names - {"None"}
+
+
+def test_a_table_closed_by_a_fence_under_its_last_row_ends_there(tmp_path, capsys):
+    # a README closes each fence right under the table: the fence line is no row (the file holds
+    # each report twice, before and after a change; the first of each is read)
+    path = NSYS / "2020.x" / "nsys-before-after-fenced.md"
+    run = imported(tmp_path, capsys, f"s={path}")
+    api = run.table("api_calls").set_index("name")
+    assert list(api.index) == [
+        "cudaDeviceSynchronize", "cudaMallocManaged", "cudaFree", "cudaLaunchKernel",
+    ]  # fmt: skip
+    assert api.loc["cudaLaunchKernel", "total_ns"] == 44_684  # the row above the fence
+    assert api.loc["cudaDeviceSynchronize", "total_ns"] == 2_272_873_106
+    act = run.table("gpu_activities").set_index("name")
+    kernel = act.loc["addVectorsInto(float*, float*, float*, int)"]
+    assert (kernel["total_ns"], kernel["calls"]) == (2_272_862_746, 1)
+    htod = act.loc["[CUDA Unified Memory memcpy HtoD]"]
+    assert (htod["total_ns"], htod["calls"], htod["bytes"]) == (68_810_237, 2_304, 402_653_184)

@@ -280,7 +280,8 @@ def test_numbers_past_a_float_mantissa_and_into_int64():
 
 # -- nsys_stdout.split_stdout: one pass over the newlines, held to the two passes it replaced --
 
-_PARAGRAPH_BREAK = re.compile(r"\n[\n \t\r]*\n")
+# a break: a run of blank lines, or a Markdown fence line (a README closes one under a table)
+_PARAGRAPH_BREAK = re.compile(r"\n(?:[\n \t\r]*\n|" + nsys_stdout._FENCE_LINE + ")")
 _SPECIAL_AFTER_NEWLINE = re.compile(r"\n(?P<line>" + nsys_stdout._SPECIAL_LINE + ")")
 
 
@@ -315,6 +316,8 @@ SPLIT_EDITS = [
     lambda s: f"CUDA Kernel Statistics:\n\n{s}",
     lambda s: "Generating " + s,
     lambda s: "\t" + s,
+    lambda s: f"```\n{s}",
+    lambda s: f"{s}\n~~~ text",
 ]
 
 

@@ -46,14 +46,21 @@ _SPECIAL_LINE = (
     r"|Creating final|Capturing symbol|Collecting data|Exported successfully)[^\n]*"
 )
 _SPECIAL = re.compile(_SPECIAL_LINE)  # matched at a line's start
-# One pass over the newlines finds both what ends a paragraph, a run of blank lines (`brk`:
-# tried first), and the special lines inside one. A pattern that starts with a literal is
-# searched for that literal first, several times faster than `^` in MULTILINE mode over a
-# million-row table, and one pass instead of two halves the time spent walking the text.
-# The lookahead first passes over a line that can be neither (one led by blanks, then a byte
-# other than `*` or a line end, as a table row is), a third of the time of trying each.
+# One pass over the newlines finds both what ends a paragraph (`brk`: tried first), a run of
+# blank lines or a Markdown code fence line (```` ``` ```` or `~~~`, with what follows it: a
+# README closes its fence right under a table's last row), and the special lines inside one.
+# A pattern that starts with a literal is searched for that literal first, several times
+# faster than `^` in MULTILINE mode over a million-row table, and one pass instead of two
+# halves the time spent walking the text. The lookahead first passes over a line that can be
+# neither (one led by blanks, then a byte other than `*`, a fence's or a line end, as a table
+# row is), a third of the time of trying each.
+_FENCE_LINE = r"[ \t]{0,3}(?:```|~~~)[^\n]*+\n?"
 _BREAK_OR_SPECIAL = re.compile(
-    r"\n(?=[ \t]*+[\n\r*]|[A-Z\[])(?:(?P<brk>[\n \t\r]*\n)|(?P<line>" + _SPECIAL_LINE + "))"
+    r"\n(?=[ \t]*+[\n\r*`~]|[A-Z\[])(?:(?P<brk>[\n \t\r]*\n|"
+    + _FENCE_LINE
+    + r")|(?P<line>"
+    + _SPECIAL_LINE
+    + "))"
 )
 _LEADING_BLANKS = re.compile(r"(?:[ \t\r]*\n)*+")
 _SPACES = re.compile(r"\s*+")  # what str.isspace() takes
@@ -65,7 +72,7 @@ _BLOCK_BYTES = 1 << 20
 _NOT_START = np.zeros(256, dtype=bool)
 _NOT_START[[*range(ord("A"), ord("Z") + 1), ord("[")]] = True
 _NOT_FIRST = np.zeros(256, dtype=bool)
-_NOT_FIRST[[ord("\n"), ord("\r"), ord("*"), ord(" "), ord("\t")]] = True
+_NOT_FIRST[[ord("\n"), ord("\r"), ord("*"), ord("`"), ord("~"), ord(" "), ord("\t")]] = True
 # The same patterns over the bytes of an ASCII capture (`split_ascii`).
 _BYTES = {
     pattern: re.compile(pattern.pattern.encode("ascii"))
@@ -219,8 +226,8 @@ def _plain_rows(data: bytes, at: int) -> tuple[int, int]:
 def _plain(rows: np.ndarray) -> int:
     """How many of the first rows (a 2-D array of bytes) are one line each (a newline last and
     nowhere else) that starts with no capital letter or `[`, and whose first byte that is no
-    blank or tab (in its first `_LEAD`) is no line end or `*`: what `_BREAK_OR_SPECIAL`'s
-    lookahead needs after the newline before it."""
+    blank or tab (in its first `_LEAD`) is no line end, `*`, backtick or `~`: what
+    `_BREAK_OR_SPECIAL`'s lookahead needs after the newline before it."""
     newline = rows == 10
     if np.count_nonzero(newline) == len(rows) and newline[:, -1].all():
         lines = np.ones(len(rows), dtype=bool)
