@@ -153,3 +153,15 @@ def test_a_table_closed_by_a_fence_under_its_last_row_ends_there(tmp_path, capsy
     assert (kernel["total_ns"], kernel["calls"]) == (2_272_862_746, 1)
     htod = act.loc["[CUDA Unified Memory memcpy HtoD]"]
     assert (htod["total_ns"], htod["calls"], htod["bytes"]) == (68_810_237, 2_304, 402_653_184)
+
+
+def test_ncu_csv_closed_by_a_fence_in_a_readme_ends_there(tmp_path, capsys):
+    # nv-nsight-cu-cli 2020's --csv details page in a README, its fence closed under the last
+    # row and prose after it: the table ends at the fence (a second block further on is left)
+    path = NCU / "2020.x" / "xplacer-readme-head.md"
+    run = imported(tmp_path, capsys, f"s={path}")
+    one = run.table("metrics").set_index("kernel_id").loc[0]
+    assert len(run.table("metrics")) == 1
+    assert one["name"] == "cuda_compute_step_factor(int,float*,float*,float*)"
+    assert (one["duration_ns"], one["registers"]) == (8_992, 20)  # Duration nsecond 8992
+    assert (one["sm_throughput_pct"], one["achieved_occupancy_pct"]) == (22.48, 48.0)

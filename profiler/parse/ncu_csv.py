@@ -116,6 +116,7 @@ def read_tables(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.Dat
     if match is None:
         said = nothing_profiled(data.decode("utf-8"), "no such header found")
         raise ParseError(path, EXPECTED, said)
+    data = data[: _fence_line(data, match.start())]
     origin, source_bytes, start = _table(data, match.start(), path)
     header = csvtext.header_cells(_line_at(data, match.start()))
     csvtext.check_header(header, path, EXPECTED)
@@ -172,6 +173,26 @@ def _table(data: bytes, start: int, path: Path) -> tuple[Origin, bytes, int]:
         return Origin(path, EXPECTED, b"", first, cut=lambda: data[start:]), data, start
     text = b"".join([*pieces, data[pos:]])
     return Origin(path, EXPECTED, text, first, dropped=tuple(dropped)), text, 0
+
+
+def _fence_line(data: bytes, start: int) -> int:
+    """Where the first Markdown code fence line (```` ``` ```` or `~~~`, up to three blanks
+    before it) after the header at `start` starts: the end of a table a README pasted in a
+    fence. The end of `data` when there is none, or when no fence mark comes before the header
+    (ncu writes none, and a fence that closes a table was opened above it): the rows of ncu's
+    own output, which can be hundreds of MB, are not searched."""
+    end = len(data)
+    for mark in (b"```", b"~~~"):
+        if data.rfind(mark, 0, start) < 0:
+            continue
+        at = data.find(mark, start, end)
+        while at >= 0:
+            line = data.rfind(b"\n", start, at) + 1
+            if line > start and at - line <= 3 and not data[line:at].strip(b" \t"):
+                end = line
+                break
+            at = data.find(mark, at + 3, end)
+    return end
 
 
 def _tool_line(data: bytes, pos: int) -> int:
