@@ -165,3 +165,17 @@ def test_ncu_csv_closed_by_a_fence_in_a_readme_ends_there(tmp_path, capsys):
     assert one["name"] == "cuda_compute_step_factor(int,float*,float*,float*)"
     assert (one["duration_ns"], one["registers"]) == (8_992, 20)  # Duration nsecond 8992
     assert (one["sm_throughput_pct"], one["achieved_occupancy_pct"]) == (22.48, 48.0)
+
+
+def test_nv_nsight_cu_cli_2019_csv_without_id_columns_is_read_by_launch(tmp_path, capsys):
+    # 2019's --csv details page starts "Kernel Name","Kernel Time": no ID and no process
+    # columns; the program's output and `==PROF== Report:` come first. Launches are told apart
+    # by kernel name and time, numbered in file order
+    path = NCU / "2019.x" / "gpuvirt-backprop-stats.txt"
+    assert detect.detect(path) == detect.NCU_CSV
+    run = imported(tmp_path, capsys, f"s={path}")
+    names = run.table("metrics").set_index("kernel_id")["name"].to_dict()
+    assert names == {0: "bpnn_layerforward_CUDA", 1: "bpnn_adjust_weights_cuda"}
+    counters = run.table("counters").set_index(["kernel_id", "metric"])["value"]
+    assert counters[(0, "EXEC")] == 4_161_536 and counters[(1, "FP64")] == 524_300
+    assert len(counters) == 2 * 12  # 12 pipelines each
