@@ -179,3 +179,11 @@ def test_nv_nsight_cu_cli_2019_csv_without_id_columns_is_read_by_launch(tmp_path
     counters = run.table("counters").set_index(["kernel_id", "metric"])["value"]
     assert counters[(0, "EXEC")] == 4_161_536 and counters[(1, "FP64")] == 524_300
     assert len(counters) == 2 * 12  # 12 pipelines each
+
+
+def test_ncu_text_with_a_decimal_comma_is_refused_saying_how_to_print_it(tmp_path, capsys):
+    # nv-nsight-cu-cli 2020 run in a locale that writes `10,55` and `13 181 137`
+    path = NCU / "2020.x" / "handson-ax-decimal-comma.txt"
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    said = "line 10, metric 'Duration': '10,55' is not a number"
+    assert_refused(result, 2, str(path), said, "decimal comma", "LC_ALL=C")
