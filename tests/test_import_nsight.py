@@ -135,3 +135,55 @@ def test_nvtx_projection_none_row_is_the_one_left_out(tmp_path, capsys):
     names -= {"Name"}
     run = imported(tmp_path, capsys, f"p={path}")
     assert set(run.table("range_trace")["name"]) == names - {"None"}
+
+
+def test_a_table_closed_by_a_fence_under_its_last_row_ends_there(tmp_path, capsys):
+    # a README closes each fence right under the table: the fence line is no row (the file holds
+    # each report twice, before and after a change; the first of each is read)
+    path = NSYS / "2020.x" / "nsys-before-after-fenced.md"
+    run = imported(tmp_path, capsys, f"s={path}")
+    api = run.table("api_calls").set_index("name")
+    assert list(api.index) == [
+        "cudaDeviceSynchronize", "cudaMallocManaged", "cudaFree", "cudaLaunchKernel",
+    ]  # fmt: skip
+    assert api.loc["cudaLaunchKernel", "total_ns"] == 44_684  # the row above the fence
+    assert api.loc["cudaDeviceSynchronize", "total_ns"] == 2_272_873_106
+    act = run.table("gpu_activities").set_index("name")
+    kernel = act.loc["addVectorsInto(float*, float*, float*, int)"]
+    assert (kernel["total_ns"], kernel["calls"]) == (2_272_862_746, 1)
+    htod = act.loc["[CUDA Unified Memory memcpy HtoD]"]
+    assert (htod["total_ns"], htod["calls"], htod["bytes"]) == (68_810_237, 2_304, 402_653_184)
+
+
+def test_ncu_csv_closed_by_a_fence_in_a_readme_ends_there(tmp_path, capsys):
+    # nv-nsight-cu-cli 2020's --csv details page in a README, its fence closed under the last
+    # row and prose after it: the table ends at the fence (a second block further on is left)
+    path = NCU / "2020.x" / "xplacer-readme-head.md"
+    run = imported(tmp_path, capsys, f"s={path}")
+    one = run.table("metrics").set_index("kernel_id").loc[0]
+    assert len(run.table("metrics")) == 1
+    assert one["name"] == "cuda_compute_step_factor(int,float*,float*,float*)"
+    assert (one["duration_ns"], one["registers"]) == (8_992, 20)  # Duration nsecond 8992
+    assert (one["sm_throughput_pct"], one["achieved_occupancy_pct"]) == (22.48, 48.0)
+
+
+def test_nv_nsight_cu_cli_2019_csv_without_id_columns_is_read_by_launch(tmp_path, capsys):
+    # 2019's --csv details page starts "Kernel Name","Kernel Time": no ID and no process
+    # columns; the program's output and `==PROF== Report:` come first. Launches are told apart
+    # by kernel name and time, numbered in file order
+    path = NCU / "2019.x" / "gpuvirt-backprop-stats.txt"
+    assert detect.detect(path) == detect.NCU_CSV
+    run = imported(tmp_path, capsys, f"s={path}")
+    names = run.table("metrics").set_index("kernel_id")["name"].to_dict()
+    assert names == {0: "bpnn_layerforward_CUDA", 1: "bpnn_adjust_weights_cuda"}
+    counters = run.table("counters").set_index(["kernel_id", "metric"])["value"]
+    assert counters[(0, "EXEC")] == 4_161_536 and counters[(1, "FP64")] == 524_300
+    assert len(counters) == 2 * 12  # 12 pipelines each
+
+
+def test_ncu_text_with_a_decimal_comma_is_refused_saying_how_to_print_it(tmp_path, capsys):
+    # nv-nsight-cu-cli 2020 run in a locale that writes `10,55` and `13 181 137`
+    path = NCU / "2020.x" / "handson-ax-decimal-comma.txt"
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    said = "line 10, metric 'Duration': '10,55' is not a number"
+    assert_refused(result, 2, str(path), said, "decimal comma", "LC_ALL=C")

@@ -33,6 +33,17 @@ HEADER = re.compile(r'^"?(?:ID"?,"?Process ID|Process ID"?,"?Process Name)"?,', 
 # --- the oracle: the string reader ----------------------------------------------------------
 
 
+def old_fence(text: str, start: int) -> int:
+    """Where a table a README fenced ends: the first fence line under the header, of a mark
+    (```` ``` ```` or `~~~`) that also comes above it."""
+    ends = [len(text)]
+    for mark in ("```", "~~~"):
+        line = re.compile(rf"^[ \t]{{0,3}}{mark}", re.MULTILINE).search(text, start + 1)
+        if mark in text[:start] and line is not None:
+            ends.append(line.start())
+    return min(ends)
+
+
 def old_read_tables(path: Path, stage: str) -> dict[str, pd.DataFrame]:
     head = csvtext.read_head(path, ncu_csv.EXPECTED)
     if not (re.search(r"^==[A-Z]+==", head, re.MULTILINE) or HEADER.search(head)):
@@ -42,6 +53,7 @@ def old_read_tables(path: Path, stage: str) -> dict[str, pd.DataFrame]:
     if match is None:
         said = ncu_csv.nothing_profiled(text, "no such header found")
         raise ParseError(path, ncu_csv.EXPECTED, said)
+    text = text[: old_fence(text, match.start())]
     origin = old_table(text, match.start(), path)
     header = csvtext.header_cells(str(origin.text).split("\n", 1)[0])
     csvtext.check_header(header, path, ncu_csv.EXPECTED)

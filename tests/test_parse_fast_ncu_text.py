@@ -103,9 +103,9 @@ def plain_metric(line: str, widths, number: int, kept: dict, path: Path) -> None
         factor = ncu_csv.unit_factor(kind, unit, path, name)
         kept[target] = values.scalar(cell, RULES[kind], factor)
     except ValueError as exc:
-        raise ParseError(
-            path, ncu_text.EXPECTED, f"line {number}, metric {name!r}: {exc}"
-        ) from None
+        detail = f"line {number}, metric {name!r}: {exc}"
+        hint = values.locale_hint(detail)  # (a decimal comma: how to print it)
+        raise ParseError(path, ncu_text.EXPECTED, hint or detail) from None
 
 
 def plain_kernels(text: str, path: Path) -> list:

@@ -280,7 +280,7 @@ def test_numbers_past_a_float_mantissa_and_into_int64():
 
 # -- nsys_stdout.split_stdout: one pass over the newlines, held to the two passes it replaced --
 
-_PARAGRAPH_BREAK = re.compile(r"\n[\n \t\r]*\n")
+_PARAGRAPH_BREAK = re.compile(r"\n[\n \t\r]*\n")  # (a fence line is a marker: _SPECIAL_LINE)
 _SPECIAL_AFTER_NEWLINE = re.compile(r"\n(?P<line>" + nsys_stdout._SPECIAL_LINE + ")")
 
 
@@ -315,6 +315,8 @@ SPLIT_EDITS = [
     lambda s: f"CUDA Kernel Statistics:\n\n{s}",
     lambda s: "Generating " + s,
     lambda s: "\t" + s,
+    lambda s: f"```\n{s}",
+    lambda s: f"{s}\n~~~ text",
 ]
 
 

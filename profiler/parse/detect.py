@@ -64,8 +64,12 @@ CUPTI_TRACE = (
     "report again, `profgen show RUN --table gpu_trace` prints its GPU trace"
 )
 
-# `--page raw|details` ("ID" first) and `--print-summary per-kernel` ("Process ID" first)
-_NCU_HEADER = re.compile(r'^"(?:ID","Process ID|Process ID","Process Name)",', re.MULTILINE)
+# `--page raw|details` ("ID" first), `--print-summary per-kernel` ("Process ID" first) and
+# nv-nsight-cu-cli 2019.1-2019.3's details page ("Kernel Name" first: no ID, no process)
+_NCU_HEADER = re.compile(
+    r'^"(?:ID","Process ID|Process ID","Process Name|Kernel Name","Kernel Time","Section Name)",',
+    re.MULTILINE,
+)
 
 
 def detect(path: str | Path | csvtext.Held) -> str:

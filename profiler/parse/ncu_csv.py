@@ -11,7 +11,10 @@ Both CSV pages are read, and the per-kernel summary:
 - `--print-summary per-kernel` (header `"Process ID","Process Name",...`, no `ID`): one row
   per kernel and metric with `Invocations`, `Minimum`, `Maximum`, `Average`. Each kernel (its
   name, block and grid size) becomes one row, numbered in file order from 0, whose metrics are
-  ncu's averages over its invocations (a duration is the mean duration of one launch).
+  ncu's averages over its invocations (a duration is the mean duration of one launch);
+- nv-nsight-cu-cli 2019.1-2019.3's details page (header `"Kernel Name","Kernel Time",...`, no
+  `ID` and no process columns): a launch's rows come together, so launches are told apart by
+  kernel name and time and numbered in file order from 0.
 
 ncu writes its `==PROF==` lines and the program's own stdout before the header; numbers carry
 thousands separators inside quotes (`"6,144"`, `"2,601,092,896.17"`); `n/a` means no value.
@@ -72,7 +75,10 @@ METRICS = {
     ),
     "registers": ("count", ("launch__registers_per_thread", "Registers Per Thread")),
 }
-_HEADER_AT = r'^"?(?:ID"?,"?Process ID|Process ID"?,"?Process Name)"?,'
+_HEADER_AT = (
+    r'^"?(?:ID"?,"?Process ID|Process ID"?,"?Process Name'
+    r'|Kernel Name"?,"?Kernel Time"?,"?Section Name)"?,'
+)
 _HEADER = re.compile(_HEADER_AT, re.MULTILINE)
 _HEADER_BYTES = re.compile(_HEADER_AT.encode(), re.MULTILINE)
 _SUMMARY_KEYS = ("Kernel Name", "Block Size", "Grid Size", "Device", "Context", "Stream")
@@ -116,11 +122,14 @@ def read_tables(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.Dat
     if match is None:
         said = nothing_profiled(data.decode("utf-8"), "no such header found")
         raise ParseError(path, EXPECTED, said)
+    data = data[: _fence_line(data, match.start())]
     origin, source_bytes, start = _table(data, match.start(), path)
     header = csvtext.header_cells(_line_at(data, match.start()))
     csvtext.check_header(header, path, EXPECTED)
     table = csvtext.read_csv_text(source_bytes, path, EXPECTED, dtype=object, start=start)
     csvtext.check_last_row(origin, _row_cells(header), len(table) - 1, source_bytes)
+    if "ID" not in table.columns and "Kernel Time" in table.columns:
+        table.insert(0, "ID", _launch_ids(table))
     if "Metric Name" in table.columns and "Metric Value" in table.columns:
         launches, found = _details(table, origin)
         counters = functools.partial(ncu_counters.details, table, stage)
@@ -140,6 +149,16 @@ def read_tables(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.Dat
     ranges = ncu_nvtx.csv_ranges(launches)
     metrics = metrics_table(launches, found, stage, origin, ranges)  # (checks the IDs first)
     return {schema.METRICS.name: metrics, schema.COUNTERS.name: counters()}
+
+
+def _launch_ids(table: pd.DataFrame) -> np.ndarray:
+    """The launch IDs of a details page without an `ID` column (nv-nsight-cu-cli 2019.1-2019.3,
+    whose header starts `"Kernel Name","Kernel Time"`): ncu writes a launch's rows together,
+    so a launch starts where the kernel name or its time (to the second) changes; numbered in
+    file order from 0, as strings like the IDs ncu writes."""
+    key = table["Kernel Name"].astype(str) + "\x00" + table["Kernel Time"].astype(str)
+    starts = (key != key.shift()).to_numpy()
+    return (np.cumsum(starts) - 1).astype(str).astype(object)
 
 
 def _row_cells(header: list[str]) -> int:
@@ -172,6 +191,26 @@ def _table(data: bytes, start: int, path: Path) -> tuple[Origin, bytes, int]:
         return Origin(path, EXPECTED, b"", first, cut=lambda: data[start:]), data, start
     text = b"".join([*pieces, data[pos:]])
     return Origin(path, EXPECTED, text, first, dropped=tuple(dropped)), text, 0
+
+
+def _fence_line(data: bytes, start: int) -> int:
+    """Where the first Markdown code fence line (```` ``` ```` or `~~~`, up to three blanks
+    before it) after the header at `start` starts: the end of a table a README pasted in a
+    fence. The end of `data` when there is none, or when no fence mark comes before the header
+    (ncu writes none, and a fence that closes a table was opened above it): the rows of ncu's
+    own output, which can be hundreds of MB, are not searched."""
+    end = len(data)
+    for mark in (b"```", b"~~~"):
+        if data.rfind(mark, 0, start) < 0:
+            continue
+        at = data.find(mark, start, end)
+        while at >= 0:
+            line = data.rfind(b"\n", start, at) + 1
+            if line > start and at - line <= 3 and not data[line:at].strip(b" \t"):
+                end = line
+                break
+            at = data.find(mark, at + 3, end)
+    return end
 
 
 def _tool_line(data: bytes, pos: int) -> int:

@@ -236,7 +236,8 @@ def _raise_at(walk: ncu_walk.Walk, row: int, path: Path) -> None:
     try:
         _convert(cut, path)
     except ValueError as exc:
-        raise ParseError(path, EXPECTED, f"line {number}, metric {cut[0]!r}: {exc}") from None
+        detail = f"line {number}, metric {cut[0]!r}: {exc}"
+        raise ParseError(path, EXPECTED, values.locale_hint(detail) or detail) from None
     raise AssertionError(f"line {number} read without error")  # pragma: no cover
 
 

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from profiler.errors import ParseError
-from profiler.parse import digit_groups, nsys_fields, nsys_rows
+from profiler.parse import digit_groups, nsys_fields, nsys_rows, values
 from profiler.parse.values import Origin
 
 Span = tuple[int, int]
@@ -39,7 +39,6 @@ _DASHES = re.compile(r"-+")
 MAX_COLUMNS = 256
 MAX_GAP = 16
 _CHUNK_BYTES = 1 << 20
-_COMMA_DECIMAL = re.compile(r"'[0-9.]{0,40},[0-9]{1,2}'")  # `'81,0'`, `'4.521.022,0'`
 _NUMBER_WORD = re.compile(r"[0-9][0-9,]{0,40}(?:\.[0-9]{1,20})?|None")  # a retyped cell
 # Bytes that can stand for the column separator: one the rows do not hold is used.
 _DELIMITERS = (0x1F, 0x1E, 0x1D, 0x1C, 0x1B, 0x01)
@@ -124,9 +123,8 @@ def read_table(
     try:
         return nsys_fields.convert(raw, cols, report, origin, units)
     except ParseError as exc:
-        if _COMMA_DECIMAL.search(exc.detail):
-            detail = f"{exc.detail}; numbers with a decimal comma: print them with LC_ALL=C"
-            raise ParseError(exc.path, exc.expected, detail) from None
+        if (hint := values.locale_hint(exc.detail)) is not None:
+            raise ParseError(exc.path, exc.expected, hint) from None
         raw = digit_groups.ungrouped(raw, cols, exc)
     return nsys_fields.convert(raw, cols, report, origin, units)
 

@@ -427,6 +427,19 @@ def _parse(cells: pd.Series) -> np.ndarray:
     return number
 
 
+# A quoted cell with a decimal comma: `'81,0'`, `'4.521.022,0'`, `'12 837 852,30'` (bounded)
+_COMMA_DECIMAL = re.compile(r"'[0-9 .]{0,40},[0-9]{1,2}'")
+
+
+def locale_hint(detail: str) -> str | None:
+    """`detail` (a message that quotes the cell it could not read) with how to fix a decimal
+    comma, when the cell it quotes has one: a tool run in a locale that writes `10,55`; None
+    when it quotes none."""
+    if _COMMA_DECIMAL.search(detail) is None:
+        return None
+    return f"{detail}; numbers with a decimal comma: print them with LC_ALL=C"
+
+
 def shown_cell(cell: object, width: int = 40) -> str:
     """A cell as messages quote it: its repr, cut to `width` characters with its length said
     (a 100 MB cell must not make a 100 MB message)."""
