@@ -28,6 +28,7 @@ capture holds a report twice (two runs), the first is read.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable
 from pathlib import Path, PurePath
 
@@ -148,6 +149,7 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
     # is known by its header only, which some reports share (osrt_sum's is cuda_api_sum's): a
     # report that the capture names elsewhere is that table's, not this one.
     named = [b.report for b in blocks if b.report not in (None, nsys_stdout.SKIP)]
+    again: list[tuple[int, str]] = []  # (line, report) of tables of a report read already
     for block in blocks:
         if block.report == nsys_stdout.SKIP:
             continue
@@ -156,8 +158,11 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
         done = list(frames) if block.report is not None else [*frames, *named]
         report, frame = _read_block(block, path, done, raw)
         found = found or report is not None
-        if report is not None and frame is not None and len(frame):
+        if report in frames:
+            again.append((block.first_line, report))
+        elif report is not None and frame is not None and len(frame):
             frames[report] = (frame, path)
+    _say_again(again)
     if not found:
         reason = (
             _written_elsewhere(head)
@@ -169,6 +174,23 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
     if not frames:
         raise ParseError(path, EXPECTED, "its reports have a header but no rows")
     return frames
+
+
+def _say_again(again: list[tuple[int, str]]) -> None:
+    """Warn (`values.ReadNote`) that tables of reports read already, at (line, report) `again`,
+    were left out: another run's output pasted under the first's with nothing between them that
+    tells the runs apart (`capture` cuts runs whose markers name a report again)."""
+    if not again:
+        return
+    line, reports = again[0][0], list(dict.fromkeys(report for _, report in again))
+    shown = ", ".join(reports[:3]) + (", ..." if len(reports) > 3 else "")
+    lines = ", ".join(str(n) for n, _ in again[:3]) + (", ..." if len(again) > 3 else "")
+    said = (
+        f"line {line}: {len(again)} more table{'s' if len(again) > 1 else ''} of reports read "
+        f"above left out ({shown} at line {lines}): profgen reads the first table of each "
+        "report (another run? give it a file of its own)"
+    )
+    warnings.warn(values.ReadNote(said, line), stacklevel=3)
 
 
 def _written_elsewhere(head: str) -> str | None:

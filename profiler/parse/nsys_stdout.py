@@ -326,6 +326,16 @@ def marker(line: str) -> tuple[str | None, dict[str, str]]:
     text = line.strip()
     if text.endswith((":", ")")) and " Statistics" in text and not text.startswith("**"):
         return _heading(text)
+    name = named(line)
+    if name is None:
+        return None, {}
+    return nsys_fields.canonical_report(Path(name).name) or SKIP, {}
+
+
+def named(line: str) -> str | None:
+    """The report or script a marker line names as written (`cuda_api_sum`,
+    `/opt/.../cudaapisum.py`, `nvtx_sum`), or None: what a run names once and a second run
+    names again."""
     found = (
         _SCRIPT.search(line)
         or _RUNNING.match(line)
@@ -333,9 +343,8 @@ def marker(line: str) -> tuple[str | None, dict[str, str]]:
         or _BANNER.search(line.rstrip())
     )
     if found is None:
-        return None, {}
-    name = found.groupdict().get("script") or found.groupdict().get("banner") or ""
-    return nsys_fields.canonical_report(Path(name).name) or SKIP, {}
+        return None
+    return found.groupdict().get("script") or found.groupdict().get("banner") or ""
 
 
 def _heading(text: str) -> tuple[str | None, dict[str, str]]:
