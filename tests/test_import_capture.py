@@ -588,3 +588,31 @@ def test_tables_of_a_report_read_already_are_left_out_and_said_so(tmp_path, caps
     acts = rows(run, "gpu_activities").set_index("name")
     assert acts.loc["addone", "total_ns"] == 33_153 and acts.loc["addone", "calls"] == 3
     assert set(run.table("stages")["stage"]) == {"s"}
+
+
+YISHENG = DATA / "nsys" / "2023.x" / "yisheng-nsys-nvprof-runs-readme.md"
+
+
+def test_later_runs_typed_without_prompts_are_left_out_and_said_so(tmp_path, capsys):
+    """A README: one `nsys nvprof` run after a prompt, then three `sudo nsys nvprof bin/...`
+    typed bare in one fenced block, each above a `cuda_gpu_kern_sum` table (the third with no
+    blank line between: read below that line). Nothing tells them apart as runs: the first
+    run's tables are read, the three later tables are left out and said so, by their lines
+    (they were dropped unsaid)."""
+    result, run = imported(capsys, tmp_path, f"s={YISHENG}")
+    assert result.err.strip() == (
+        f"profgen: warning: stage s: {YISHENG}: line 91: 3 more tables of reports read above "
+        "left out (cuda_gpu_kern_sum at line 91, 97, 102): profgen reads the first table of "
+        "each report (another run? give it a file of its own)"
+    )
+    acts = rows(run, "gpu_activities")
+    assert list(acts["name"]) == [
+        "vector_add(float *, float *, float *, long)",
+        "[CUDA memcpy DtoH]",
+        "[CUDA memcpy HtoD]",
+    ]
+    assert list(acts["total_ns"]) == [58_750_178_103, 1_318_189_266, 1_035_506_596]
+    assert list(acts["calls"]) == [1, 1, 2]
+    api = rows(run, "api_calls").set_index("name")
+    assert api.loc["cudaMemcpy", "total_ns"] == 61_104_470_031
+    assert api.loc["cuModuleGetLoadingMode", "total_ns"] == 893
