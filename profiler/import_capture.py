@@ -16,8 +16,9 @@ trace gives the timeline and the GPU span. When two sections give the same table
 added up. Several nvprof runs that give tables of one kind (a README with one log per step) are
 one run each (`import_runs` makes each a stage of its own): each nvprof section that gives
 tables starts a run, which takes the sections after it up to the next (the sections before the
-first, the first's). Within a run (or a capture of one), of anything else (two nsys runs,
-nvprof and nsys output of one program) the first section's table is kept and the later one's
+first, the first's). So are several nsys runs (`capture` cuts a section where nsys's output
+starts again) when no nvprof runs are. Within a run (or a capture of one), of anything else
+(nvprof and nsys output of one program) the first section's table is kept and the later one's
 is left out and said so.
 
 The capture fails as a whole (ParseError naming the file) only when no section gives a table;
@@ -39,6 +40,7 @@ from profiler.parse import capture, csvtext, detect, values
 
 Reader = Callable[[str, Path | csvtext.Held, str, Path], tuple[dict[str, pd.DataFrame], list[Path]]]
 _NOT_SECTIONS = (detect.CAPTURE, detect.NSYS_DIR, detect.NSYS_REPORT)
+_RUN_KINDS = (detect.NVPROF, detect.NSYS_TEXT)  # output of several runs of one is several runs
 
 
 @dataclass
@@ -47,7 +49,7 @@ class Found:
 
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     sections: list[dict[str, Any]] = field(default_factory=list)
-    command: str | None = None  # of its nvprof run, when a capture holds several
+    command: str | None = None  # of its run, when a capture holds several
 
     def warnings(self, path: Path) -> list[str]:
         """One line per section left out in whole or in part."""
@@ -72,7 +74,8 @@ class Found:
 
 def read_capture(path: Path | csvtext.Held, stage: str, raw: Path, read: Reader) -> list[Found]:
     """The tables of every section of the capture at `path` (see the module docstring): one
-    `Found` for the capture, or one per nvprof run when several give tables of one kind.
+    `Found` for the capture, or one per nvprof (or nsys) run when several give tables of one
+    kind.
 
     Args:
         path: the capture (a file, or a file's bytes held).
@@ -88,7 +91,7 @@ def read_capture(path: Path | csvtext.Held, stage: str, raw: Path, read: Reader)
         got = _read_section(section, held, stage, raw, read)
         if got is not None:
             sections.append(got)
-    runs = [_merged(run) for run in _by_nvprof_run(sections)]
+    runs = [_merged(run) for run in _by_run(sections)]
     if not any(found.tables for found in runs):
         tried = [s for s, _ in sections if s.get("left_out")]
         raise ParseError(
@@ -178,12 +181,12 @@ def _read_section(
     return entry, tables
 
 
-def _by_nvprof_run(sections: list[Read]) -> list[list[Read]]:
-    """The sections as one run, or, when several nvprof sections give tables of one kind, as
-    one run per such section with the sections after it (those before the first, with it)."""
-    runs = [id(s) for s, _ in sections if s["kind"] == detect.NVPROF and s.get("tables")]
-    kinds = [t for s, _ in sections if id(s) in runs for t in s["tables"]]
-    if len(kinds) == len(set(kinds)):
+def _by_run(sections: list[Read]) -> list[list[Read]]:
+    """The sections as one run, or, when several sections of one tool's output (nvprof's, else
+    nsys's) give tables of one kind, as one run per such section with the sections after it
+    (those before the first, with it)."""
+    runs = next(filter(None, (_starts(sections, kind) for kind in _RUN_KINDS)), [])
+    if not runs:
         return [sections]
     out: list[list[Read]] = []
     for got in sections:
@@ -191,6 +194,14 @@ def _by_nvprof_run(sections: list[Read]) -> list[list[Read]]:
             out.append([])
         out[-1].append(got)
     return out
+
+
+def _starts(sections: list[Read], kind: str) -> list[int]:
+    """The sections of `kind` that give tables, by `id` of their entry, when two of them give
+    tables of one kind (each is a run of its own); else none."""
+    runs = [id(s) for s, _ in sections if s["kind"] == kind and s.get("tables")]
+    kinds = [t for s, _ in sections if id(s) in runs for t in s["tables"]]
+    return runs if len(kinds) > len(set(kinds)) else []
 
 
 def _merged(sections: list[Read]) -> Found:
@@ -204,9 +215,18 @@ def _merged(sections: list[Read]) -> Found:
         entry["tables_left_out"] = [n for n in entry["tables"] if n in found.tables]
         for name in entry["tables"]:
             found.tables.setdefault(name, tables[name])
-        if found.command is None and entry["kind"] == detect.NVPROF and entry["tables"]:
-            found.command = entry["command"]
+        if found.command is None and entry["kind"] in _RUN_KINDS and entry["tables"]:
+            found.command = _run_command(entry)
     return found
+
+
+def _run_command(entry: dict[str, Any]) -> str | None:
+    """The command of a section that starts a run: nvprof's as typed; nsys's only when it runs
+    nsys (the prompt above nsys output may be another command's: `$ cat /proc/meminfo`)."""
+    command = entry["command"]
+    if entry["kind"] == detect.NVPROF or command is None:
+        return command
+    return command if capture.profiler_run(command) == capture.NSYS else None
 
 
 def technique(found: Found, kinds: dict[str, str]) -> str:

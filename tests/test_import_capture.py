@@ -29,6 +29,7 @@ CFD_SUMMARY = DATA / "nvprof" / "9.x" / "cfd-csv-summary.csv"
 CFD_TRACE = DATA / "nvprof" / "9.x" / "cfd-csv-gpu-trace-head.csv"
 DEMO_STDOUT = DATA / "nsys" / "2025.3.1" / "demo" / "nsys-stats-stdout.txt"
 TRACES = CAPTURES / "nvprof-text-gpu-traces-elided.md"
+HUGEPAGES = DATA / "nsys" / "2023.x" / "nsys-nvprof-gpu-trace-hugepages.md"
 
 
 def imported(capsys, tmp: Path, *stages: str, code: int = 0):  # type: ignore[no-untyped-def]
@@ -46,15 +47,15 @@ def rows(run: store.Run, table: str) -> pd.DataFrame:
 
 
 def test_several_tools_or_an_elided_paste_make_a_capture_one_tool_alone_does_not() -> None:
-    """Several tools' output (or a paste that elides rows) is a capture; one tool's output, with
-    prompts, Markdown and program output around it, is left to that tool's parser, which finds
-    its tables there and applies its own rule to several runs."""
-    for path in (ZSH_NSYS, NVPROF_NSYS):
+    """Several tools' output (or a paste that elides rows, or nsys runs that each name one
+    report) is a capture; one tool's output, with prompts, Markdown and program output around
+    it, is left to that tool's parser, which finds its tables there and applies its own rule to
+    several runs."""
+    for path in (ZSH_NSYS, NVPROF_NSYS, STATS_TRUE, HUGEPAGES):
         assert detect.detect(path) == detect.CAPTURE, path
     for path in (RUNS_MD, SUMMARY_TRACE, CUDA_STREAM, CFD_SUMMARY, CFD_TRACE):
         assert detect.detect(path) == detect.NVPROF, path
-    for path in (STATS_TRUE, DEMO_STDOUT):
-        assert detect.detect(path) == detect.NSYS_TEXT, path
+    assert detect.detect(DEMO_STDOUT) == detect.NSYS_TEXT
 
 
 def test_runs_are_cut_apart_by_their_pids() -> None:
@@ -67,16 +68,20 @@ def test_runs_are_cut_apart_by_their_pids() -> None:
 
 
 def test_prompts_name_the_command_of_each_section() -> None:
+    """Line 266: an indented prompt; line 346: nsys's output starting again with no prompt
+    above it (`Generating '/tmp/nsys-report-7b1c.qdstrm'`)."""
     sections = [s for s in capture.split(STATS_TRUE.read_text()) if s.tool]
-    assert [s.first_line for s in sections] == [12, 96, 182, 266]  # line 266: an indented prompt
-    outputs = [str(s.command).rsplit("-o ", 1)[1] for s in sections]
+    assert [s.first_line for s in sections] == [12, 96, 182, 266, 346]
+    outputs = [str(s.command).rsplit("-o ", 1)[1] for s in sections[:4]]
     assert outputs == [
         "vector_add_profile_v3   ./bench_a100",
         "vector_add_profile_v4   ./bench_a100",
         "vector_add_profile_v5_N50M   ./bench_a100",
         "vector_add_profile_serial   ./bench_a100",
     ]
-    assert all(s.command.startswith("sudo $(which nsys) profile") for s in sections)  # type: ignore[union-attr]
+    assert all(s.command.startswith("sudo $(which nsys) profile") for s in sections[:4])  # type: ignore[union-attr]
+    assert sections[4].command is None
+    assert all(s.reports.count("nvtx_sum") == 1 for s in sections)
 
 
 def test_an_elision_ends_a_section_and_is_recorded() -> None:
@@ -334,23 +339,38 @@ def test_nvprof_and_nsys_output_in_one_terminal(tmp_path, capsys):
     assert technique.startswith("imported from a terminal capture: nvprof output at line 2, ")
 
 
-def test_nsys_text_runs_after_prompts_give_the_first_runs_tables(tmp_path, capsys):
-    """nsys's default column-format tables after `user@host:~/dir$ ... --stats=true` prompts,
-    read by nsys's own parser: of five runs, the first run's tables (nsys's rule)."""
-    _, run = imported(capsys, tmp_path, f"s={STATS_TRUE}")
-    acts = rows(run, "gpu_activities")
-    assert list(acts["name"]) == [
+def test_nsys_text_runs_after_prompts_are_a_stage_each(tmp_path, capsys):
+    """nsys's default column-format tables of five `--stats=true` runs (four after
+    `user@host:~/dir$ ...` prompts, the fifth under Markdown headings only): a stage each, none
+    left out (the first run's alone were read, and the rest dropped unsaid)."""
+    result, run = imported(capsys, tmp_path, f"s={STATS_TRUE}")
+    assert "warning" not in result.err
+    acts = run.table("gpu_activities")
+    assert sorted(set(acts["stage"])) == [f"s.{n}" for n in range(1, 6)]
+    first = acts[acts["stage"] == "s.1"]
+    assert list(first["name"]) == [
         "vectorAdd(const float *, const float *, float *, int)",
         "[CUDA memcpy HtoD]",
         "[CUDA memcpy DtoH]",
     ]
-    assert list(acts["total_ns"]) == [1_831_281, 2_432, 2_336]
-    assert list(acts["calls"]) == [1_010, 2, 1]
-    ranges = rows(run, "ranges").set_index("name")
-    assert ranges.loc["Profile_Loop", "total_ns"] == 3_481_709
-    assert ranges.loc["Warmup", "total_ns"] == 182_472
-    stage = run.table("stages").iloc[0]
-    assert stage["technique"] == "imported from nsys stats output"
+    assert list(first["total_ns"]) == [1_831_281, 2_432, 2_336]
+    assert list(first["calls"]) == [1_010, 2, 1]
+    last = acts[acts["stage"] == "s.5"]
+    assert list(last["name"])[:2] == ["[CUDA memcpy HtoD]", "[CUDA memcpy DtoH]"]
+    assert list(last["total_ns"]) == [2_122_685_654, 1_180_787_472, 14_835_396]
+    assert list(last["calls"]) == [802, 400, 410]
+    ranges = run.table("ranges").set_index(["stage", "name"])["total_ns"]
+    assert ranges[("s.1", "Profile_Loop")] == 3_481_709
+    assert ranges[("s.1", "Warmup")] == 182_472
+    assert ranges[("s.4", "Serial_Bottleneck_Loop")] == 4_031_222_183
+    assert ranges[("s.5", "Streamed_Loop")] == 2_119_060_716
+    stages = run.table("stages").set_index("stage")
+    assert stages.loc["s.1", "title"].startswith("s, run 1 of 5: sudo $(which nsys) profile")
+    assert stages.loc["s.5", "title"] == "s, run 5 of 5"
+    assert stages.loc["s.5", "technique"] == (
+        "imported from a terminal capture: nsys stats output at line 346 "
+        "(api_calls, gpu_activities, ranges)"
+    )
 
 
 def test_every_section_goes_through_the_readers_it_is_given(tmp_path):
@@ -508,3 +528,91 @@ def test_a_table_whose_report_line_was_cut_is_not_taken_for_a_named_report(tmp_p
     assert "nsys-text output at line 125 (refused: its reports have a header but no rows)" in (
         result.err
     )
+
+
+def test_nsys_nvprof_gpu_traces_of_three_runs_are_a_stage_each(tmp_path, capsys):
+    """Three `nsys nvprof --print-gpu-trace` runs in one Markdown file (4 KB, 2 MB and 1 GB
+    pages), after a bare command, a `]$` and a `$` prompt: each run's `cuda_gpu_trace` is a
+    stage of its own (only the first was read, the rest dropped unsaid); the third, whose last
+    row the paste cut, is left out and said so."""
+    result, run = imported(capsys, tmp_path, f"s={HUGEPAGES}")
+    assert "line 85: nsys-text output left out: line 103, column 'Name'" in result.err
+    trace = run.table("gpu_trace")
+    assert sorted(set(trace["stage"])) == ["s.1", "s.2"]
+    by = {k: t.reset_index(drop=True) for k, t in trace.groupby("stage")}
+    copies = ["[CUDA memcpy HtoD]", "[CUDA memcpy HtoD]"]
+    for got in by.values():
+        assert list(got["name"])[:2] == copies and got["name"][3] == "[CUDA memcpy DtoH]"
+        assert got["name"][2].startswith("vectorAdd(const double *")
+        assert list(got["correlation_id"]) == [122, 123, 124, 126]
+    s1, s2 = by["s.1"], by["s.2"]
+    assert list(s1["start_ns"]) == [61_984_034_576, 64_924_944_882, 67_787_961_762, 67_815_531_814]
+    assert list(s1["duration_ns"]) == [2_940_588_676, 2_862_997_200, 27_567_396, 5_689_044_986]
+    assert list(s2["start_ns"]) == [60_220_323_051, 61_536_793_230, 62_853_129_100, 62_881_398_861]
+    assert list(s2["duration_ns"]) == [1_316_361_188, 1_316_311_326, 28_260_258, 5_190_804_908]
+    assert list(by["s.2"]["bytes"])[:2] == [12_800_000_000, 12_800_000_000]
+    stages = run.table("stages").set_index("stage")
+    assert stages.loc["s.2", "title"] == "s, run 2 of 2"  # its prompt ran `cat`, not nsys
+
+
+def test_two_nsys_stats_outputs_one_under_the_other_are_two_stages(tmp_path, capsys):
+    """The demo's `nsys stats` output pasted twice with nothing between: the second run's
+    `Processing [...] with [.../cuda_gpu_kern_sum.py]` names a report again, so it is a run of
+    its own (the second was dropped unsaid)."""
+    text = DEMO_STDOUT.read_text()
+    twice = tmp_path / "twice.txt"
+    twice.write_text(text + text)
+    result, run = imported(capsys, tmp_path / "out", f"s={twice}")
+    assert "warning" not in result.err
+    acts = run.table("gpu_activities")
+    kernels = acts[acts["name"] == "addone"].set_index("stage")
+    assert dict(kernels["total_ns"]) == {"s.1": 33_153, "s.2": 33_153}
+    assert dict(kernels["calls"]) == {"s.1": 3, "s.2": 3}
+    sections = [s for s in capture.split(twice.read_text()) if s.tool]
+    assert [s.first_line for s in sections] == [1, len(text.splitlines()) + 2]
+
+
+def test_tables_of_a_report_read_already_are_left_out_and_said_so(tmp_path, capsys):
+    """The demo's CSV tables without nsys's `Processing [...]` lines, twice: nothing tells the
+    runs apart, so the first table of each report is read and the later ones are left out with
+    a warning naming their lines (they were dropped unsaid)."""
+    lines = DEMO_STDOUT.read_text().splitlines(True)
+    kept = [line for line in lines if not line.startswith("Processing")]
+    twice = tmp_path / "twice.txt"
+    twice.write_text("".join(kept * 2))
+    result, run = imported(capsys, tmp_path / "out", f"s={twice}")
+    second = len(kept) + 2  # the second copy's first header
+    assert f"twice.txt: line {second}: 7 more tables of reports read above left out" in result.err
+    named = "cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum, ..."
+    assert f"({named} at line {second}, " in result.err
+    acts = rows(run, "gpu_activities").set_index("name")
+    assert acts.loc["addone", "total_ns"] == 33_153 and acts.loc["addone", "calls"] == 3
+    assert set(run.table("stages")["stage"]) == {"s"}
+
+
+YISHENG = DATA / "nsys" / "2023.x" / "yisheng-nsys-nvprof-runs-readme.md"
+
+
+def test_later_runs_typed_without_prompts_are_left_out_and_said_so(tmp_path, capsys):
+    """A README: one `nsys nvprof` run after a prompt, then three `sudo nsys nvprof bin/...`
+    typed bare in one fenced block, each above a `cuda_gpu_kern_sum` table (the third with no
+    blank line between: read below that line). Nothing tells them apart as runs: the first
+    run's tables are read, the three later tables are left out and said so, by their lines
+    (they were dropped unsaid)."""
+    result, run = imported(capsys, tmp_path, f"s={YISHENG}")
+    assert result.err.strip() == (
+        f"profgen: warning: stage s: {YISHENG}: line 91: 3 more tables of reports read above "
+        "left out (cuda_gpu_kern_sum at line 91, 97, 102): profgen reads the first table of "
+        "each report (another run? give it a file of its own)"
+    )
+    acts = rows(run, "gpu_activities")
+    assert list(acts["name"]) == [
+        "vector_add(float *, float *, float *, long)",
+        "[CUDA memcpy DtoH]",
+        "[CUDA memcpy HtoD]",
+    ]
+    assert list(acts["total_ns"]) == [58_750_178_103, 1_318_189_266, 1_035_506_596]
+    assert list(acts["calls"]) == [1, 1, 2]
+    api = rows(run, "api_calls").set_index("name")
+    assert api.loc["cudaMemcpy", "total_ns"] == 61_104_470_031
+    assert api.loc["cuModuleGetLoadingMode", "total_ns"] == 893

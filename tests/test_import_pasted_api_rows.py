@@ -47,17 +47,45 @@ def test_nine_column_rows_import_as_api_calls(tmp_path, capsys):
     """ik_llama.cpp#1700: 8 rows of a 2021.3+ `cuda_api_sum` (was refused: "8 rows of an `nsys
     stats` table ... with no header line"); every row to the ns, the `_vNNNNN` names kept."""
     calls, err = api_calls(IKLLAMA, tmp_path, capsys)
-    assert err.strip() == f"profgen: warning: stage s: {IKLLAMA}: {api_note(1, 9)}"
-    assert calls.values.tolist() == [
-        ["cudaGraphExecDestroy_v10000", 886, 29_190_202, 32_946.1, 5_380, 186_469],
-        ["cudaGraphExecUpdate_v10020", 2_618, 23_409_602, 8_941.8, 682, 157_774],
-        ["cudaStreamBeginCapture_v10000", 2_618, 9_087_966, 3_471.3, 1_413, 45_457],
-        ["cuMemCreate", 151, 7_770_997, 51_463.6, 18_666, 243_389],
-        ["cudaStreamEndCapture_v10000", 2_618, 3_301_508, 1_261.1, 411, 7_875],
-        ["cudaMemset", 450, 1_953_121, 4_340.3, 2_866, 21_772],
-        ["cuMemAddressReserve", 90, 1_098_841, 12_209.3, 5_220, 40_839],
-        ["cudaMemsetAsync", 80, 1_015_674, 12_695.9, 5_922, 56_549],
-    ]  # fmt: skip
+    assert err.strip().splitlines() == [
+        f"profgen: warning: stage s: {IKLLAMA}: {api_note(1, 9)}",
+        f"profgen: warning: stage s: {IKLLAMA}: {ALL_ZERO.format(line=1)}",
+    ]
+    assert calls.values.tolist() == IKLLAMA_CALLS
+
+
+IKLLAMA_CALLS = [
+    ["cudaGraphExecDestroy_v10000", 886, 29_190_202, 32_946.1, 5_380, 186_469],
+    ["cudaGraphExecUpdate_v10020", 2_618, 23_409_602, 8_941.8, 682, 157_774],
+    ["cudaStreamBeginCapture_v10000", 2_618, 9_087_966, 3_471.3, 1_413, 45_457],
+    ["cuMemCreate", 151, 7_770_997, 51_463.6, 18_666, 243_389],
+    ["cudaStreamEndCapture_v10000", 2_618, 3_301_508, 1_261.1, 411, 7_875],
+    ["cudaMemset", 450, 1_953_121, 4_340.3, 2_866, 21_772],
+    ["cuMemAddressReserve", 90, 1_098_841, 12_209.3, 5_220, 40_839],
+    ["cudaMemsetAsync", 80, 1_015_674, 12_695.9, 5_922, 56_549],
+]  # fmt: skip
+ALL_ZERO = (
+    "the cuda_api_sum rows at line {line} cover 0.00% of its time: a trimmed table; its totals "
+    "are of the rows shown"
+)
+IKLLAMA_HEADER = (  # nsys 2021.3+'s header and rule, its columns as wide as the rows'
+    " Time (%)  Total Time (ns)  Num Calls       Avg (ns)     Med (ns)   Min (ns)     Max (ns)  "
+    "  StdDev (ns)  Name\n --------  ---------------  ---------  -------------  -----------  "
+    "---------  -----------  -------------  ------------------------------------------\n"
+)
+
+
+def test_rows_that_all_show_no_share_are_a_trimmed_table_with_or_without_a_header(
+    tmp_path, capsys
+):
+    """ik_llama.cpp#1700's rows all show 0.0 % (the tail of a long `cuda_api_sum`): a trimmed
+    table (it was said whole), under the header put back as above and under the header typed
+    above them (the same rows with nsys's header and rule added)."""
+    headed = tmp_path / "headed.txt"
+    headed.write_text(IKLLAMA_HEADER + IKLLAMA.read_text())
+    calls, err = api_calls(headed, tmp_path, capsys)
+    assert err.strip() == f"profgen: warning: stage s: {headed}: {ALL_ZERO.format(line=3)}"
+    assert calls.values.tolist() == IKLLAMA_CALLS
 
 
 def test_seven_column_rows_import_as_api_calls(tmp_path, capsys):

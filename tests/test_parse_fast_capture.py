@@ -21,7 +21,7 @@ import pytest
 
 from profiler import import_capture
 from profiler.errors import ParseError
-from profiler.parse import capture, csvtext, detect, lines
+from profiler.parse import capture, csvtext, detect, lines, nsys_stdout
 
 DATA = Path(__file__).parent / "data"
 SHARED = Path("/work/shared/fixtures")
@@ -53,14 +53,13 @@ class _RefOpen:
     def __post_init__(self) -> None:
         self.lines: list[str] = []
         self.elided: list[int] = []
+        self.reports: list[str] = []
 
     def close(self, out: list[capture.Section]) -> None:
         text = "".join(self.lines)
         if text.strip():
-            elided = tuple(self.elided)
-            out.append(
-                capture.Section(self.first_line, text, self.tool, self.command, elided, self.marked)
-            )
+            fields = (self.command, tuple(self.elided), self.marked, tuple(self.reports))
+            out.append(capture.Section(self.first_line, text, self.tool, *fields))
         elif self.elided and out:
             last = out[-1]
             out[-1] = dataclasses.replace(last, elided=(*last.elided, *self.elided))
@@ -81,12 +80,15 @@ def reference_split(text: str) -> list[capture.Section]:
             cur.elided.append(number)
         else:
             tool, run = capture._signature(stripped, previous_blank)
-            another = tool is not None and capture._another(cur, tool, run, stripped)
+            named = nsys_stdout.named(stripped) if tool == capture.NSYS else None
+            another = tool is not None and capture._another(cur, tool, run, stripped, named)
             if another and cur.tool is not None:
                 cur.close(out)
                 cur = _RefOpen(first_line=number)
             if tool is not None and (cur.tool is None or cur.run is None):
                 cur.tool, cur.run = tool, run
+            if named:
+                cur.reports.append(named)
             if not cur.lines:
                 cur.first_line = number
             cur.lines.append(line)
@@ -98,7 +100,9 @@ def reference_split(text: str) -> list[capture.Section]:
 def reference_is_capture(head: str) -> bool:
     printed = [s for s in reference_split(head) if s.tool is not None]
     typed = [s for s in printed if s.command is not None and s.tool in capture._RUNS_UNMARKED]
-    return len({s.tool for s in printed}) >= 2 or len(typed) >= 2 or any(s.elided for s in printed)
+    named = [r for s in printed if s.tool == capture.NSYS for r in set(s.reports)]
+    several = len({s.tool for s in printed}) >= 2 or len(typed) >= 2
+    return several or len(named) > len(set(named)) or any(s.elided for s in printed)
 
 
 # --- mutants -------------------------------------------------------------------------------------

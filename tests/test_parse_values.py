@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -156,6 +157,20 @@ def test_shares_must_add_up_to_100_or_less():
         values.check_shares(pd.Series([60.0, 20.0]), 0.01, ORIGIN, "GPU activities")
     with pytest.raises(ParseError, match="GPU activities rows add up to 120.00%.*more than 100%"):
         values.check_shares(pd.Series([60.0, 60.0]), 0.01, ORIGIN, "GPU activities")
+
+
+def test_rows_that_all_show_no_share_are_a_trimmed_table():
+    """The tail of a long table: every row shows 0.0 (was let through unsaid); 99.6 over 8 rows
+    shown to 0.1 is whole (each cell may be 0.05 off), 99.5 is not; no share at all is no
+    table to check."""
+    with pytest.warns(values.TrimmedTable, match="cuda_api_sum rows at line 2 cover 0.00%"):
+        values.check_shares(pd.Series([0.0] * 8), 0.1, ORIGIN, "cuda_api_sum")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        values.check_shares(pd.Series([92.6] + [1.0] * 7), 0.1, ORIGIN, "cuda_api_sum")
+        values.check_shares(pd.Series([float("nan")] * 3), 0.1, ORIGIN, "cuda_api_sum")
+    with pytest.warns(values.TrimmedTable, match="cover 99.50%"):
+        values.check_shares(pd.Series([92.5] + [1.0] * 7), 0.1, ORIGIN, "cuda_api_sum")
 
 
 def test_long_names_are_capped_and_stay_distinct():

@@ -12,15 +12,18 @@ layout (the parsers, which other formats join, find the tables in each section):
 - the first line of another tool's output: nvprof (`==PID==`, and a new PID is a new run),
   Nsight Compute (`==PROF==`) or Nsight Systems (`Processing [...]`, `Generating '...'`, a
   `[3/8] Executing 'nvtx_sum'` step or `[1/8] [====100%]` bar, a `** ... (report):` banner,
-  or an nsys CSV header at the start of a paragraph); a program's own `[1/10] epoch` is none.
+  or an nsys CSV header at the start of a paragraph); a program's own `[1/10] epoch` is none;
+- nsys's output starting again: a marker naming a report the section named already, or
+  `Generating '/tmp/nsys-report-....qdstrm'` after one (two runs pasted one under the other).
 
 An elision line (`...`, `[...]`, `[...warmup...]`) that a paste puts where it cut rows out is
 left out of its section and recorded (the section's tables are partial); it cuts nothing, so a
 table whose rows a paste elided, even right under its header, stays one table.
 
 A file is a capture (`is_capture`) when it holds the output of two or more tools, two or more
-nvprof or ncu runs typed after prompts (each is a run of its own, whatever its tool prints), or
-a tool's output a paste elides rows of (the importer says its tables are partial).
+nvprof or ncu runs typed after prompts (each is a run of its own, whatever its tool prints), two
+or more sections of nsys output that name one report (runs of their own), or a tool's output a
+paste elides rows of (the importer says its tables are partial).
 Any other file is left to its tool's parser whole: each parser finds its tables among prompts,
 Markdown and program output, and applies its own rule to several runs in one file.
 
@@ -42,7 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from profiler.parse import lines, nsys_csv
+from profiler.parse import lines, nsys_csv, nsys_stdout
 
 NVPROF, NCU, NSYS = "nvprof", "ncu", "nsys"
 
@@ -81,6 +84,7 @@ _NSYS = re.compile(
     r"|\[[0-9]{1,3}/[0-9]{1,3}\] (?:\[|Executing ')"
     r"|[ \t]{0,4}\*\* [^\n]{1,200}\([A-Za-z_]{1,64}\):)"
 )
+_NSYS_RUN = re.compile(r"Generating '|Collecting data\.\.\.")  # the first lines of a run's output
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,8 @@ class Section:
     elided: the file lines of elision marks (`...`, `[...warmup...]`) in it: left out of `text`,
         which is the rest of its lines run together (a table cut by a paste stays one table).
     marked: whether a prompt or a fence cut it from what came before.
+    reports: the reports (or scripts) its nsys marker lines name, as written
+        (`[3/3] Executing 'cuda_gpu_trace' stats report`, `** CUDA API Summary (cuda_api_sum):`).
     """
 
     first_line: int
@@ -102,6 +108,7 @@ class Section:
     command: str | None
     elided: tuple[int, ...] = ()
     marked: bool = False
+    reports: tuple[str, ...] = ()
 
     def file_line(self, line: int) -> int:
         """The file line of line `line` (1-based) of `text`: the elision marks left out of
@@ -120,6 +127,7 @@ class Piece:
     command: str | None
     elided: tuple[int, ...] = ()
     marked: bool = False
+    reports: tuple[str, ...] = ()
 
     def file_line(self, line: int) -> int:
         """As `Section.file_line`."""
@@ -144,7 +152,7 @@ def split(text: str) -> list[Section]:
             body = "".join(text[a:b] for a, b in piece.spans)
         else:
             body = "".join(data[a:b].decode("utf-8", "surrogatepass") for a, b in piece.spans)
-        fields = (piece.tool, piece.command, piece.elided, piece.marked)
+        fields = (piece.tool, piece.command, piece.elided, piece.marked, piece.reports)
         out.append(Section(piece.first_line, body, *fields))
     return out
 
@@ -207,11 +215,14 @@ def _walk(
             cur.elided.append(number)  # left out; the section goes on
         else:
             tool, run = _signature(line, previous_blank)
-            if tool is not None and cur.tool is not None and _another(cur, tool, run, line):
+            named = nsys_stdout.named(line) if tool == NSYS else None
+            if tool is not None and cur.tool is not None and _another(cur, tool, run, line, named):
                 cur.close(out)
                 cur = _Open(first_line=number)
             if tool is not None and (cur.tool is None or cur.run is None):
                 cur.tool, cur.run = tool, run  # a prompt's `nvprof` gets its PID
+            if named:
+                cur.reports.append(named)
             cur.add(i, int(bounds[i]), int(bounds[i + 1]), bool(line.strip()))
         previous_blank = not line or line.isspace()
         after = i + 1
@@ -219,12 +230,17 @@ def _walk(
     return out
 
 
-def _another(cur: _Open, tool: str, run: str | None, line: str) -> bool:
+def _another(cur: _Open, tool: str, run: str | None, line: str, named: str | None) -> bool:
     """Whether a line of `tool`'s output (of `run`) starts a section other than `cur`: another
-    tool's, another nvprof PID's, or nvprof's first line again (`==308== NVPROF is profiling
-    process 308`: a handout's two examples both say 308)."""
+    tool's, another nvprof PID's, nvprof's first line again (`==308== NVPROF is profiling
+    process 308`: a handout's two examples both say 308), or nsys's run starting again: a
+    marker naming (`named`) a report `cur` named already, or the line nsys profile starts its
+    output with (`Generating '/tmp/nsys-report-73d9.qdstrm'`) after a report was named (two
+    runs pasted one under the other)."""
     if tool != cur.tool or (cur.run is not None and run != cur.run):
         return True
+    if tool == NSYS:
+        return named in cur.reports or bool(cur.reports and _NSYS_RUN.match(line.lstrip()))
     return cur.run is not None and tool == NVPROF and _NVPROF_STARTS in line
 
 
@@ -237,12 +253,19 @@ def profiler_run(command: str) -> str | None:
 def is_capture(head: str) -> bool:
     """True when the text (a file's first 64 KiB) holds several tools' output, several nvprof or
     ncu runs typed after prompts (their output need not mark where a run starts: a paste cuts
-    nvprof's `Profiling result:` lines; nsys's parser reads the first run of each report), or a
-    tool's output that a paste elides rows of."""
+    nvprof's `Profiling result:` lines), several sections of nsys output that name one report
+    (nsys's parser reads one table of each report), or a tool's output that a paste elides
+    rows of."""
     sections = split(head)
     printed = [s for s in sections if s.tool is not None]
     typed = [s for s in printed if s.command is not None and s.tool in _RUNS_UNMARKED]
-    return len({s.tool for s in printed}) >= 2 or len(typed) >= 2 or any(s.elided for s in printed)
+    named = [r for s in printed if s.tool == NSYS for r in set(s.reports)]
+    return (
+        len({s.tool for s in printed}) >= 2
+        or len(typed) >= 2
+        or len(named) > len(set(named))
+        or any(s.elided for s in printed)
+    )
 
 
 def _prompt(line: str) -> str | None:
@@ -283,6 +306,7 @@ class _Open:
     run: str | None = None
 
     def __post_init__(self) -> None:
+        self.reports: list[str] = []  # what its nsys marker lines name
         self.spans: list[tuple[int, int]] = []
         self.solid = False  # whether a line read is not blank
         self.elided: list[int] = []
@@ -302,7 +326,8 @@ class _Open:
         if self.solid:
             elided = tuple(self.elided)
             spans = tuple(self.spans)
-            out.append(Piece(self.first_line, spans, self.tool, self.command, elided, self.marked))
+            fields = (self.command, elided, self.marked, tuple(self.reports))
+            out.append(Piece(self.first_line, spans, self.tool, *fields))
         elif self.elided and out:  # an elision right after a section ends that section
             last = out[-1]
             out[-1] = dataclasses.replace(last, elided=(*last.elided, *self.elided))

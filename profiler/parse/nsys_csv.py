@@ -28,6 +28,7 @@ capture holds a report twice (two runs), the first is read.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable
 from pathlib import Path, PurePath
 
@@ -148,16 +149,21 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
     # is known by its header only, which some reports share (osrt_sum's is cuda_api_sum's): a
     # report that the capture names elsewhere is that table's, not this one.
     named = [b.report for b in blocks if b.report not in (None, nsys_stdout.SKIP)]
+    again: list[tuple[int, str]] = []  # (line, report) of tables of a report read already
     for block in blocks:
         if block.report == nsys_stdout.SKIP:
             continue
+        block = _past_caption(block)
         span = block.span if ascii else None
         raw = None if span is None else (data, *span)
         done = list(frames) if block.report is not None else [*frames, *named]
         report, frame = _read_block(block, path, done, raw)
         found = found or report is not None
-        if report is not None and frame is not None and len(frame):
+        if report in frames:
+            again.append((block.first_line, report))
+        elif report is not None and frame is not None and len(frame):
             frames[report] = (frame, path)
+    _say_again(again)
     if not found:
         reason = (
             _written_elsewhere(head)
@@ -169,6 +175,23 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
     if not frames:
         raise ParseError(path, EXPECTED, "its reports have a header but no rows")
     return frames
+
+
+def _say_again(again: list[tuple[int, str]]) -> None:
+    """Warn (`values.ReadNote`) that tables of reports read already, at (line, report) `again`,
+    were left out: another run's output pasted under the first's with nothing between them that
+    tells the runs apart (`capture` cuts runs whose markers name a report again)."""
+    if not again:
+        return
+    line, reports = again[0][0], list(dict.fromkeys(report for _, report in again))
+    shown = ", ".join(reports[:3]) + (", ..." if len(reports) > 3 else "")
+    lines = ", ".join(str(n) for n, _ in again[:3]) + (", ..." if len(again) > 3 else "")
+    said = (
+        f"line {line}: {len(again)} more table{'s' if len(again) > 1 else ''} of reports read "
+        f"above left out ({shown} at line {lines}): profgen reads the first table of each "
+        "report (another run? give it a file of its own)"
+    )
+    warnings.warn(values.ReadNote(said, line), stacklevel=3)
 
 
 def _written_elsewhere(head: str) -> str | None:
@@ -228,11 +251,7 @@ def _read_block(
     """The report a block holds (None when it is no report) and its fields (None when that
     report was read already: a capture of two runs gives the first); `raw`: the file's bytes
     and where the block starts and ends in them, when they are its characters one for one."""
-    head = block.head()
-    one = head.find("\n")
-    two = head.find("\n", one + 1) if one >= 0 else -1
-    header = head if one < 0 else head[:one]
-    rule = "" if one < 0 else head[one + 1 : two if two >= 0 else len(head)]
+    header, rule = _header_rule(block)
     text = nsys_text.is_rule(rule)
     cells = nsys_text.header_cells(header, nsys_text.spans(rule)) if text else None
     cells = cells if cells is not None else csvtext.header_cells(header)
@@ -250,6 +269,31 @@ def _read_block(
     if block.report is None:
         _check_header(header, report, path)
     return report, nsys_fields.parse(source, header, report, origin)
+
+
+def _header_rule(block: Block) -> tuple[str, str]:
+    """A block's first two lines: a table's header and rule, if it is a table."""
+    head = block.head()
+    one = head.find("\n")
+    two = head.find("\n", one + 1) if one >= 0 else -1
+    header = head if one < 0 else head[:one]
+    return header, "" if one < 0 else head[one + 1 : two if two >= 0 else len(head)]
+
+
+def _past_caption(block: Block) -> Block:
+    """A block under no marker whose first line is no table but whose next two are a report's
+    column-text header and rule (`sudo nsys nvprof bin/x` typed right above its table): the
+    table below that line. Any other block as it is."""
+    if block.report is not None or nsys_text.is_rule(_header_rule(block)[1]):
+        return block
+    rest = block.less_first_line()
+    if rest is None:
+        return block
+    header, rule = _header_rule(rest)
+    if not nsys_text.is_rule(rule):
+        return block
+    cells = nsys_text.header_cells(header, nsys_text.spans(rule))
+    return rest if cells is not None and nsys_fields.identify_cells(cells) else block
 
 
 def _text(block: Block) -> Callable[[], str]:

@@ -22,6 +22,7 @@ header. Progress bars, `Generated:` lines and the program's own output are dropp
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -130,6 +131,17 @@ class Block:
         if len(self.pieces) > 1:
             return _head(self.text, 0, len(self.text))
         return _head(self.source, *self.pieces[0])
+
+    def less_first_line(self) -> Block | None:
+        """The block without its first line (a command or caption typed right above a table,
+        no blank line between), or None when that line is all of its first piece."""
+        a, b = self.pieces[0]
+        end = self.source.find(b"\n" if isinstance(self.source, bytes) else "\n", a, b)  # type: ignore[arg-type]
+        if end < 0 or end + 1 >= b:
+            return None
+        pieces = ((end + 1, b), *self.pieces[1:])
+        at = end + 1 if self.at >= 0 else -1
+        return dataclasses.replace(self, first_line=self.first_line + 1, at=at, pieces=pieces)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Block) and self._key() == other._key()
@@ -326,6 +338,16 @@ def marker(line: str) -> tuple[str | None, dict[str, str]]:
     text = line.strip()
     if text.endswith((":", ")")) and " Statistics" in text and not text.startswith("**"):
         return _heading(text)
+    name = named(line)
+    if name is None:
+        return None, {}
+    return nsys_fields.canonical_report(Path(name).name) or SKIP, {}
+
+
+def named(line: str) -> str | None:
+    """The report or script a marker line names as written (`cuda_api_sum`,
+    `/opt/.../cudaapisum.py`, `nvtx_sum`), or None: what a run names once and a second run
+    names again."""
     found = (
         _SCRIPT.search(line)
         or _RUNNING.match(line)
@@ -333,9 +355,8 @@ def marker(line: str) -> tuple[str | None, dict[str, str]]:
         or _BANNER.search(line.rstrip())
     )
     if found is None:
-        return None, {}
-    name = found.groupdict().get("script") or found.groupdict().get("banner") or ""
-    return nsys_fields.canonical_report(Path(name).name) or SKIP, {}
+        return None
+    return found.groupdict().get("script") or found.groupdict().get("banner") or ""
 
 
 def _heading(text: str) -> tuple[str | None, dict[str, str]]:

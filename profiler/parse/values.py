@@ -336,14 +336,14 @@ def check_shares(
 ) -> None:
     """The `Time(%)` of a section's rows (its first, data row `first` as `Origin.line` counts
     them) must add up to 100 beyond what rounding each to `resolution` (0.01 for `20.21%`)
-    can explain: less is a trimmed table, read and said so (`TrimmedTable`, a warning); more
-    is no table of one run's time.
+    can explain: less is a trimmed table, read and said so (`TrimmedTable`, a warning), rows
+    that all show 0.0 (the tail of a long table) included; more is no table of one run's time.
 
     Raises: ParseError saying what the rows add up to, when more than 100.
     """
     got = float(shares.sum())
-    if len(shares) == 0 or got == 0:
-        return
+    if not shares.notna().any():
+        return  # no share shown (every cell empty): nothing to check
     slack = len(shares) * resolution / 2 + 0.01
     if got > 100.0 + slack:
         raise origin.error(f"the {label} rows add up to {got:.2f}% of the time, more than 100%")
