@@ -1,4 +1,5 @@
-"""`profgen import` of a file that holds several runs of nvprof: one stage per run.
+"""`profgen import` of a file that holds several profiler runs (of nvprof; of nsys in a terminal
+capture, `profiler.import_capture`): one stage per run.
 
 A log of one nvprof run per step (a README, a lab report, a terminal capture) would be refused
 as mixing runs; instead each run that has tables becomes a stage of its own, keyed `KEY.1`,
@@ -65,8 +66,8 @@ def stages(key: str, runs: list[Run], title: str, taken: Collection[str]) -> lis
         if sub in taken or len(sub) > KEY_LIMIT:
             why = "is given with --stage too" if sub in taken else f"is over {KEY_LIMIT} characters"
             raise UsageError(
-                f"--stage {key}: its file holds {len(runs)} nvprof runs, each imported as a stage "
-                f"({key}.1 to {key}.{len(runs)}), but the key {sub[:80]!r} {why}"
+                f"--stage {key}: its file holds {len(runs)} profiler runs, each imported as a "
+                f"stage ({key}.1 to {key}.{len(runs)}), but the key {sub[:80]!r} {why}"
             )
         said = f"{title}, run {n} of {len(runs)}" + (f": {run.command}" if run.command else "")
         out.append(Stage(sub, key, said, _keyed(run.tables, sub), run.technique))

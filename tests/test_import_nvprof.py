@@ -241,7 +241,7 @@ def test_a_run_key_given_as_a_stage_too_is_refused(tmp_path, capsys):
     readme = LENET / "hyjwpk-LeNet5-README.md"
     argv = ["import", "--model", "m", "--out", tmp_path, "--stage", f"s={readme}"]
     result = profgen([*argv, "--stage", f"s.2={LENET / '02-image-parallel.txt'}"], capsys)
-    assert_refused(result, 2, "--stage s: its file holds 8 nvprof runs, each imported as a stage "
+    assert_refused(result, 2, "--stage s: its file holds 8 profiler runs, each imported as a stage "
                    "(s.1 to s.8), but the key 's.2' is given with --stage too")  # fmt: skip
     assert not any(tmp_path.iterdir())
 
