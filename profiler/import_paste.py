@@ -9,8 +9,9 @@ beside its own, say) is read as before. So are nvprof summary rows pasted from t
 activities:` (or `API calls:`) line down: nvprof's header is put back above them only when
 nothing in the file is recognised as it is (or unquoted), and so is the header of nsys's CUDA
 API summary above `nsys stats` rows that all name CUDA API calls. So is a source file that
-keeps its program's output in `//` line comments: it is read without the comment marks only
-when nothing in it is recognised otherwise. A file whose first 64 KiB hold no
+keeps its program's output in `//` line comments, and a script that keeps its commands' output
+in `#` comments: each is read without the comment marks only when nothing in it is recognised
+otherwise. A file whose first 64 KiB hold no
 profiler output (a long run log) is read from the line where some starts further on, when
 nothing in it is recognised otherwise (`parse.late_start`).
 
@@ -36,6 +37,7 @@ from profiler.parse import csvtext, detect, late_start, pasted, published, unusa
 
 _QUOTE = re.compile(r"^ {0,3}>", re.MULTILINE)
 _COMMENT = re.compile(r"^[ \t]*+//", re.MULTILINE)
+_HASH = re.compile(r"^[ \t]*+#", re.MULTILINE)
 _TYPED_ROW = re.compile(r"^[ \t]*(?:GPU activities|API calls):", re.MULTILINE)
 _API_NAME = re.compile(r"[ \t]cu[A-Za-z]\w*[ \t]*$", re.MULTILINE)  # ends an API summary row
 _BINARY_SUFFIXES = detect.REPORT_SUFFIXES + detect.NCU_REPORT_SUFFIXES
@@ -77,7 +79,8 @@ def detected(path: Path) -> Input:
     headed = _reshaped(path, quoted or shape, _TYPED_ROW, pasted.headed)
     api = _reshaped(path, quoted or shape, _API_NAME, pasted.api_headed)
     commented = _reshaped(path, shape, _COMMENT, pasted.uncommented)
-    for undone in (quoted, headed, api, commented):
+    hashed = _reshaped(path, shape, _HASH, pasted.unhashed)
+    for undone in (quoted, headed, api, commented, hashed):
         if undone is None:
             continue
         try:

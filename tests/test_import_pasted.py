@@ -34,6 +34,10 @@ COMMENTED_NOTE = (
     "the file has its lines commented out with `//` (a program's output kept in a source file's "
     "comments): read without the comment marks"
 )
+HASHED_NOTE = (
+    "the file has its lines commented out with `#` (a program's output kept in a script's "
+    "comments): read without the comment marks"
+)
 SUMMARY = ["gpu_activities", "api_calls"]
 COLUMNS = ["name", "time_pct", "calls", "total_ns", "min_ns", "max_ns", "avg_ns"]
 
@@ -184,6 +188,36 @@ def test_nsys_output_in_a_cuda_files_line_comments_imports(tmp_path, capsys):
         3, 211_510_369, 621_565, 210_168_449
     ]  # fmt: skip
     assert len(api) == 5
+
+
+def test_nsys_stats_in_a_batch_scripts_hash_comments_imports(tmp_path, capsys):
+    """A DTU course's LSF job script keeps `nsys stats --timeunit ms` output (nsys 2022.4.2:
+    osrtsum, cudaapisum, gpukernsum with GridXYZ and BlockXYZ columns, the two memory
+    summaries) in `#` comments under the commands: read without the comment marks (it was
+    refused, recognised as nothing), its milliseconds made nanoseconds."""
+    path = DATA / "nsys" / "2022.4.2" / "dtu-02613-jobscript-stats-in-comments.sh"
+    run, err = imported(path, tmp_path, capsys)
+    assert err.strip() == f"profgen: warning: stage s: {path}: {HASHED_NOTE}"
+    gpu = run.table("gpu_activities")
+    assert len(gpu) == 10 and list(gpu["kind"]).count("kernel") == 8
+    # `#      84.2           0.2009          1    0.2009 ...`: 0.2009 ms
+    reduce = "cudapy::__main__::reduce_kernel[abi:v1,cw51cXTLSUwv1sCUt9Uw11Ew0NRRQPKzLTg4gaGKFsG2oMQGEYakJSQB1PQB…"  # noqa: E501
+    assert gpu.iloc[:2][["name", "total_ns", "calls"]].values.tolist() == [
+        ["[CUDA memcpy HtoD]", 3_323_400, 1],
+        [reduce, 200_900, 1],
+    ]
+    api = run.table("api_calls").set_index("name")
+    assert len(api) == 15
+    assert api.loc["cuGetProcAddress", ["calls", "total_ns", "min_ns", "max_ns"]].tolist() == [
+        384, 96_800, 100, 3_100
+    ]  # fmt: skip
+
+
+def test_unhashing_takes_the_hash_and_one_space():
+    shaped = pasted.unhashed(b"#!/bin/sh\nrun # x\n#  b\n#\n   #c\n")
+    assert shaped is not None and shaped.data == b"!/bin/sh\nrun # x\n b\n\nc\n"
+    assert shaped.note == pasted.HASHED
+    assert pasted.unhashed(b"# one commented line\nplain\n") is None
 
 
 def test_uncommenting_takes_the_slashes_and_one_space():

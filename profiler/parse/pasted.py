@@ -2,11 +2,12 @@
 line (a reply to a GitHub issue or pull request sent by email doubles every line end), one
 whose lines are quoted with `>` (a reply that quotes an earlier comment), one whose lines are
 commented out with `//` (a CUDA source file that keeps its program's output under its code),
-nvprof summary rows pasted from their `GPU activities:` line down, without the header line above
-them, and the rows of nsys's CUDA API summary pasted without theirs.
+one whose lines are commented out with `#` (a batch script that keeps its commands' output under
+them), nvprof summary rows pasted from their `GPU activities:` line down, without the header line
+above them, and the rows of nsys's CUDA API summary pasted without theirs.
 
-`double_spaced`, `unquoted`, `uncommented`, `headed` and `api_headed` give the text as the
-profiler printed it, with the file line of each of its lines (`Reshaped.located` makes a
+`double_spaced`, `unquoted`, `uncommented`, `unhashed`, `headed` and `api_headed` give the text
+as the profiler printed it, with the file line of each of its lines (`Reshaped.located` makes a
 message's line numbers the file's own). They only say what a file's shape is;
 `profiler.import_paste` decides when a shape is undone.
 
@@ -32,6 +33,8 @@ DOUBLE_SPACED += "single-spaced, those blank lines skipped"
 QUOTED = "its lines quoted with `>` (a reply quoting a comment): read without the quote marks"
 COMMENTED = "its lines commented out with `//` (a program's output kept in a source file's "
 COMMENTED += "comments): read without the comment marks"
+HASHED = "its lines commented out with `#` (a program's output kept in a script's comments): "
+HASHED += "read without the comment marks"
 HEADED = (
     "nvprof summary rows with no header line above them (from line {line}): read under the one "
     "header nvprof prints above rows that start with their type (Type Time(%) Time Calls Avg "
@@ -126,6 +129,16 @@ def uncommented(data: bytes) -> Reshaped | None:
     second = found.start[at] + found.lead[at] + 1
     slash[at] = (second < found.end[at]) & (codes[np.minimum(second, len(codes) - 1)] == ord("/"))
     return _unmarked(data, found, slash, 2, COMMENTED)
+
+
+def unhashed(data: bytes) -> Reshaped | None:
+    """The text of a paste (`data`, its UTF-8 bytes) with the `#` taken off its commented lines
+    (`#  ** CUDA API Summary`, `#`: the `#`, what is before it and one space after it), as a
+    shell or Python script (a batch job's) keeps the output of its commands in comments under
+    them; its other lines as they are. None when fewer than two lines are commented."""
+    found = lines.split(data)
+    hashed = (found.first == ord("#")) & (found.lead >= 0)
+    return _unmarked(data, found, hashed, 1, HASHED)
 
 
 def _unmarked(
