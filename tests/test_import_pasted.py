@@ -213,6 +213,39 @@ def test_nsys_stats_in_a_batch_scripts_hash_comments_imports(tmp_path, capsys):
     ]  # fmt: skip
 
 
+def test_nvprof_row_types_alone_on_their_lines_are_joined_to_their_rows(tmp_path, capsys):
+    """Notes on a paper (CRLF line ends) hold nvprof's summary edited by hand: a blank line under
+    the header, `GPU activities:` and `API calls:` alone on their lines, the first row of each
+    type under them. Read with each type joined to its row (it was refused: a header without
+    rows), the warning naming the first type's line."""
+    path = NVPROF / "9.x" / "join-paper-notes-types-alone.txt"
+    run, err = imported(path, tmp_path, capsys)
+    note = pasted.RETYPED.format(line=53)
+    assert err.strip() == f"profgen: warning: stage s: {path}: the file has {note}"
+    gpu = run.table("gpu_activities").set_index("name")
+    assert gpu.loc[:, ["calls", "total_ns"]].values.tolist() == [
+        [4, 1_512_280_000],  # `       80.18%  1.51228s         4  ...  [CUDA memcpy HtoD]`
+        [3, 311_030_000],
+        [3, 61_664_000],
+        [6, 1_021_500],
+    ]
+    api = run.table("api_calls").set_index("name")
+    assert len(api) == 26
+    assert api.loc["cudaMemcpy", ["calls", "total_ns", "min_ns", "max_ns"]].tolist() == [
+        4, 1_511_720_000, 43_603_000, 712_020_000
+    ]  # fmt: skip
+    assert api.loc["cuModuleGetLoadingMode", "total_ns"] == 349
+
+
+def test_retyping_joins_a_lone_type_to_the_row_under_it_only():
+    row = b"80.00%  1.0ms  1  1.0ms  1.0ms  1.0ms  k\n"
+    shaped = pasted.retyped(b"  Type  Time(%)  Time\n\n GPU activities:\n  " + row)
+    assert shaped is not None
+    assert shaped.data == b"  Type  Time(%)  Time\n GPU activities:  " + row
+    assert shaped.lines.tolist() == [1, 3, 5]
+    assert pasted.retyped(b"GPU activities:\nsome prose\n") is None  # no summary row under it
+
+
 def test_unhashing_takes_the_hash_and_one_space():
     shaped = pasted.unhashed(b"#!/bin/sh\nrun # x\n#  b\n#\n   #c\n")
     assert shaped is not None and shaped.data == b"!/bin/sh\nrun # x\n b\n\nc\n"
