@@ -329,7 +329,6 @@ def launch_shape(line: str) -> Shape | None:
     down to `name (grid)x(block), CC 8.9`; ncu 2020.x-2021.x's summary line `name, Block Size
     256, Grid Size 8192, 1 invocations`, its sizes as grid and block), or None for any other
     line."""
-    line = line.rstrip()
     cut = line.rfind(", Context ")
     if cut < 0 or not _KERNEL_TAIL.search(line[cut : cut + _MAX_TAIL]):
         cut = line.rfind(", Device ")
@@ -348,7 +347,7 @@ def _old_summary_shape(line: str) -> Shape | None:
     """The name, grid and block size of ncu 2020.x-2021.x's summary line (`name, Block Size 256,
     Grid Size 8192, 1 invocations`), or None."""
     cut = line.rfind(", Block Size ")
-    tail = _OLD_SUMMARY_TAIL.match(line[cut : cut + _MAX_TAIL]) if cut >= 0 else None
+    tail = _OLD_SUMMARY_TAIL.match(line[cut : cut + _MAX_TAIL].rstrip()) if cut >= 0 else None
     if tail is None:
         return None
     return line[:cut].strip(), tail[2], tail[1]
