@@ -1,18 +1,21 @@
 """`profgen import` of a paste whose shape hides a profiler's output (`parse.pasted`).
 
 A double-spaced paste (a blank line after every line: an email reply to a GitHub issue) is read
-as single-spaced whatever it holds: no file that imports as it is has no two non-blank lines in a
-row (every table has its header above a row), so none changes. A paste quoted with `>` is read
-without its quote marks only when profgen recognises nothing in the file as it is and does in
-the quoted lines unquoted: a file that is read today (with a quoted copy of some earlier output
-beside its own, say) is read as before. So are nvprof summary rows pasted from their `GPU
-activities:` (or `API calls:`) line down: nvprof's header is put back above them only when
-nothing in the file is recognised as it is (or unquoted), and so is the header of nsys's CUDA
-API summary above `nsys stats` rows that all name CUDA API calls. So is a source file that
-keeps its program's output in `//` line comments: it is read without the comment marks only
-when nothing in it is recognised otherwise. A file whose first 64 KiB hold no
-profiler output (a long run log) is read from the line where some starts further on, when
-nothing in it is recognised otherwise (`parse.late_start`).
+as single-spaced whatever it holds: no file that imports as it is has no two non-blank lines in
+a row (every table has its header above a row), so none changes. Nor does one where an nvprof
+row type stands alone on its line above the summary row it belongs to (nvprof never prints it
+so): such a hand-edited paste is read with each type joined to its row, whatever else it holds.
+A paste quoted with `>` is read without its quote marks only when profgen recognises nothing in
+the file as it is and does in the quoted lines unquoted: a file that is read today (with a
+quoted copy of some earlier output beside its own, say) is read as before. So are nvprof summary
+rows pasted from their `GPU activities:` (or `API calls:`) line down: nvprof's header is put
+back above them only when nothing in the file is recognised as it is (or unquoted), and so is
+the header of nsys's CUDA API summary above `nsys stats` rows that all name CUDA API calls. So
+is a source file that keeps its program's output in `//` line comments, and a script that keeps
+its commands' output in `#` comments: each is read without the comment marks only when nothing
+in it is recognised otherwise. A file whose first 64 KiB hold no profiler output (a long run
+log) is read from the line where some starts further on, when nothing in it is recognised
+otherwise (`parse.late_start`).
 
 A paste read so is read as a file of those bytes named by its own path (`csvtext.Held`): the
 file itself is what `raw/` keeps. Every line number a refusal, a warning, a technique or a
@@ -36,7 +39,9 @@ from profiler.parse import csvtext, detect, late_start, pasted, published, unusa
 
 _QUOTE = re.compile(r"^ {0,3}>", re.MULTILINE)
 _COMMENT = re.compile(r"^[ \t]*+//", re.MULTILINE)
+_HASH = re.compile(r"^[ \t]*+#", re.MULTILINE)
 _TYPED_ROW = re.compile(r"^[ \t]*(?:GPU activities|API calls):", re.MULTILINE)
+_LONE_TYPE = re.compile(r"^[ \t]*+(?:GPU activities|API calls):[ \t\r]*+$", re.MULTILINE)
 _API_NAME = re.compile(r"[ \t]cu[A-Za-z]\w*[ \t]*$", re.MULTILINE)  # ends an API summary row
 _BINARY_SUFFIXES = detect.REPORT_SUFFIXES + detect.NCU_REPORT_SUFFIXES
 
@@ -67,6 +72,7 @@ def detected(path: Path) -> Input:
         notebook shows no text (`published.nothing_shown`).
     """
     shape = _published(path) or _double_spaced(path)
+    shape = _reshaped(path, shape, _LONE_TYPE, pasted.retyped) or shape
     if shape is not None and (nothing := published.nothing_shown(shape)) is not None:
         raise ParseError(path, detect.EXPECTED, nothing)
     try:
@@ -77,7 +83,8 @@ def detected(path: Path) -> Input:
     headed = _reshaped(path, quoted or shape, _TYPED_ROW, pasted.headed)
     api = _reshaped(path, quoted or shape, _API_NAME, pasted.api_headed)
     commented = _reshaped(path, shape, _COMMENT, pasted.uncommented)
-    for undone in (quoted, headed, api, commented):
+    hashed = _reshaped(path, shape, _HASH, pasted.unhashed)
+    for undone in (quoted, headed, api, commented, hashed):
         if undone is None:
             continue
         try:

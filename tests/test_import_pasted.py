@@ -34,6 +34,10 @@ COMMENTED_NOTE = (
     "the file has its lines commented out with `//` (a program's output kept in a source file's "
     "comments): read without the comment marks"
 )
+HASHED_NOTE = (
+    "the file has its lines commented out with `#` (a program's output kept in a script's "
+    "comments): read without the comment marks"
+)
 SUMMARY = ["gpu_activities", "api_calls"]
 COLUMNS = ["name", "time_pct", "calls", "total_ns", "min_ns", "max_ns", "avg_ns"]
 
@@ -184,6 +188,69 @@ def test_nsys_output_in_a_cuda_files_line_comments_imports(tmp_path, capsys):
         3, 211_510_369, 621_565, 210_168_449
     ]  # fmt: skip
     assert len(api) == 5
+
+
+def test_nsys_stats_in_a_batch_scripts_hash_comments_imports(tmp_path, capsys):
+    """A DTU course's LSF job script keeps `nsys stats --timeunit ms` output (nsys 2022.4.2:
+    osrtsum, cudaapisum, gpukernsum with GridXYZ and BlockXYZ columns, the two memory
+    summaries) in `#` comments under the commands: read without the comment marks (it was
+    refused, recognised as nothing), its milliseconds made nanoseconds."""
+    path = DATA / "nsys" / "2022.4.2" / "dtu-02613-jobscript-stats-in-comments.sh"
+    run, err = imported(path, tmp_path, capsys)
+    assert err.strip() == f"profgen: warning: stage s: {path}: {HASHED_NOTE}"
+    gpu = run.table("gpu_activities")
+    assert len(gpu) == 10 and list(gpu["kind"]).count("kernel") == 8
+    # `#      84.2           0.2009          1    0.2009 ...`: 0.2009 ms
+    reduce = "cudapy::__main__::reduce_kernel[abi:v1,cw51cXTLSUwv1sCUt9Uw11Ew0NRRQPKzLTg4gaGKFsG2oMQGEYakJSQB1PQB…"  # noqa: E501
+    assert gpu.iloc[:2][["name", "total_ns", "calls"]].values.tolist() == [
+        ["[CUDA memcpy HtoD]", 3_323_400, 1],
+        [reduce, 200_900, 1],
+    ]
+    api = run.table("api_calls").set_index("name")
+    assert len(api) == 15
+    assert api.loc["cuGetProcAddress", ["calls", "total_ns", "min_ns", "max_ns"]].tolist() == [
+        384, 96_800, 100, 3_100
+    ]  # fmt: skip
+
+
+def test_nvprof_row_types_alone_on_their_lines_are_joined_to_their_rows(tmp_path, capsys):
+    """Notes on a paper (CRLF line ends) hold nvprof's summary edited by hand: a blank line under
+    the header, `GPU activities:` and `API calls:` alone on their lines, the first row of each
+    type under them. Read with each type joined to its row (it was refused: a header without
+    rows), the warning naming the first type's line."""
+    path = NVPROF / "9.x" / "join-paper-notes-types-alone.txt"
+    run, err = imported(path, tmp_path, capsys)
+    note = pasted.RETYPED.format(line=53)
+    assert err.strip() == f"profgen: warning: stage s: {path}: the file has {note}"
+    gpu = run.table("gpu_activities").set_index("name")
+    assert gpu.loc[:, ["calls", "total_ns"]].values.tolist() == [
+        [4, 1_512_280_000],  # `       80.18%  1.51228s         4  ...  [CUDA memcpy HtoD]`
+        [3, 311_030_000],
+        [3, 61_664_000],
+        [6, 1_021_500],
+    ]
+    api = run.table("api_calls").set_index("name")
+    assert len(api) == 26
+    assert api.loc["cudaMemcpy", ["calls", "total_ns", "min_ns", "max_ns"]].tolist() == [
+        4, 1_511_720_000, 43_603_000, 712_020_000
+    ]  # fmt: skip
+    assert api.loc["cuModuleGetLoadingMode", "total_ns"] == 349
+
+
+def test_retyping_joins_a_lone_type_to_the_row_under_it_only():
+    row = b"80.00%  1.0ms  1  1.0ms  1.0ms  1.0ms  k\n"
+    shaped = pasted.retyped(b"  Type  Time(%)  Time\n\n GPU activities:\n  " + row)
+    assert shaped is not None
+    assert shaped.data == b"  Type  Time(%)  Time\n GPU activities:  " + row
+    assert shaped.lines.tolist() == [1, 3, 5]
+    assert pasted.retyped(b"GPU activities:\nsome prose\n") is None  # no summary row under it
+
+
+def test_unhashing_takes_the_hash_and_one_space():
+    shaped = pasted.unhashed(b"#!/bin/sh\nrun # x\n#  b\n#\n   #c\n")
+    assert shaped is not None and shaped.data == b"!/bin/sh\nrun # x\n b\n\nc\n"
+    assert shaped.note == pasted.HASHED
+    assert pasted.unhashed(b"# one commented line\nplain\n") is None
 
 
 def test_uncommenting_takes_the_slashes_and_one_space():

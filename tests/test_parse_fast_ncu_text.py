@@ -34,6 +34,7 @@ SHAPE = re.compile(r" \(([0-9]+, [0-9]+, [0-9]+)\)x\(([0-9]+, [0-9]+, [0-9]+)\)\
 DATE = re.compile(r", [0-9]{4}-[A-Za-z]{3}-[0-9]{2} [0-9:]{8}\Z")
 SUMMARY_TAIL = re.compile(r", Device [0-9]+, CC [0-9.]+, Invocations [0-9]+\Z")
 BARE_TAIL = re.compile(r", CC [0-9]+\.[0-9]+\Z")
+OLD_SUMMARY_TAIL = re.compile(r", Block Size ([0-9]+), Grid Size ([0-9]+), [0-9]+ invocations\Z")
 
 
 def plain_shape(head: str) -> tuple[str, str | None, str | None] | None:
@@ -59,12 +60,19 @@ def plain_note_off(line: str) -> str:
     return before.rstrip()
 
 
+def plain_old_summary(line: str) -> tuple[str, str | None, str | None] | None:
+    """ncu 2021.x's summary line `name, Block Size 256, Grid Size 8192, 1 invocations`."""
+    cut = line.rfind(", Block Size ")
+    tail = OLD_SUMMARY_TAIL.match(line[cut : cut + 120].rstrip()) if cut >= 0 else None
+    return None if tail is None else (line[:cut].strip(), tail[2], tail[1])
+
+
 def plain_launch(line: str) -> tuple[str, str | None, str | None] | None:
     cut = line.rfind(", Context ")
     if cut < 0 or not KERNEL_TAIL.search(line[cut : cut + 120]):
         cut = line.rfind(", Device ")
         if cut < 0 or not SUMMARY_TAIL.search(line[cut : cut + 120]):
-            return plain_bare_launch(line)
+            return plain_old_summary(line) or plain_bare_launch(line)
     head = line[:cut].strip()
     shaped = plain_shape(head)
     if shaped is not None:
@@ -74,9 +82,9 @@ def plain_launch(line: str) -> tuple[str, str | None, str | None] | None:
     return head.strip(), None, None
 
 
-def plain_metric(line: str, widths, number: int, kept: dict, path: Path) -> None:
+def plain_fits(row: str, widths) -> int | None:
+    """Where a row's unit cell ends, cut from the right by `widths`; None when it does not fit."""
     unit_width, value_width = widths[1], widths[-1]
-    row = line.rstrip()
     middle = sum(w + 1 for w in widths[2:-1])
     unit_end = len(row) - value_width - 1 - middle
     if (
@@ -85,11 +93,24 @@ def plain_metric(line: str, widths, number: int, kept: dict, path: Path) -> None
         or (middle and row[unit_end] != " ")
         or (row[unit_end - unit_width - 1] != " ")
     ):
-        if row.strip().split("  ", 1)[0] in NAMES:
+        return None
+    return unit_end
+
+
+def plain_metric(line: str, widths, number: int, kept: dict, path: Path) -> None:
+    unit_width, value_width = widths[1], widths[-1]
+    raw = line.rstrip("\r\n")
+    tries = [raw.rstrip()]  # the row as printed first when its blank-padded last cell starts
+    if len(raw) > len(tries[0]) and len(raw) > value_width and raw[-value_width] != " ":
+        tries.insert(0, raw)  # (ncu 2021.x's summary: cells padded, values left-aligned)
+    fits = [(row, end) for row in tries if (end := plain_fits(row, widths)) is not None]
+    if not fits:
+        if line.strip().split("  ", 1)[0] in NAMES:
             raise ParseError(
                 path, ncu_text.EXPECTED, f"line {number}: a metric row does not fit its table"
             )
         return
+    row, unit_end = fits[0]
     name = row[: unit_end - unit_width - 1].strip()
     target = NAMES.get(name)
     if target is None:
@@ -113,7 +134,7 @@ def plain_kernels(text: str, path: Path) -> list:
     kernels: list = []
     widths = None
     header_next = False
-    above = ""
+    above = last_launch = ""
     for number, raw in enumerate(text.split("\n"), 1):
         line, above_this = plain_note_off(raw.rstrip("\r")), above
         above = line
@@ -121,7 +142,10 @@ def plain_kernels(text: str, path: Path) -> list:
         if launch is not None and not launch[0] and number > 1:  # the name wrapped above
             launch = (above_this.strip(), launch[1], launch[2])
         if launch is not None:
-            kernels.append((launch, {}))
+            repeat = raw == last_launch and plain_old_summary(line) is not None
+            last_launch = raw  # (ncu 2021.x's summary writes its kernel's line above each section)
+            if not repeat:
+                kernels.append((launch, {}))
             widths = None
             continue
         if not kernels:

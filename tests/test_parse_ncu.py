@@ -444,6 +444,32 @@ def test_text_print_summary_per_kernel():
     assert list(m["registers"]) == [16, 16, 29]
 
 
+def test_text_old_print_summary_padded_cells_one_kernel():
+    """ncu 2021.x's `--print-summary`: a `Device 0` line, the kernel's line `name, Block Size
+    256, Grid Size 8192, 1 invocations` written again above each of its ten sections, raw metric
+    names, and cells padded to their columns' widths with the values left-aligned. One kernel,
+    its Averages, and every row of its tables with Minimum and Maximum."""
+    path = DATA / "2021.x" / "kitsune-raytrace-print-summary.log"
+    tables = ncu_text.read_tables(path, "s")
+    m = schema.validate(tables["metrics"], schema.METRICS)
+    assert list(m["name"]) == ["PathTracer(int, Pixel *, int)"]
+    assert list(m["kernel_id"]) == [1]  # its `==PROF== Profiling "PathTracer..." - 1` line
+    assert (list(m["grid"]), list(m["block"])) == (["8192"], ["256"])
+    assert list(m["duration_ns"]) == [16_997_685_000]  # gpu__time_duration.sum 16.997685 second
+    assert list(m["sm_throughput_pct"]) == [56.418769]
+    assert list(m["dram_throughput_pct"]) == [0.000002]
+    assert list(m["achieved_occupancy_pct"]) == [34.837718]
+    assert list(m["registers"]) == [73]
+    c = tables["counters"]
+    assert len(c) == 212 and set(c["kernel_id"]) == {1}
+    assert c["section"].nunique() == 10
+    row = c[c["metric"] == "smsp__pcsamp_warps_issue_stalled_dispatch_stall"].iloc[0]
+    assert (row["unit"], row["min"], row["max"], row["value"]) == ("warp", 9541, 9541, 19082)
+    waves = c[c["metric"] == "launch__waves_per_multiprocessor"]  # (no unit)
+    assert list(waves["section"]) == ["GPU Speed Of Light Throughput", "Launch Statistics"]
+    assert list(waves["value"]) == [25.283951] * 2 and waves["unit"].isna().all()
+
+
 def test_text_kernel_name_wrapped_onto_its_own_line():
     """A pasted document whose kernel lines were wrapped: the name on one line, the launch shape
     and `, Context 1, Stream 7, ...` on the next. The name is the line above, not the shape."""

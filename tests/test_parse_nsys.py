@@ -939,3 +939,11 @@ def test_code_fence_right_under_the_last_row_ends_the_table():
     assert (memset["total_ns"], memset["calls"], memset["max_ns"]) == (6_688, 4, 2_240)
     d2h = gpu[gpu["copy_kind"] == "DtoH"].iloc[0]
     assert (d2h["total_ns"], d2h["calls"], d2h["min_ns"]) == (12_768, 3, 3_808)
+
+
+def test_a_summary_pasted_without_its_min_and_max_columns_is_refused_naming_them():
+    """Eppie/learn-cuda's README pastes `cuda_api_sum` cut after its `Med (ns)` column (no Min,
+    Max, StdDev): refused naming the columns, not a crash building the table without them."""
+    path = DATA.parent / "ncu" / "2024.x" / "eppie-learn-cuda-readme-edited-kernel-lines.md"
+    with pytest.raises(ParseError, match=r"cuda_api_sum report \(no column for min, max\)"):
+        nsys_csv.read_stats_stdout(path, "s")

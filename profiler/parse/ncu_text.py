@@ -17,7 +17,9 @@ the program's output are skipped. A `--metrics` run gives the same tables (`Sect
 line profiler metrics`, raw metric names). `--print-summary per-kernel` prints one line per
 kernel (`name (grid)x(block), Device 0, CC 8.9, Invocations 14`) and tables of five columns
 (`Metric Name  Metric Unit  Minimum  Maximum  Average`): one row per kernel, of its `Average`s,
-as from the --csv summary.
+as from the --csv summary. ncu 2020.x-2021.x wrote its summary under a `Device 0` line, the
+kernel's line (`name, Block Size 256, Grid Size 8192, 1 invocations`: block and grid as sizes)
+again above each section, and every cell padded to its column's width, values left-aligned.
 
 Mapped to `schema.METRICS`:
 
@@ -242,12 +244,24 @@ def _raise_at(walk: ncu_walk.Walk, row: int, path: Path) -> None:
 
 
 def _cut_row(line: str, widths: tuple[int, ...]) -> Cut | int:
-    """A row of an open table cut from its right end by the table's widths: a mapped metric's
-    `Cut`, `_NO_VALUE` for a row that gives no value (of no mapped metric, or `n/a`), or
-    `_MISFIT` for the row of a mapped metric that does not fit the table's columns. The value
-    is the last column's (a per-kernel summary's `Average`, after `Minimum` and `Maximum`)."""
+    """A row of an open table cut from its right end by the table's widths (`ncu_walk.row_texts`
+    says from which text): a mapped metric's `Cut`, `_NO_VALUE` for a row that gives no value
+    (of no mapped metric, or `n/a`), or `_MISFIT` for the row of a mapped metric that does not
+    fit the table's columns. The value is the last column's (a per-kernel summary's `Average`,
+    after `Minimum` and `Maximum`)."""
+    for row in ncu_walk.row_texts(line, widths):
+        unit_end = _unit_end(row, widths)
+        if unit_end is not None:
+            return _cut_fitting(row, widths, unit_end)
+    if line.strip().split("  ", 1)[0] in ncu_walk.NAMES:  # a mapped metric must fit its table
+        return _MISFIT
+    return _NO_VALUE  # a row of some other table (rule advice, source counters): not ours
+
+
+def _unit_end(row: str, widths: tuple[int, ...]) -> int | None:
+    """Where the unit cell of a row cut from its right end by `widths` ends, or None when the
+    row does not fit them (no blank between two columns)."""
     unit_width, value_width = widths[1], widths[-1]
-    row = line.rstrip()
     middle = sum(width + 1 for width in widths[2:-1])  # a summary's Minimum and Maximum
     unit_end = len(row) - value_width - 1 - middle
     if (
@@ -256,9 +270,13 @@ def _cut_row(line: str, widths: tuple[int, ...]) -> Cut | int:
         or (middle and row[unit_end] != " ")
         or (row[unit_end - unit_width - 1] != " ")
     ):
-        if row.strip().split("  ", 1)[0] in ncu_walk.NAMES:  # a mapped metric must fit its table
-            return _MISFIT
-        return _NO_VALUE  # a row of some other table (rule advice, source counters): not ours
+        return None
+    return unit_end
+
+
+def _cut_fitting(row: str, widths: tuple[int, ...], unit_end: int) -> Cut | int:
+    """A fitting row's `Cut`, or `_NO_VALUE` (of no mapped metric, or `n/a`)."""
+    unit_width, value_width = widths[1], widths[-1]
     name = row[: unit_end - unit_width - 1].strip()
     target = ncu_walk.NAMES.get(name)
     if target is None:

@@ -69,9 +69,17 @@ def text(walk: ncu_walk.Walk, launches: tuple[list[int], list[str]], stage: str)
 
 def cut_row(line: str, widths: tuple[int, ...]) -> TextRow | None:
     """A row of an open table cut from its right end by the table's column widths (name left-
-    aligned, the rest right-aligned, one blank between columns); None for a row that does not
-    fit them (advice, a wrapped line)."""
-    row = line.rstrip()
+    aligned, the rest right-aligned, one blank between columns; `ncu_walk.row_texts` says from
+    which text); None for a row that does not fit them (advice, a wrapped line)."""
+    for row in ncu_walk.row_texts(line, widths):
+        cut = _cut_text(row, widths)
+        if cut is not None:
+            return cut
+    return None
+
+
+def _cut_text(row: str, widths: tuple[int, ...]) -> TextRow | None:
+    """`row` cut from its right end by `widths`, or None when it does not fit them."""
     cells, end = [], len(row)
     for width in reversed(widths[1:]):
         start = end - width

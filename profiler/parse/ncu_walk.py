@@ -27,11 +27,13 @@ from profiler.parse import byte_spans, lines, ncu_csv
 _KERNEL_TAIL = re.compile(r", Context [0-9]+, Stream [0-9]+(?:, Device [0-9]+, CC [0-9.]+)?\Z")
 # `--print-summary per-kernel`: one line per kernel, its launches counted.
 _SUMMARY_TAIL = re.compile(r", Device [0-9]+, CC [0-9.]+, Invocations [0-9]+\Z")
+# ncu 2020.x-2021.x's `--print-summary` (under a `Device 0` line): the block and grid as sizes.
+_OLD_SUMMARY_TAIL = re.compile(r", Block Size ([0-9]+), Grid Size ([0-9]+), [0-9]+ invocations\Z")
 # A kernel line edited down to its launch shape and compute capability (no Context, Stream).
 _BARE_TAIL = re.compile(r", CC [0-9]+\.[0-9]+\Z")
 _SHAPE = re.compile(r" \(([0-9]+, [0-9]+, [0-9]+)\)x\(([0-9]+, [0-9]+, [0-9]+)\)\Z")
 _DATE = re.compile(r", [0-9]{4}-[A-Za-z]{3}-[0-9]{2} [0-9:]{8}\Z")
-_CONTEXT = re.compile(rb", Context |, Invocations |, CC ")
+_CONTEXT = re.compile(rb", Context |, Invocations |, CC |, Block Size ")
 # A note an author wrote after a row's value (`93.58   # <- memory-bound`): not ncu's.
 _NOTE = "  # "
 _MAX_TAIL = 120  # the launch shape, time and ids after a kernel name fit in this
@@ -100,6 +102,7 @@ class _Distinct:
     shapes: dict[int, Shape] = field(default_factory=dict)
     widths: dict[tuple[int, ...], int] = field(default_factory=dict)
     notes: bool = False  # whether the text holds `  # ` (a note after a row, `without_note`)
+    old_summaries: list[int] = field(default_factory=list)  # (`_OLD_SUMMARY_TAIL` lines)
 
     def add(self, text: str) -> None:
         """The next distinct line (`_kind` says what it is), without a note after it."""
@@ -108,6 +111,8 @@ class _Distinct:
         kind, shape, runs = _kind(text.rstrip("\r"))
         if shape is not None:
             self.shapes[len(self.texts)] = shape
+            if _OLD_SUMMARY_TAIL.search(text[-_MAX_TAIL:].rstrip()):
+                self.old_summaries.append(len(self.texts))
         table = -1 if runs is None else self.widths.setdefault(runs, len(self.widths))
         self.texts.append(text)
         self.kinds.append(kind)
@@ -124,6 +129,9 @@ def walk(data: bytes, found: lines.Lines, every: bool = False) -> Walk:
     code = np.full(len(found), -1, dtype=np.int64)
     code[looked] = codes
     kind[looked] = np.array(distinct.kinds, dtype=np.int8)[codes]
+    repeated = _repeated(kind, code, distinct.old_summaries)
+    kind[repeated] = _SECTION  # (closes the table as a kernel line does; starts no launch)
+    headings = (kind == _SECTION) & ~repeated
     events = np.flatnonzero(kind >= _LAUNCH)
     launches = np.flatnonzero(kind[events] == _LAUNCH)
     if not len(launches):
@@ -132,7 +140,7 @@ def walk(data: bytes, found: lines.Lines, every: bool = False) -> Walk:
             [],
             none,
             nvtx,
-            np.flatnonzero(kind == _SECTION),  # (tables of no launch: said in a refusal)
+            np.flatnonzero(headings),  # (tables of no launch: said in a refusal)
             none,
             none,
             none,
@@ -157,8 +165,8 @@ def walk(data: bytes, found: lines.Lines, every: bool = False) -> Walk:
         launches=[_named(data, found, a, distinct.shapes[code[a]]) for a in at.tolist()],
         kernel_lines=at,
         nvtx_lines=nvtx,
-        section_lines=np.flatnonzero(kind == _SECTION),
-        section_texts=code[kind == _SECTION],
+        section_lines=np.flatnonzero(headings),
+        section_texts=code[headings],
         rows=rows,
         launch=np.cumsum(event_kind == _LAUNCH)[last] - 1,
         line=code[rows],
@@ -166,6 +174,18 @@ def walk(data: bytes, found: lines.Lines, every: bool = False) -> Walk:
         texts=distinct.texts,
         widths=list(distinct.widths),
     )
+
+
+def _repeated(kind: np.ndarray, code: np.ndarray, old_summaries: list[int]) -> np.ndarray:
+    """Which lines repeat the kernel line above them in ncu 2020.x-2021.x's summary, which
+    writes its kernel's line again above each section: one kernel, not a launch per section."""
+    repeated = np.zeros(len(kind), dtype=bool)
+    at = np.flatnonzero(kind == _LAUNCH)
+    if not old_summaries or len(at) < 2:
+        return repeated
+    same = (code[at[1:]] == code[at[:-1]]) & np.isin(code[at[1:]], old_summaries)
+    repeated[at[1:][same]] = True
+    return repeated
 
 
 def _named(data: bytes, found: lines.Lines, at: int, shape: Shape) -> Shape:
@@ -284,6 +304,19 @@ def without_note(line: str) -> str:
     return line[:cut].rstrip()
 
 
+def row_texts(line: str, widths: tuple[int, ...]) -> tuple[str, ...]:
+    """The texts to cut a table row from, by its table's `widths` from the right: the row
+    without its trailing blanks, and first the row as printed when it ends in blanks and its
+    last cell starts with a character (ncu 2020.x-2021.x's summary tables pad every cell to its
+    column's width, values left-aligned; later tables right-align them)."""
+    line = line.rstrip("\r\n")
+    stripped = line.rstrip()
+    padded = len(line) > len(stripped) and len(line) > widths[-1]
+    if padded and line[-widths[-1]] != " ":
+        return line, stripped
+    return (stripped,)
+
+
 def bare(line: str) -> bool:
     """Whether a kernel line is one edited down to `name (grid)x(block), CC 8.9`."""
     return ", Context " not in line and bool(_BARE_TAIL.search(line.rstrip()))
@@ -293,12 +326,14 @@ def launch_shape(line: str) -> Shape | None:
     """The name, grid and block of the kernel a result line names (`name, <time>, Context 1,
     Stream 7`, `name (grid)x(block), Context 1, Stream 7, Device 0, CC 8.6`, a per-kernel
     summary's `name (grid)x(block), Device 0, CC 8.9, Invocations 14`, or a pasted line edited
-    down to `name (grid)x(block), CC 8.9`), or None for any other line."""
+    down to `name (grid)x(block), CC 8.9`; ncu 2020.x-2021.x's summary line `name, Block Size
+    256, Grid Size 8192, 1 invocations`, its sizes as grid and block), or None for any other
+    line."""
     cut = line.rfind(", Context ")
     if cut < 0 or not _KERNEL_TAIL.search(line[cut : cut + _MAX_TAIL]):
         cut = line.rfind(", Device ")
         if cut < 0 or not _SUMMARY_TAIL.search(line[cut : cut + _MAX_TAIL]):
-            return _bare_shape(line)
+            return _old_summary_shape(line) or _bare_shape(line)
     head = line[:cut].strip()
     shaped = _with_shape(head)
     if shaped is not None:
@@ -306,6 +341,16 @@ def launch_shape(line: str) -> Shape | None:
     date = _DATE.search(head[-_MAX_TAIL:])
     head = head[: len(head) - len(date[0])] if date else head
     return head.strip(), None, None
+
+
+def _old_summary_shape(line: str) -> Shape | None:
+    """The name, grid and block size of ncu 2020.x-2021.x's summary line (`name, Block Size 256,
+    Grid Size 8192, 1 invocations`), or None."""
+    cut = line.rfind(", Block Size ")
+    tail = _OLD_SUMMARY_TAIL.match(line[cut : cut + _MAX_TAIL].rstrip()) if cut >= 0 else None
+    if tail is None:
+        return None
+    return line[:cut].strip(), tail[2], tail[1]
 
 
 def _bare_shape(line: str) -> Shape | None:

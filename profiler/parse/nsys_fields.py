@@ -133,6 +133,12 @@ REQUIRED = {
     "nvtx_gpu_proj_trace": ("name", "start", "duration"),
     "cuda_gpu_mem_size_sum": ("total", "name"),
     "nvtx_gpu_proj_sum": ("name", "gpu_total"),
+    # a summary's table (`schema.GPU_ACTIVITIES`, `API_CALLS`, `RANGES`) holds its Avg, Min and
+    # Max: one pasted with those columns cut away is refused naming them
+    **dict.fromkeys(
+        ("cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_api_sum", "nvtx_sum"),
+        ("total", "calls", "avg", "min", "max", "name"),
+    ),
 }
 _TIMES = set("start duration total avg min max gpu_start gpu_duration gpu_total".split())
 _SIZES = {"ssmem", "dsmem", "bytes"}

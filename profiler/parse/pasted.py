@@ -2,13 +2,15 @@
 line (a reply to a GitHub issue or pull request sent by email doubles every line end), one
 whose lines are quoted with `>` (a reply that quotes an earlier comment), one whose lines are
 commented out with `//` (a CUDA source file that keeps its program's output under its code),
-nvprof summary rows pasted from their `GPU activities:` line down, without the header line above
-them, and the rows of nsys's CUDA API summary pasted without theirs.
+one whose lines are commented out with `#` (a batch script that keeps its commands' output under
+them), nvprof summary rows pasted from their `GPU activities:` line down, without the header line
+above them, an nvprof summary edited so that each row type stands alone on its line above its
+first row, and the rows of nsys's CUDA API summary pasted without theirs.
 
-`double_spaced`, `unquoted`, `uncommented`, `headed` and `api_headed` give the text as the
-profiler printed it, with the file line of each of its lines (`Reshaped.located` makes a
-message's line numbers the file's own). They only say what a file's shape is;
-`profiler.import_paste` decides when a shape is undone.
+`double_spaced`, `unquoted`, `uncommented`, `unhashed`, `headed`, `retyped` and `api_headed`
+give the text as the profiler printed it, with the file line of each of its lines
+(`Reshaped.located` makes a message's line numbers the file's own). They only say what a file's
+shape is; `profiler.import_paste` decides when a shape is undone.
 
 Linear in the text: the lines and their first non-blank bytes come from `parse.lines` (a few
 NumPy passes), and the bytes kept are taken with one mask. `double_spaced_head` rejects a file
@@ -32,6 +34,8 @@ DOUBLE_SPACED += "single-spaced, those blank lines skipped"
 QUOTED = "its lines quoted with `>` (a reply quoting a comment): read without the quote marks"
 COMMENTED = "its lines commented out with `//` (a program's output kept in a source file's "
 COMMENTED += "comments): read without the comment marks"
+HASHED = "its lines commented out with `#` (a program's output kept in a script's comments): "
+HASHED += "read without the comment marks"
 HEADED = (
     "nvprof summary rows with no header line above them (from line {line}): read under the one "
     "header nvprof prints above rows that start with their type (Type Time(%) Time Calls Avg "
@@ -41,6 +45,10 @@ API_HEADED = (
     "`nsys stats` rows of CUDA API calls with no header line above them (from line {line}): read "
     "under the header nsys prints above its {columns}-column CUDA API summary ({names})"
 )
+RETYPED = (
+    "nvprof summary row types alone on their lines (from line {line}: `GPU activities:` above "
+    "its first row, edited by hand): read with each type on its first row, as nvprof prints it"
+)
 LATE = (
     "profiler output from line {line} on only, further than the first 64 KiB that detection reads "
     "(a long run log: a build or the program's own output before it): read from that line"
@@ -49,6 +57,7 @@ NVPROF_HEADER = (
     b"            Type  Time(%)      Time     Calls       Avg       Min       Max  Name\n"
 )
 _TYPE_FIRSTS = (ord("G"), ord("A"))  # the first letters of nvprof's row types
+_LONE_TYPES = ("GPU activities:", "API calls:")
 
 
 @dataclass(frozen=True)
@@ -128,6 +137,16 @@ def uncommented(data: bytes) -> Reshaped | None:
     return _unmarked(data, found, slash, 2, COMMENTED)
 
 
+def unhashed(data: bytes) -> Reshaped | None:
+    """The text of a paste (`data`, its UTF-8 bytes) with the `#` taken off its commented lines
+    (`#  ** CUDA API Summary`, `#`: the `#`, what is before it and one space after it), as a
+    shell or Python script (a batch job's) keeps the output of its commands in comments under
+    them; its other lines as they are. None when fewer than two lines are commented."""
+    found = lines.split(data)
+    hashed = (found.first == ord("#")) & (found.lead >= 0)
+    return _unmarked(data, found, hashed, 1, HASHED)
+
+
 def _unmarked(
     data: bytes, found: lines.Lines, marked: np.ndarray, width: int, note: str
 ) -> Reshaped | None:
@@ -188,6 +207,48 @@ def api_headed(data: bytes) -> Reshaped | None:
     names = ", ".join(c.strip() for c in header.decode().split("\n")[0].split("  ") if c.strip())
     note = API_HEADED.format(line=starts[0] + 1, columns=width, names=names)
     return _put_above(data, found, starts, header, note)
+
+
+def retyped(data: bytes) -> Reshaped | None:
+    """The text of a paste (`data`, its UTF-8 bytes) with each nvprof row type that stands alone
+    on its line (`GPU activities:`, `API calls:`, put there by hand) joined to the summary row
+    under it, and the blank lines between it and the line above left out: nvprof prints a row
+    type on its first row, right under the header or the rows of the type before. A joined line
+    is located at the type's line. None when no row type stands alone above a summary row."""
+    found = lines.split(data)
+    joins = _lone_types(found)
+    if not joins:
+        return None
+    keep = np.ones(len(found), dtype=bool)
+    pieces, begin = [], 0
+    for blank, label, row in joins:
+        keep[blank:label] = False
+        keep[label + 1 : row + 1] = False
+        typed = data[found.start[label] : found.end[label]].rstrip(b" \t\r")
+        pieces += [data[begin : found.start[blank]], typed + b"  "]
+        begin = found.start[row] + found.lead[row]
+    pieces.append(data[begin:])
+    note = RETYPED.format(line=joins[0][1] + 1)
+    return Reshaped(b"".join(pieces), np.flatnonzero(keep) + 1, note)
+
+
+def _lone_types(found: lines.Lines) -> list[tuple[int, int, int]]:
+    """Per row type alone on its line above a summary row without a type: the first blank line
+    above it (itself when none), its line and the row's line (0-based, ascending)."""
+    solid = np.flatnonzero(found.lead >= 0)
+    short = found.end[solid] - found.start[solid] - found.lead[solid] <= len(b"GPU activities: \r")
+    joins = []
+    for k in np.flatnonzero(np.isin(found.first[solid], _TYPE_FIRSTS) & short).tolist():
+        label = int(solid[k])
+        if found.text(label).strip() not in _LONE_TYPES or k + 1 == len(solid):
+            continue
+        row = int(solid[k + 1])
+        cells = found.text(row).split()
+        if bare_rows.row_kind(cells) != bare_rows.NVPROF or bare_rows.typed_nvprof_row(cells):
+            continue
+        blank = int(solid[k - 1]) + 1 if k else label
+        joins.append((blank, label, row))
+    return joins
 
 
 def _put_above(
