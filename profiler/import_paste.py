@@ -4,7 +4,10 @@ A double-spaced paste (a blank line after every line: an email reply to a GitHub
 as single-spaced whatever it holds: no file that imports as it is has no two non-blank lines in
 a row (every table has its header above a row), so none changes. Nor does one where an nvprof
 row type stands alone on its line above the summary row it belongs to (nvprof never prints it
-so): such a hand-edited paste is read with each type joined to its row, whatever else it holds.
+so): such a hand-edited paste is read with each type joined to its row, whatever else it holds,
+and so is a README that lays an nvprof summary out as a Markdown pipe table (`| GPU activities:
+|  51.53% | ... |`: nvprof prints no bars), read with the bars of its pipe tables made spaces
+and their `|---|` rules left out.
 A paste quoted with `>` is read without its quote marks only when profgen recognises nothing in
 the file as it is and does in the quoted lines unquoted: a file that is read today (with a
 quoted copy of some earlier output beside its own, say) is read as before. So are nvprof summary
@@ -40,6 +43,10 @@ from profiler.parse import csvtext, detect, late_start, pasted, published, unusa
 _QUOTE = re.compile(r"^ {0,3}>", re.MULTILINE)
 _COMMENT = re.compile(r"^[ \t]*+//", re.MULTILINE)
 _HASH = re.compile(r"^[ \t]*+#", re.MULTILINE)
+# an nvprof summary's header or typed row as a Markdown pipe-table row: `| Type | Time(%) |`
+_PIPED_NVPROF = re.compile(
+    r"^[ \t]*+\|[ \t]*+(?:Type[ \t]*+\||GPU activities:|API calls:)", re.MULTILINE
+)
 _TYPED_ROW = re.compile(r"^[ \t]*(?:GPU activities|API calls):", re.MULTILINE)
 _LONE_TYPE = re.compile(r"^[ \t]*+(?:GPU activities|API calls):[ \t\r]*+$", re.MULTILINE)
 _API_NAME = re.compile(r"[ \t]cu[A-Za-z]\w*[ \t]*$", re.MULTILINE)  # ends an API summary row
@@ -64,14 +71,15 @@ class Input:
 
 def detected(path: Path) -> Input:
     """The input at `path` with its kind (`detect.detect`) and, for a double-spaced, quoted or
-    commented-out paste or one of nvprof summary or nsys API summary rows without their
-    header, its shape undone (see the module docstring).
+    commented-out paste, one of nvprof summary or nsys API summary rows without their header or
+    an nvprof summary as a Markdown pipe table, its shape undone (see the module docstring).
 
     Raises: ParseError as `detect.detect` for the file as it is read (a double-spaced one's line
         numbers the file's own, and what was undone said), or saying that an HTML page or a
         notebook shows no text (`published.nothing_shown`).
     """
     shape = _published(path) or _double_spaced(path)
+    shape = _reshaped(path, shape, _PIPED_NVPROF, pasted.unpiped) or shape
     shape = _reshaped(path, shape, _LONE_TYPE, pasted.retyped) or shape
     if shape is not None and (nothing := published.nothing_shown(shape)) is not None:
         raise ParseError(path, detect.EXPECTED, nothing)

@@ -381,3 +381,36 @@ def test_a_header_goes_above_each_run_of_typed_rows():
     assert joined is not None and joined.data == head + gpu + api
     assert pasted.headed(more + api.replace(b"API calls:", b"          ")) is None  # no type
     assert pasted.headed(b" GPU activities: 60% of the time\n") is None  # no row
+
+
+def test_an_nvprof_summary_laid_out_as_a_markdown_pipe_table_imports(tmp_path, capsys):
+    """A Spanish exam report (carlosmx45/Programacion_Paralela_CJFM, its first two reports, CRLF
+    line ends) rewrites each nvprof summary as a Markdown pipe table under its `==PID==` lines:
+    read as nvprof's text summary, a stage per run (it was refused: no nvprof table header)."""
+    path = NVPROF / "9.x" / "cjfm-exam-pipe-tables-head.md"
+    run, err = imported(path, tmp_path, capsys)
+    assert err.strip() == f"profgen: warning: stage s: {path}: the file has {pasted.PIPED}"
+    stages = run.table("stages")
+    titles = ["s, run 1 of 2: ./memTransfer", "s, run 2 of 2: ./pinMemTransfer"]
+    assert list(stages["title"]) == titles
+    assert stages["technique"].iloc[1].endswith("its tables from line 117")  # the file's own
+    gpu = run.table("gpu_activities").set_index(["stage", "name"])
+    # line 12: `| GPU activities: |  51.53% | 4.4243ms  |  1 | 4.4243ms | ... | [CUDA memcpy DtoH]|`
+    assert gpu.loc[("s.1", "[CUDA memcpy DtoH]"), ["total_ns", "calls"]].tolist() == [4_424_300, 1]
+    assert gpu.loc[("s.2", "[CUDA memcpy HtoD]"), "total_ns"] == 2_945_800  # line 120
+    api = run.table("api_calls").set_index(["stage", "name"])
+    assert [len(api.loc["s.1"]), len(api.loc["s.2"])] == [13, 15]  # lines 14-26, 121-135
+    # line 19: `|  |  0.00% | 22.965us  |  101 |  227ns |  130ns | 1.1720us | cuDeviceGetAttribute|`
+    attr = api.loc[("s.1", "cuDeviceGetAttribute")]
+    assert attr[["total_ns", "calls", "avg_ns", "min_ns", "max_ns"]].tolist() == [
+        22_965, 101, 227, 130, 1_172
+    ]  # fmt: skip
+    assert api.loc[("s.2", "cudaHostAlloc"), "total_ns"] == 692_700_000  # line 121
+
+
+def test_unpiping_makes_inner_bars_spaces_and_drops_the_rule():
+    shaped = pasted.unpiped(b"text | a\n| Type | Time(%) |\r\n|:---:|---|\r\n| GPU | 1% |\nend\n")
+    assert shaped is not None and shaped.note == pasted.PIPED
+    assert shaped.data == b"text | a\n  Type    Time(%) \r\n  GPU    1% \nend\n"
+    assert shaped.lines.tolist() == [1, 2, 4, 5, 6]
+    assert pasted.unpiped(b"| one row |\nplain\n") is None

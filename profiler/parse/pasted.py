@@ -5,10 +5,11 @@ commented out with `//` (a CUDA source file that keeps its program's output unde
 one whose lines are commented out with `#` (a batch script that keeps its commands' output under
 them), nvprof summary rows pasted from their `GPU activities:` line down, without the header line
 above them, an nvprof summary edited so that each row type stands alone on its line above its
-first row, and the rows of nsys's CUDA API summary pasted without theirs.
+first row, the rows of nsys's CUDA API summary pasted without theirs, and a table rewritten as a
+Markdown pipe table (`| GPU activities: |  51.53% | ... |`, a README's way to lay it out).
 
-`double_spaced`, `unquoted`, `uncommented`, `unhashed`, `headed`, `retyped` and `api_headed`
-give the text as the profiler printed it, with the file line of each of its lines
+`double_spaced`, `unquoted`, `uncommented`, `unhashed`, `headed`, `retyped`, `api_headed` and
+`unpiped` give the text as the profiler printed it, with the file line of each of its lines
 (`Reshaped.located` makes a message's line numbers the file's own). They only say what a file's
 shape is; `profiler.import_paste` decides when a shape is undone.
 
@@ -49,6 +50,10 @@ RETYPED = (
     "nvprof summary row types alone on their lines (from line {line}: `GPU activities:` above "
     "its first row, edited by hand): read with each type on its first row, as nvprof prints it"
 )
+PIPED = (
+    "its tables written as Markdown pipe tables (`| cell | cell |`, as a README lays output out): "
+    "read with the bars between cells made spaces and the `|---|` rules under headers left out"
+)
 LATE = (
     "profiler output from line {line} on only, further than the first 64 KiB that detection reads "
     "(a long run log: a build or the program's own output before it): read from that line"
@@ -58,6 +63,7 @@ NVPROF_HEADER = (
 )
 _TYPE_FIRSTS = (ord("G"), ord("A"))  # the first letters of nvprof's row types
 _LONE_TYPES = ("GPU activities:", "API calls:")
+_RULE_BYTES = frozenset(b" \t:-|")  # a pipe table's rule under its header: `| :---: | --- |`
 
 
 @dataclass(frozen=True)
@@ -166,6 +172,35 @@ def _unmarked(
     ends = np.append(found.start[1:], len(data))
     data_kept = _joined(data, found.start + cut, ends)
     return Reshaped(data_kept, np.arange(1, len(found) + 1), note)
+
+
+def unpiped(data: bytes) -> Reshaped | None:
+    """The text of a paste (`data`, its UTF-8 bytes) with its Markdown pipe-table rows (lines
+    whose first non-blank byte is `|`) laid out as the profiler printed its rows: the bars at
+    either end dropped, each bar between two cells made two spaces (the cells keep their own
+    padding), and a rule under a header (`|---|:---:|`) left out; its other lines as they are.
+    None when fewer than two lines are table rows."""
+    found = lines.split(data)
+    piped = np.flatnonzero((found.first == ord("|")) & (found.lead >= 0))
+    if len(piped) < _MARKED_MIN:
+        return None
+    keep = np.ones(len(found), dtype=bool)
+    pieces, begin = [], 0
+    for i in piped.tolist():
+        start, end = int(found.start[i]), int(found.end[i])
+        pieces.append(data[begin:start])
+        row = data[start + int(found.lead[i]) : end]
+        cr = b"\r" if row.endswith(b"\r") else b""
+        row = row.rstrip(b" \t\r")
+        if b"-" in row and _RULE_BYTES.issuperset(row):
+            keep[i] = False
+            begin = end + 1  # the rule's newline goes with it
+            continue
+        cells = row[1:].removesuffix(b"|").split(b"|")
+        pieces += [b" ", b"  ".join(cells), cr]
+        begin = end
+    pieces.append(data[begin:])
+    return Reshaped(b"".join(pieces), np.flatnonzero(keep) + 1, PIPED)
 
 
 def headed(data: bytes) -> Reshaped | None:
