@@ -1,7 +1,9 @@
 """`profgen import` of `nsys stats` rows of CUDA API calls pasted without their header line
 (`profiler.parse.pasted.api_headed`): the header of nsys's CUDA API summary of that many
-columns is put back above them. The real files are in tests/data/nsys (its README says where
-each comes from); the other pastes here are real tables of tests/data cut as the test says."""
+columns is put back above them; and of nvprof summary rows of CUDA API calls pasted without
+header or row type: nvprof's header and `API calls:` go back above them. The real files are in
+tests/data/nsys and tests/data/nvprof (their READMEs say where each comes from); the other
+pastes here are real tables of tests/data cut as the test says."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from profiler.parse import bare_rows, pasted
 NSYS = Path(__file__).parent / "data" / "nsys"
 IKLLAMA = NSYS / "any" / "ikllama-1700-headless-api-rows.txt"
 MINIQMC = NSYS / "any" / "miniqmc-265-headless-api-rows.txt"
+MXNET = Path(__file__).parent / "data" / "nvprof" / "9.x" / "mxnet-14684-untyped-api-rows.txt"
 MINIWEATHER = NSYS / "2021.2.4" / "ncar-miniweather-stats.ipynb"
 DERIVATIVE = NSYS / "2023.2.3" / "derivative-stats.txt"
 COLUMNS = ["name", "calls", "total_ns", "avg_ns", "min_ns", "max_ns"]
@@ -159,3 +162,39 @@ def test_the_header_goes_above_each_run_of_api_rows_only():
     assert pasted.api_headed(api + b"  10.0  100  1  100.0  100  100  cudnnFoo\n") is None
     assert pasted.api_headed(api + b"  1.0  1  1  1.0  1.0  1  1  1.0  cudaFree\n") is None
     assert pasted.api_headed(b"prose only\n") is None
+
+
+def test_untyped_nvprof_api_rows_import_as_api_calls(tmp_path, capsys):
+    """apache/mxnet#14684: 14 nvprof `API calls` rows from inside the table (no header, no row
+    type; was refused as a paste that left the header out); every row to the ns, said trimmed."""
+    calls, err = api_calls(MXNET, tmp_path, capsys)
+    assert err.strip().splitlines() == [
+        f"profgen: warning: stage s: {MXNET}: the file has nvprof summary rows of CUDA API calls "
+        "with neither a header line nor a row type above them (from line 2): read as nvprof's "
+        "`API calls:` rows, under the header nvprof prints",
+        f"profgen: warning: stage s: {MXNET}: the API calls rows at line 2 cover 0.03% of its "
+        "time: a trimmed table; its totals are of the rows shown",
+    ]
+    assert len(calls) == 14
+    assert calls.values.tolist()[:2] == [
+        ["cudaDeviceGetAttribute", 5_640, 4_287_400, 760.0, 280, 202_700],
+        ["cudaGetDeviceProperties", 4, 3_059_200, 764_790.0, 438_020, 1_036_000],
+    ]  # fmt: skip
+    assert calls.values.tolist()[-1] == ["cudaEventDestroy", 182, 291_000, 1_598.0, 510, 2_885]
+
+
+def test_nvprof_header_and_type_go_above_each_run_of_untyped_api_rows_only():
+    """Above each run's first row, the type joined to that row, located there; none when a row
+    is typed, names no API call (a kernel), or nsys rows are there too."""
+    api = b"          0.10%  1.0000ms  2  500.00us  400.00us  600.00us  cudaMalloc\n"
+    more = b"          0.01%  100.00us  1  100.00us  100.00us  100.00us  cuMemAlloc_v2\n"
+    shaped = pasted.api_headed(b"prose\n" + api + more + b"\n" + more)
+    assert shaped is not None
+    head = pasted.NVPROF_HEADER + b"API calls:"
+    assert shaped.data == b"prose\n" + head + api + more + b"\n" + head + more
+    assert shaped.lines.tolist() == [1, 2, 2, 3, 4, 5, 5, 6]
+    kernel = b"          0.01%  100.00us  1  100.00us  100.00us  100.00us  volta_sgemm\n"
+    typed = b" API calls:  0.10%  1.0000ms  2  500.00us  400.00us  600.00us  cudaMalloc\n"
+    nsys = b"  90.0  900  3  300.0  200  400  cudaMalloc\n"
+    for rows in (api + kernel, typed + more, api + nsys):
+        assert pasted.api_headed(rows) is None

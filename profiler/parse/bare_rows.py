@@ -6,7 +6,8 @@ nothing. `row_kind` says what the cells of one such line are: `profiler.parse.un
 the rows in a refusal, and `profiler.parse.pasted` puts nvprof's header back above rows that
 start with their type (nvprof 9.0 on prints one header, always the same, above such rows), and
 the header of nsys's CUDA API summary above `nsys stats` rows that are all CUDA API calls
-(`api_row`: only the API summary has rows named so, and its header is fixed by its width).
+(`api_row`: only the API summary has rows named so, and its header is fixed by its width), and
+nvprof's header and `API calls:` type above nvprof rows that are (`untyped_nvprof_api_row`).
 """
 
 from __future__ import annotations
@@ -64,6 +65,17 @@ def api_row(cells: list[str]) -> bool:
         return False
     rest = [number(c.replace(",", "")) for c in cells[6:-1]]
     return None not in rest and _CUDA_API.match(cells[-1]) is not None
+
+
+def untyped_nvprof_api_row(cells: list[str]) -> bool:
+    """Whether the cells are an nvprof summary row with no row type (not a type's first row)
+    that names a CUDA runtime or driver entry point: one of nvprof's `API calls:` rows."""
+    return (
+        len(cells) == 7
+        and cells[:2] not in NVPROF_TYPES
+        and row_kind(cells) == NVPROF
+        and _CUDA_API.match(cells[-1]) is not None
+    )
 
 
 def typed_nvprof_row(cells: list[str]) -> bool:

@@ -54,6 +54,10 @@ PIPED = (
     "its tables written as Markdown pipe tables (`| cell | cell |`, as a README lays output out): "
     "read with the bars between cells made spaces and the `|---|` rules under headers left out"
 )
+NVPROF_API_HEADED = (
+    "nvprof summary rows of CUDA API calls with neither a header line nor a row type above them "
+    "(from line {line}): read as nvprof's `API calls:` rows, under the header nvprof prints"
+)
 LATE = (
     "profiler output from line {line} on only, further than the first 64 KiB that detection reads "
     "(a long run log: a build or the program's own output before it): read from that line"
@@ -61,6 +65,7 @@ LATE = (
 NVPROF_HEADER = (
     b"            Type  Time(%)      Time     Calls       Avg       Min       Max  Name\n"
 )
+_API_TYPE = b"API calls:"  # put before the first of a run of untyped nvprof API rows
 _TYPE_FIRSTS = (ord("G"), ord("A"))  # the first letters of nvprof's row types
 _LONE_TYPES = ("GPU activities:", "API calls:")
 _RULE_BYTES = frozenset(b" \t:-|")  # a pipe table's rule under its header: `| :---: | --- |`
@@ -220,24 +225,38 @@ def api_headed(data: bytes) -> Reshaped | None:
     """The text of a paste (`data`, its UTF-8 bytes) with the header of nsys's CUDA API summary
     put above each run of its rows, when every `nsys stats` row in it is a CUDA API call and all
     have one width (`bare_rows.api_row`): only that summary names rows so, and its width says
-    which nsys printed it. An inserted header is located at the row below it. None when the paste
-    has no such rows, or rows of another table (kernels, memory operations: nothing says which
+    which nsys printed it. Likewise nvprof summary rows with no row type that all name CUDA API
+    calls (`bare_rows.untyped_nvprof_api_row`: a paste that starts inside nvprof's `API calls:`
+    rows) get nvprof's header above each run and the `API calls:` type on its first row. An
+    inserted header is located at the row below it. None when the paste has no such rows, rows
+    of both tools, or rows of another table (kernels, memory operations: nothing says which
     report they are of)."""
     found = lines.split(data)
     digit = (found.first >= ord("0")) & (found.first <= ord("9")) & (found.lead >= 0)
-    rows, widths = set(), set()
+    rows: dict[str, dict[int, int]] = {bare_rows.NSYS: {}, bare_rows.NVPROF: {}}
     for i in np.flatnonzero(digit).tolist():
         cells = found.text(i).split()
-        if bare_rows.row_kind(cells) != bare_rows.NSYS:
+        kind = bare_rows.row_kind(cells)
+        if kind is None:
             continue
-        if not bare_rows.api_row(cells):
+        api = bare_rows.api_row if kind == bare_rows.NSYS else bare_rows.untyped_nvprof_api_row
+        if not api(cells):
             return None
-        rows.add(i)
-        widths.add(len(cells))
+        rows[kind][i] = len(cells)
+    nsys, nvprof = rows[bare_rows.NSYS], rows[bare_rows.NVPROF]
+    if nsys and nvprof:
+        return None
+    if nvprof:
+        if _typed_rows(found):  # a typed row says what its run is: `headed`'s case
+            return None
+        starts = sorted(i for i in nvprof if i - 1 not in nvprof)
+        note = NVPROF_API_HEADED.format(line=starts[0] + 1)
+        return _put_above(data, found, starts, NVPROF_HEADER + _API_TYPE, note)
+    widths = set(nsys.values())
     if len(widths) != 1:
         return None
     width = widths.pop()
-    starts = sorted(i for i in rows if i - 1 not in rows)
+    starts = sorted(i for i in nsys if i - 1 not in nsys)
     header = bare_rows.API_HEADERS[width]
     names = ", ".join(c.strip() for c in header.decode().split("\n")[0].split("  ") if c.strip())
     note = API_HEADED.format(line=starts[0] + 1, columns=width, names=names)
