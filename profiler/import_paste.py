@@ -28,6 +28,7 @@ undone.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -88,11 +89,14 @@ def detected(path: Path) -> Input:
     except ParseError as exc:
         refused = exc if shape is None else noted(exc, shape, path)
     quoted = _reshaped(path, shape, _QUOTE, pasted.unquoted)
-    headed = _reshaped(path, quoted or shape, _TYPED_ROW, pasted.headed)
-    api = _reshaped(path, quoted or shape, _API_NAME, pasted.api_headed)
-    commented = _reshaped(path, shape, _COMMENT, pasted.uncommented)
-    hashed = _reshaped(path, shape, _HASH, pasted.unhashed)
-    for undone in (quoted, headed, api, commented, hashed):
+    later = (
+        (quoted or shape, _TYPED_ROW, pasted.headed),
+        (quoted or shape, _API_NAME, pasted.api_headed),
+        (shape, _COMMENT, pasted.uncommented),
+        (shape, _HASH, pasted.unhashed),
+    )
+    # in this order, each read (the file again) only when the ones before it detected nothing
+    for undone in itertools.chain([quoted], (_reshaped(path, *way) for way in later)):
         if undone is None:
             continue
         try:
