@@ -17,7 +17,7 @@ import re
 NVPROF, NSYS = "nvprof", "nsys"
 NVPROF_TYPES = (["GPU", "activities:"], ["API", "calls:"])
 NVPROF_UNITS = ("ns", "us", "ms", "s")
-# A CUDA runtime or driver entry point as nsys names it (`cudaMalloc`, `cuLaunchKernel`,
+# A CUDA runtime or driver entry point as nsys and nvprof name it (`cudaMalloc`, `cuLaunchKernel`,
 # `cuMemAlloc_v2`, `cudaGraphExecUpdate_v10020`): one word, so nothing to backtrack over.
 _CUDA_API = re.compile(r"cu(?:da)?[A-Z][A-Za-z0-9_]*\Z")
 # The header (and rule) nsys prints above its CUDA API summary, by the summary's columns: 7 in

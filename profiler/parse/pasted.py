@@ -308,8 +308,9 @@ def _lone_types(found: lines.Lines) -> list[tuple[int, int, int]]:
 def _put_above(
     data: bytes, found: lines.Lines, starts: list[int], header: bytes, note: str
 ) -> Reshaped:
-    """`data` (its lines `found`) with `header` (whole lines) put above each of the lines
-    `starts` (0-based, ascending), each header line located at the line below it."""
+    """`data` (its lines `found`) with `header` (whole lines, then what starts the row's own
+    line: nvprof's `API calls:` type) put before each of the lines `starts` (0-based,
+    ascending), each header line located at the line below it."""
     at = np.asarray(starts, dtype=np.int64)
     pieces, begin = [], 0
     for start in found.start[at].tolist():
