@@ -32,6 +32,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import serve_floor  # noqa: E402  (beside this script: run as a script, its folder is on the path)
+
 from variants.cuda import build, launch, memory  # noqa: E402
 from variants.lenet import gpu  # noqa: E402
 from variants.lenet.stages import one_kernel as ok  # noqa: E402
@@ -110,10 +112,8 @@ def mailbox_kernel(stage, model, imgs: int):
         code=mailbox_source(), options=build.COMPILE_OPTIONS + tuple(f"-D{d}" for d in defines)
     )
     module.compile()
-    if stage.const_weights:
-        for name, value in ok.conv_constants(model.weights).items():
-            host = np.ascontiguousarray(value, dtype=np.float32).ravel()
-            cupy.cuda.runtime.memcpy(module.get_global(name).ptr, host.ctypes.data, host.nbytes, 1)
+    if stage.const_weights:  # (the mailbox source declares one_kernel.cu's constants)
+        gpu.set_constants(module, "one_kernel", ok.conv_constants(model.weights))
     kernel = module.get_function("LeNet_Mailbox")
     launch.allow_shared(kernel, ok.shared_bytes(imgs, stage.const_weights))
     return module, kernel
@@ -160,10 +160,9 @@ def serve_mailbox(stage, model, imgs: int, pool, expected, calls: int):
 
 
 def serve_graph(stage, pool, calls: int):
-    """serve_floor's graph way: record, the one-image graph of the stage's rows launch, record,
-    spin on the end event; walls and spans (ns)."""
+    """serve_floor's graph way (record, the one-image graph of the stage's rows launch, record,
+    spin on the end event) on row 1 of `pool`; walls and spans (ns)."""
     import cupy
-    from cupy.cuda import runtime
 
     rows = memory.pinned_empty((1,), np.int32)
     rows[:] = 1
@@ -175,18 +174,8 @@ def serve_graph(stage, pool, calls: int):
     stream.begin_capture()
     stage.enqueue_rows(1, stream)
     graph = stream.end_capture()
-    a, b = cupy.cuda.Event(), cupy.cuda.Event()
-    walls, spans = [], []
-    for _ in range(calls):
-        t0 = time.perf_counter_ns()
-        runtime.eventRecord(a.ptr, stream.ptr)
-        graph.launch(stream)
-        runtime.eventRecord(b.ptr, stream.ptr)
-        while runtime.eventQuery(b.ptr) != 0:
-            pass
-        walls.append(time.perf_counter_ns() - t0)
-        spans.append(int(runtime.eventElapsedTime(a.ptr, b.ptr) * 1e6))
-    return walls, spans
+    graph_way = serve_floor.ways(stage, stream, graph)["graph"]
+    return serve_floor.timed(graph_way, cupy.cuda.Event(), cupy.cuda.Event(), calls)
 
 
 def cells(walls, spans) -> str:
