@@ -702,3 +702,23 @@ def test_details_page_cut_inside_a_metric_value_is_refused(tmp_path):
     path.write_text(text[: text.rindex('"7.55",')])  # the last row stops before its value
     with pytest.raises(ParseError, match="the last row has fewer than the header's 16 cells"):
         ncu_csv.read_tables(path, "s")
+
+
+@pytest.mark.parametrize(
+    ("found", "cut"),
+    [
+        ('"Duration","ns","5,856",', '"Duration","ns",5,856,'),  # the value's quotes lost
+        ('"scale","1","13"', '"sc,ale","1","13"'),  # a comma in the kernel name, unquoted
+    ],
+)
+def test_details_page_metric_row_split_by_an_unquoted_comma_is_refused(tmp_path, found, cut):
+    """The real H100 page with one row's cell split by a comma outside quotes: its cells after
+    the split move right, so `Metric Value` holds a piece of another cell (the value `5,856`
+    read as 5 ns). ncu leaves a metric row's rule cells empty, so the row is refused."""
+    text = DETAILS.read_text()
+    assert found in text
+    path = tmp_path / "split.csv"
+    path.write_text(text.replace(found, cut.replace('"sc,ale"', "sc,ale"), 1))
+    with pytest.raises(ParseError, match="launch '0', metric .*: its row has a cell after Metric"):
+        ncu_csv.read_tables(path, "s")
+    ncu_csv.read_tables(DETAILS, "s")  # the page as ncu wrote it is read

@@ -131,6 +131,7 @@ def read_tables(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.Dat
     if "ID" not in table.columns and "Kernel Time" in table.columns:
         table.insert(0, "ID", _launch_ids(table))
     if "Metric Name" in table.columns and "Metric Value" in table.columns:
+        _check_metric_rows(table, origin)
         launches, found = _details(table, origin)
         counters = functools.partial(ncu_counters.details, table, stage)
     elif "Metric Name" in table.columns and "Average" in table.columns:
@@ -304,6 +305,37 @@ def _line_led_by(text: str, mark: str, last: bool = False) -> str | None:
         return None
     end = text.find("\n", at)
     return text[at : end if end >= 0 else len(text)].strip()
+
+
+def _check_metric_rows(table: pd.DataFrame, origin: Origin) -> None:
+    """Refuse a details page whose metric row has a cell after `Metric Value`.
+
+    ncu quotes every cell and fills the rule cells (`Rule Name` ...) only on a rule's own rows,
+    whose metric cells are empty. A metric row with a cell there had a cell before it split by
+    an unquoted comma (a value `5,856` written without its quotes, by hand or by a tool), and
+    every cell after the split moved right: its value would be read from the wrong cell.
+
+    Raises: ParseError naming the launch, the metric and the cell.
+    """
+    names = list(table.columns)
+    after = names[names.index("Metric Value") + 1 :]
+    if not after:
+        return
+    filled = table[after].notna().to_numpy()
+    bad = np.flatnonzero(filled.any(axis=1) & table["Metric Name"].notna().to_numpy())
+    if len(bad) == 0:
+        return
+    row = int(bad[0])
+    column = after[int(np.argmax(filled[row]))]
+    cells = table.iloc[row]
+    launch, metric, name, cell = (
+        values.shown_cell(x) for x in (cells["ID"], cells["Metric Name"], column, cells[column])
+    )
+    raise origin.error(
+        f"launch {launch}, metric {metric}: its row has a cell after Metric Value ({name}: {cell}),"
+        " where ncu leaves metric rows empty; a cell before it was split by an unquoted comma, so"
+        " its value cannot be told"
+    )
 
 
 def _details(
