@@ -256,3 +256,30 @@ def test_ncu_section_tables_pasted_without_their_kernel_line_say_so(tmp_path, ca
         "line above them as ncu writes one (`<kernel> (grid)x(block), Context N, Stream N`; left "
         "out of this paste): no launch to give their values to)"
     )
+
+
+def test_ncu_usage_text_is_refused_as_one(tmp_path, capsys):
+    path = NCU / "any" / "coalda-ncu-usage.log"
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "it is ncu's usage text (`ncu --help`: 'usage: ncu [options] [program] "
+        "[program-arguments]'), the options it takes: no measurements to import",
+    )
+
+
+def test_legacy_cuda_profiler_log_is_refused_as_one(tmp_path, capsys):
+    path = DATA / "other" / "opticks-cuda-profiling.rst"
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "it holds 41 records of the CUDA command-line profiler that came before nvprof "
+        "(`CUDA_PROFILE=1`/`COMPUTE_PROFILE=1`, from line 52: '1285 method=[ memcpyHtoD ] "
+        "gputime=[ 1.312 ] cputime=[ 2.020 ]'): the format nvprof (CUDA 5 on) replaced, which "
+        "profgen does not read; profgen imports nvprof, Nsight Systems and Nsight Compute output",
+    )
+
+
+def test_usage_and_legacy_logs_need_their_own_lines():
+    assert unusable.describe(["Usage: make [options]", "x"]) is None
+    assert unusable.describe(["see usage: ncu --help below"]) is None
+    record = "method=[ k ] gputime=[ 1.0 ] cputime=[ 2.0 ]"
+    assert unusable.describe(["prose", record, record]) is None

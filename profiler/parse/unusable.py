@@ -22,7 +22,11 @@ pattern that can backtrack:
   row, bare numbers) but the printed summary remade by hand or by a script;
 - rows of an nvprof summary or of an `nsys stats` table pasted without the header line above
   them (an issue or forum post that quotes the top rows only): a table is read from its header,
-  which says what its columns and rows are.
+  which says what its columns and rows are;
+- a profiler's usage text (`ncu --help`, `nsys --help`, `nvprof --help`): its first line is
+  `usage: ncu [options] ...`;
+- a log of the CUDA command-line profiler that came before nvprof (`CUDA_PROFILE=1` or
+  `COMPUTE_PROFILE=1`): lines `method=[ memcpyHtoD ] gputime=[ 1.312 ] cputime=[ 2.020 ]`.
 
 A Markdown document or an HTML page with none of these is said to be one (`document`); another
 file none of whose lines is a profiler's (`program_output`) is said to look like a program's
@@ -71,6 +75,8 @@ def describe(lines: list[str]) -> str | None:
         or _cpu_profile(lines)
         or _comma_joined_summary(lines)
         or _headless_rows(lines)
+        or _usage_text(lines)
+        or _legacy_profiler_log(lines)
     )
 
 
@@ -243,3 +249,36 @@ _HEADLESS_WHY = (
     ": a paste that left the header out; profgen reads a table from its header line, which says "
     "what its columns (and, for nsys, its rows) are"
 )
+
+
+_USAGE_TOOLS = ("ncu", "nsys", "nvprof", "nv-nsight-cu-cli")
+
+
+def _usage_text(lines: list[str]) -> str | None:
+    """What the file is when its first line is a profiler's usage line (`usage: ncu ...`)."""
+    first = next((line.strip() for line in lines if line.strip()), "")
+    words = first.split(None, 2)
+    if len(words) < 2 or words[0].lower() != "usage:" or words[1] not in _USAGE_TOOLS:
+        return None
+    return (
+        f"it is {words[1]}'s usage text (`{words[1]} --help`: "
+        f"{values.shown_cell(first, 80)}), the options it takes: no measurements to import"
+    )
+
+
+_LEGACY_MARKS = ("method=[ ", "gputime=[ ")
+_LEGACY_ROWS = 3  # records that make a log (one could be quoted in prose)
+
+
+def _legacy_profiler_log(lines: list[str]) -> str | None:
+    """What the file is when a line of `lines` is a record of the CUDA command-line profiler
+    that came before nvprof (`method=[ name ] gputime=[ us ] cputime=[ us ]`)."""
+    rows = [at for at, line in enumerate(lines) if all(mark in line for mark in _LEGACY_MARKS)]
+    if len(rows) < _LEGACY_ROWS:
+        return None
+    return (
+        f"it holds {len(rows)} records of the CUDA command-line profiler that came before nvprof "
+        f"(`CUDA_PROFILE=1`/`COMPUTE_PROFILE=1`, from line {rows[0] + 1}: "
+        f"{values.shown_cell(lines[rows[0]].strip(), 80)}): the format nvprof (CUDA 5 on) "
+        f"replaced, which profgen does not read; {_READS}"
+    )
