@@ -47,8 +47,8 @@ def reference_rows(log: Path, skip: int = 0) -> dict[str, list[dict[str, object]
     kind = ""
     for line in lines[header + 1 :]:
         body = line.strip()
-        if not body:
-            break  # the end of the table
+        if not body or body.startswith("```"):
+            break  # the end of the table (a blank line, or the fence of a README's block)
         if body.startswith(("GPU activities:", "API calls:")):
             kind, body = body.split(":", 1)
         pct, total, calls, avg, low, high, name = body.split(None, 6)
@@ -209,6 +209,26 @@ def test_each_nvprof_run_of_a_log_is_a_stage(tmp_path, capsys):
     assert len(first) == 7  # lines 22-28
     # line 22: `API calls:   99.58%  159.25ms  1  159.25ms  159.25ms  159.25ms  cudaMallocManaged`
     assert first.loc["cudaMallocManaged", ["total_ns", "calls"]].tolist() == [159_250_000, 1]
+
+
+def test_summaries_pasted_one_per_step_without_nvprof_lines_are_a_stage_each(tmp_path, capsys):
+    """A README of optimisation steps quotes an `nvprof.exe` summary under two of its steps,
+    each in a fenced block of its own, with no `==PID==` or `Profiling result:` line (it was
+    refused as one run with two summaries, one per device?): each summary is a run, so a
+    stage, with every row as printed."""
+    log = NVPROF / "9.x" / "voxel-raytrace-readme-two-summaries.md"
+    result = profgen(["import", "--model", "m", "--out", tmp_path, "--stage", f"v={log}"], capsys)
+    assert result.code == 0 and result.err == "", result.err
+    run = store.load_run(result.out.strip())
+    stages = run.table("stages")
+    assert list(stages["stage"]) == ["v.1", "v.2"]
+    assert list(stages["title"]) == ["v, run 1 of 2", "v, run 2 of 2"]
+    for skip in range(2):
+        assert_logged(run, f"v.{skip + 1}", reference_rows(log, skip))
+    gpu = run.table("gpu_activities").set_index(["stage", "name"])["total_ns"]
+    # lines 36 and 49: `42.60%  8.30312s ... render_init(...)`, then `0.02%  1.6980ms ...`
+    init = "render_init(int, int, curandStateXORWOW*)"
+    assert (gpu[("v.1", init)], gpu[("v.2", init)]) == (8_303_120_000, 1_698_000)
 
 
 def test_runs_with_no_table_are_left_out_and_said_so(tmp_path, capsys):

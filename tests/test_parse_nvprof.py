@@ -941,6 +941,22 @@ def test_one_summary_per_device_is_refused(tmp_path):
         nvprof.read_log(path, "s")
 
 
+def test_summaries_per_device_without_result_lines_are_one_run(tmp_path):
+    """Two summaries of one run, one per device, pasted without nvprof's `Profiling result:`
+    line: the `Device "..."` line above the second keeps them one run (refused by the summary
+    reader), not two runs as a README's step-by-step summaries are."""
+    lines = [line.split("== ", 1)[-1] for line in TEXT9.read_text().splitlines()]
+    device = lines[3:11]  # the header and the GPU rows, as a second device's table
+    kept = [line for line in lines[:11] if "Profiling result:" not in line]
+    path = tmp_path / "log.txt"
+    path.write_text("\n".join([*kept, "", 'Device "TITAN Xp (1)"', *device]) + "\n")
+    with pytest.raises(ParseError, match="one run with 2 GPU activity summaries"):
+        nvprof.read_runs(path, "s")
+    path.write_text("\n".join([*kept, "", *device]) + "\n")  # no Device line: two runs
+    runs = nvprof.read_runs(path, "s")
+    assert [len(run.tables["gpu_activities"]) for run in runs.kept] == [7, 7]
+
+
 def test_csv_api_trace_is_refused(tmp_path):
     rows = list(csv.reader(TRACE8.read_text().splitlines()[3:]))
     keep = [rows[0].index(c) for c in ("Start", "Duration", "Name")]

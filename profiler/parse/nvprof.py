@@ -257,7 +257,9 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
     A file is read as one run, as `read_log` reads it, unless two runs (each after its
     `Profiling result:` line) give tables of one kind; then each run that has tables is read on
     its own, and each that has none (`No kernels were profiled.`, an error) is left out, said so
-    in nvprof's own words.
+    in nvprof's own words. A paste without those lines whose summaries or gpu traces repeat (a
+    README that quotes each step's summary in a block of its own) is cut into runs where they
+    repeat (`_pasted_runs`).
 
     Args:
         path: as `read_log`.
@@ -269,6 +271,9 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
     """
     text, tables = _found(path)
     name = csvtext.source_path(path)
+    pasted = _pasted_runs(tables)
+    if pasted is not None:
+        return Runs([Run(_read(got, stage, name), got[0].origin.first_line) for got in pasted], [])
     if _several_runs(tables) is None:
         return Runs([Run(_read(tables, stage, name), tables[0].origin.first_line)], [])
     by_run: dict[int, list[Table]] = {}
@@ -287,6 +292,39 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
             end = markers[run] if run < len(markers) else len(text)
             left_out.append((line.at(start), _nothing(text[start:end])))
     return Runs(kept, left_out)
+
+
+_ONCE_A_RUN = ("summary", "trace")  # what nvprof prints once a run (NVTX ranges aside)
+
+
+def _pasted_runs(tables: list[Table]) -> list[list[Table]] | None:
+    """The runs of a paste that left out nvprof's `Profiling result:` lines: a new run starts at
+    each summary or gpu trace whose kind the run so far already has (a README that quotes one
+    summary per optimisation step, each in its own block), with the tables after it.
+
+    None when a `Profiling result:` line comes before a table (the runs are those lines'), when a
+    summary has a `Device "..."` line right above it (`--print-summary-per-gpu`: one run's
+    summaries, one per device; refused by the summary reader), or when no kind repeats."""
+    if any(table.run for table in tables) or any(_device_line(t.above) for t in tables):
+        return None
+    runs: list[list[Table]] = [[]]
+    seen: set[str] = set()
+    for table in tables:
+        kind = "ranges" if table.nvtx else _KIND_OF[table.kind]
+        if kind in _ONCE_A_RUN and kind in seen:
+            runs.append([])
+            seen = set()
+        runs[-1].append(table)
+        seen.add(kind)
+    return runs if len(runs) > 1 else None
+
+
+def _device_line(line: str) -> bool:
+    """Whether `line` is nvprof's `Device "NAME (N)"` line (after its `==PID==` prefix, if any)."""
+    line = line.strip()
+    if line.startswith("==") and "== " in line:
+        line = line.split("== ", 1)[1].lstrip()
+    return line.startswith('Device "')
 
 
 def _command(text: Text, start: int, end: int) -> str | None:
