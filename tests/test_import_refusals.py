@@ -283,3 +283,61 @@ def test_usage_and_legacy_logs_need_their_own_lines():
     assert unusable.describe(["see usage: ncu --help below"]) is None
     record = "method=[ k ] gputime=[ 1.0 ] cputime=[ 2.0 ]"
     assert unusable.describe(["prose", record, record]) is None
+
+
+def test_nsys_nvprof_console_output_ending_at_the_saved_report_names_it(tmp_path, capsys):
+    """k2's pull request quotes `nsys nvprof` (2020) up to `Saved report file to "...qdrep"`:
+    no stats table (was: "recognised none of them; it starts 'The output of'")."""
+    path = NSYS / "2020.x" / "k2-413-nsys-nvprof-no-tables.txt"
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "it is the console output of `nsys profile` (or `nsys nvprof`) that ends where nsys "
+        "saved its report ('/tmp/nsys-report-6869-a100-a89f-853f.qdrep'), with no stats table "
+        "in it: import that report, or what `nsys stats` prints for it",
+    )
+
+
+def test_nsys_console_output_cut_in_the_program_output_says_so(tmp_path, capsys):
+    """miniWeather's issue quotes `nsys nvprof` up to the program's own output (was:
+    "recognised none of them; it starts '```'")."""
+    path = NSYS / "any" / "miniweather-12-nsys-nvprof-cut.txt"
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "it is the console output of `nsys profile` (or `nsys nvprof`) from line 10 "
+        "('WARNING: simple_yakl_tests and any of its children processes will be profiled.') "
+        "with no stats table in it: the program's own output runs to its end (cut before nsys "
+        "printed its tables?)",
+    )
+
+
+def test_nsys_capture_with_only_an_os_runtime_table_names_it(tmp_path, capsys):
+    """pytorch#111570 quotes nsys 2022.1.3 up to its osrtsum table (was: "no nsys report header
+    found", though the table's marker was read)."""
+    path = NSYS / "2022.x" / "pytorch-111570-osrt-only.txt"
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected nsys stats output (cuda_gpu_trace, cuda_gpu_kern_sum, "
+        "cuda_api_sum, ...) (its tables are all of nsys reports profgen does not use (osrtsum), "
+        "none of a CUDA API, kernel or memory-copy report (a paste cut before them?))"
+    )
+
+
+def test_ncu_rule_advice_quoted_without_its_sections_says_so(tmp_path, capsys):
+    """A Paddle pull request quotes two of ncu's `OPT` rule results under its own headings (was:
+    "recognised none of them; it starts 'SimpleElemwiseAddGradCUDAKernel ...'")."""
+    path = NCU / "any" / "paddle-76178-rule-advice-only.txt"
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "it quotes Nsight Compute's rule advice (2 `OPT`/`WRN`/`INF` lines, the first at line 4: "
+        "'OPT Memory is more heavily utilized than Compute: Look at '... (112 characters)) "
+        "without the `Section:` tables and kernel line it comes with: no measurements to import; "
+        "import ncu's own output",
+    )
+
+
+def test_near_misses_of_the_new_kinds_are_not_described_as_them():
+    """A `WARNING:` line of another tool, a word `OPT` in prose and a run whose tables follow
+    are not said to be nsys console output or ncu advice."""
+    assert unusable.describe(["WARNING: disk almost full", "done"]) is None
+    assert unusable.describe(["OPT: -O3 was used", "OPTIONS  none"]) is None
+    assert unusable.describe(['Saved report file to "/tmp/r.qdrep"']) is not None
+    assert unusable.describe(["Saved report file to", "[CUDA memcpy HtoD] rows follow"]) is None

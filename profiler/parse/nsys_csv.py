@@ -169,6 +169,7 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
             _written_elsewhere(head)
             or all_skipped(head)
             or _all_empty(head)
+            or only_unused(head, blocks)
             or "no nsys report header found"
         )
         raise ParseError(path, EXPECTED, reason)
@@ -243,6 +244,32 @@ def _all_empty(head: str) -> str | None:
         "profile holds no CUDA API calls, kernels or memory copies (did the program run on "
         "the GPU?)"
     )
+
+
+def only_unused(head: str, blocks: list[Block]) -> str | None:
+    """Why a capture in which no table of a report profgen reads was found, and some table sits
+    under a marker of a report it does not use (`Running [.../osrtsum.py x.sqlite]...`), holds
+    none it reads: those reports' names, and that no CUDA report is in it (a paste cut before
+    them); None when no table sits under such a marker."""
+    if not any(block.report == nsys_stdout.SKIP and block.text.strip() for block in blocks):
+        return None
+    named = (_unused_name(line) for line in head.split("\n") if line.startswith(_MARKS))
+    names = list(dict.fromkeys(name for name in named if name))
+    shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+    return (
+        f"its tables are all of nsys reports profgen does not use ({shown}), none of a CUDA "
+        "API, kernel or memory-copy report (a paste cut before them?)"
+    )
+
+
+_MARKS = ("Processing [", "Running [", "Exporting [", "[")
+
+
+def _unused_name(line: str) -> str | None:
+    """The name of the report a marker line names, when profgen does not use it (`osrtsum`)."""
+    report, _ = nsys_stdout.marker(line)
+    name = nsys_stdout.named(line)
+    return PurePath(name).stem if report == nsys_stdout.SKIP and name else None
 
 
 def _read_block(

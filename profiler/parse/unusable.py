@@ -12,7 +12,13 @@ pattern that can backtrack:
   them): `Processing [x.sqlite] with [.../rules/cuda_memcpy_sync.py]...`, advice and at most
   50 example rows per rule (not a stats report of all calls);
 - the console output of `nsys profile` that ends at `Generating '....qdstrm'` with no stats
-  table after it (the program or nsys failed before it wrote a report);
+  table after it (the program or nsys failed before it wrote a report), and that of 2020-2021
+  versions (`nsys nvprof` too) with no stats table: ending where nsys saved its report
+  (`Saved report file to "x.qdrep"`), or with the program's own output after nsys's launch
+  line (`WARNING: app and any of its children processes will be profiled.`: a paste cut
+  before the tables);
+- Nsight Compute's rule advice (`    OPT   Memory is more heavily utilized ...`, `WRN`,
+  `INF`) quoted without the `Section:` tables and kernel line it belongs to;
 - a CPU profiler's output: a gprof profile (`Each sample counts as 0.01 seconds.` above its
   flat profile, `granularity: each sample hit covers ...` above its call graph) or a Python
   cProfile/pstats listing (the header `ncalls tottime percall cumtime percall
@@ -72,6 +78,7 @@ def describe(lines: list[str]) -> str | None:
         _metric_list(lines)
         or _rule_output(lines)
         or _profile_without_report(lines)
+        or _ncu_advice(lines)
         or _cpu_profile(lines)
         or _comma_joined_summary(lines)
         or _headless_rows(lines)
@@ -149,13 +156,65 @@ def _rule_output(lines: list[str]) -> str | None:
 
 def _profile_without_report(lines: list[str]) -> str | None:
     last = next((line.strip() for line in reversed(lines) if line.strip()), "")
-    if not (last.startswith("Generating '") and last.endswith((".qdstrm'", ".nsys-rep'"))):
-        return None
     said = next((line.strip() for line in lines if "error" in line.lower()), None)
     error = f"; the first error in it: {values.shown_cell(said, 200)}" if said else ""
+    if last.startswith("Generating '") and last.endswith((".qdstrm'", ".nsys-rep'")):
+        return (
+            f"it is the console output of `nsys profile` that ends at "
+            f"{values.shown_cell(last, 120)}: nsys printed no stats table after it (did the "
+            f"program or nsys fail?){error}"
+        )
+    return _saved_without_stats(last) or _launch_without_stats(lines)
+
+
+_CONSOLE = "it is the console output of `nsys profile` (or `nsys nvprof`)"
+_SAVED = "Saved report file to "
+_LAUNCH = " and any of its children processes will be profiled."
+
+
+def _saved_without_stats(last: str) -> str | None:
+    """What a file is whose last line is nsys's `Saved report file to "x.qdrep"` (2020-2021
+    versions, `nsys nvprof` included): nsys's console output cut before its stats tables, or of
+    a run that printed none."""
+    if not last.startswith(_SAVED):
+        return None
+    report = last[len(_SAVED) :].strip('"')
     return (
-        f"it is the console output of `nsys profile` that ends at {values.shown_cell(last, 120)}: "
-        f"nsys printed no stats table after it (did the program or nsys fail?){error}"
+        f"{_CONSOLE} that ends where nsys saved its report ({values.shown_cell(report, 120)}), "
+        "with no stats table in it: import that report, or what `nsys stats` prints for it"
+    )
+
+
+def _launch_without_stats(lines: list[str]) -> str | None:
+    """What a file is with nsys's launch line (`WARNING: app and any of its children processes
+    will be profiled.`) and, detection having found none, no stats table after it: the program's
+    own output runs to its end (a paste cut before nsys printed its tables)."""
+    at = next((n for n, line in enumerate(lines) if line.rstrip().endswith(_LAUNCH)), None)
+    if at is None or not lines[at].lstrip().startswith("WARNING: "):
+        return None
+    return (
+        f"{_CONSOLE} from line {at + 1} ({values.shown_cell(lines[at].strip(), 100)}) with no "
+        "stats table in it: the program's own output runs to its end (cut before nsys printed "
+        "its tables?)"
+    )
+
+
+_NCU_TAGS = ("OPT  ", "WRN  ", "INF  ")  # a rule's tag as ncu prints it, padded to 6
+
+
+def _ncu_advice(lines: list[str]) -> str | None:
+    """What a file is in which Nsight Compute's rule advice (`    OPT   Memory is more heavily
+    utilized than Compute: ...`) is quoted without the `Section:` tables and kernel line it
+    comes with (detection found none): no measurements."""
+    tagged = [n for n, line in enumerate(lines) if line.lstrip(" ").startswith(_NCU_TAGS)]
+    if not tagged:
+        return None
+    first = lines[tagged[0]].strip()
+    return (
+        f"it quotes Nsight Compute's rule advice ({len(tagged)} `OPT`/`WRN`/`INF` line"
+        f"{'s' if len(tagged) > 1 else ''}, the first at line {tagged[0] + 1}: "
+        f"{values.shown_cell(first, 60)}) without the `Section:` tables and kernel line it "
+        "comes with: no measurements to import; import ncu's own output"
     )
 
 
