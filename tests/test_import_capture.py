@@ -533,26 +533,58 @@ def test_a_table_whose_report_line_was_cut_is_not_taken_for_a_named_report(tmp_p
 def test_nsys_nvprof_gpu_traces_of_three_runs_are_a_stage_each(tmp_path, capsys):
     """Three `nsys nvprof --print-gpu-trace` runs in one Markdown file (4 KB, 2 MB and 1 GB
     pages), after a bare command, a `]$` and a `$` prompt: each run's `cuda_gpu_trace` is a
-    stage of its own (only the first was read, the rest dropped unsaid); the third, whose last
-    row the paste cut, is left out and said so."""
+    stage of its own (only the first was read, the rest dropped unsaid). The paste cut the
+    third's last row after its `CorrId`: its three whole rows are kept (the whole table was
+    left out), the cut row is left out, and both are said."""
     result, run = imported(capsys, tmp_path, f"s={HUGEPAGES}")
-    assert "line 85: nsys-text output left out: line 103, column 'Name'" in result.err
+    assert result.err == (
+        f"profgen: warning: stage s: {HUGEPAGES}: line 85: nsys-text output's last row left out, "
+        "cut short by the paste (line 103, column 'Name': the cell is empty (truncated file?)): "
+        "tables partial\n"
+    )
     trace = run.table("gpu_trace")
-    assert sorted(set(trace["stage"])) == ["s.1", "s.2"]
+    assert sorted(set(trace["stage"])) == ["s.1", "s.2", "s.3"]
     by = {k: t.reset_index(drop=True) for k, t in trace.groupby("stage")}
-    copies = ["[CUDA memcpy HtoD]", "[CUDA memcpy HtoD]"]
+    kernel = "vectorAdd(const double *, const double *, double *, unsigned long long)"
     for got in by.values():
-        assert list(got["name"])[:2] == copies and got["name"][3] == "[CUDA memcpy DtoH]"
-        assert got["name"][2].startswith("vectorAdd(const double *")
+        assert list(got["name"])[:3] == ["[CUDA memcpy HtoD]", "[CUDA memcpy HtoD]", kernel]
+    for got in (by["s.1"], by["s.2"]):
+        assert got["name"][3] == "[CUDA memcpy DtoH]"
         assert list(got["correlation_id"]) == [122, 123, 124, 126]
-    s1, s2 = by["s.1"], by["s.2"]
+    s1, s2, s3 = by["s.1"], by["s.2"], by["s.3"]
     assert list(s1["start_ns"]) == [61_984_034_576, 64_924_944_882, 67_787_961_762, 67_815_531_814]
     assert list(s1["duration_ns"]) == [2_940_588_676, 2_862_997_200, 27_567_396, 5_689_044_986]
     assert list(s2["start_ns"]) == [60_220_323_051, 61_536_793_230, 62_853_129_100, 62_881_398_861]
     assert list(s2["duration_ns"]) == [1_316_361_188, 1_316_311_326, 28_260_258, 5_190_804_908]
-    assert list(by["s.2"]["bytes"])[:2] == [12_800_000_000, 12_800_000_000]
+    assert list(s3["start_ns"]) == [64_683_872_355, 65_925_884_636, 67_166_952_938]
+    assert list(s3["duration_ns"]) == [1_241_911_002, 1_241_057_262, 28_251_136]
+    assert list(s3["correlation_id"]) == [122, 123, 124]
+    assert list(s2["bytes"])[:2] == list(s3["bytes"])[:2] == [12_800_000_000, 12_800_000_000]
     stages = run.table("stages").set_index("stage")
-    assert stages.loc["s.2", "title"] == "s, run 2 of 2"  # its prompt ran `cat`, not nsys
+    assert stages.loc["s.2", "title"] == "s, run 2 of 3"  # its prompt ran `cat`, not nsys
+    assert stages.loc["s.3", "technique"].endswith(
+        "(gpu_trace; partial: its last row cut short by the paste)"
+    )
+    sections = run.meta["inputs"][0]["sections"]
+    cut = [s.get("cut_row") for s in sections]
+    assert cut == [None, None, "line 103, column 'Name': the cell is empty (truncated file?)"]
+
+
+def test_a_cut_row_of_a_double_spaced_paste_is_named_by_the_files_own_line(tmp_path, capsys):
+    """The hugepages file double-spaced (as an email reply pastes it): read as single-spaced,
+    the cut row, line 103 of the single-spaced text, is line 205 of the file in the warning and
+    in run.json."""
+    double = tmp_path / "double.md"
+    double.write_text("".join(f"{line}\n\n" for line in HUGEPAGES.read_text().splitlines()))
+    result, run = imported(capsys, tmp_path / "out", f"s={double}")
+    why = "line 205, column 'Name': the cell is empty (truncated file?)"
+    assert f"{double}: line 169: nsys-text output's last row left out, cut short by the paste " in (
+        result.err
+    )
+    assert f"({why}): tables partial" in result.err
+    assert [s.get("cut_row") for s in run.meta["inputs"][0]["sections"]][-1] == why
+    trace = run.table("gpu_trace")
+    assert list(trace[trace["stage"] == "s.3"]["correlation_id"]) == [122, 123, 124]
 
 
 def test_two_nsys_stats_outputs_one_under_the_other_are_two_stages(tmp_path, capsys):
