@@ -2,25 +2,24 @@
 one or more tools' output, cut into sections (`profiler.parse.capture`) each of which is read
 by the same detection and parsers as a file of its own.
 
-Each section's bytes (as the capture holds them, not decoded) are held in memory and read as a
-file of its own would be (`csvtext.Held`, named `section<n><suffix>`: no file is written or read
-again), `profiler.parse.detect` says what it is, and the importer's reader for that kind
-(passed in: formats added to the importer are read here too) returns its tables. A section no
-reader recognises is passed over: it is the rest of the capture. A section one recognises but
-cannot read is left out and said so: in run.json, in the stage's technique and as a warning; so
-is a summary of its top rows only (`values.TrimmedTable`), whose rows are kept, and so is a
-section refused at its last line that reads without it (the paste stopped mid-row): its whole
-rows are kept and the cut row alone is left out. Tables of two kinds are imported as both (summaries and a gpu trace,
-nvprof and nsys output of one program): a summary a tool printed is kept as printed (the
-importer assembles with `keep_printed`; a trace pasted beside it is often cut short) and the
-trace gives the timeline and the GPU span. When two sections give the same table they are never
-added up. Several nvprof runs that give tables of one kind (a README with one log per step) are
-one run each (`import_runs` makes each a stage of its own): each nvprof section that gives
-tables starts a run, which takes the sections after it up to the next (the sections before the
-first, the first's). So are several nsys runs (`capture` cuts a section where nsys's output
-starts again) when no nvprof runs are. Within a run (or a capture of one), of anything else
-(nvprof and nsys output of one program) the first section's table is kept and the later one's
-is left out and said so.
+Each section's bytes (as the capture holds them, not decoded) are held in memory and read as a file
+of its own would be (`csvtext.Held`, named `section<n><suffix>`: no file is written or read again),
+`profiler.parse.detect` says what it is, and the importer's reader for that kind (passed in:
+formats added to the importer are read here too) returns its tables. A section no reader recognises
+is passed over: it is the rest of the capture. A section one recognises but cannot read is left out
+and said so: in run.json, in the stage's technique and as a warning; so is a summary of its top
+rows only (`values.TrimmedTable`), whose rows are kept, and so is a section refused at its last
+line that reads without it (the paste stopped mid-row): its whole rows are kept and the cut row
+alone is left out. Tables of two kinds are imported as both (summaries and a gpu trace, nvprof and
+nsys output of one program): a summary a tool printed is kept as printed (the importer assembles
+with `keep_printed`; a trace pasted beside it is often cut short) and the trace gives the timeline
+and the GPU span. When two sections give the same table they are never added up. Several nvprof
+runs that give tables of one kind (a README with one log per step) are one run each (`import_runs`
+makes each a stage of its own): each nvprof section that gives tables starts a run, which takes the
+sections after it up to the next (the sections before the first, the first's). So are several nsys
+runs (`capture` cuts a section where nsys's output starts again) when no nvprof runs are. Within a
+run (or a capture of one), of anything else (nvprof and nsys output of one program) the first
+section's table is kept and the later one's is left out and said so.
 
 The capture fails as a whole (ParseError naming the file) only when no section gives a table;
 errors a section's reader raises name the capture and its own lines.
