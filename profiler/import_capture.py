@@ -17,9 +17,10 @@ and the GPU span. When two sections give the same table they are never added up.
 runs that give tables of one kind (a README with one log per step) are one run each (`import_runs`
 makes each a stage of its own): each nvprof section that gives tables starts a run, which takes the
 sections after it up to the next (the sections before the first, the first's). So are several nsys
-runs (`capture` cuts a section where nsys's output starts again) when no nvprof runs are. Within a
-run (or a capture of one), of anything else (nvprof and nsys output of one program) the first
-section's table is kept and the later one's is left out and said so.
+runs (`capture` cuts a section where nsys's output starts again) when no nvprof runs are, and
+several ncu runs (after prompts, or where ncu connects to a process after the last disconnected)
+when neither are. Within a run (or a capture of one), of anything else (nvprof and nsys output of
+one program) the first section's table is kept and the later one's is left out and said so.
 
 The capture fails as a whole (ParseError naming the file) only when no section gives a table;
 errors a section's reader raises name the capture and its own lines.
@@ -40,7 +41,9 @@ from profiler.parse import capture, csvtext, detect, values
 
 Reader = Callable[[str, Path | csvtext.Held, str, Path], tuple[dict[str, pd.DataFrame], list[Path]]]
 _NOT_SECTIONS = (detect.CAPTURE, detect.NSYS_DIR, detect.NSYS_REPORT)
-_RUN_KINDS = (detect.NVPROF, detect.NSYS_TEXT)  # output of several runs of one is several runs
+# output of several runs of one of these is several runs (the first that has several, in order)
+_RUN_KINDS = (detect.NVPROF, detect.NSYS_TEXT, detect.NCU_TEXT)
+_RUN_TOOLS = {detect.NSYS_TEXT: capture.NSYS, detect.NCU_TEXT: capture.NCU}
 
 
 @dataclass
@@ -258,12 +261,13 @@ def _merged(sections: list[Read]) -> Found:
 
 
 def _run_command(entry: dict[str, Any]) -> str | None:
-    """The command of a section that starts a run: nvprof's as typed; nsys's only when it runs
-    nsys (the prompt above nsys output may be another command's: `$ cat /proc/meminfo`)."""
+    """The command of a section that starts a run: nvprof's as typed; nsys's (ncu's) only when
+    it runs nsys (ncu): the prompt above nsys output may be another command's (`$ cat
+    /proc/meminfo`)."""
     command = entry["command"]
     if entry["kind"] == detect.NVPROF or command is None:
         return command
-    return command if capture.profiler_run(command) == capture.NSYS else None
+    return command if capture.profiler_run(command) == _RUN_TOOLS[entry["kind"]] else None
 
 
 def technique(found: Found, kinds: dict[str, str]) -> str:

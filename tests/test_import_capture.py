@@ -648,3 +648,81 @@ def test_later_runs_typed_without_prompts_are_left_out_and_said_so(tmp_path, cap
     api = rows(run, "api_calls").set_index("name")
     assert api.loc["cudaMemcpy", "total_ns"] == 61_104_470_031
     assert api.loc["cuModuleGetLoadingMode", "total_ns"] == 893
+
+
+NCU_RUNS = DATA / "ncu" / "2024.x" / "hyuckhan-lab08-ncu-runs-after-prompts.txt"
+NCU_2022 = DATA / "ncu" / "2022.x"
+
+
+def test_ncu_runs_after_prompts_are_a_stage_each(tmp_path, capsys):
+    """A lab's sample output: five `$ ncu ...` runs of `./matmul`, each after a prompt between
+    `====` rules (four of one kernel's three metrics, one `--set basic` of four launches): each
+    run is a stage of its own titled with its command (the first run's metrics were read and
+    the four later runs' left out, with a warning each)."""
+    result, run = imported(capsys, tmp_path, f"s={NCU_RUNS}")
+    assert "warning" not in result.err
+    stages = run.table("stages").set_index("stage")
+    assert list(stages.index) == ["s.1", "s.2", "s.3", "s.4", "s.5"]
+    assert stages.loc["s.2", "title"] == (
+        "s, run 2 of 5: ncu --metrics <세 지표> --kernel-name mm_tiled_kernel --launch-count 1 "
+        "./matmul 1024 16"
+    )
+    assert stages.loc["s.5", "title"] == "s, run 5 of 5: ncu --set basic ./matmul 1024 16"
+    got = run.table("metrics")
+    one = got[got["stage"] != "s.5"].set_index("stage")
+    tiled = "void mm_tiled_kernel<(unsigned int)16>(float *, float *, float *, unsigned int)"
+    plain = "mm_kernel(float *, float *, float *, unsigned int)"
+    assert list(one["name"]) == [plain, tiled, plain, tiled]
+    # lines 29-31, 53-55, 76-78 and 99-101: dram, sm, occupancy of each run's one launch
+    assert list(one["dram_throughput_pct"]) == [1.76, 3.60, 44.31, 68.34]
+    assert list(one["sm_throughput_pct"]) == [93.25, 96.27, 75.67, 88.47]
+    assert list(one["achieved_occupancy_pct"]) == [98.10, 98.01, 99.87, 99.87]
+    assert list(one["grid"]) == ["(64, 64, 1)", "(64, 64, 1)", "(256, 256, 1)", "(256, 256, 1)"]
+    basic = got[got["stage"] == "s.5"]
+    assert list(basic["kernel_id"]) == [0, 1, 2, 3]
+    # lines 132-133, 201-202, 270-271, 339-340: `DRAM Throughput` and `Duration`
+    assert list(basic["duration_ns"]) == [1_840_000, 1_840_000, 1_340_000, 1_340_000]
+    assert list(basic["dram_throughput_pct"]) == [6.10, 1.63, 2.25, 4.40]
+
+
+def test_ncu_output_of_two_runs_one_under_the_other_is_two_stages(tmp_path, capsys):
+    """Two real ncu outputs of one course (an RTX 3070, 2022) one under the other, no prompt
+    between: the second `==PROF== Connected to process 6082` comes after process 5341
+    disconnected, so it starts a run (both were read as one run of five launches, launch IDs 0
+    and 1 twice)."""
+    first = (NCU_2022 / "matrix_sums.profile1-simple.output").read_text()
+    second = (NCU_2022 / "nsight-profile.1.reductions-b-160K.output").read_text()
+    both = tmp_path / "both.txt"
+    both.write_text(first + second)
+    result, run = imported(capsys, tmp_path / "out", f"s={both}")
+    assert "warning" not in result.err
+    got = run.table("metrics")
+    assert list(got["stage"]) == ["s.1", "s.1", "s.2", "s.2", "s.2"]
+    assert list(got["kernel_id"]) == [0, 1, 0, 1, 2]
+    assert list(got["name"].str.split("(").str[0]) == [
+        "row_sums", "column_sums", "atomic_red", "reduce_a", "reduce_ws"
+    ]  # fmt: skip
+    assert got["duration_ns"].iloc[0] == 11_970_000  # line 16: `Duration  msecond  11.97`
+    sections = run.meta["inputs"][0]["sections"]
+    assert [s["line"] for s in sections] == [1, len(first.splitlines()) + 1]
+
+
+def test_ncu_processes_of_one_run_are_not_cut_apart() -> None:
+    """ncu connects to each process of a run (`--target-processes all`) before the first
+    disconnects: a `Connected to process` while one is connected starts no run; one after all
+    disconnected does."""
+    one = [
+        "==PROF== Connected to process 100 (/usr/bin/python3)",
+        "==PROF== Connected to process 101 (/usr/bin/python3)",
+        "==PROF== Disconnected from process 101",
+        "==PROF== Connected to process 102 (/usr/bin/python3)",
+        "==PROF== Disconnected from process 102",
+        "==PROF== Disconnected from process 100",
+    ]
+    text = "\n".join([*one, "[100] python3@127.0.0.1", *one]) + "\n"
+    sections = capture.split(text)
+    assert [(s.first_line, s.tool, s.marked) for s in sections] == [
+        (1, capture.NCU, False),
+        (8, capture.NCU, False),
+    ]
+    assert capture.is_capture(text) and not capture.is_capture("\n".join(one) + "\n")

@@ -14,7 +14,8 @@ layout (the parsers, which other formats join, find the tables in each section):
   `[3/8] Executing 'nvtx_sum'` step or `[1/8] [====100%]` bar, a `** ... (report):` banner,
   or an nsys CSV header at the start of a paragraph); a program's own `[1/10] epoch` is none;
 - nsys's output starting again: a marker naming a report the section named already, or
-  `Generating '/tmp/nsys-report-....qdstrm'` after one (two runs pasted one under the other).
+  `Generating '/tmp/nsys-report-....qdstrm'` after one (two runs pasted one under the other);
+  ncu's: `==PROF== Connected to process` after every process it connected to has disconnected.
 
 An elision line (`...`, `[...]`, `[...warmup...]`) that a paste puts where it cut rows out is
 left out of its section and recorded (the section's tables are partial); it cuts nothing, so a
@@ -22,8 +23,9 @@ table whose rows a paste elided, even right under its header, stays one table.
 
 A file is a capture (`is_capture`) when it holds the output of two or more tools, two or more
 nvprof or ncu runs typed after prompts (each is a run of its own, whatever its tool prints), two
-or more sections of nsys output that name one report (runs of their own), or a tool's output a
-paste elides rows of (the importer says its tables are partial).
+or more sections of nsys output that name one report (runs of their own), ncu's output starting
+again (`ncu_restarts`), or a tool's output a paste elides rows of (the importer says its tables
+are partial).
 Any other file is left to its tool's parser whole: each parser finds its tables among prompts,
 Markdown and program output, and applies its own rule to several runs in one file.
 
@@ -79,6 +81,8 @@ _RUNS_UNMARKED = (NVPROF, NCU)
 _TOOL_OF = {"nvprof": NVPROF, "nsys": NSYS, "ncu": NCU, "nv-nsight-cu-cli": NCU}
 _NVPROF = re.compile(r"==(?P<pid>[0-9]{1,10})== ")
 _NVPROF_STARTS = "== NVPROF is profiling process "
+_NCU_CONNECTED = "==PROF== Connected to process "  # ncu attached to a process of its run
+_NCU_DISCONNECTED = "==PROF== Disconnected from process "
 _NSYS = re.compile(
     r"(?:Processing \[|Running \[|Generating SQLite file|Generating '|Collecting data\.\.\."
     r"|\[[0-9]{1,3}/[0-9]{1,3}\] (?:\[|Executing ')"
@@ -223,6 +227,8 @@ def _walk(
                 cur.tool, cur.run = tool, run  # a prompt's `nvprof` gets its PID
             if named:
                 cur.reports.append(named)
+            if tool == NCU:
+                cur.attach(line)
             cur.add(i, int(bounds[i]), int(bounds[i + 1]), bool(line.strip()))
         previous_blank = not line or line.isspace()
         after = i + 1
@@ -236,9 +242,13 @@ def _another(cur: _Open, tool: str, run: str | None, line: str, named: str | Non
     process 308`: a handout's two examples both say 308), or nsys's run starting again: a
     marker naming (`named`) a report `cur` named already, or the line nsys profile starts its
     output with (`Generating '/tmp/nsys-report-73d9.qdstrm'`) after a report was named (two
-    runs pasted one under the other)."""
+    runs pasted one under the other), or ncu connecting to a process after every process `cur`
+    connected to has disconnected (`==PROF== Connected to process 5342 (...)`: the processes of
+    one run, `--target-processes all`, connect before the first disconnects)."""
     if tool != cur.tool or (cur.run is not None and run != cur.run):
         return True
+    if tool == NCU:
+        return cur.ncu_done and line.lstrip(" \t").startswith(_NCU_CONNECTED)
     if tool == NSYS:
         return named in cur.reports or bool(cur.reports and _NSYS_RUN.match(line.lstrip()))
     return cur.run is not None and tool == NVPROF and _NVPROF_STARTS in line
@@ -254,8 +264,9 @@ def is_capture(head: str) -> bool:
     """True when the text (a file's first 64 KiB) holds several tools' output, several nvprof or
     ncu runs typed after prompts (their output need not mark where a run starts: a paste cuts
     nvprof's `Profiling result:` lines), several sections of nsys output that name one report
-    (nsys's parser reads one table of each report), or a tool's output that a paste elides
-    rows of."""
+    (nsys's parser reads one table of each report), ncu's output of several runs one under
+    the other (its parser would read them as one), or a tool's output that a paste elides rows
+    of."""
     sections = split(head)
     printed = [s for s in sections if s.tool is not None]
     typed = [s for s in printed if s.command is not None and s.tool in _RUNS_UNMARKED]
@@ -265,7 +276,15 @@ def is_capture(head: str) -> bool:
         or len(typed) >= 2
         or len(named) > len(set(named))
         or any(s.elided for s in printed)
+        or ncu_restarts(sections)
     )
+
+
+def ncu_restarts(sections: list[Section]) -> bool:
+    """Whether ncu's output starts again in `sections`: a section of it right after another,
+    with no prompt or fence between (`_another` cut it where ncu connected to a process anew)."""
+    pairs = zip(sections, sections[1:], strict=False)
+    return any(a.tool == b.tool == NCU and not b.marked for a, b in pairs)
 
 
 def _prompt(line: str) -> str | None:
@@ -310,6 +329,17 @@ class _Open:
         self.spans: list[tuple[int, int]] = []
         self.solid = False  # whether a line read is not blank
         self.elided: list[int] = []
+        self.ncu_attached = 0  # processes ncu connected to and not yet disconnected from
+        self.ncu_done = False  # one disconnected, and none is connected: its run is over
+
+    def attach(self, line: str) -> None:
+        """Count ncu's `line` if it connects to or disconnects from a process."""
+        line = line.lstrip(" \t")
+        if line.startswith(_NCU_CONNECTED):
+            self.ncu_attached, self.ncu_done = self.ncu_attached + 1, False
+        elif line.startswith(_NCU_DISCONNECTED):
+            self.ncu_attached = max(0, self.ncu_attached - 1)
+            self.ncu_done = self.ncu_attached == 0
 
     def add(self, line: int, start: int, end: int, solid: bool) -> None:
         """Read lines `line`.. (0-based), bytes `start:end` of the capture."""
