@@ -726,3 +726,28 @@ def test_ncu_processes_of_one_run_are_not_cut_apart() -> None:
         (8, capture.NCU, False),
     ]
     assert capture.is_capture(text) and not capture.is_capture("\n".join(one) + "\n")
+
+
+def test_nsys_profile_output_of_two_runs_one_under_the_other_is_two_stages(tmp_path, capsys):
+    """A real `nsys profile --stats=true` capture of 2021 (2020.4.3's layout: `CUDA API
+    Statistics:`, no report names) twice, no prompt between: `Collecting data...`, which nsys
+    prints once a run, comes again at line 120, so a run starts there (both were read as one,
+    the second's five tables left out with a warning)."""
+    text = (DATA / "nsys" / "2020.4.3" / "omp-offload-stats.txt").read_text()
+    twice = tmp_path / "twice.txt"
+    twice.write_text(text + text)
+    result, run = imported(capsys, tmp_path / "out", f"s={twice}")
+    assert "warning" not in result.err
+    sections = run.meta["inputs"][0]["sections"]
+    assert [s["line"] for s in sections] == [1, len(text.splitlines()) + 4]
+    api = run.table("api_calls").set_index(["stage", "name"])
+    for stage in ("s.1", "s.2"):  # line 23: `73.3  52,866,564  1 ... cuDevicePrimaryCtxRelease_v2`
+        got = api.loc[(stage, "cuDevicePrimaryCtxRelease_v2")]
+        assert (got["total_ns"], got["calls"]) == (52_866_564, 1)
+        assert api.loc[(stage, "cuMemAlloc_v2"), "calls"] == 8
+    trace = run.table("gpu_trace")  # its trace: one kernel (line 112), 4 copies each way
+    assert trace.groupby("stage").size().to_dict() == {"s.1": 9, "s.2": 9}
+    kernel = trace[trace["name"] == "__omp_offloading_30_736b0b47_main_l20"]
+    assert list(kernel["stage"]) == ["s.1", "s.2"]
+    assert list(kernel["start_ns"]) == [364_801_000, 364_801_000]
+    assert list(kernel["duration_ns"]) == [222_080, 222_080]
