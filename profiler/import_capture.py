@@ -2,24 +2,25 @@
 one or more tools' output, cut into sections (`profiler.parse.capture`) each of which is read
 by the same detection and parsers as a file of its own.
 
-Each section's bytes (as the capture holds them, not decoded) are held in memory and read as a
-file of its own would be (`csvtext.Held`, named `section<n><suffix>`: no file is written or read
-again), `profiler.parse.detect` says what it is, and the importer's reader for that kind
-(passed in: formats added to the importer are read here too) returns its tables. A section no
-reader recognises is passed over: it is the rest of the capture. A section one recognises but
-cannot read (a table cut by the paste, say) is left out and said so: in run.json, in the stage's
-technique and as a warning; so is a summary of its top rows only (`values.TrimmedTable`), whose
-rows are kept. Tables of two kinds are imported as both (summaries and a gpu trace,
-nvprof and nsys output of one program): a summary a tool printed is kept as printed (the
-importer assembles with `keep_printed`; a trace pasted beside it is often cut short) and the
-trace gives the timeline and the GPU span. When two sections give the same table they are never
-added up. Several nvprof runs that give tables of one kind (a README with one log per step) are
-one run each (`import_runs` makes each a stage of its own): each nvprof section that gives
-tables starts a run, which takes the sections after it up to the next (the sections before the
-first, the first's). So are several nsys runs (`capture` cuts a section where nsys's output
-starts again) when no nvprof runs are. Within a run (or a capture of one), of anything else
-(nvprof and nsys output of one program) the first section's table is kept and the later one's
-is left out and said so.
+Each section's bytes (as the capture holds them, not decoded) are held in memory and read as a file
+of its own would be (`csvtext.Held`, named `section<n><suffix>`: no file is written or read again),
+`profiler.parse.detect` says what it is, and the importer's reader for that kind (passed in:
+formats added to the importer are read here too) returns its tables. A section no reader recognises
+is passed over: it is the rest of the capture. A section one recognises but cannot read is left out
+and said so: in run.json, in the stage's technique and as a warning; so is a summary of its top
+rows only (`values.TrimmedTable`), whose rows are kept, and so is a section refused at its last
+line that reads without it (the paste stopped mid-row): its whole rows are kept and the cut row
+alone is left out. Tables of two kinds are imported as both (summaries and a gpu trace, nvprof and
+nsys output of one program): a summary a tool printed is kept as printed (the importer assembles
+with `keep_printed`; a trace pasted beside it is often cut short) and the trace gives the timeline
+and the GPU span. When two sections give the same table they are never added up. Several nvprof
+runs that give tables of one kind (a README with one log per step) are one run each (`import_runs`
+makes each a stage of its own): each nvprof section that gives tables starts a run, which takes the
+sections after it up to the next (the sections before the first, the first's). So are several nsys
+runs (`capture` cuts a section where nsys's output starts again) when no nvprof runs are, and
+several ncu runs (after prompts, or where ncu connects to a process after the last disconnected)
+when neither are. Within a run (or a capture of one), of anything else (nvprof and nsys output of
+one program) the first section's table is kept and the later one's is left out and said so.
 
 The capture fails as a whole (ParseError naming the file) only when no section gives a table;
 errors a section's reader raises name the capture and its own lines.
@@ -28,7 +29,7 @@ errors a section's reader raises name the capture and its own lines.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,9 @@ from profiler.parse import capture, csvtext, detect, values
 
 Reader = Callable[[str, Path | csvtext.Held, str, Path], tuple[dict[str, pd.DataFrame], list[Path]]]
 _NOT_SECTIONS = (detect.CAPTURE, detect.NSYS_DIR, detect.NSYS_REPORT)
-_RUN_KINDS = (detect.NVPROF, detect.NSYS_TEXT)  # output of several runs of one is several runs
+# output of several runs of one of these is several runs (the first that has several, in order)
+_RUN_KINDS = (detect.NVPROF, detect.NSYS_TEXT, detect.NCU_TEXT)
+_RUN_TOOLS = {detect.NSYS_TEXT: capture.NSYS, detect.NCU_TEXT: capture.NCU}
 
 
 @dataclass
@@ -64,6 +67,11 @@ class Found:
                     f"{path}: line {s['line']}: {s['kind']} output's "
                     f"{', '.join(s['tables_left_out'])} left out (an earlier section gave them; "
                     "to import this run, give it a file of its own)"
+                )
+            if s.get("cut_row"):
+                out.append(
+                    f"{path}: line {s['line']}: {s['kind']} output's last row left out, cut short "
+                    f"by the paste ({s['cut_row']}): tables partial"
                 )
             if s.get("elided"):
                 at = ", ".join(map(str, s["elided"]))
@@ -168,17 +176,49 @@ def _read_section(
         entry["left_out"] = "not a section of one tool's output"
         return entry, {}
     try:
-        with values.trimmed() as trimmed:
-            tables, _ = read(kind, held, stage, raw)
+        tables, trimmed = _tables(read, kind, held, stage, raw)
     except ParseError as exc:
-        entry["left_out"] = values.renumbered(exc.detail or str(exc), section.file_line)
-        return entry, {}
+        why = exc.detail or str(exc)
+        kept = _without_cut_row(read, kind, held, why, stage, raw)
+        if kept is None:
+            entry["left_out"] = values.renumbered(why, section.file_line)
+            return entry, {}
+        tables, trimmed = kept
+        entry["cut_row"] = values.renumbered(why, section.file_line)
     entry["tables"] = sorted(name for name, df in tables.items() if len(df))
     said = [(t.partial, values.renumbered(str(t), section.file_line)) for t in trimmed]
     entry["trimmed"] = [line for partial, line in said if partial]
     if len(entry["trimmed"]) < len(said):  # notes that the tables are whole (`ReadNote`)
         entry["notes"] = [line for partial, line in said if not partial]
     return entry, tables
+
+
+def _tables(
+    read: Reader, kind: str, held: csvtext.Held, stage: str, raw: Path
+) -> tuple[dict[str, pd.DataFrame], list[values.ReadNote]]:
+    """What `read` gives of the section `held`, and the tables it read only the top rows of."""
+    with values.trimmed() as trimmed:
+        tables, _ = read(kind, held, stage, raw)
+    return tables, trimmed
+
+
+def _without_cut_row(
+    read: Reader, kind: str, held: csvtext.Held, why: str, stage: str, raw: Path
+) -> tuple[dict[str, pd.DataFrame], list[values.ReadNote]] | None:
+    """The section's tables without its last line, when the reader refused the section (`why`)
+    at that line and reads the lines above it: the paste stopped mid-row (a row cut short,
+    empty cells at its end). None otherwise, and when the lines above give no row."""
+    data = bytes(held.view())
+    body = data.rstrip()
+    start = body.rfind(b"\n") + 1
+    if not start or values.first_line(why) != body.count(b"\n") + 1:
+        return None
+    above = replace(held, buffer=data[:start], span=None)
+    try:
+        tables, trimmed = _tables(read, kind, above, stage, raw)
+    except ParseError:
+        return None
+    return (tables, trimmed) if any(len(df) for df in tables.values()) else None
 
 
 def _by_run(sections: list[Read]) -> list[list[Read]]:
@@ -221,12 +261,13 @@ def _merged(sections: list[Read]) -> Found:
 
 
 def _run_command(entry: dict[str, Any]) -> str | None:
-    """The command of a section that starts a run: nvprof's as typed; nsys's only when it runs
-    nsys (the prompt above nsys output may be another command's: `$ cat /proc/meminfo`)."""
+    """The command of a section that starts a run: nvprof's as typed; nsys's (ncu's) only when
+    it runs nsys (ncu): the prompt above nsys output may be another command's (`$ cat
+    /proc/meminfo`)."""
     command = entry["command"]
     if entry["kind"] == detect.NVPROF or command is None:
         return command
-    return command if capture.profiler_run(command) == capture.NSYS else None
+    return command if capture.profiler_run(command) == _RUN_TOOLS[entry["kind"]] else None
 
 
 def technique(found: Found, kinds: dict[str, str]) -> str:
@@ -250,6 +291,8 @@ def technique(found: Found, kinds: dict[str, str]) -> str:
             else ""
         )
         partial = f"{schema.PARTIAL}the paste elides rows" if s.get("elided") else ""
+        if s.get("cut_row"):
+            partial += f"{schema.PARTIAL}its last row cut short by the paste"
         partial += "".join(f"{schema.PARTIAL}{said}" for said in s.get("trimmed", []))
         parts.append(f"{what} at {where} ({', '.join(kept) or 'nothing new'}{note}{partial})")
     return "imported from a terminal capture: " + "; ".join(parts)

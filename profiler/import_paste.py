@@ -139,8 +139,9 @@ def _section(entry: dict[str, Any], shape: pasted.Reshaped) -> dict[str, Any]:
     """A capture section's entry in run.json with the file's line numbers."""
     out = {**entry, "line": shape.file_line(entry["line"])}
     out["elided"] = [shape.file_line(n) for n in entry.get("elided", [])]
-    if entry.get("left_out"):
-        out["left_out"] = shape.located(entry["left_out"])
+    for said in ("left_out", "cut_row"):
+        if entry.get(said):
+            out[said] = shape.located(entry[said])
     return out
 
 

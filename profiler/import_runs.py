@@ -1,5 +1,5 @@
-"""`profgen import` of a file that holds several profiler runs (of nvprof; of nsys in a terminal
-capture, `profiler.import_capture`): one stage per run.
+"""`profgen import` of a file that holds several profiler runs (of nvprof; of nsys or ncu in a
+terminal capture, `profiler.import_capture`): one stage per run.
 
 A log of one nvprof run per step (a README, a lab report, a terminal capture) would be refused
 as mixing runs; instead each run that has tables becomes a stage of its own, keyed `KEY.1`,

@@ -533,26 +533,58 @@ def test_a_table_whose_report_line_was_cut_is_not_taken_for_a_named_report(tmp_p
 def test_nsys_nvprof_gpu_traces_of_three_runs_are_a_stage_each(tmp_path, capsys):
     """Three `nsys nvprof --print-gpu-trace` runs in one Markdown file (4 KB, 2 MB and 1 GB
     pages), after a bare command, a `]$` and a `$` prompt: each run's `cuda_gpu_trace` is a
-    stage of its own (only the first was read, the rest dropped unsaid); the third, whose last
-    row the paste cut, is left out and said so."""
+    stage of its own (only the first was read, the rest dropped unsaid). The paste cut the
+    third's last row after its `CorrId`: its three whole rows are kept (the whole table was
+    left out), the cut row is left out, and both are said."""
     result, run = imported(capsys, tmp_path, f"s={HUGEPAGES}")
-    assert "line 85: nsys-text output left out: line 103, column 'Name'" in result.err
+    assert result.err == (
+        f"profgen: warning: stage s: {HUGEPAGES}: line 85: nsys-text output's last row left out, "
+        "cut short by the paste (line 103, column 'Name': the cell is empty (truncated file?)): "
+        "tables partial\n"
+    )
     trace = run.table("gpu_trace")
-    assert sorted(set(trace["stage"])) == ["s.1", "s.2"]
+    assert sorted(set(trace["stage"])) == ["s.1", "s.2", "s.3"]
     by = {k: t.reset_index(drop=True) for k, t in trace.groupby("stage")}
-    copies = ["[CUDA memcpy HtoD]", "[CUDA memcpy HtoD]"]
+    kernel = "vectorAdd(const double *, const double *, double *, unsigned long long)"
     for got in by.values():
-        assert list(got["name"])[:2] == copies and got["name"][3] == "[CUDA memcpy DtoH]"
-        assert got["name"][2].startswith("vectorAdd(const double *")
+        assert list(got["name"])[:3] == ["[CUDA memcpy HtoD]", "[CUDA memcpy HtoD]", kernel]
+    for got in (by["s.1"], by["s.2"]):
+        assert got["name"][3] == "[CUDA memcpy DtoH]"
         assert list(got["correlation_id"]) == [122, 123, 124, 126]
-    s1, s2 = by["s.1"], by["s.2"]
+    s1, s2, s3 = by["s.1"], by["s.2"], by["s.3"]
     assert list(s1["start_ns"]) == [61_984_034_576, 64_924_944_882, 67_787_961_762, 67_815_531_814]
     assert list(s1["duration_ns"]) == [2_940_588_676, 2_862_997_200, 27_567_396, 5_689_044_986]
     assert list(s2["start_ns"]) == [60_220_323_051, 61_536_793_230, 62_853_129_100, 62_881_398_861]
     assert list(s2["duration_ns"]) == [1_316_361_188, 1_316_311_326, 28_260_258, 5_190_804_908]
-    assert list(by["s.2"]["bytes"])[:2] == [12_800_000_000, 12_800_000_000]
+    assert list(s3["start_ns"]) == [64_683_872_355, 65_925_884_636, 67_166_952_938]
+    assert list(s3["duration_ns"]) == [1_241_911_002, 1_241_057_262, 28_251_136]
+    assert list(s3["correlation_id"]) == [122, 123, 124]
+    assert list(s2["bytes"])[:2] == list(s3["bytes"])[:2] == [12_800_000_000, 12_800_000_000]
     stages = run.table("stages").set_index("stage")
-    assert stages.loc["s.2", "title"] == "s, run 2 of 2"  # its prompt ran `cat`, not nsys
+    assert stages.loc["s.2", "title"] == "s, run 2 of 3"  # its prompt ran `cat`, not nsys
+    assert stages.loc["s.3", "technique"].endswith(
+        "(gpu_trace; partial: its last row cut short by the paste)"
+    )
+    sections = run.meta["inputs"][0]["sections"]
+    cut = [s.get("cut_row") for s in sections]
+    assert cut == [None, None, "line 103, column 'Name': the cell is empty (truncated file?)"]
+
+
+def test_a_cut_row_of_a_double_spaced_paste_is_named_by_the_files_own_line(tmp_path, capsys):
+    """The hugepages file double-spaced (as an email reply pastes it): read as single-spaced,
+    the cut row, line 103 of the single-spaced text, is line 205 of the file in the warning and
+    in run.json."""
+    double = tmp_path / "double.md"
+    double.write_text("".join(f"{line}\n\n" for line in HUGEPAGES.read_text().splitlines()))
+    result, run = imported(capsys, tmp_path / "out", f"s={double}")
+    why = "line 205, column 'Name': the cell is empty (truncated file?)"
+    assert f"{double}: line 169: nsys-text output's last row left out, cut short by the paste " in (
+        result.err
+    )
+    assert f"({why}): tables partial" in result.err
+    assert [s.get("cut_row") for s in run.meta["inputs"][0]["sections"]][-1] == why
+    trace = run.table("gpu_trace")
+    assert list(trace[trace["stage"] == "s.3"]["correlation_id"]) == [122, 123, 124]
 
 
 def test_two_nsys_stats_outputs_one_under_the_other_are_two_stages(tmp_path, capsys):
@@ -616,3 +648,106 @@ def test_later_runs_typed_without_prompts_are_left_out_and_said_so(tmp_path, cap
     api = rows(run, "api_calls").set_index("name")
     assert api.loc["cudaMemcpy", "total_ns"] == 61_104_470_031
     assert api.loc["cuModuleGetLoadingMode", "total_ns"] == 893
+
+
+NCU_RUNS = DATA / "ncu" / "2024.x" / "hyuckhan-lab08-ncu-runs-after-prompts.txt"
+NCU_2022 = DATA / "ncu" / "2022.x"
+
+
+def test_ncu_runs_after_prompts_are_a_stage_each(tmp_path, capsys):
+    """A lab's sample output: five `$ ncu ...` runs of `./matmul`, each after a prompt between
+    `====` rules (four of one kernel's three metrics, one `--set basic` of four launches): each
+    run is a stage of its own titled with its command (the first run's metrics were read and
+    the four later runs' left out, with a warning each)."""
+    result, run = imported(capsys, tmp_path, f"s={NCU_RUNS}")
+    assert "warning" not in result.err
+    stages = run.table("stages").set_index("stage")
+    assert list(stages.index) == ["s.1", "s.2", "s.3", "s.4", "s.5"]
+    assert stages.loc["s.2", "title"] == (
+        "s, run 2 of 5: ncu --metrics <세 지표> --kernel-name mm_tiled_kernel --launch-count 1 "
+        "./matmul 1024 16"
+    )
+    assert stages.loc["s.5", "title"] == "s, run 5 of 5: ncu --set basic ./matmul 1024 16"
+    got = run.table("metrics")
+    one = got[got["stage"] != "s.5"].set_index("stage")
+    tiled = "void mm_tiled_kernel<(unsigned int)16>(float *, float *, float *, unsigned int)"
+    plain = "mm_kernel(float *, float *, float *, unsigned int)"
+    assert list(one["name"]) == [plain, tiled, plain, tiled]
+    # lines 29-31, 53-55, 76-78 and 99-101: dram, sm, occupancy of each run's one launch
+    assert list(one["dram_throughput_pct"]) == [1.76, 3.60, 44.31, 68.34]
+    assert list(one["sm_throughput_pct"]) == [93.25, 96.27, 75.67, 88.47]
+    assert list(one["achieved_occupancy_pct"]) == [98.10, 98.01, 99.87, 99.87]
+    assert list(one["grid"]) == ["(64, 64, 1)", "(64, 64, 1)", "(256, 256, 1)", "(256, 256, 1)"]
+    basic = got[got["stage"] == "s.5"]
+    assert list(basic["kernel_id"]) == [0, 1, 2, 3]
+    # lines 132-133, 201-202, 270-271, 339-340: `DRAM Throughput` and `Duration`
+    assert list(basic["duration_ns"]) == [1_840_000, 1_840_000, 1_340_000, 1_340_000]
+    assert list(basic["dram_throughput_pct"]) == [6.10, 1.63, 2.25, 4.40]
+
+
+def test_ncu_output_of_two_runs_one_under_the_other_is_two_stages(tmp_path, capsys):
+    """Two real ncu outputs of one course (an RTX 3070, 2022) one under the other, no prompt
+    between: the second `==PROF== Connected to process 6082` comes after process 5341
+    disconnected, so it starts a run (both were read as one run of five launches, launch IDs 0
+    and 1 twice)."""
+    first = (NCU_2022 / "matrix_sums.profile1-simple.output").read_text()
+    second = (NCU_2022 / "nsight-profile.1.reductions-b-160K.output").read_text()
+    both = tmp_path / "both.txt"
+    both.write_text(first + second)
+    result, run = imported(capsys, tmp_path / "out", f"s={both}")
+    assert "warning" not in result.err
+    got = run.table("metrics")
+    assert list(got["stage"]) == ["s.1", "s.1", "s.2", "s.2", "s.2"]
+    assert list(got["kernel_id"]) == [0, 1, 0, 1, 2]
+    assert list(got["name"].str.split("(").str[0]) == [
+        "row_sums", "column_sums", "atomic_red", "reduce_a", "reduce_ws"
+    ]  # fmt: skip
+    assert got["duration_ns"].iloc[0] == 11_970_000  # line 16: `Duration  msecond  11.97`
+    sections = run.meta["inputs"][0]["sections"]
+    assert [s["line"] for s in sections] == [1, len(first.splitlines()) + 1]
+
+
+def test_ncu_processes_of_one_run_are_not_cut_apart() -> None:
+    """ncu connects to each process of a run (`--target-processes all`) before the first
+    disconnects: a `Connected to process` while one is connected starts no run; one after all
+    disconnected does."""
+    one = [
+        "==PROF== Connected to process 100 (/usr/bin/python3)",
+        "==PROF== Connected to process 101 (/usr/bin/python3)",
+        "==PROF== Disconnected from process 101",
+        "==PROF== Connected to process 102 (/usr/bin/python3)",
+        "==PROF== Disconnected from process 102",
+        "==PROF== Disconnected from process 100",
+    ]
+    text = "\n".join([*one, "[100] python3@127.0.0.1", *one]) + "\n"
+    sections = capture.split(text)
+    assert [(s.first_line, s.tool, s.marked) for s in sections] == [
+        (1, capture.NCU, False),
+        (8, capture.NCU, False),
+    ]
+    assert capture.is_capture(text) and not capture.is_capture("\n".join(one) + "\n")
+
+
+def test_nsys_profile_output_of_two_runs_one_under_the_other_is_two_stages(tmp_path, capsys):
+    """A real `nsys profile --stats=true` capture of 2021 (2020.4.3's layout: `CUDA API
+    Statistics:`, no report names) twice, no prompt between: `Collecting data...`, which nsys
+    prints once a run, comes again at line 120, so a run starts there (both were read as one,
+    the second's five tables left out with a warning)."""
+    text = (DATA / "nsys" / "2020.4.3" / "omp-offload-stats.txt").read_text()
+    twice = tmp_path / "twice.txt"
+    twice.write_text(text + text)
+    result, run = imported(capsys, tmp_path / "out", f"s={twice}")
+    assert "warning" not in result.err
+    sections = run.meta["inputs"][0]["sections"]
+    assert [s["line"] for s in sections] == [1, len(text.splitlines()) + 4]
+    api = run.table("api_calls").set_index(["stage", "name"])
+    for stage in ("s.1", "s.2"):  # line 23: `73.3  52,866,564  1 ... cuDevicePrimaryCtxRelease_v2`
+        got = api.loc[(stage, "cuDevicePrimaryCtxRelease_v2")]
+        assert (got["total_ns"], got["calls"]) == (52_866_564, 1)
+        assert api.loc[(stage, "cuMemAlloc_v2"), "calls"] == 8
+    trace = run.table("gpu_trace")  # its trace: one kernel (line 112), 4 copies each way
+    assert trace.groupby("stage").size().to_dict() == {"s.1": 9, "s.2": 9}
+    kernel = trace[trace["name"] == "__omp_offloading_30_736b0b47_main_l20"]
+    assert list(kernel["stage"]) == ["s.1", "s.2"]
+    assert list(kernel["start_ns"]) == [364_801_000, 364_801_000]
+    assert list(kernel["duration_ns"]) == [222_080, 222_080]

@@ -184,11 +184,11 @@ def test_nvprof_summary_rows_pasted_without_their_header_say_so(tmp_path, capsys
     path = DATA / "nvprof" / "9.x" / "apex-666-headless-summary-rows.txt"
     assert refusal(path, tmp_path, capsys) == unrecognised(
         path,
-        "5 rows of an nvprof summary (Time(%) Time Calls Avg Min Max Name) from line 1 on, with "
-        "no header line above them and no row type (`GPU activities:` or `API calls:`) on the "
-        "first, which would say what they are: a paste that left the header out; profgen reads "
-        "a table from its header line, which says what its columns (and, for nsys, its rows) "
-        "are",
+        "5 rows of an nvprof summary (Time(%) Time Calls Avg Min Max Name) from line 1 on, "
+        "pasted without nvprof's header line and without the row type (`GPU activities:` or "
+        "`API calls:`) on the first, so nothing says whether they are GPU activities or API "
+        "calls: profgen reads such rows only when all of them name CUDA API calls (as nvprof's "
+        "API calls), and these do not",
     )
 
 

@@ -54,6 +54,11 @@ class _RefOpen:
         self.lines: list[str] = []
         self.elided: list[int] = []
         self.reports: list[str] = []
+        self.ncu_attached = 0
+        self.ncu_done = False
+        self.nsys_once: tuple[str, ...] = ()
+
+    note = capture._Open.note
 
     def close(self, out: list[capture.Section]) -> None:
         text = "".join(self.lines)
@@ -89,6 +94,8 @@ def reference_split(text: str) -> list[capture.Section]:
                 cur.tool, cur.run = tool, run
             if named:
                 cur.reports.append(named)
+            if tool is not None:
+                cur.note(tool, stripped)
             if not cur.lines:
                 cur.first_line = number
             cur.lines.append(line)
@@ -102,7 +109,8 @@ def reference_is_capture(head: str) -> bool:
     typed = [s for s in printed if s.command is not None and s.tool in capture._RUNS_UNMARKED]
     named = [r for s in printed if s.tool == capture.NSYS for r in set(s.reports)]
     several = len({s.tool for s in printed}) >= 2 or len(typed) >= 2
-    return several or len(named) > len(set(named)) or any(s.elided for s in printed)
+    restarts = capture.restarts(reference_split(head))
+    return several or len(named) > len(set(named)) or any(s.elided for s in printed) or restarts
 
 
 # --- mutants -------------------------------------------------------------------------------------

@@ -14,7 +14,9 @@ layout (the parsers, which other formats join, find the tables in each section):
   `[3/8] Executing 'nvtx_sum'` step or `[1/8] [====100%]` bar, a `** ... (report):` banner,
   or an nsys CSV header at the start of a paragraph); a program's own `[1/10] epoch` is none;
 - nsys's output starting again: a marker naming a report the section named already, or
-  `Generating '/tmp/nsys-report-....qdstrm'` after one (two runs pasted one under the other).
+  `Generating '/tmp/nsys-report-....qdstrm'` after one (two runs pasted one under the other);
+  or a line nsys profile prints once a run (`Collecting data...`, `Generating '...'`) again;
+  ncu's: `==PROF== Connected to process` after every process it connected to has disconnected.
 
 An elision line (`...`, `[...]`, `[...warmup...]`) that a paste puts where it cut rows out is
 left out of its section and recorded (the section's tables are partial); it cuts nothing, so a
@@ -22,8 +24,9 @@ table whose rows a paste elided, even right under its header, stays one table.
 
 A file is a capture (`is_capture`) when it holds the output of two or more tools, two or more
 nvprof or ncu runs typed after prompts (each is a run of its own, whatever its tool prints), two
-or more sections of nsys output that name one report (runs of their own), or a tool's output a
-paste elides rows of (the importer says its tables are partial).
+or more sections of nsys output that name one report (runs of their own), ncu's output starting
+again (`restarts`), or a tool's output a paste elides rows of (the importer says its tables
+are partial).
 Any other file is left to its tool's parser whole: each parser finds its tables among prompts,
 Markdown and program output, and applies its own rule to several runs in one file.
 
@@ -79,12 +82,15 @@ _RUNS_UNMARKED = (NVPROF, NCU)
 _TOOL_OF = {"nvprof": NVPROF, "nsys": NSYS, "ncu": NCU, "nv-nsight-cu-cli": NCU}
 _NVPROF = re.compile(r"==(?P<pid>[0-9]{1,10})== ")
 _NVPROF_STARTS = "== NVPROF is profiling process "
+_NCU_CONNECTED = "==PROF== Connected to process "  # ncu attached to a process of its run
+_NCU_DISCONNECTED = "==PROF== Disconnected from process "
 _NSYS = re.compile(
     r"(?:Processing \[|Running \[|Generating SQLite file|Generating '|Collecting data\.\.\."
     r"|\[[0-9]{1,3}/[0-9]{1,3}\] (?:\[|Executing ')"
     r"|[ \t]{0,4}\*\* [^\n]{1,200}\([A-Za-z_]{1,64}\):)"
 )
 _NSYS_RUN = re.compile(r"Generating '|Collecting data\.\.\.")  # the first lines of a run's output
+_NSYS_ONCE = ("Collecting data...", "Generating '")  # nsys profile prints each once a run
 
 
 @dataclass(frozen=True)
@@ -223,6 +229,8 @@ def _walk(
                 cur.tool, cur.run = tool, run  # a prompt's `nvprof` gets its PID
             if named:
                 cur.reports.append(named)
+            if tool is not None:
+                cur.note(tool, line)
             cur.add(i, int(bounds[i]), int(bounds[i + 1]), bool(line.strip()))
         previous_blank = not line or line.isspace()
         after = i + 1
@@ -236,11 +244,16 @@ def _another(cur: _Open, tool: str, run: str | None, line: str, named: str | Non
     process 308`: a handout's two examples both say 308), or nsys's run starting again: a
     marker naming (`named`) a report `cur` named already, or the line nsys profile starts its
     output with (`Generating '/tmp/nsys-report-73d9.qdstrm'`) after a report was named (two
-    runs pasted one under the other)."""
+    runs pasted one under the other), or ncu connecting to a process after every process `cur`
+    connected to has disconnected (`==PROF== Connected to process 5342 (...)`: the processes of
+    one run, `--target-processes all`, connect before the first disconnects)."""
     if tool != cur.tool or (cur.run is not None and run != cur.run):
         return True
+    if tool == NCU:
+        return cur.ncu_done and line.lstrip(" \t").startswith(_NCU_CONNECTED)
     if tool == NSYS:
-        return named in cur.reports or bool(cur.reports and _NSYS_RUN.match(line.lstrip()))
+        once = line.lstrip().startswith(cur.nsys_once)
+        return once or named in cur.reports or bool(cur.reports and _NSYS_RUN.match(line.lstrip()))
     return cur.run is not None and tool == NVPROF and _NVPROF_STARTS in line
 
 
@@ -254,8 +267,9 @@ def is_capture(head: str) -> bool:
     """True when the text (a file's first 64 KiB) holds several tools' output, several nvprof or
     ncu runs typed after prompts (their output need not mark where a run starts: a paste cuts
     nvprof's `Profiling result:` lines), several sections of nsys output that name one report
-    (nsys's parser reads one table of each report), or a tool's output that a paste elides
-    rows of."""
+    (nsys's parser reads one table of each report), ncu's or nsys's output starting again
+    with no prompt between (`restarts`: its parser would read the runs as one), or a tool's
+    output that a paste elides rows of."""
     sections = split(head)
     printed = [s for s in sections if s.tool is not None]
     typed = [s for s in printed if s.command is not None and s.tool in _RUNS_UNMARKED]
@@ -265,7 +279,16 @@ def is_capture(head: str) -> bool:
         or len(typed) >= 2
         or len(named) > len(set(named))
         or any(s.elided for s in printed)
+        or restarts(sections)
     )
+
+
+def restarts(sections: list[Section]) -> bool:
+    """Whether ncu's or nsys's output starts again in `sections`: a section of it right after
+    another, with no prompt or fence between (`_another` cut it where ncu connected to a process
+    anew, or where nsys printed again what it prints once a run)."""
+    pairs = zip(sections, sections[1:], strict=False)
+    return any(a.tool == b.tool and b.tool in (NCU, NSYS) and not b.marked for a, b in pairs)
 
 
 def _prompt(line: str) -> str | None:
@@ -310,6 +333,23 @@ class _Open:
         self.spans: list[tuple[int, int]] = []
         self.solid = False  # whether a line read is not blank
         self.elided: list[int] = []
+        self.ncu_attached = 0  # processes ncu connected to and not yet disconnected from
+        self.ncu_done = False  # one disconnected, and none is connected: its run is over
+        self.nsys_once: tuple[str, ...] = ()  # the lines of `_NSYS_ONCE` its nsys output printed
+
+    def note(self, tool: str, line: str) -> None:
+        """Note `tool`'s `line` if it marks where a run is: ncu connecting to or disconnecting
+        from a process, a line nsys prints once a run."""
+        line = line.lstrip(" \t")
+        if tool == NSYS:
+            self.nsys_once += tuple(m for m in _NSYS_ONCE if line.startswith(m))
+        elif tool != NCU:
+            return
+        if line.startswith(_NCU_CONNECTED):
+            self.ncu_attached, self.ncu_done = self.ncu_attached + 1, False
+        elif line.startswith(_NCU_DISCONNECTED):
+            self.ncu_attached = max(0, self.ncu_attached - 1)
+            self.ncu_done = self.ncu_attached == 0
 
     def add(self, line: int, start: int, end: int, solid: bool) -> None:
         """Read lines `line`.. (0-based), bytes `start:end` of the capture."""

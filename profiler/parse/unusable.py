@@ -285,10 +285,9 @@ def _headless_rows(lines: list[str]) -> str | None:
             rows += 1
         if rows < _HEADLESS_ROWS:
             return None
-        said = _HEADLESS_SAID[kind].format(rows=rows, line=at + 1)
         if kind == bare_rows.NVPROF and not bare_rows.typed_nvprof_row(line.split()):
-            said += _UNTYPED
-        return said + _HEADLESS_WHY
+            return _UNTYPED.format(rows=rows, line=at + 1)
+        return _HEADLESS_SAID[kind].format(rows=rows, line=at + 1) + _HEADLESS_WHY
     return None
 
 
@@ -300,9 +299,13 @@ _HEADLESS_SAID = {
     "so nothing says which report (kernels, memory operations, ...) they are rows of (rows "
     "named all as CUDA API calls are read as the API summary's)",
 }
+# nvprof rows with no type: `pasted.api_headed` reads them when all name CUDA API calls
 _UNTYPED = (
-    " and no row type (`GPU activities:` or `API calls:`) on the first, which would say what "
-    "they are"
+    "{rows} rows of an nvprof summary (Time(%) Time Calls Avg Min Max Name) from line {line} on, "
+    "pasted without nvprof's header line and without the row type (`GPU activities:` or `API "
+    "calls:`) on the first, so nothing says whether they are GPU activities or API calls: "
+    "profgen reads such rows only when all of them name CUDA API calls (as nvprof's API calls), "
+    "and these do not"
 )
 _HEADLESS_WHY = (
     ": a paste that left the header out; profgen reads a table from its header line, which says "

@@ -383,6 +383,13 @@ def cap_name(name: str) -> str:
     return f"{name[:MAX_NAME]}... [{len(name):,} characters, sha256 {digest}]"
 
 
+def first_line(text: str) -> int | None:
+    """The line number `text` (a message) names first (`line 103, column 'Name': ...` -> 103),
+    or None."""
+    found = _LINE.search(text)
+    return None if found is None else int(found["line"])
+
+
 def renumbered(text: str, file_line: Callable[[int], int]) -> str:
     """`text` (a message about a text cut out of a file, or reshaped) with each `line N` made
     `line file_line(N)`, the file's own."""
