@@ -81,6 +81,10 @@ _NVTX = "NVTX result:"
 # newline of a table, and a line's leading blanks are read once, not again for each way it could
 # end.
 _TABLE_END = re.compile(r"\n(?:==|nvprof: |[ \t]*+(?:```|~~~|[ \t\r]*+(?:\n|\Z)))")
+# A Markdown code fence or heading line (`_headings`); the heading's blanks are read once.
+_MARKDOWN_LINE = re.compile(
+    r"^ {0,3}(?:(?P<fence>```|~~~)|#{1,6}[ \t]++(?P<heading>[^\n]*))", re.MULTILINE
+)
 _ABORTED = "\nnvprof: "  # nvprof's own message when it aborts (`_note_abort`)
 _SAYS = re.compile(
     r"^(?:==[0-9]+== |======== )?(?P<msg>(?:Error|Warning|Generated result file): [^\n]*"
@@ -234,12 +238,14 @@ def read_log(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.DataFr
 
 @dataclass(frozen=True)
 class Run:
-    """One nvprof run of a file: its tables, the line its tables start at and the command it
-    profiled (`==PID== Profiling application: ./prog args`), when the log shows it."""
+    """One nvprof run of a file: its tables, the line its tables start at, the command it
+    profiled (`==PID== Profiling application: ./prog args`), when the log shows it, and the
+    Markdown heading it is quoted under, when a README quotes it under one (`_headings`)."""
 
     tables: dict[str, pd.DataFrame]
     line: int
     command: str | None = None
+    heading: str | None = None
 
 
 @dataclass(frozen=True)
@@ -273,7 +279,13 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
     name = csvtext.source_path(path)
     pasted = _pasted_runs(tables)
     if pasted is not None:
-        return Runs([Run(_read(got, stage, name), got[0].origin.first_line) for got in pasted], [])
+        return Runs(
+            [
+                Run(_read(got, stage, name), got[0].origin.first_line, heading=heading)
+                for got, heading in zip(pasted, _headings(text, pasted), strict=True)
+            ],
+            [],
+        )
     if _several_runs(tables) is None:
         return Runs([Run(_read(tables, stage, name), tables[0].origin.first_line)], [])
     by_run: dict[int, list[Table]] = {}
@@ -317,6 +329,26 @@ def _pasted_runs(tables: list[Table]) -> list[list[Table]] | None:
         runs[-1].append(table)
         seen.add(kind)
     return runs if len(runs) > 1 else None
+
+
+def _headings(text: Text, runs: list[list[Table]]) -> list[str | None]:
+    """For each run of a paste (`_pasted_runs`), the Markdown heading (`#`..`######` line,
+    outside code fences) nearest above its first table and below the run before's tables, if
+    any: the step a README quotes the run under. Only the text between tables is searched (a
+    table ends before the fence that closes it), fences counted there from the file's start."""
+    out: list[str | None] = []
+    since, inside = 0, False
+    for run in runs:
+        heading = None
+        for table in run:
+            for line in _MARKDOWN_LINE.finditer(text[since : table.at]):
+                if line["fence"]:
+                    inside = not inside
+                elif not inside and table is run[0]:
+                    heading = line["heading"].strip().rstrip("#").strip()[:200] or None
+            since = table.at + table.size
+        out.append(heading)
+    return out
 
 
 def _device_line(line: str) -> bool:
