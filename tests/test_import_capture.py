@@ -751,3 +751,27 @@ def test_nsys_profile_output_of_two_runs_one_under_the_other_is_two_stages(tmp_p
     assert list(kernel["stage"]) == ["s.1", "s.2"]
     assert list(kernel["start_ns"]) == [364_801_000, 364_801_000]
     assert list(kernel["duration_ns"]) == [222_080, 222_080]
+
+
+def test_nsys_profile_output_of_two_runs_each_in_its_own_fence_is_two_stages(tmp_path, capsys):
+    """The real 2020.4.3 capture above twice, each copy in a Markdown fence of its own under a
+    heading and no prompt between (`> nsys profile` is no prompt): the fence cuts the second
+    copy from the first, and its `Collecting data...`, which the first printed already, starts
+    a run again, so each copy is a stage (both were read as one run, the second's five tables
+    left out with a warning). Sections of nsys output that print no such line (reports pasted
+    a fence each, before and after a change, interleaved) are no capture: not cut into runs."""
+    text = (DATA / "nsys" / "2020.4.3" / "omp-offload-stats.txt").read_text()
+    fenced = tmp_path / "twice.md"
+    fenced.write_text(f"## Before\n```\n{text}```\n\n## After\n```\n{text}```\n")
+    result, run = imported(capsys, tmp_path / "out", f"s={fenced}")
+    assert "warning" not in result.err
+    assert list(run.table("stages")["stage"]) == ["s.1", "s.2"]
+    api = run.table("api_calls").set_index(["stage", "name"])
+    for stage in ("s.1", "s.2"):  # line 23: `73.3  52,866,564  1 ... cuDevicePrimaryCtxRelease_v2`
+        got = api.loc[(stage, "cuDevicePrimaryCtxRelease_v2")]
+        assert (got["total_ns"], got["calls"]) == (52_866_564, 1)
+    kernel = run.table("gpu_trace").query("name == '__omp_offloading_30_736b0b47_main_l20'")
+    assert list(kernel["stage"]) == ["s.1", "s.2"]
+    assert list(kernel["duration_ns"]) == [222_080, 222_080]
+    interleaved = (DATA / "nsys" / "2020.x" / "nsys-before-after-fenced.md").read_text()
+    assert capture.is_capture(fenced.read_text()) and not capture.is_capture(interleaved)
