@@ -23,7 +23,8 @@ the `ranges` table.
 
 Refused with a reason: nvprof output with no table profgen reads (`No kernels were profiled.`,
 an error, a warning page), quoting nvprof's own message; a metric table with no rows; a `--csv`
-API trace; a gpu trace of Unified Memory events only; one summary per device.
+API trace; a gpu trace of Unified Memory events only; one summary per device; a gpu trace whose
+column alignment (or its line breaks too) a web page lost.
 """
 
 from __future__ import annotations
@@ -84,6 +85,13 @@ _TABLE_END = re.compile(r"\n(?:==|nvprof: |[ \t]*+(?:```|~~~|[ \t\r]*+(?:\n|\Z))
 # A Markdown code fence or heading line (`_headings`); the heading's blanks are read once.
 _MARKDOWN_LINE = re.compile(
     r"^ {0,3}(?:(?P<fence>```|~~~)|#{1,6}[ \t]++(?P<heading>[^\n]*))", re.MULTILINE
+)
+# A gpu trace's header words inside a line: a page ran the trace's lines together (`_nothing`)
+_TRACE_WORDS = " Start Duration Grid Size "
+_RUN_TOGETHER = (
+    "an nvprof gpu trace whose line breaks and column alignment the page it was copied from lost "
+    "(its header `Start Duration Grid Size ... Name` and rows run together, one space apart, in "
+    "one line with the text around them): its rows and cells cannot be told apart"
 )
 _ABORTED = "\nnvprof: "  # nvprof's own message when it aborts (`_note_abort`)
 _SAYS = re.compile(
@@ -687,7 +695,8 @@ def _nothing(text: str) -> str:
         if len(said) >= 8:
             break
     if not said:
-        return "no nvprof table header found"
+        ran = text.find(_TRACE_WORDS)  # not at a line's start: no header was found there
+        return "no nvprof table header found" if ran < 0 else _RUN_TOGETHER
     said.sort(key=lambda m: (not m.startswith(("Error", "Generated")), not m.startswith("No ")))
     quoted = " / ".join(values.shown_cell(m, 160) for m in said[:2])
     return f"nvprof output with no table profgen reads; nvprof says: {quoted}"
