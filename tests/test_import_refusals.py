@@ -1,7 +1,7 @@
 """Real public files that `profgen import` cannot use, refused with one line that says what the
 file is and why (issue 14: "The rest are refused with one line that says what the file is and
-why profgen can't use it"). tests/data/ncu/README.md, tests/data/nsys/README.md and
-tests/data/other/README.md say where each file comes from."""
+why profgen can't use it"). tests/data/ncu/README.md, tests/data/nsys/README.md,
+tests/data/nvprof/README.md and tests/data/other/README.md say where each file comes from."""
 
 from __future__ import annotations
 
