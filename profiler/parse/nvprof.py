@@ -43,7 +43,14 @@ import numpy as np
 import pandas as pd
 
 from profiler.errors import ParseError
-from profiler.parse import csvtext, nvprof_metrics, nvprof_summary, nvprof_trace, values
+from profiler.parse import (
+    csvtext,
+    headings,
+    nvprof_metrics,
+    nvprof_summary,
+    nvprof_trace,
+    values,
+)
 from profiler.parse import lines as parse_lines
 from profiler.parse.values import LineCounter, Origin
 
@@ -82,10 +89,6 @@ _NVTX = "NVTX result:"
 # newline of a table, and a line's leading blanks are read once, not again for each way it could
 # end.
 _TABLE_END = re.compile(r"\n(?:==|nvprof: |[ \t]*+(?:```|~~~|[ \t\r]*+(?:\n|\Z)))")
-# A Markdown code fence or heading line (`_headings`); the heading's blanks are read once.
-_MARKDOWN_LINE = re.compile(
-    r"^ {0,3}(?:(?P<fence>```|~~~)|#{1,6}[ \t]++(?P<heading>[^\n]*))", re.MULTILINE
-)
 # A gpu trace's header words inside a line: a page ran the trace's lines together (`_nothing`)
 _TRACE_WORDS = " Start Duration Grid Size "
 _RUN_TOGETHER = (
@@ -340,23 +343,10 @@ def _pasted_runs(tables: list[Table]) -> list[list[Table]] | None:
 
 
 def _headings(text: Text, runs: list[list[Table]]) -> list[str | None]:
-    """For each run of a paste (`_pasted_runs`), the Markdown heading (`#`..`######` line,
-    outside code fences) nearest above its first table and below the run before's tables, if
-    any: the step a README quotes the run under. Only the text between tables is searched (a
-    table ends before the fence that closes it), fences counted there from the file's start."""
-    out: list[str | None] = []
-    since, inside = 0, False
-    for run in runs:
-        heading = None
-        for table in run:
-            for line in _MARKDOWN_LINE.finditer(text[since : table.at]):
-                if line["fence"]:
-                    inside = not inside
-                elif not inside and table is run[0]:
-                    heading = line["heading"].strip().rstrip("#").strip()[:200] or None
-            since = table.at + table.size
-        out.append(heading)
-    return out
+    """For each run of a paste (`_pasted_runs`), the Markdown heading it is quoted under
+    (`headings.above`: nearest above its first table, below the run before's tables)."""
+    spans = [[(t.at, t.at + t.size) for t in run] for run in runs]
+    return headings.above(lambda start, end: text[start:end], spans)
 
 
 def _device_line(line: str) -> bool:
