@@ -784,3 +784,21 @@ def test_nsys_profile_output_of_two_runs_each_in_its_own_fence_is_two_stages(tmp
     assert list(kernel["duration_ns"]) == [222_080, 222_080]
     interleaved = (DATA / "nsys" / "2020.x" / "nsys-before-after-fenced.md").read_text()
     assert capture.is_capture(fenced.read_text()) and not capture.is_capture(interleaved)
+
+
+def test_nsys_profile_output_of_two_runs_after_prompts_is_two_stages(tmp_path, capsys):
+    """The same capture twice, each copy after a `$` prompt that types its command (its own
+    `> nsys profile` line is no prompt, so it is made one): the prompt cuts the second copy
+    from the first and its `Collecting data...` starts a run again, as in a fence (both were
+    read as one run, with a warning): two stages, titled by their commands."""
+    lines = (DATA / "nsys" / "2020.4.3" / "omp-offload-stats.txt").read_text().splitlines(True)
+    typed = "$ nsys profile -s cpu --stats=true  ./main.x\n" + "".join(lines[2:])
+    path = tmp_path / "typed.txt"
+    path.write_text(typed + typed)
+    result, run = imported(capsys, tmp_path / "out", f"s={path}")
+    assert "warning" not in result.err
+    command = "nsys profile -s cpu --stats=true  ./main.x"
+    titles = [f"s, run 1 of 2: {command}", f"s, run 2 of 2: {command}"]
+    assert list(run.table("stages")["title"]) == titles
+    api = run.table("api_calls").set_index(["stage", "name"])
+    assert [api.loc[(s, "cuMemAlloc_v2"), "calls"] for s in ("s.1", "s.2")] == [8, 8]

@@ -25,8 +25,8 @@ table whose rows a paste elided, even right under its header, stays one table.
 A file is a capture (`is_capture`) when it holds the output of two or more tools, two or more
 nvprof or ncu runs typed after prompts (each is a run of its own, whatever its tool prints), two
 or more sections of nsys output that name one report (runs of their own), ncu's or nsys's output
-starting again (`restarts`; nsys's also in a fence of its own, where it prints again a line
-nsys profile prints once a run), or a tool's output a paste elides rows of (the importer says
+starting again (`restarts`; nsys's also after a fence or a prompt, where it prints again a
+line nsys profile prints once a run), or a tool's output a paste elides rows of (the importer says
 its tables are partial).
 Any other file is left to its tool's parser whole: each parser finds its tables among prompts,
 Markdown and program output, and applies its own rule to several runs in one file.
@@ -292,7 +292,8 @@ def restarts(sections: list[Section]) -> bool:
     another, with no prompt or fence between (`_another` cut it where ncu connected to a process
     anew, or where nsys printed again what it prints once a run), or a section of nsys output
     that prints a line nsys profile prints once a run which an earlier one printed (each run
-    pasted in a Markdown fence of its own, with no prompt: `Collecting data...` twice)."""
+    in a Markdown fence of its own or after a prompt of its own: `Collecting data...` twice;
+    `nsys stats` after `nsys profile` prints neither again)."""
     pairs = zip(sections, sections[1:], strict=False)
     if any(a.tool == b.tool and b.tool in (NCU, NSYS) and not b.marked for a, b in pairs):
         return True
