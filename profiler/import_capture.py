@@ -19,8 +19,10 @@ makes each a stage of its own): each nvprof section that gives tables starts a r
 sections after it up to the next (the sections before the first, the first's). So are several nsys
 runs (`capture` cuts a section where nsys's output starts again) when no nvprof runs are, and
 several ncu runs (after prompts, or where ncu connects to a process after the last disconnected)
-when neither are. Within a run (or a capture of one), of anything else (nvprof and nsys output of
-one program) the first section's table is kept and the later one's is left out and said so.
+when neither are; a run's stage is titled with the command typed above it, else with the
+Markdown heading it is quoted under (`parse.headings`). Within a run (or a capture of one), of
+anything else (nvprof and nsys output of one program) the first section's table is kept and the
+later one's is left out and said so.
 
 The capture fails as a whole (ParseError naming the file) only when no section gives a table;
 errors a section's reader raises name the capture and its own lines.
@@ -37,7 +39,7 @@ import pandas as pd
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import capture, csvtext, detect, values
+from profiler.parse import capture, csvtext, detect, headings, values
 
 Reader = Callable[[str, Path | csvtext.Held, str, Path], tuple[dict[str, pd.DataFrame], list[Path]]]
 _NOT_SECTIONS = (detect.CAPTURE, detect.NSYS_DIR, detect.NSYS_REPORT)
@@ -53,6 +55,7 @@ class Found:
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     sections: list[dict[str, Any]] = field(default_factory=list)
     command: str | None = None  # of its run, when a capture holds several
+    heading: str | None = None  # the Markdown heading its run is quoted under, likewise
 
     def warnings(self, path: Path) -> list[str]:
         """One line per section left out in whole or in part."""
@@ -94,12 +97,22 @@ def read_capture(path: Path | csvtext.Held, stage: str, raw: Path, read: Reader)
 
     Raises: ParseError naming `path` when no section gives a table.
     """
-    sections = []
-    for section, held in _held(path):
+    data, pieces = _held(path)
+    sections, spans = [], {}
+    for section, held in pieces:
         got = _read_section(section, held, stage, raw, read)
         if got is not None:
             sections.append(got)
-    runs = [_merged(run) for run in _by_run(sections)]
+            spans[id(got[0])] = (section.spans[0][0], section.spans[-1][1])
+    by_run = _by_run(sections)
+    runs = [_merged(run) for run in by_run]
+    if len(runs) > 1:
+        said = headings.above(
+            lambda start, end: data[start:end].decode("utf-8", "surrogatepass"),
+            [[spans[id(entry)] for entry, _ in run] for run in by_run],
+        )
+        for found, heading in zip(runs, said, strict=True):
+            found.heading = heading
     if not any(found.tables for found in runs):
         tried = [s for s, _ in sections if s.get("left_out")]
         raise ParseError(
@@ -134,16 +147,16 @@ def _own_line(reason: str) -> tuple[str, str]:
     return (f" at {at}", why) if why else ("", reason)
 
 
-def _held(path: Path | csvtext.Held) -> list[tuple[capture.Piece, csvtext.Held]]:
-    """The capture's sections, each with its bytes held: a section of one run of lines is a
-    range of the capture's bytes (not copied: a million-row section is most of them), one of
-    several runs (lines left out between them) a copy of those runs together."""
+def _held(path: Path | csvtext.Held) -> tuple[bytes, list[tuple[capture.Piece, csvtext.Held]]]:
+    """The capture's bytes and its sections, each with its bytes held: a section of one run of
+    lines is a range of the capture's bytes (not copied: a million-row section is most of
+    them), one of several runs (lines left out between them) a copy of those runs together."""
     data, ascii = csvtext.read_utf8_ascii(path, detect.EXPECTED)
     out = []
     for number, section in enumerate(capture.cut(data)):
         name = Path(f"section{number}{csvtext.source_path(path).suffix}")
         out.append((section, _section(name, data, section.spans, ascii)))
-    return out
+    return data, out
 
 
 def _section(

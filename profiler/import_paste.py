@@ -111,9 +111,12 @@ def detected(path: Path) -> Input:
 
 def noted(exc: ParseError, shape: pasted.Reshaped, path: Path) -> ParseError:
     """`exc` (about the text with `shape` undone) naming the file at `path` and its own line
-    numbers, and saying what was undone."""
+    numbers, and saying what was undone, and why a summary header it then has is none nvprof
+    prints (`pasted.lacking`)."""
     detail = shape.located(exc.detail) + "; " if exc.detail else ""
-    return ParseError(path, exc.expected, f"{detail}the file has {shape.note}")
+    why = pasted.lacking(shape)
+    said = f"the file has {shape.note}" + (f", but {why}" if why else "")
+    return ParseError(path, exc.expected, detail + said)
 
 
 def relocated(

@@ -5,7 +5,8 @@ A log of one nvprof run per step (a README, a lab report, a terminal capture) wo
 as mixing runs; instead each run that has tables becomes a stage of its own, keyed `KEY.1`,
 `KEY.2`, ... in file order (numbered over the runs kept) and titled with the stage's title (its
 key when it has none) and `run N of M`, then the command the run profiled when the log shows it
-(`==PID== Profiling application: ./prog args`). `--repeats`, `--range` and `--title` given for
+(`==PID== Profiling application: ./prog args`), else the Markdown heading a README quotes it
+under (`## Change how we initialize CuRAND`). `--repeats`, `--range` and `--title` given for
 KEY apply to each of its runs (the importer passes them on). A file of one run is the stage
 KEY, as given.
 """
@@ -27,11 +28,12 @@ KEY_LIMIT = 64  # a stage key names a folder (`importer.KEY_PATTERN`)
 @dataclass(frozen=True)
 class Run:
     """What one input gave for one of its runs: its tables (keyed by the input's stage key),
-    its technique, and the command it profiled, if known."""
+    its technique, and what its title says of it, if anything: the command it profiled, else
+    the heading it is quoted under."""
 
     tables: dict[str, pd.DataFrame]
     technique: str
-    command: str | None = None
+    label: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,7 @@ def stages(key: str, runs: list[Run], title: str, taken: Collection[str]) -> lis
                 f"--stage {key}: its file holds {len(runs)} profiler runs, each imported as a "
                 f"stage ({key}.1 to {key}.{len(runs)}), but the key {sub[:80]!r} {why}"
             )
-        said = f"{title}, run {n} of {len(runs)}" + (f": {run.command}" if run.command else "")
+        said = f"{title}, run {n} of {len(runs)}" + (f": {run.label}" if run.label else "")
         out.append(Stage(sub, key, said, _keyed(run.tables, sub), run.technique))
     return out
 
@@ -91,7 +93,7 @@ def nvprof_runs(
         said += f"; runs left out: {'; '.join(gaps)}" if gaps else ""
         later = found.kept[n].line if n < len(found.kept) else float("inf")
         mine = [t for t in trimmed if (n == 1 or run.line <= t.line) and t.line < later]
-        out.append(Run(run.tables, noted(said, mine), run.command))
+        out.append(Run(run.tables, noted(said, mine), run.command or run.heading))
         since = run.line
     return out
 

@@ -267,7 +267,8 @@ def _read_input(
         "warnings": [w for f in found_runs for w in f.warnings(path)],
     }
     runs = [
-        import_runs.Run(f.tables, import_capture.technique(f, names), f.command) for f in found_runs
+        import_runs.Run(f.tables, import_capture.technique(f, names), f.command or f.heading)
+        for f in found_runs
     ]
     return runs, [path], extra
 

@@ -240,11 +240,14 @@ def test_typed_nvprof_runs_without_pids_are_told_apart(tmp_path):
 def test_typed_nvprof_runs_are_a_stage_each(tmp_path, capsys):
     """The five runs told apart by their prompts: five stages, each with its own run's trace
     (the rows the file prints, as `test_typed_nvprof_runs_without_pids_are_told_apart` reads
-    them), titled with the command typed when there is one."""
+    them), titled with the command typed when there is one, else with the Markdown heading
+    the run is under."""
     result, run = imported(capsys, tmp_path, f"s={TRACES}")
     stages = run.table("stages")
     assert list(stages["stage"]) == [f"s.{n}" for n in range(1, 6)]
-    assert stages["title"].iloc[0] == "s, run 1 of 5"  # typed without a prompt
+    # typed without a prompt: titled by its heading (line 22), in no fence
+    heading = "PGI OpenACC Implementation 256x256 (talpha=0.0)"
+    assert stages["title"].iloc[0] == f"s, run 1 of 5: {heading}"
     assert stages["title"].iloc[4] == (
         "s, run 5 of 5: nvprof --print-gpu-trace ../release_cuda/popcorn2d_cuda testc 0.1 0 1 "
         "1024 1024 1"
@@ -561,7 +564,10 @@ def test_nsys_nvprof_gpu_traces_of_three_runs_are_a_stage_each(tmp_path, capsys)
     assert list(s3["correlation_id"]) == [122, 123, 124]
     assert list(s2["bytes"])[:2] == list(s3["bytes"])[:2] == [12_800_000_000, 12_800_000_000]
     stages = run.table("stages").set_index("stage")
-    assert stages.loc["s.2", "title"] == "s, run 2 of 3"  # its prompt ran `cat`, not nsys
+    # its prompt ran `cat`, not nsys: titled by its heading (line 30: `## 2 MB`), as is the
+    # first (typed without a prompt, line 3: `## 4 KB`)
+    assert stages.loc["s.1", "title"] == "s, run 1 of 3: 4 KB"
+    assert stages.loc["s.2", "title"] == "s, run 2 of 3: 2 MB"
     assert stages.loc["s.3", "technique"].endswith(
         "(gpu_trace; partial: its last row cut short by the paste)"
     )
@@ -751,3 +757,48 @@ def test_nsys_profile_output_of_two_runs_one_under_the_other_is_two_stages(tmp_p
     assert list(kernel["stage"]) == ["s.1", "s.2"]
     assert list(kernel["start_ns"]) == [364_801_000, 364_801_000]
     assert list(kernel["duration_ns"]) == [222_080, 222_080]
+
+
+def test_nsys_profile_output_of_two_runs_each_in_its_own_fence_is_two_stages(tmp_path, capsys):
+    """The real 2020.4.3 capture above twice, each copy in a Markdown fence of its own under a
+    heading and no prompt between (`> nsys profile` is no prompt): the fence cuts the second
+    copy from the first, and its `Collecting data...`, which the first printed already, starts
+    a run again, so each copy is a stage titled by its heading (both were read as one run, the
+    second's five tables left out with a warning). Sections of nsys output that print no such
+    line (reports pasted a fence each, before and after a change, interleaved) are no capture:
+    not cut into runs."""
+    text = (DATA / "nsys" / "2020.4.3" / "omp-offload-stats.txt").read_text()
+    fenced = tmp_path / "twice.md"
+    fenced.write_text(f"## Before\n```\n{text}```\n\n## After\n```\n{text}```\n")
+    result, run = imported(capsys, tmp_path / "out", f"s={fenced}")
+    assert "warning" not in result.err
+    stages = run.table("stages")
+    assert list(stages["stage"]) == ["s.1", "s.2"]
+    assert list(stages["title"]) == ["s, run 1 of 2: Before", "s, run 2 of 2: After"]
+    api = run.table("api_calls").set_index(["stage", "name"])
+    for stage in ("s.1", "s.2"):  # line 23: `73.3  52,866,564  1 ... cuDevicePrimaryCtxRelease_v2`
+        got = api.loc[(stage, "cuDevicePrimaryCtxRelease_v2")]
+        assert (got["total_ns"], got["calls"]) == (52_866_564, 1)
+    kernel = run.table("gpu_trace").query("name == '__omp_offloading_30_736b0b47_main_l20'")
+    assert list(kernel["stage"]) == ["s.1", "s.2"]
+    assert list(kernel["duration_ns"]) == [222_080, 222_080]
+    interleaved = (DATA / "nsys" / "2020.x" / "nsys-before-after-fenced.md").read_text()
+    assert capture.is_capture(fenced.read_text()) and not capture.is_capture(interleaved)
+
+
+def test_nsys_profile_output_of_two_runs_after_prompts_is_two_stages(tmp_path, capsys):
+    """The same capture twice, each copy after a `$` prompt that types its command (its own
+    `> nsys profile` line is no prompt, so it is made one): the prompt cuts the second copy
+    from the first and its `Collecting data...` starts a run again, as in a fence (both were
+    read as one run, with a warning): two stages, titled by their commands."""
+    lines = (DATA / "nsys" / "2020.4.3" / "omp-offload-stats.txt").read_text().splitlines(True)
+    typed = "$ nsys profile -s cpu --stats=true  ./main.x\n" + "".join(lines[2:])
+    path = tmp_path / "typed.txt"
+    path.write_text(typed + typed)
+    result, run = imported(capsys, tmp_path / "out", f"s={path}")
+    assert "warning" not in result.err
+    command = "nsys profile -s cpu --stats=true  ./main.x"
+    titles = [f"s, run 1 of 2: {command}", f"s, run 2 of 2: {command}"]
+    assert list(run.table("stages")["title"]) == titles
+    api = run.table("api_calls").set_index(["stage", "name"])
+    assert [api.loc[(s, "cuMemAlloc_v2"), "calls"] for s in ("s.1", "s.2")] == [8, 8]

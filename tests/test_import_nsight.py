@@ -121,8 +121,10 @@ def test_error_only_ncu_output_is_refused_quoting_ncu(tmp_path, capsys, path):
 
 
 def test_decimal_comma_capture_is_refused_with_its_line(tmp_path, capsys):
+    """Two `nsys` runs typed after prompts, each printing `Generating '...'` (nsys prints it
+    once a run): a capture of two runs, the first of which failed before its tables."""
     path = NSYS / "2023.x" / "adi-gpu-profile-allgpu-ptbr.txt"
-    assert detect.detect(path) == detect.NSYS_TEXT
+    assert detect.detect(path) == detect.CAPTURE
     line = next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if "81,0" in ln)
     result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
     assert_refused(result, 2, str(path), f"line {line}, column 'Time (%)'", "LC_ALL=C")

@@ -222,13 +222,37 @@ def test_summaries_pasted_one_per_step_without_nvprof_lines_are_a_stage_each(tmp
     run = store.load_run(result.out.strip())
     stages = run.table("stages")
     assert list(stages["stage"]) == ["v.1", "v.2"]
-    assert list(stages["title"]) == ["v, run 1 of 2", "v, run 2 of 2"]
+    # The first is under `## Change how we initialize CuRAND` (line 29), the second under no
+    # heading of its own: the same step's text (lines 41-45) is between them.
+    titles = ["v, run 1 of 2: Change how we initialize CuRAND", "v, run 2 of 2"]
+    assert list(stages["title"]) == titles
     for skip in range(2):
         assert_logged(run, f"v.{skip + 1}", reference_rows(log, skip))
     gpu = run.table("gpu_activities").set_index(["stage", "name"])["total_ns"]
     # lines 36 and 49: `42.60%  8.30312s ... render_init(...)`, then `0.02%  1.6980ms ...`
     init = "render_init(int, int, curandStateXORWOW*)"
     assert (gpu[("v.1", init)], gpu[("v.2", init)]) == (8_303_120_000, 1_698_000)
+
+
+def test_summaries_pasted_one_per_step_are_titled_by_their_step(tmp_path, capsys):
+    """The README above with its second summary moved under the step heading after it (`## Use
+    compute_61, sm_61`) and a block holding a shell comment (`# ...`, no heading: it is inside
+    a fence) between: each stage's title names the heading nearest above its summary."""
+    text = (NVPROF / "9.x" / "voxel-raytrace-readme-two-summaries.md").read_text()
+    first, _, rest = text.partition("Turns out `render_init`")
+    second = rest[rest.index("```\n") : rest.index("\n- 64 registers")]
+    path = tmp_path / "steps.md"
+    path.write_text(
+        first + "## Use compute_61, sm_61\n\n```\n# nvprof.exe ./render 1200 800\n```\n\n" + second
+    )
+    result = profgen(["import", "--model", "m", "--out", tmp_path / "o", "--stage", f"v={path}"],
+                     capsys)  # fmt: skip
+    assert result.code == 0 and result.err == "", result.err
+    stages = store.load_run(result.out.strip()).table("stages")
+    assert list(stages["title"]) == [
+        "v, run 1 of 2: Change how we initialize CuRAND",
+        "v, run 2 of 2: Use compute_61, sm_61",
+    ]
 
 
 def test_runs_with_no_table_are_left_out_and_said_so(tmp_path, capsys):

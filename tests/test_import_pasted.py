@@ -408,6 +408,29 @@ def test_an_nvprof_summary_laid_out_as_a_markdown_pipe_table_imports(tmp_path, c
     assert api.loc[("s.2", "cudaHostAlloc"), "total_ns"] == 692_700_000  # line 121
 
 
+def test_an_nvprof_summary_rebuilt_as_a_pipe_table_without_min_max_says_they_are_missing(
+    tmp_path, capsys
+):
+    """Synthetic, written from a README's layout (its repository is unknown, so it is not in
+    tests/data): an nvprof summary rebuilt by hand as a Markdown pipe table, the type a bold
+    cell on a row of its own, kernel names in backticks and no Min or Max column. The bars are
+    made spaces, but no nvprof header is found: the refusal says which columns nvprof prints
+    that the header lacks (it said only that the bars were made spaces)."""
+    path = tmp_path / "steps.md"
+    path.write_text(
+        "# Optimisation\n\nFrom the profiling summary:\n\n"
+        "| Type            | Time(%) | Time      | Calls | Avg      | Name                 |\n"
+        "|-----------------|---------|-----------|-------|----------|----------------------|\n"
+        "| **GPU activities:**  |    |           |       |          |                      |\n"
+        "|                 | 61.20%  | 5.1200us  | 1     | 5.1200us | `scan_kernel(int*)`  |\n"
+        "|                 | 38.80%  | 3.2460us  | 2     | 1.6230us | [CUDA memcpy HtoD]   |\n"
+    )
+    assert refusal(path, tmp_path, capsys).endswith(
+        f"the file has {pasted.PIPED}, but its nvprof summary header (line 5) lacks columns "
+        "nvprof prints: Min, Max)"
+    )
+
+
 def test_unpiping_makes_inner_bars_spaces_and_drops_the_rule():
     shaped = pasted.unpiped(b"text | a\n| Type | Time(%) |\r\n|:---:|---|\r\n| GPU | 1% |\nend\n")
     assert shaped is not None and shaped.note == pasted.PIPED

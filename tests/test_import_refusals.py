@@ -1,7 +1,7 @@
 """Real public files that `profgen import` cannot use, refused with one line that says what the
 file is and why (issue 14: "The rest are refused with one line that says what the file is and
-why profgen can't use it"). tests/data/ncu/README.md, tests/data/nsys/README.md and
-tests/data/other/README.md say where each file comes from."""
+why profgen can't use it"). tests/data/ncu/README.md, tests/data/nsys/README.md,
+tests/data/nvprof/README.md and tests/data/other/README.md say where each file comes from."""
 
 from __future__ import annotations
 
@@ -189,6 +189,43 @@ def test_nvprof_summary_rows_pasted_without_their_header_say_so(tmp_path, capsys
         "`API calls:`) on the first, so nothing says whether they are GPU activities or API "
         "calls: profgen reads such rows only when all of them name CUDA API calls (as nvprof's "
         "API calls), and these do not",
+    )
+
+
+def test_nvprof_gpu_trace_rows_pasted_without_their_header_say_so(tmp_path, capsys):
+    """manifold#120's Unified Memory rows of a gpu trace, under a fence and no header (was: "it
+    looks like a program's own output, starting '```'")."""
+    path = DATA / "nvprof" / "9.x" / "manifold-120-gputrace-um-rows-headless.txt"
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "5 rows of an nvprof gpu trace (`--print-gpu-trace`: Start, Duration, ..., Name) from "
+        "line 2 on, pasted without the header line that names their columns: a paste that left "
+        "the header out; profgen reads a table from its header line, which says what its "
+        "columns (and, for nsys, its rows) are",
+    )
+
+
+def test_nvprof_gpu_trace_a_page_ran_together_says_so(tmp_path, capsys):
+    """Two mirrors of one Stack Overflow question's gpu trace: one ran its lines into one (was:
+    "no nvprof table header found"), the other its columns one space apart (was: "line 14: a
+    gpu trace header ends with Name"). Each says it is a gpu trace whose alignment was lost."""
+    expected = (
+        "expected nvprof output: a summary (text or --csv), a gpu trace (--print-gpu-trace, text "
+        "or --csv), or --metrics/--events output (text or --csv)"
+    )
+    one_line = DATA / "nvprof" / "8.x" / "coderoad-51886311-gputrace-one-line.txt"
+    assert refusal(one_line, tmp_path, capsys) == (
+        f"profgen: error: {one_line}: {expected} (an nvprof gpu trace whose line breaks and "
+        "column alignment the page it was copied from lost (its header `Start Duration Grid "
+        "Size ... Name` and rows run together, one space apart, in one line with the text "
+        "around them): its rows and cells cannot be told apart)"
+    )
+    spaced = DATA / "nvprof" / "8.x" / "thinbug-51886311-gputrace-single-spaced.txt"
+    assert refusal(spaced, tmp_path / "2", capsys) == (
+        f"profgen: error: {spaced}: {expected} (line 14: an nvprof gpu trace whose column "
+        "alignment the page it was copied from lost (`Start Duration Grid Size ... Name`, "
+        "cells one space apart): its cells (a grid size `(20 10 1)`, a device name) cannot be "
+        "told apart)"
     )
 
 

@@ -64,6 +64,7 @@ class _RefOpen:
         text = "".join(self.lines)
         if text.strip():
             fields = (self.command, tuple(self.elided), self.marked, tuple(self.reports))
+            fields += (self.nsys_once,)
             out.append(capture.Section(self.first_line, text, self.tool, *fields))
         elif self.elided and out:
             last = out[-1]

@@ -207,14 +207,14 @@ def test_a_capture_read_held_is_the_capture_read_through_files(name, tmp_path):
 # copy of the range it replaced.
 
 
-def copied_sections(path: Path) -> list[tuple[Any, csvtext.Held]]:
+def copied_sections(path: Path) -> tuple[bytes, list[tuple[Any, csvtext.Held]]]:
     """`import_capture._held` as it was: every section's bytes copied out, nothing known."""
     data = csvtext.read_utf8(path, detect.EXPECTED)
     out = []
     for number, section in enumerate(import_capture.capture.cut(data)):
         joined = b"".join(data[a:b] for a, b in section.spans)
         out.append((section, csvtext.Held(Path(f"section{number}{path.suffix}"), joined)))
-    return out
+    return data, out
 
 
 def hostile_captures() -> dict[str, str]:
@@ -256,10 +256,10 @@ def test_a_capture_read_in_place_is_the_capture_read_from_copies(tmp_path, monke
     ranged = []
     real_held = import_capture._held
 
-    def spying(path: Path) -> list[tuple[Any, csvtext.Held]]:
-        out = real_held(path)
+    def spying(path: Path) -> tuple[bytes, list[tuple[Any, csvtext.Held]]]:
+        data, out = real_held(path)
         ranged.extend(h for _, h in out if h.span is not None and h.ascii)
-        return out
+        return data, out
 
     for file in files:
         monkeypatch.setattr(import_capture, "_held", spying)

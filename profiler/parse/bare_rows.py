@@ -8,6 +8,8 @@ start with their type (nvprof 9.0 on prints one header, always the same, above s
 the header of nsys's CUDA API summary above `nsys stats` rows that are all CUDA API calls
 (`api_row`: only the API summary has rows named so, and its header is fixed by its width), and
 nvprof's header and `API calls:` type above nvprof rows that are (`untyped_nvprof_api_row`).
+Rows of nvprof's gpu trace pasted without its header (`trace_row`) are only named: the trace's
+columns depend on its options and are found from its header.
 """
 
 from __future__ import annotations
@@ -47,9 +49,7 @@ def row_kind(cells: list[str]) -> str | None:
         return None
     if cells[0].endswith("%") and number(cells[0][:-1]) is not None:
         times = [cells[1], *cells[3:6]]
-        timed = all(
-            t.endswith(NVPROF_UNITS) and number(t.rstrip("nums")) is not None for t in times
-        )
+        timed = all(_timed(t) for t in times)
         return NVPROF if timed and cells[2].isdigit() else None
     share, numbers = number(cells[0]), [number(c.replace(",", "")) for c in cells[1:6]]
     whole = cells[1].replace(",", "").isdigit() and cells[2].replace(",", "").isdigit()
@@ -82,6 +82,20 @@ def typed_nvprof_row(cells: list[str]) -> bool:
     """Whether the cells are an nvprof summary row that starts with its type (`GPU
     activities:` or `API calls:`), the first row of a type's rows."""
     return cells[:2] in NVPROF_TYPES and row_kind(cells) == NVPROF
+
+
+def trace_row(cells: list[str]) -> bool:
+    """Whether the cells are a row of nvprof's text gpu trace (`--print-gpu-trace`): a start
+    time with its unit, a duration with its unit (or `-`: a CPU page fault), then a grid size
+    (`(20 10 1)`, a kernel) or `-` (a copy, a Unified Memory event), and more cells after."""
+    if len(cells) < 8 or not _timed(cells[0]) or not (cells[1] == "-" or _timed(cells[1])):
+        return False
+    return cells[2] == "-" or cells[2].startswith("(")
+
+
+def _timed(text: str) -> bool:
+    """Whether `text` is a time as nvprof prints it: a number and its unit (`287.20ms`)."""
+    return text.endswith(NVPROF_UNITS) and number(text.rstrip("nums")) is not None
 
 
 def number(text: str) -> float | None:

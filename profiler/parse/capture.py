@@ -24,9 +24,10 @@ table whose rows a paste elided, even right under its header, stays one table.
 
 A file is a capture (`is_capture`) when it holds the output of two or more tools, two or more
 nvprof or ncu runs typed after prompts (each is a run of its own, whatever its tool prints), two
-or more sections of nsys output that name one report (runs of their own), ncu's output starting
-again (`restarts`), or a tool's output a paste elides rows of (the importer says its tables
-are partial).
+or more sections of nsys output that name one report (runs of their own), ncu's or nsys's output
+starting again (`restarts`; nsys's also after a fence or a prompt, where it prints again a
+line nsys profile prints once a run), or a tool's output a paste elides rows of (the importer says
+its tables are partial).
 Any other file is left to its tool's parser whole: each parser finds its tables among prompts,
 Markdown and program output, and applies its own rule to several runs in one file.
 
@@ -106,6 +107,7 @@ class Section:
     marked: whether a prompt or a fence cut it from what came before.
     reports: the reports (or scripts) its nsys marker lines name, as written
         (`[3/3] Executing 'cuda_gpu_trace' stats report`, `** CUDA API Summary (cuda_api_sum):`).
+    once: the lines nsys profile prints once a run that its nsys output printed (`_NSYS_ONCE`).
     """
 
     first_line: int
@@ -115,6 +117,7 @@ class Section:
     elided: tuple[int, ...] = ()
     marked: bool = False
     reports: tuple[str, ...] = ()
+    once: tuple[str, ...] = ()
 
     def file_line(self, line: int) -> int:
         """The file line of line `line` (1-based) of `text`: the elision marks left out of
@@ -134,6 +137,7 @@ class Piece:
     elided: tuple[int, ...] = ()
     marked: bool = False
     reports: tuple[str, ...] = ()
+    once: tuple[str, ...] = ()
 
     def file_line(self, line: int) -> int:
         """As `Section.file_line`."""
@@ -158,7 +162,7 @@ def split(text: str) -> list[Section]:
             body = "".join(text[a:b] for a, b in piece.spans)
         else:
             body = "".join(data[a:b].decode("utf-8", "surrogatepass") for a, b in piece.spans)
-        fields = (piece.tool, piece.command, piece.elided, piece.marked, piece.reports)
+        fields = (piece.tool, piece.command, piece.elided, piece.marked, piece.reports, piece.once)
         out.append(Section(piece.first_line, body, *fields))
     return out
 
@@ -268,8 +272,8 @@ def is_capture(head: str) -> bool:
     ncu runs typed after prompts (their output need not mark where a run starts: a paste cuts
     nvprof's `Profiling result:` lines), several sections of nsys output that name one report
     (nsys's parser reads one table of each report), ncu's or nsys's output starting again
-    with no prompt between (`restarts`: its parser would read the runs as one), or a tool's
-    output that a paste elides rows of."""
+    (`restarts`: its parser would read the runs as one), or a tool's output that a paste elides
+    rows of."""
     sections = split(head)
     printed = [s for s in sections if s.tool is not None]
     typed = [s for s in printed if s.command is not None and s.tool in _RUNS_UNMARKED]
@@ -286,9 +290,20 @@ def is_capture(head: str) -> bool:
 def restarts(sections: list[Section]) -> bool:
     """Whether ncu's or nsys's output starts again in `sections`: a section of it right after
     another, with no prompt or fence between (`_another` cut it where ncu connected to a process
-    anew, or where nsys printed again what it prints once a run)."""
+    anew, or where nsys printed again what it prints once a run), or a section of nsys output
+    that prints a line nsys profile prints once a run which an earlier one printed (each run
+    in a Markdown fence of its own or after a prompt of its own: `Collecting data...` twice;
+    `nsys stats` after `nsys profile` prints neither again)."""
     pairs = zip(sections, sections[1:], strict=False)
-    return any(a.tool == b.tool and b.tool in (NCU, NSYS) and not b.marked for a, b in pairs)
+    if any(a.tool == b.tool and b.tool in (NCU, NSYS) and not b.marked for a, b in pairs):
+        return True
+    printed: set[str] = set()
+    for section in sections:
+        if section.tool == NSYS:
+            if printed.intersection(section.once):
+                return True
+            printed.update(section.once)
+    return False
 
 
 def _prompt(line: str) -> str | None:
@@ -366,7 +381,7 @@ class _Open:
         if self.solid:
             elided = tuple(self.elided)
             spans = tuple(self.spans)
-            fields = (self.command, elided, self.marked, tuple(self.reports))
+            fields = (self.command, elided, self.marked, tuple(self.reports), self.nsys_once)
             out.append(Piece(self.first_line, spans, self.tool, *fields))
         elif self.elided and out:  # an elision right after a section ends that section
             last = out[-1]

@@ -23,7 +23,8 @@ the `ranges` table.
 
 Refused with a reason: nvprof output with no table profgen reads (`No kernels were profiled.`,
 an error, a warning page), quoting nvprof's own message; a metric table with no rows; a `--csv`
-API trace; a gpu trace of Unified Memory events only; one summary per device.
+API trace; a gpu trace of Unified Memory events only; one summary per device; a gpu trace whose
+column alignment (or its line breaks too) a web page lost.
 """
 
 from __future__ import annotations
@@ -42,7 +43,14 @@ import numpy as np
 import pandas as pd
 
 from profiler.errors import ParseError
-from profiler.parse import csvtext, nvprof_metrics, nvprof_summary, nvprof_trace, values
+from profiler.parse import (
+    csvtext,
+    headings,
+    nvprof_metrics,
+    nvprof_summary,
+    nvprof_trace,
+    values,
+)
 from profiler.parse import lines as parse_lines
 from profiler.parse.values import LineCounter, Origin
 
@@ -81,6 +89,13 @@ _NVTX = "NVTX result:"
 # newline of a table, and a line's leading blanks are read once, not again for each way it could
 # end.
 _TABLE_END = re.compile(r"\n(?:==|nvprof: |[ \t]*+(?:```|~~~|[ \t\r]*+(?:\n|\Z)))")
+# A gpu trace's header words inside a line: a page ran the trace's lines together (`_nothing`)
+_TRACE_WORDS = " Start Duration Grid Size "
+_RUN_TOGETHER = (
+    "an nvprof gpu trace whose line breaks and column alignment the page it was copied from lost "
+    "(its header `Start Duration Grid Size ... Name` and rows run together, one space apart, in "
+    "one line with the text around them): its rows and cells cannot be told apart"
+)
 _ABORTED = "\nnvprof: "  # nvprof's own message when it aborts (`_note_abort`)
 _SAYS = re.compile(
     r"^(?:==[0-9]+== |======== )?(?P<msg>(?:Error|Warning|Generated result file): [^\n]*"
@@ -234,12 +249,14 @@ def read_log(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.DataFr
 
 @dataclass(frozen=True)
 class Run:
-    """One nvprof run of a file: its tables, the line its tables start at and the command it
-    profiled (`==PID== Profiling application: ./prog args`), when the log shows it."""
+    """One nvprof run of a file: its tables, the line its tables start at, the command it
+    profiled (`==PID== Profiling application: ./prog args`), when the log shows it, and the
+    Markdown heading it is quoted under, when a README quotes it under one (`_headings`)."""
 
     tables: dict[str, pd.DataFrame]
     line: int
     command: str | None = None
+    heading: str | None = None
 
 
 @dataclass(frozen=True)
@@ -273,7 +290,13 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
     name = csvtext.source_path(path)
     pasted = _pasted_runs(tables)
     if pasted is not None:
-        return Runs([Run(_read(got, stage, name), got[0].origin.first_line) for got in pasted], [])
+        return Runs(
+            [
+                Run(_read(got, stage, name), got[0].origin.first_line, heading=heading)
+                for got, heading in zip(pasted, _headings(text, pasted), strict=True)
+            ],
+            [],
+        )
     if _several_runs(tables) is None:
         return Runs([Run(_read(tables, stage, name), tables[0].origin.first_line)], [])
     by_run: dict[int, list[Table]] = {}
@@ -317,6 +340,13 @@ def _pasted_runs(tables: list[Table]) -> list[list[Table]] | None:
         runs[-1].append(table)
         seen.add(kind)
     return runs if len(runs) > 1 else None
+
+
+def _headings(text: Text, runs: list[list[Table]]) -> list[str | None]:
+    """For each run of a paste (`_pasted_runs`), the Markdown heading it is quoted under
+    (`headings.above`: nearest above its first table, below the run before's tables)."""
+    spans = [[(t.at, t.at + t.size) for t in run] for run in runs]
+    return headings.above(lambda start, end: text[start:end], spans)
 
 
 def _device_line(line: str) -> bool:
@@ -655,7 +685,8 @@ def _nothing(text: str) -> str:
         if len(said) >= 8:
             break
     if not said:
-        return "no nvprof table header found"
+        ran = text.find(_TRACE_WORDS)  # not at a line's start: no header was found there
+        return "no nvprof table header found" if ran < 0 else _RUN_TOGETHER
     said.sort(key=lambda m: (not m.startswith(("Error", "Generated")), not m.startswith("No ")))
     quoted = " / ".join(values.shown_cell(m, 160) for m in said[:2])
     return f"nvprof output with no table profgen reads; nvprof says: {quoted}"

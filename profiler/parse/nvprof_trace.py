@@ -69,6 +69,12 @@ _TEXT_FIELDS = {
     "Device": "device",
     "Stream": "stream",
 }
+# what a gpu trace is when a web page ran its cells together with single spaces
+_ALIGNMENT_LOST = (
+    "an nvprof gpu trace whose column alignment the page it was copied from lost (`Start Duration "
+    "Grid Size ... Name`, cells one space apart): its cells (a grid size `(20 10 1)`, a device "
+    "name) cannot be told apart"
+)
 _HEADER_CELL = re.compile(r"\S+(?: \S+)*")  # words joined by single spaces: linear, unambiguous
 _CORR_SUFFIX = re.compile(r"^(?P<name>.*\S) \[(?P<corr>[0-9]{1,18})\]\Z")
 _UNIFIED = "[Unified Memory"
@@ -620,9 +626,12 @@ def _text_columns(header: str, origin: Origin) -> dict[str, tuple[int, int]]:
     """Header word -> (start, end) of its cells: from the previous column's end to its own end
     (right-aligned); for `Name`, (its start, -1): to the end of the row.
 
-    Raises: ParseError when the header does not end with `Name` or repeats a column.
+    Raises: ParseError when the header does not end with `Name`, is single-spaced (a page that
+        lost the alignment) or repeats a column.
     """
     words = [(m.group(), m.start(), m.end()) for m in _HEADER_CELL.finditer(header.rstrip("\r"))]
+    if len(words) == 1 and words[0][0].endswith(" Name"):
+        raise origin.error(f"line {origin.first_line}: {_ALIGNMENT_LOST}")
     if not words or words[-1][0] != "Name":
         raise origin.error(f"line {origin.first_line}: a gpu trace header ends with Name")
     csvtext.check_header([w for w, _, _ in words], origin.path, origin.expected)

@@ -68,6 +68,7 @@ NVPROF_HEADER = (
 _API_TYPE = b"API calls:"  # put before the first of a run of untyped nvprof API rows
 _TYPE_FIRSTS = (ord("G"), ord("A"))  # the first letters of nvprof's row types
 _LONE_TYPES = ("GPU activities:", "API calls:")
+_SUMMARY_COLUMNS = ("Time(%)", "Time", "Calls", "Avg", "Min", "Max", "Name")  # nvprof prints all
 _RULE_BYTES = frozenset(b" \t:-|")  # a pipe table's rule under its header: `| :---: | --- |`
 
 
@@ -206,6 +207,28 @@ def unpiped(data: bytes) -> Reshaped | None:
         begin = end
     pieces.append(data[begin:])
     return Reshaped(b"".join(pieces), np.flatnonzero(keep) + 1, PIPED)
+
+
+def lacking(shape: Reshaped) -> str | None:
+    """Why the first nvprof summary header of a paste with its shape undone (a line whose words
+    include `Time(%)`, `Calls` and `Name`: a pipe table rebuilt by hand) is no header nvprof
+    prints: the columns it lacks (nvprof prints them all, `Min` and `Max` too). None when no
+    line is such a header, or the first lacks none."""
+    data = shape.data
+    at = data.find(b"Time(%)")
+    while at >= 0:
+        start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
+        words = data[start : len(data) if end < 0 else end].split()
+        if b"Calls" in words and b"Name" in words:
+            missing = [name for name in _SUMMARY_COLUMNS if name.encode() not in words]
+            if not missing:
+                return None
+            line = shape.file_line(data.count(b"\n", 0, start) + 1)
+            return f"its nvprof summary header (line {line}) lacks columns nvprof prints: " + (
+                ", ".join(missing)
+            )
+        at = -1 if end < 0 else data.find(b"Time(%)", end)
+    return None
 
 
 def headed(data: bytes) -> Reshaped | None:

@@ -26,9 +26,9 @@ pattern that can backtrack:
 - an nvprof summary's text table with its columns joined by commas (`47.79%,542.36ms,45,...`:
   the unit in each cell), which is not the CSV `nvprof --csv` writes (a quoted header, a units
   row, bare numbers) but the printed summary remade by hand or by a script;
-- rows of an nvprof summary or of an `nsys stats` table pasted without the header line above
-  them (an issue or forum post that quotes the top rows only): a table is read from its header,
-  which says what its columns and rows are;
+- rows of an nvprof summary, of an `nsys stats` table or of an nvprof gpu trace pasted
+  without the header line above them (an issue or forum post that quotes the top rows only): a
+  table is read from its header, which says what its columns and rows are;
 - a profiler's usage text (`ncu --help`, `nsys --help`, `nvprof --help`): its first line is
   `usage: ncu [options] ...`;
 - a log of the CUDA command-line profiler that came before nvprof (`CUDA_PROFILE=1` or
@@ -82,6 +82,7 @@ def describe(lines: list[str]) -> str | None:
         or _cpu_profile(lines)
         or _comma_joined_summary(lines)
         or _headless_rows(lines)
+        or _headless_trace(lines)
         or _usage_text(lines)
         or _legacy_profiler_log(lines)
     )
@@ -311,6 +312,27 @@ _HEADLESS_WHY = (
     ": a paste that left the header out; profgen reads a table from its header line, which says "
     "what its columns (and, for nsys, its rows) are"
 )
+
+
+def _headless_trace(lines: list[str]) -> str | None:
+    """What the first run of `_HEADLESS_ROWS` or more rows of an nvprof gpu trace in `lines`
+    is (it has no header: detection found none)."""
+    for at, line in enumerate(lines):
+        if not bare_rows.trace_row(line.split()):
+            continue
+        rows = 1
+        for more in lines[at + 1 :]:
+            if not bare_rows.trace_row(more.split()):
+                break
+            rows += 1
+        if rows < _HEADLESS_ROWS:
+            return None
+        return (
+            f"{rows} rows of an nvprof gpu trace (`--print-gpu-trace`: Start, Duration, ..., "
+            f"Name) from line {at + 1} on, pasted without the header line that names their "
+            "columns" + _HEADLESS_WHY
+        )
+    return None
 
 
 _USAGE_TOOLS = ("ncu", "nsys", "nvprof", "nv-nsight-cu-cli")
