@@ -60,6 +60,7 @@ def old_read_tables(path: Path, stage: str) -> dict[str, pd.DataFrame]:
     table = csvtext.read_csv_text(origin.text, path, ncu_csv.EXPECTED)
     csvtext.check_last_row(origin, ncu_csv._row_cells(header), len(table) - 1)  # (the rule)
     if "Metric Name" in table.columns and "Metric Value" in table.columns:
+        ncu_csv._check_metric_rows(table, origin)  # (the rule: a split row is refused)
         launches, found = old_details(table, origin)
         counters = lambda: old_counters(table, stage)  # noqa: E731
     elif "Metric Name" in table.columns and "Average" in table.columns:
