@@ -24,6 +24,7 @@ ZSH_NSYS = CAPTURES / "nsys-csv-zsh-prompts.md"
 STATS_TRUE = CAPTURES / "nsys-stats-true-prompts.md"
 SUMMARY_TRACE = CAPTURES / "assembled-nvprof-summary-then-gpu-trace.csv"
 NVPROF_NSYS = CAPTURES / "assembled-nvprof-then-nsys.txt"
+PADDED_NSYS = CAPTURES / "assembled-nvprof-then-padded-nsys.txt"
 CUDA_STREAM = DATA / "nvprof" / "9.x" / "cuda-stream-summary.txt"
 CFD_SUMMARY = DATA / "nvprof" / "9.x" / "cfd-csv-summary.csv"
 CFD_TRACE = DATA / "nvprof" / "9.x" / "cfd-csv-gpu-trace-head.csv"
@@ -65,6 +66,14 @@ def test_runs_are_cut_apart_by_their_pids() -> None:
     firsts = [s.text.split("\n", 1)[0] for s in sections]
     assert firsts[0] == "==1049== NVPROF is profiling process 1049, command: ./sumArrayZerocpy"
     assert firsts[-1].startswith("==985== ")
+
+
+def test_a_padded_nsys_step_line_starts_nsys_output() -> None:
+    """`[ 5/11] Executing 'cuda_api_sum' stats report` (nsys pads its step counter when it runs
+    ten reports or more) starts nsys's section: its tables are not left in nvprof's above."""
+    sections = [s for s in capture.split(PADDED_NSYS.read_text()) if s.tool]
+    assert [(s.first_line, s.tool) for s in sections] == [(1, capture.NVPROF), (29, capture.NSYS)]
+    assert sections[1].text.startswith("[ 5/11] Executing 'cuda_api_sum' stats report\n")
 
 
 def test_prompts_name_the_command_of_each_section() -> None:

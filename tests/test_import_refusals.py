@@ -371,6 +371,20 @@ def test_ncu_rule_advice_quoted_without_its_sections_says_so(tmp_path, capsys):
     )
 
 
+def test_ncu_section_tables_quoted_without_a_kernel_line_say_so(tmp_path, capsys):
+    """A lesson quotes three of ncu's `Section:` tables with no kernel line above them (was: "a
+    Markdown document in which no profiler table was found", though it holds three)."""
+    path = NCU / "any" / "sdod-ncu-basics-sections-no-kernel.md"
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "it quotes Nsight Compute's `Section:` tables (3, the first at line 78: 'GPU Speed Of "
+        "Light Throughput') with no kernel line above them (`name (grid)x(block), Context 1, "
+        "Stream 7`): their metrics are of no kernel profgen can name; import ncu's own output",
+    )
+    kernel = "  k() (1, 1, 1)x(32, 1, 1), Context 1, Stream 7"
+    assert unusable.describe([kernel, "    Section: Launch Statistics", "    ----- ---"]) is None
+
+
 def test_near_misses_of_the_new_kinds_are_not_described_as_them():
     """A `WARNING:` line of another tool, a word `OPT` in prose and a run whose tables follow
     are not said to be nsys console output or ncu advice."""

@@ -758,6 +758,42 @@ def test_2023_stats_capture_with_shell_prompt_and_notes():
     assert list(ranges["total_ns"]) == [3_481_709, 182_472]
 
 
+def test_blank_lines_a_paste_put_under_headers_and_between_rows_are_closed_up():
+    """A 2020-era capture copied from a terminal that wrapped its full-width lines: a blank line
+    between the CUDA API header and its rule, memory-operation rows double-spaced. The tables
+    are read whole (they were passed over: no API calls, the HtoD copies lost)."""
+    path = DATA / "2020.x" / "meanpaper-m2-blank-lines-in-tables.txt"
+    tables = nsys_csv.read_stats_stdout(path, "s")
+    api = tables["api_calls"].set_index("name")
+    assert list(api.index) == [
+        "cudaMemcpy", "cudaMalloc", "cudaDeviceSynchronize", "cudaLaunchKernel", "cudaFree"
+    ]  # fmt: skip
+    assert api.loc["cudaMemcpy", "total_ns"] == 1_031_016_980
+    assert api.loc["cudaFree", "min_ns"] == 73_420
+    copies = tables["gpu_activities"].set_index("copy_kind")
+    htod = copies.loc["HtoD"]
+    assert (htod["total_ns"], htod["calls"], htod["max_ns"]) == (74_104_646, 6, 38_715_717)
+    assert copies.loc["HtoD", "bytes"] == 538_919 * 1024
+    assert copies.loc["DtoH", "total_ns"] == 951_550_648
+
+
+def test_step_counter_padded_for_ten_reports_or_more_names_the_tables():
+    """With eleven reports nsys pads its step counter (`[ 4/11] Executing 'osrt_sum' stats
+    report`): the OS runtime table under it is skipped and the CUDA API summary read, not
+    poll/ioctl taken for CUDA calls and the real cuda_api_sum left out as a second table."""
+    path = DATA / "2023.x" / "seungjae-arrinc-a-padded-steps.txt"
+    tables = nsys_csv.read_stats_stdout(path, "s")
+    api = tables["api_calls"].set_index("name")
+    assert list(api.index) == [
+        "cudaMalloc", "cudaLaunchKernel", "cudaMemcpy", "cuModuleGetLoadingMode"
+    ]  # fmt: skip
+    assert api.loc["cudaMalloc", "total_ns"] == 73_029_223
+    assert (api.loc["cudaMemcpy", "calls"], api.loc["cudaMemcpy", "max_ns"]) == (2, 16_205_718)
+    gpu = tables["gpu_activities"].set_index("name")
+    assert gpu.loc["inc(int *, unsigned long)", "total_ns"] == 353_377
+    assert list(gpu.loc[gpu["kind"] == schema.MEMCPY, "total_ns"]) == [16_006_192, 15_650_063]
+
+
 def test_2023_2_3_nvtx_gpu_projection_with_none_cells():
     """`nsys stats --report nvtx_gpu_proj_trace` as text under a `Processing [...]` line and a
     ` ** NVTX GPU Projection Trace (nvtx_gpu_proj_trace):` banner: `None` is no value, and the

@@ -87,7 +87,7 @@ _NCU_CONNECTED = "==PROF== Connected to process "  # ncu attached to a process o
 _NCU_DISCONNECTED = "==PROF== Disconnected from process "
 _NSYS = re.compile(
     r"(?:Processing \[|Running \[|Generating SQLite file|Generating '|Collecting data\.\.\."
-    r"|\[[0-9]{1,3}/[0-9]{1,3}\] (?:\[|Executing ')"
+    r"|\[ {0,3}[0-9]{1,3}/[0-9]{1,3}\] (?:\[|Executing ')"
     r"|[ \t]{0,4}\*\* [^\n]{1,200}\([A-Za-z_]{1,64}\):)"
 )
 _NSYS_RUN = re.compile(r"Generating '|Collecting data\.\.\.")  # the first lines of a run's output

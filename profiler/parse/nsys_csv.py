@@ -36,7 +36,15 @@ import pandas as pd
 
 from profiler import files
 from profiler.errors import ParseError
-from profiler.parse import csvtext, nsys_fields, nsys_stdout, nsys_tables, nsys_text, values
+from profiler.parse import (
+    csvtext,
+    nsys_fields,
+    nsys_gaps,
+    nsys_stdout,
+    nsys_tables,
+    nsys_text,
+    values,
+)
 from profiler.parse.nsys_fields import OLD_NAMES, REPORTS, canonical_report, identify
 from profiler.parse.nsys_stdout import Block, split_stdout
 from profiler.parse.values import Origin
@@ -143,6 +151,7 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
         raise ParseError(path, EXPECTED, "its start has no nsys report header or nsys line")
     data, ascii = csvtext.read_utf8_ascii(source, EXPECTED)  # (ASCII: a character is a byte)
     blocks = nsys_stdout.split_ascii(data) if ascii else split_stdout(data.decode("utf-8"))
+    blocks = nsys_gaps.rejoined(blocks)  # a header or rows a paste set apart by a blank line
     frames: dict[str, tuple[pd.DataFrame, Path]] = {}
     found = False
     # A table under no report's name (its `[4/8] Executing 'osrt_sum'` line cut by the paste)

@@ -5,7 +5,8 @@ What the versions print around their tables, all understood here:
 - 2025.x-2023.2: `Processing [x.sqlite] with [.../cuda_api_sum.py]...`, a banner
   ` ** CUDA API Summary (cuda_api_sum):`, `SKIPPED: x.sqlite does not contain ...`;
 - 2024.x-2022.x `--stats=true`: `[5/8] Executing 'cuda_api_sum' stats report` (or
-  `'cudaapisum'`), and in 2022 a heading `CUDA API Statistics:` under it;
+  `'cudaapisum'`; `[ 5/11]`, the counter padded, when it runs ten reports or more), and in
+  2022 a heading `CUDA API Statistics:` under it;
 - 2021.x-2020.x: headings alone (`CUDA Kernel Statistics:`, `CUDA Memory Operation Statistics
   (by time):`, `(by size in KiB):`), `Exporting [.../gputrace.py x.sqlite] to console...`,
   `Running [.../cudaapisum.py ...]`;
@@ -45,9 +46,9 @@ SKIP = ""  # the report of a block under a marker of a report profgen does not r
 # the last row), and nsys's chatter.
 _SPECIAL_LINE = (
     r"(?:(?P<marker>(?:Processing|Running|Exporting) \[|[ \t]*\*\*"
-    r"|\[[0-9]+/[0-9]+\] Executing '|[A-Z][A-Za-z /-]{0,60} Statistics\b"
+    r"|\[ {0,3}[0-9]+/[0-9]+\] Executing '|[A-Z][A-Za-z /-]{0,60} Statistics\b"
     r"|[ \t]{0,3}(?:```|~~~))"
-    r"|Generating |Exporting|SKIPPED:|NOTICE:|WARNING:|ERROR:|\[[0-9]+/[0-9]+\]"
+    r"|Generating |Exporting|SKIPPED:|NOTICE:|WARNING:|ERROR:|\[ {0,3}[0-9]+/[0-9]+\]"
     r"|Generated:|Using |Report file|Processing events|Saving temporary|Saved report"
     r"|Creating final|Capturing symbol|Collecting data|Exported successfully)[^\n]*"
 )
@@ -81,7 +82,7 @@ _BYTES = {
 _BYTES[_SPACES] = re.compile(rb"[\s\x1c-\x1f]*+")
 _SCRIPT = re.compile(r"\] with \[(?P<script>[^\]\n]*)\]")
 _RUNNING = re.compile(r"^(?:Running|Exporting) \[(?P<script>[^\s\]]+)")
-_EXECUTING = re.compile(r"^\[[0-9]+/[0-9]+\] Executing '(?P<script>[^'\n]*)'")
+_EXECUTING = re.compile(r"^\[ {0,3}[0-9]+/[0-9]+\] Executing '(?P<script>[^'\n]*)'")
 _BANNER = re.compile(r"\((?P<banner>[A-Za-z_]+)\):?[ \t\r]*\Z")
 _HEADINGS = (
     ("cuda api statistics", "cuda_api_sum"),

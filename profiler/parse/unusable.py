@@ -17,6 +17,8 @@ pattern that can backtrack:
   (`Saved report file to "x.qdrep"`), or with the program's own output after nsys's launch
   line (`WARNING: app and any of its children processes will be profiled.`: a paste cut
   before the tables);
+- Nsight Compute's `Section:` tables (a tutorial's excerpt) with no kernel line above them
+  (`name (grid)x(block), Context 1, Stream 7`): measurements of no kernel;
 - Nsight Compute's rule advice (`    OPT   Memory is more heavily utilized ...`, `WRN`,
   `INF`) quoted without the `Section:` tables and kernel line it belongs to;
 - a CPU profiler's output: a gprof profile (`Each sample counts as 0.01 seconds.` above its
@@ -78,6 +80,7 @@ def describe(lines: list[str]) -> str | None:
         _metric_list(lines)
         or _rule_output(lines)
         or _profile_without_report(lines)
+        or _ncu_sections_without_kernel(lines)
         or _ncu_advice(lines)
         or _cpu_profile(lines)
         or _comma_joined_summary(lines)
@@ -197,6 +200,28 @@ def _launch_without_stats(lines: list[str]) -> str | None:
         f"{_CONSOLE} from line {at + 1} ({values.shown_cell(lines[at].strip(), 100)}) with no "
         "stats table in it: the program's own output runs to its end (cut before nsys printed "
         "its tables?)"
+    )
+
+
+def _ncu_sections_without_kernel(lines: list[str]) -> str | None:
+    """What a file is in which Nsight Compute's `Section: GPU Speed Of Light Throughput` tables
+    (a `Section:` line, a dash rule under it) stand with no kernel line (`... (grid)x(block),
+    Context 1, Stream 7`) anywhere (detection found none): metrics of no kernel."""
+    if any(")x(" in line for line in lines):
+        return None
+    found = [
+        n
+        for n, line in enumerate(lines[:-1])
+        if line.lstrip(" ").startswith("Section: ") and lines[n + 1].lstrip(" ").startswith("---")
+    ]
+    if not found:
+        return None
+    name = lines[found[0]].strip().removeprefix("Section: ")
+    return (
+        f"it quotes Nsight Compute's `Section:` tables ({len(found)}, the first at line "
+        f"{found[0] + 1}: {values.shown_cell(name, 60)}) with no kernel line above them "
+        "(`name (grid)x(block), Context 1, Stream 7`): their metrics are of no kernel profgen "
+        "can name; import ncu's own output"
     )
 
 

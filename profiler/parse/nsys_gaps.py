@@ -1,0 +1,109 @@
+"""Blank lines a paste put inside an nsys column-text table, closed up again.
+
+A terminal that wraps a line as wide as itself adds an empty line under it when the text is
+copied: a `CUDA API Statistics (nanoseconds)` header padded to the window's width comes out
+with a blank line between it and its rule, and a table whose rows are that wide comes out
+double-spaced. `nsys_stdout` ends a table at a blank line, so the header stood alone (no
+table) and the rows under it, headerless, were passed over without a word. Here a block that
+is one header line is joined to the rule and rows under it, and a block of rows that fit the
+columns of the table above it is joined to that table, when nothing but blank lines lies
+between them (a marker, a heading or any other text keeps them apart).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from profiler.parse import nsys_fields, nsys_text
+from profiler.parse.nsys_stdout import Block
+
+_GAP_MAX = 4096  # characters between two blocks: more is no paste's blank lines
+_ROWS_MAX = 10_000  # lines of a block of rows checked against the columns above it
+
+
+def rejoined(blocks: list[Block]) -> list[Block]:
+    """`blocks` with each one that continues the table above it (see the module) joined to it.
+    Linear in the blocks: each is joined to its table once, however many rows it is cut into."""
+    groups: list[list[Block]] = []
+    columns: list[tuple[int, int]] | None = None  # the rule's of the last group, once known
+    for block in blocks:
+        if groups and _continues(groups[-1], columns, block):
+            groups[-1].append(block)
+        else:
+            groups.append([block])
+            columns = None
+        if columns is None:
+            columns = _columns(groups[-1])
+    return [group[0] if len(group) == 1 else _joined(group) for group in groups]
+
+
+def _columns(table: list[Block]) -> list[tuple[int, int]] | None:
+    """The columns of the rule of a table's blocks (its header and rule, then rows), or None
+    when they are no table (yet: a lone header line has no rule)."""
+    header, rule = _two_lines(table[0].head())
+    if not rule and len(table) > 1:
+        rule = _two_lines(table[1].head())[0]  # (the header stood alone above its rule)
+    return nsys_text.spans(rule) if rule and nsys_text.is_rule(rule) else None
+
+
+def _continues(table: list[Block], columns: list[tuple[int, int]] | None, below: Block) -> bool:
+    """Whether `below` is the rule and rows of a lone header (`table` is that one line), or more
+    rows of `table` (the blocks of one table so far, whose rule has `columns`), with only blank
+    lines between them."""
+    if below.report is not None or not _blanks_between(table[-1], below):
+        return False
+    below_first, below_second = _two_lines(below.head())
+    if columns is None:
+        header, rule = _two_lines(table[0].head())
+        if rule or len(table) > 1 or not nsys_text.is_rule(below_first):
+            return False  # a lone line is a header only if a rule is under the gap
+        cells = nsys_text.header_cells(header, nsys_text.spans(below_first))
+        return table[0].report is not None or nsys_fields.identify_cells(cells) is not None
+    if nsys_text.is_rule(below_second):
+        return False  # `below` is a table of its own
+    return _rows_fit(below, columns)
+
+
+def _rows_fit(block: Block, columns: list[tuple[int, int]]) -> bool:
+    """Whether every line of `block` is a row laid out in `columns`: its first cell filled,
+    blanks wherever the rule has them between two columns."""
+    if sum(b - a for a, b in block.pieces) > _ROWS_MAX * 200:
+        return False
+    rows = block.text.split("\n")
+    rows = rows[:-1] if not rows[-1] else rows
+    if len(rows) > _ROWS_MAX:
+        return False
+    gaps = [(0, columns[0][0])] + [(a[1], b[0]) for a, b in zip(columns, columns[1:], strict=False)]
+    first = slice(*columns[0])
+    return all(row[first].strip() and not any(row[a:b].strip() for a, b in gaps) for row in rows)
+
+
+def _blanks_between(above: Block, below: Block) -> bool:
+    end, start = above.pieces[-1][1], below.pieces[0][0]
+    if above.source is not below.source or start - end > _GAP_MAX:
+        return False
+    return not above.source[end:start].strip()
+
+
+def _joined(table: list[Block]) -> Block:
+    """One block of the blocks of a table, the blank lines between them dropped."""
+    dropped: list[int] = list(table[0].dropped)
+    for above, below in zip(table, table[1:], strict=False):
+        last = above.first_line + len(above.dropped) + _newlines(above) - 1  # its last file line
+        dropped += [*range(last + 1, below.first_line), *below.dropped]
+    pieces = tuple(piece for block in table for piece in block.pieces)
+    return dataclasses.replace(table[0], dropped=tuple(dropped), at=-1, pieces=pieces)
+
+
+def _newlines(block: Block) -> int:
+    """How many line ends a block's text holds (its lines, each piece ending with one)."""
+    source = block.source
+    if isinstance(source, bytes):
+        return sum(source.count(b"\n", a, b) for a, b in block.pieces)
+    return sum(source.count("\n", a, b) for a, b in block.pieces)
+
+
+def _two_lines(head: str) -> tuple[str, str]:
+    """A head's first line and second (empty when it has one line)."""
+    one, _, rest = head.partition("\n")
+    return one, rest.split("\n", 1)[0]
