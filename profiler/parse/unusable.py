@@ -43,6 +43,7 @@ own output.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import PurePath
 
 from profiler.parse import bare_rows, values
@@ -300,20 +301,31 @@ _HEADLESS_ROWS = 3  # rows in a run that make a headless table
 def _headless_rows(lines: list[str]) -> str | None:
     """What the first run of rows of an nvprof summary or an `nsys stats` table in `lines` is,
     when it has at least `_HEADLESS_ROWS` rows (it has no header: detection found none)."""
+    found = _first_run(lines, bare_rows.row_kind)
+    if found is None:
+        return None
+    at, rows, kind = found
+    if kind == bare_rows.NVPROF and not bare_rows.typed_nvprof_row(lines[at].split()):
+        return _UNTYPED.format(rows=rows, line=at + 1)
+    return _HEADLESS_SAID[kind].format(rows=rows, line=at + 1) + _HEADLESS_WHY
+
+
+def _first_run(
+    lines: list[str], kind_of: Callable[[list[str]], str | None]
+) -> tuple[int, int, str] | None:
+    """Where the first run of rows of one kind in `lines` starts, how many rows it has and
+    their kind (`kind_of` a line's words; None: no such row), when it has at least
+    `_HEADLESS_ROWS` rows; None otherwise (a shorter first run too)."""
     for at, line in enumerate(lines):
-        kind = bare_rows.row_kind(line.split())
+        kind = kind_of(line.split())
         if kind is None:
             continue
         rows = 1
         for more in lines[at + 1 :]:
-            if bare_rows.row_kind(more.split()) != kind:
+            if kind_of(more.split()) != kind:
                 break
             rows += 1
-        if rows < _HEADLESS_ROWS:
-            return None
-        if kind == bare_rows.NVPROF and not bare_rows.typed_nvprof_row(line.split()):
-            return _UNTYPED.format(rows=rows, line=at + 1)
-        return _HEADLESS_SAID[kind].format(rows=rows, line=at + 1) + _HEADLESS_WHY
+        return (at, rows, kind) if rows >= _HEADLESS_ROWS else None
     return None
 
 
@@ -342,22 +354,15 @@ _HEADLESS_WHY = (
 def _headless_trace(lines: list[str]) -> str | None:
     """What the first run of `_HEADLESS_ROWS` or more rows of an nvprof gpu trace in `lines`
     is (it has no header: detection found none)."""
-    for at, line in enumerate(lines):
-        if not bare_rows.trace_row(line.split()):
-            continue
-        rows = 1
-        for more in lines[at + 1 :]:
-            if not bare_rows.trace_row(more.split()):
-                break
-            rows += 1
-        if rows < _HEADLESS_ROWS:
-            return None
-        return (
-            f"{rows} rows of an nvprof gpu trace (`--print-gpu-trace`: Start, Duration, ..., "
-            f"Name) from line {at + 1} on, pasted without the header line that names their "
-            "columns" + _HEADLESS_WHY
-        )
-    return None
+    found = _first_run(lines, lambda words: "trace" if bare_rows.trace_row(words) else None)
+    if found is None:
+        return None
+    at, rows, _ = found
+    return (
+        f"{rows} rows of an nvprof gpu trace (`--print-gpu-trace`: Start, Duration, ..., "
+        f"Name) from line {at + 1} on, pasted without the header line that names their "
+        "columns" + _HEADLESS_WHY
+    )
 
 
 _USAGE_TOOLS = ("ncu", "nsys", "nvprof", "nv-nsight-cu-cli")
