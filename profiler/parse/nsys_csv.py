@@ -287,7 +287,7 @@ def _read_block(
     """The report a block holds (None when it is no report) and its fields (None when that
     report was read already: a capture of two runs gives the first); `raw`: the file's bytes
     and where the block starts and ends in them, when they are its characters one for one."""
-    header, rule = _header_rule(block)
+    header, rule = block.header_rule()
     text = nsys_text.is_rule(rule)
     cells = nsys_text.header_cells(header, nsys_text.spans(rule)) if text else None
     cells = cells if cells is not None else csvtext.header_cells(header)
@@ -307,25 +307,16 @@ def _read_block(
     return report, nsys_fields.parse(source, header, report, origin)
 
 
-def _header_rule(block: Block) -> tuple[str, str]:
-    """A block's first two lines: a table's header and rule, if it is a table."""
-    head = block.head()
-    one = head.find("\n")
-    two = head.find("\n", one + 1) if one >= 0 else -1
-    header = head if one < 0 else head[:one]
-    return header, "" if one < 0 else head[one + 1 : two if two >= 0 else len(head)]
-
-
 def _past_caption(block: Block) -> Block:
     """A block under no marker whose first line is no table but whose next two are a report's
     column-text header and rule (`sudo nsys nvprof bin/x` typed right above its table): the
     table below that line. Any other block as it is."""
-    if block.report is not None or nsys_text.is_rule(_header_rule(block)[1]):
+    if block.report is not None or nsys_text.is_rule(block.header_rule()[1]):
         return block
     rest = block.less_first_line()
     if rest is None:
         return block
-    header, rule = _header_rule(rest)
+    header, rule = rest.header_rule()
     if not nsys_text.is_rule(rule):
         return block
     cells = nsys_text.header_cells(header, nsys_text.spans(rule))

@@ -40,9 +40,9 @@ def rejoined(blocks: list[Block]) -> list[Block]:
 def _columns(table: list[Block]) -> list[tuple[int, int]] | None:
     """The columns of the rule of a table's blocks (its header and rule, then rows), or None
     when they are no table (yet: a lone header line has no rule)."""
-    header, rule = _two_lines(table[0].head())
+    rule = table[0].header_rule()[1]
     if not rule and len(table) > 1:
-        rule = _two_lines(table[1].head())[0]  # (the header stood alone above its rule)
+        rule = table[1].header_rule()[0]  # (the header stood alone above its rule)
     return nsys_text.spans(rule) if rule and nsys_text.is_rule(rule) else None
 
 
@@ -52,9 +52,9 @@ def _continues(table: list[Block], columns: list[tuple[int, int]] | None, below:
     lines between them."""
     if below.report is not None or not _blanks_between(table[-1], below):
         return False
-    below_first, below_second = _two_lines(below.head())
+    below_first, below_second = below.header_rule()
     if columns is None:
-        header, rule = _two_lines(table[0].head())
+        header, rule = table[0].header_rule()
         if rule or len(table) > 1 or not nsys_text.is_rule(below_first):
             return False  # a lone line is a header only if a rule is under the gap
         cells = nsys_text.header_cells(header, nsys_text.spans(below_first))
@@ -101,9 +101,3 @@ def _newlines(block: Block) -> int:
     if isinstance(source, bytes):
         return sum(source.count(b"\n", a, b) for a, b in block.pieces)
     return sum(source.count("\n", a, b) for a, b in block.pieces)
-
-
-def _two_lines(head: str) -> tuple[str, str]:
-    """A head's first line and second (empty when it has one line)."""
-    one, _, rest = head.partition("\n")
-    return one, rest.split("\n", 1)[0]

@@ -133,6 +133,12 @@ class Block:
             return _head(self.text, 0, len(self.text))
         return _head(self.source, *self.pieces[0])
 
+    def header_rule(self) -> tuple[str, str]:
+        """Its first two lines (a table's header and rule, if it is a table); the second empty
+        when it has one line."""
+        one, _, rest = self.head().partition("\n")
+        return one, rest.split("\n", 1)[0]
+
     def less_first_line(self) -> Block | None:
         """The block without its first line (a command or caption typed right above a table,
         no blank line between), or None when that line is all of its first piece."""
