@@ -90,7 +90,6 @@ _NSYS = re.compile(
     r"|\[ {0,3}[0-9]{1,3}/[0-9]{1,3}\] (?:\[|Executing ')"
     r"|[ \t]{0,4}\*\* [^\n]{1,200}\([A-Za-z_]{1,64}\):)"
 )
-_NSYS_RUN = re.compile(r"Generating '|Collecting data\.\.\.")  # the first lines of a run's output
 _NSYS_ONCE = ("Collecting data...", "Generating '")  # nsys profile prints each once a run
 
 
@@ -256,8 +255,9 @@ def _another(cur: _Open, tool: str, run: str | None, line: str, named: str | Non
     if tool == NCU:
         return cur.ncu_done and line.lstrip(" \t").startswith(_NCU_CONNECTED)
     if tool == NSYS:
-        once = line.lstrip().startswith(cur.nsys_once)
-        return once or named in cur.reports or bool(cur.reports and _NSYS_RUN.match(line.lstrip()))
+        line = line.lstrip()
+        again = line.startswith(cur.nsys_once)  # what it prints once a run, printed again
+        return again or named in cur.reports or bool(cur.reports and line.startswith(_NSYS_ONCE))
     return cur.run is not None and tool == NVPROF and _NVPROF_STARTS in line
 
 
@@ -358,11 +358,9 @@ class _Open:
         line = line.lstrip(" \t")
         if tool == NSYS:
             self.nsys_once += tuple(m for m in _NSYS_ONCE if line.startswith(m))
-        elif tool != NCU:
-            return
-        if line.startswith(_NCU_CONNECTED):
+        elif tool == NCU and line.startswith(_NCU_CONNECTED):
             self.ncu_attached, self.ncu_done = self.ncu_attached + 1, False
-        elif line.startswith(_NCU_DISCONNECTED):
+        elif tool == NCU and line.startswith(_NCU_DISCONNECTED):
             self.ncu_attached = max(0, self.ncu_attached - 1)
             self.ncu_done = self.ncu_attached == 0
 
