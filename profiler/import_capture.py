@@ -85,8 +85,8 @@ class Found:
 
 def read_capture(path: Path | csvtext.Held, stage: str, raw: Path, read: Reader) -> list[Found]:
     """The tables of every section of the capture at `path` (see the module docstring): one
-    `Found` for the capture, or one per nvprof (or nsys) run when several give tables of one
-    kind.
+    `Found` for the capture, or one per nvprof (or nsys, or ncu) run when several give tables
+    of one kind.
 
     Args:
         path: the capture (a file, or a file's bytes held).
@@ -236,8 +236,8 @@ def _without_cut_row(
 
 def _by_run(sections: list[Read]) -> list[list[Read]]:
     """The sections as one run, or, when several sections of one tool's output (nvprof's, else
-    nsys's) give tables of one kind, as one run per such section with the sections after it
-    (those before the first, with it)."""
+    nsys's, else ncu's) give tables of one kind, as one run per such section with the sections
+    after it (those before the first, with it)."""
     runs = next(filter(None, (_starts(sections, kind) for kind in _RUN_KINDS)), [])
     if not runs:
         return [sections]

@@ -12,8 +12,8 @@ nvprof-style summaries. Nothing is checked against a reference, so every stage i
 IMPORTED (never PASS) with that said in its `reason`. Its time is the span the user names
 (`--range`), else the GPU span of the capture, else its summed GPU time; per repeat when the user
 says how many repeats the program ran (`--repeats`), else a whole-program total
-(`profiler.import_timing`). A file of several nvprof runs, or a capture of several nsys runs,
-is one stage per run (`profiler.import_runs`).
+(`profiler.import_timing`). A file of several nvprof runs, or a capture of several nsys or ncu
+runs, is one stage per run (`profiler.import_runs`).
 
 What is kept: only the files that were read are copied into `raw/<stage>/` (for a folder, the
 regular files named like an nsys report; a symbolic link, a FIFO or any other file in it is
