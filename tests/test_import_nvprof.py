@@ -352,6 +352,25 @@ def test_a_summary_whose_shares_have_no_percent_sign(tmp_path, capsys):
     assert act["calls"].tolist() == [101, 10, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1]
 
 
+def test_a_summary_with_a_units_row_reads_its_plain_numbers_in_those_units(tmp_path, capsys):
+    """`nvprof -u ms` before CUDA 9 (marcosamaris/BSPGPU, a GeForce GT 630) puts a units row
+    under the header (`%  ms  ms  ms  ms`) and prints times as plain numbers: each of the seven
+    runs with a table is a stage, every time read in ms (was: refused, "a summary row has 7
+    fields ..., this one 5" at the units row)."""
+    log = NVPROF / "8.x" / "bspgpu-gt630-units-row-runs.txt"
+    run = store.load_run(run_import(capsys, tmp_path, f"sum={log}"))
+    assert list(run.table("stages")["stage"]) == [f"sum.{k}" for k in range(1, 8)]
+    act = run.table("gpu_activities").set_index(["stage", "name"])
+    # line 6: `60.96  0.035136  2  0.017568  0.017536  0.017600  [CUDA memcpy HtoD]`
+    first = act.loc[("sum.1", "[CUDA memcpy HtoD]")]
+    assert (first["time_pct"], first["total_ns"], first["calls"]) == (60.96, 35_136, 2)
+    assert (first["avg_ns"], first["min_ns"], first["max_ns"]) == (17_568, 17_536, 17_600)
+    # line 49: `41.44  118.1245  1  118.1245  118.1245  118.1245  matSum(float*, float*, ...)`
+    last = act.loc[("sum.7", "matSum(float*, float*, float*, int)")]
+    assert (last["time_pct"], last["total_ns"], last["calls"]) == (41.44, 118_124_500, 1)
+    assert len(act) == 14
+
+
 def test_copies_to_and_from_cuda_arrays_keep_the_names_nvprof_printed(tmp_path, capsys):
     """`[CUDA memcpy HtoA]` and `[CUDA memcpy DtoA]` (the CSCfi dct8x8 log) are rows of their
     own, named as printed, beside `[CUDA memcpy HtoD]`: their direction is that of device

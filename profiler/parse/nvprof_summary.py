@@ -95,6 +95,11 @@ def text_rows_named(
             origin = dataclasses.replace(origin, text=origin.cut())
         return _token_rows(origin, section, raw)
     except ParseError as refused:
+        if not origin.text and origin.cut is not None:
+            origin = dataclasses.replace(origin, text=origin.cut())
+        unit_rows = _unit_rows(origin, section)
+        if unit_rows is not None:
+            return unit_rows, None
         whole = nvprof_wrapped.joined(origin)
         if whole is None:
             raise
@@ -331,8 +336,31 @@ def _line(text: str, cut: tokens.Tokens, row: int) -> str:
     return text[start:] if stop < 0 else text[start:stop]
 
 
-def _rows_one_by_one(lines: list[str], section: str, origin: Origin) -> pd.DataFrame:
-    """`text_rows` of rows cut one by one with `str.split` (rows that are not ASCII)."""
+def _unit_rows(origin: Origin, section: str) -> pd.DataFrame | None:
+    """`text_rows` of a table with a units row under its header and plain numbers below it, or
+    None when it has none. `nvprof -u ms` (`--normalized-time-unit`) before CUDA 9 printed
+    `%  ms  ms  ms  ms` there (Time(%), then Time, Avg, Min, Max: Calls has no unit) and its
+    times without units; the fast paths refuse such a table (its units row is no row)."""
+    text = origin.text
+    text = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
+    body = text.partition("\n")[2]
+    units, _, rows = body.partition("\n")
+    cells = units.split()
+    if len(cells) != 5 or cells[0] != "%" or any(c not in _UNIT_ROW for c in cells[1:]):
+        return None
+    factors = dict(zip(_TIMES, (csvtext.NS_PER_UNIT[c] for c in cells[1:]), strict=True))
+    lines = ["", *rows.split("\n")]  # the units row, blank: line numbers count from the header
+    return _rows_one_by_one(lines, section, dataclasses.replace(origin, skip=1), factors)
+
+
+_UNIT_ROW = ("ns", "us", "ms", "s")  # the units `nvprof -u` takes
+
+
+def _rows_one_by_one(
+    lines: list[str], section: str, origin: Origin, units: dict[str, float] | None = None
+) -> pd.DataFrame:
+    """`text_rows` of rows cut one by one with `str.split` (rows that are not ASCII, or below a
+    units row: then `units` holds the ns per unit of each time column, keyed as `_TIMES`)."""
     types, rows = [], []
     for offset, line in enumerate(lines, start=1):
         body = line.strip()
@@ -356,7 +384,11 @@ def _rows_one_by_one(lines: list[str], section: str, origin: Origin) -> pd.DataF
         "calls": values.numbers(pd.Series(calls, dtype=object), origin, "Calls", values.COUNT),
     }
     for field, cells in zip(_TIMES, (total, avg, least, most), strict=True):
-        out[field] = times(pd.Series(cells, dtype=object), origin, _TIMES[field])
+        column = pd.Series(cells, dtype=object)
+        if units is None:
+            out[field] = times(column, origin, _TIMES[field])
+        else:
+            out[field] = values.numbers(column, origin, _TIMES[field], values.TIME, units[field])
     frame = pd.DataFrame(out, columns=COLUMNS)
     _check_shares(frame, origin, resolution=0.01)
     return frame
