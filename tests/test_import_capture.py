@@ -457,6 +457,7 @@ def test_sections_refused_at_lines_of_their_own_say_each_line_once(tmp_path, cap
 # --- ECE408 handouts (whole files from the corpus; see tests/data/captures/README.md) ------------
 
 HANDOUT_2017 = CAPTURES / "ece408-2017-nvprof-handout.md"
+HANDOUT_2019 = CAPTURES / "ece408-2019-nvprof-handout-elided.md"
 HAND_ALIGNED = CAPTURES / "ece408-nsys-handout-hand-aligned.md"
 DOTS = CAPTURES / "ece408-sp25-nsys-handout-dots.md"
 
@@ -496,6 +497,34 @@ def test_indented_nvprof_runs_of_one_pid_are_two_stages(tmp_path, capsys):
     assert free[["total_ns", "calls", "min_ns"]].tolist() == [4_081_350_000, 10, 1_129]
     assert len(calls) == 3
     assert "line 335" in result.err and "tables partial" in result.err
+
+
+def test_typed_api_rows_below_an_elisions_blank_lines_stay_in_the_table(tmp_path, capsys):
+    """The 2019 handout elides rows with `...` between blank lines (lines 151-153): the
+    `API calls:` rows below (lines 154-158) are the same table's, read with it (was: the table
+    ended at the blank line and the five API rows were left out without a word)."""
+    result, run = imported(capsys, tmp_path, f"s={HANDOUT_2019}")
+    gpu = rows(run, "gpu_activities").set_index("name")
+    # line 147: `GPU activities:  39.80%  16.602ms  20  830.11us  1.1200us  16.092ms  [CUDA ...]`
+    htod = gpu.loc["[CUDA memcpy HtoD]"]
+    assert htod[["total_ns", "calls", "min_ns", "max_ns"]].tolist() == [
+        16_602_000,
+        20,
+        1_120,
+        16_092_000,
+    ]
+    assert len(gpu) == 4
+    calls = rows(run, "api_calls").set_index("name")
+    # line 154: `API calls:  42.14%  3.03300s  22  137.86ms  13.006us  1.56281s  cudaStream...`
+    first = calls.loc["cudaStreamCreateWithFlags"]
+    assert first[["total_ns", "calls", "min_ns", "max_ns"]].tolist() == [
+        3_033_000_000,
+        22,
+        13_006,
+        1_562_810_000,
+    ]
+    assert calls["calls"].tolist() == [22, 24, 19, 912, 9]  # lines 154-158
+    assert "the API calls rows at line 154 cover 99.18%" in result.err
 
 
 def test_hand_aligned_nsys_rows_are_read_by_words(tmp_path, capsys):

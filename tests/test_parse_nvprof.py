@@ -77,6 +77,33 @@ def test_text_summary_with_type_column():
     assert (last["total_ns"], last["min_ns"]) == (445, 445)
 
 
+_GAPPED = """\
+            Type  Time(%)      Time     Calls       Avg       Min       Max  Name
+ GPU activities:   60.00%  6.0000ms         1  6.0000ms  6.0000ms  6.0000ms  k(int)
+
+      API calls:  100.00%  2.0000ms         2  1.0000ms  1.0000ms  1.0000ms  cudaFree
+
+{prose}
+"""
+
+
+@pytest.mark.parametrize(
+    "prose", ["API calls: what the program called", "      API calls:  50% of the calls: cudaFree"]
+)
+def test_typed_rows_below_blank_lines_continue_a_typed_summary_and_prose_does_not(
+    tmp_path: Path, prose: str
+) -> None:
+    """A blank line a paste left (around an elided `...`) does not end a `Type` summary whose
+    next line is a typed row; a line of prose after a blank line still does."""
+    log = tmp_path / "gapped.txt"
+    log.write_text(_GAPPED.format(prose=prose))
+    tables = nvprof.read_log(log, "g")
+    assert tables["api_calls"][["name", "total_ns", "calls"]].values.tolist() == [
+        ["cudaFree", 2_000_000, 2]
+    ]
+    assert tables["gpu_activities"]["name"].tolist() == ["k(int)"]
+
+
 def test_old_text_summary_with_separate_api_section():
     tables = nvprof.read_log(TEXT8, "affine")
     gpu = tables["gpu_activities"]

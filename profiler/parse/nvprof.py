@@ -494,6 +494,8 @@ def _tables(text: Text, path: Path, data: bytes | memoryview | None = None) -> l
         kind = next(k for k, v in match.groupdict().items() if v is not None)
         start = match.start()
         end = _table_end(text, start, ends)
+        if kind == "text_summary" and text[start : match.end()].lstrip().startswith("Type"):
+            end = _past_gaps(text, end, ends)
         end = end if kind.startswith("csv") else _before_prompt(text, start, end)
         above = text[text.rfind("\n", 0, max(start - 1, 0)) + 1 : max(start - 1, 0)]
         section = _section(above.strip(" \t"))
@@ -545,6 +547,38 @@ def _table_end(text: Text, start: int, ends: np.ndarray | None) -> int:
         if _match(_TABLE_END, text, line - 1):
             return int(line)
     return len(text)
+
+
+def _past_gaps(text: Text, end: int, ends: np.ndarray | None) -> int:
+    """`end`, or the end of the rows below the blank lines there when the first line after them
+    is a typed summary row (`API calls:   42.14%  3.03300s ...`): nvprof prints none between a
+    table's rows, but a paste that elides rows leaves them around its `...` (the ECE408 handouts
+    of 2019: GPU activities, `...`, then API calls), and the rows below are the same table's."""
+    while True:
+        at = end
+        while True:  # past the blank lines
+            stop = text.find("\n", at)
+            line = text[at : len(text) if stop < 0 else stop]
+            if line.strip(" \t\r") or stop < 0:
+                break
+            at = stop + 1
+        if at == end or not _typed_row(line):
+            return end
+        end = _table_end(text, at, ends)
+
+
+def _typed_row(line: str) -> bool:
+    """Whether a line is a summary row that starts with its type (`GPU activities:`, `API
+    calls:`): seven fields after it, a share and a time first."""
+    kind, sep, rest = line.strip().partition(":")
+    fields = rest.split(None, 6)
+    return (
+        bool(sep)
+        and kind in (GPU, API)
+        and len(fields) == 7
+        and fields[0].endswith("%")
+        and fields[1].endswith("s")
+    )
 
 
 def _before_prompt(text: Text, start: int, end: int) -> int:
