@@ -205,6 +205,28 @@ def test_nvprof_gpu_trace_rows_pasted_without_their_header_say_so(tmp_path, caps
     )
 
 
+def test_nvprof_csv_gpu_traces_a_script_remade_say_so(tmp_path, capsys):
+    """marcosamaris/gpuperfpredict's logs: the matrix size put before every line of nvprof's
+    `--csv` gpu trace, and kernel rows kept without their header (was: "it starts '131072,
+    "Start",...'" and "it looks like a program's own output")."""
+    path = DATA / "nvprof" / "8.x" / "gpuperfpredict-prefixed-csv-trace-head.csv"
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "it is nvprof `--csv --print-gpu-trace` output (its header at line 1) with a column put "
+        "before nvprof's own ('131072,' on each line): not the CSV nvprof writes, whose lines "
+        'start at `"Start","Duration"`: made by a script, which profgen does not guess at; cut '
+        "that column off, or import nvprof's own output",
+    )
+    rows = DATA / "nvprof" / "8.x" / "gpuperfpredict-headless-csv-kernel-rows.csv"
+    assert refusal(rows, tmp_path / "2", capsys) == unrecognised(
+        rows,
+        "32 rows of a gpu trace in CSV (as `nvprof --csv --print-gpu-trace` writes them: Start, "
+        "Duration, ..., Device, Context, Stream, Name) from line 1 on, without the header line "
+        "and units row above them: a paste that left the header out; profgen reads a table from "
+        "its header line, which says what its columns (and, for nsys, its rows) are",
+    )
+
+
 def test_nvprof_gpu_trace_a_page_ran_together_says_so(tmp_path, capsys):
     """Two mirrors of one Stack Overflow question's gpu trace: one ran its lines into one (was:
     "no nvprof table header found"), the other its columns one space apart (was: "line 14: a

@@ -31,6 +31,8 @@ pattern that can backtrack:
 - rows of an nvprof summary, of an `nsys stats` table or of an nvprof gpu trace pasted
   without the header line above them (an issue or forum post that quotes the top rows only): a
   table is read from its header, which says what its columns and rows are;
+- an nvprof `--csv` gpu trace with a column a script put before nvprof's own on every line
+  (`131072,"Start","Duration",...`), or its rows without the header above them;
 - a profiler's usage text (`ncu --help`, `nsys --help`, `nvprof --help`): its first line is
   `usage: ncu [options] ...`;
 - a log of the CUDA command-line profiler that came before nvprof (`CUDA_PROFILE=1` or
@@ -43,6 +45,7 @@ own output.
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Callable
 from pathlib import PurePath
 
@@ -87,6 +90,8 @@ def describe(lines: list[str]) -> str | None:
         or _comma_joined_summary(lines)
         or _headless_rows(lines)
         or _headless_trace(lines)
+        or _prefixed_csv_trace(lines)
+        or _headless_csv_trace(lines)
         or _usage_text(lines)
         or _legacy_profiler_log(lines)
     )
@@ -363,6 +368,53 @@ def _headless_trace(lines: list[str]) -> str | None:
         f"Name) from line {at + 1} on, pasted without the header line that names their "
         "columns" + _HEADLESS_WHY
     )
+
+
+_CSV_TRACE = '"Start","Duration",'  # how `nvprof --csv --print-gpu-trace` starts its header
+
+
+def _prefixed_csv_trace(lines: list[str]) -> str | None:
+    """What the file is when a line holds nvprof's `--csv` gpu-trace header after a cell that
+    is none of nvprof's (`131072,"Start","Duration",...`: a script put a column before them)."""
+    for at, line in enumerate(lines):
+        cut = line.find("," + _CSV_TRACE)
+        if cut <= 0 or '"' in line[:cut]:
+            continue
+        return (
+            f"it is nvprof `--csv --print-gpu-trace` output (its header at line {at + 1}) with a "
+            f"column put before nvprof's own ({values.shown_cell(line[: cut + 1], 30)} on each "
+            "line): not the CSV nvprof writes, whose lines start at `\"Start\",\"Duration\"`: "
+            "made by a script, which profgen does not guess at; cut that column off, or import "
+            "nvprof's own output"
+        )
+    return None
+
+
+def _headless_csv_trace(lines: list[str]) -> str | None:
+    """What the first run of `_HEADLESS_ROWS` or more CSV gpu-trace rows in `lines` is (they
+    end `"<device> (N)","<context>","<stream>","<name>"`; detection found no header)."""
+    found = _first_run(lines, lambda words: "csv" if _csv_trace_row(" ".join(words)) else None)
+    if found is None:
+        return None
+    at, rows, _ = found
+    return (
+        f"{rows} rows of a gpu trace in CSV (as `nvprof --csv --print-gpu-trace` writes them: "
+        f"Start, Duration, ..., Device, Context, Stream, Name) from line {at + 1} on, without "
+        "the header line and units row above them" + _HEADLESS_WHY
+    )
+
+
+def _csv_trace_row(line: str) -> bool:
+    """Whether a line is a CSV gpu-trace row: eight cells or more, the last four a device
+    (`"Tesla K40c (0)"`), a context and a stream number, and a quoted name."""
+    if not line.endswith('"') or line.count(",") < 7:
+        return False
+    cells = next(csv.reader([line]))
+    if len(cells) < 8:
+        return False
+    device, context, stream = cells[-4:-1]
+    number = device[device.rfind(" (") + 2 : -1]
+    return device.endswith(")") and number.isdigit() and context.isdigit() and stream.isdigit()
 
 
 _USAGE_TOOLS = ("ncu", "nsys", "nvprof", "nv-nsight-cu-cli")
