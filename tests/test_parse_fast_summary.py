@@ -123,9 +123,14 @@ def test_real_summaries_found():
 
 
 def reference(origin: Origin, section: str):
-    """`reference_text_rows`'s outcome; for a table it refuses, that of the table with the
-    names a log broke joined and ended at its last row (`nvprof_wrapped`), when that is read."""
+    """`reference_text_rows`'s outcome; for a table it refuses, that of its rows read below
+    a units row (`nvprof -u ms`: `_unit_rows`), or else of the table with the names a log broke
+    joined and ended at its last row (`nvprof_wrapped`), when that is read."""
     old = outcome(reference_text_rows, origin, section)
+    if isinstance(old, str):
+        unit_rows = outcome(nvprof_summary._unit_rows, origin, section)
+        if isinstance(unit_rows, str) or unit_rows[0] is not None:
+            return unit_rows
     mended = nvprof_wrapped.joined(origin) if isinstance(old, str) else None
     if mended is None:
         return old
