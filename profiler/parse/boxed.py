@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from profiler.parse import lines, nsys_fields
-from profiler.parse.pasted import Reshaped, joined
+from profiler.parse.pasted import Reshaped
 
 BOXED = (
     "its tables drawn in boxes (`nsys stats --format table`): read with the bars on their "
@@ -42,25 +42,34 @@ def unboxed(data: bytes) -> Reshaped | None:
     found = lines.split(data)
     buf = bytearray(data)
     keep = np.ones(len(found), dtype=bool)
+    known = found.lead >= 0
+    plus = known & (found.first == _PLUS)
+    boxy = plus | (known & (found.first == _BAR))  # a box's lines: its rules and its rows
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], boxy.view(np.int8), [0]))))
     boxes = 0
-    i = 0
-    while i < len(found):
-        if not _rule(found, i):
-            i += 1
-            continue
-        end = _box_end(found, i + 1)
-        if end - i < 3 or not _rule(found, i + 2) or not _nsys_header(found, i + 1):
-            i = end  # no header between two rules (no box), or no report's header
-            continue
-        _unbox(buf, found, i, end)
-        keep[[i, *(j for j in range(i + 3, end) if _rule(found, j))]] = False
+    for top, end in zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True):
+        if end - top < 3 or not (_rule(found, top) and _rule(found, top + 2)):
+            continue  # no header between two rules: no box
+        if not _nsys_header(found, top + 1):
+            continue  # a program's own table
+        _unbox(buf, found, top, end)
+        rules = top + np.flatnonzero(plus[top:end])
+        keep[rules[rules != top + 2]] = False
         boxes += 1
-        i = end
     if not boxes:
         return None
-    kept = np.flatnonzero(keep)
-    ends = np.append(found.start[1:], len(data))  # each line with its newline
-    return Reshaped(joined(bytes(buf), found.start[kept], ends[kept]), kept + 1, BOXED)
+    return Reshaped(_without(buf, found, ~keep), np.flatnonzero(keep) + 1, BOXED)
+
+
+def _without(buf: bytearray, found: lines.Lines, dropped: np.ndarray) -> bytes:
+    """The bytes of `buf` less its lines `dropped` (a mask), each with its newline: the few
+    rules left out cut the text into a few runs, joined with one copy each."""
+    pieces, begin = [], 0
+    for j in np.flatnonzero(dropped).tolist():
+        pieces.append(buf[begin : found.start[j]])
+        begin = int(found.end[j]) + 1
+    pieces.append(buf[begin:])
+    return b"".join(pieces)
 
 
 def _rule(found: lines.Lines, i: int) -> bool:
@@ -76,14 +85,6 @@ def _nsys_header(found: lines.Lines, i: int) -> bool:
     row = bytes(found.data[found.start[i] : found.end[i]]).decode("utf-8", "replace").strip()
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     return nsys_fields.identify_cells(cells) is not None
-
-
-def _box_end(found: lines.Lines, i: int) -> int:
-    """The line after the last line of the box whose lines start at line i: its run of rows
-    (first non-blank byte a bar) and rules."""
-    while i < len(found) and found.lead[i] >= 0 and found.first[i] in (_BAR, _PLUS):
-        i += 1
-    return i
 
 
 def _unbox(buf: bytearray, found: lines.Lines, top: int, end: int) -> None:

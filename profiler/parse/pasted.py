@@ -122,7 +122,7 @@ def double_spaced(data: bytes) -> Reshaped | None:
     keep[-1] = True  # the text after the last newline (empty when there is one)
     kept = np.flatnonzero(keep)
     bounds = np.append(found.start, len(data) + 1)  # line i with its newline: i .. i + 1
-    data_kept = joined(data, found.start[kept], np.minimum(bounds[kept + 1], len(data)))
+    data_kept = _joined(data, found.start[kept], np.minimum(bounds[kept + 1], len(data)))
     return Reshaped(data_kept, kept + 1, DOUBLE_SPACED)
 
 
@@ -176,7 +176,7 @@ def _unmarked(
     cut = np.zeros(len(found), dtype=np.int64)
     cut[at] = mark_end + spaced - found.start[at]
     ends = np.append(found.start[1:], len(data))
-    data_kept = joined(data, found.start + cut, ends)
+    data_kept = _joined(data, found.start + cut, ends)
     return Reshaped(data_kept, np.arange(1, len(found) + 1), note)
 
 
@@ -374,7 +374,7 @@ def _alternates(solid: np.ndarray) -> bool:
     return int(lone.sum()) >= _GAPS_MIN
 
 
-def joined(data: bytes, starts: np.ndarray, ends: np.ndarray) -> bytes:
+def _joined(data: bytes, starts: np.ndarray, ends: np.ndarray) -> bytes:
     """Bytes `starts[i]:ends[i]` of `data` (ascending, not overlapping) run together: ranges
     that touch are joined, then one mask of the bytes kept selects them all (a million lines
     joined one by one take seconds)."""
