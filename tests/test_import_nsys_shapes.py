@@ -13,7 +13,7 @@ from test_import_pasted import imported
 from profiler.parse import boxed, codepage
 
 NSYS = Path(__file__).parent / "data" / "nsys" / "2023.x"
-BOXED_CP1252 = NSYS / "trt-nvtx-sum-format-table-cp1252.txt"
+BOXED_CP1252 = NSYS / "trt-nvtx-sum-format-table.cp1252"
 MPI_CUT = NSYS / "cme213-mpi-ranks-interleaved-cut.txt"
 
 
