@@ -113,7 +113,8 @@ def detected(path: Path) -> Input:
         (shape, _HASH, pasted.unhashed),
     )
     # in this order, each read (the file again) only when the ones before it detected nothing
-    windows = (_windows(path) for _ in [0] if shape is None)
+    not_utf8 = shape is None and refused.detail.startswith(csvtext.NOT_UTF8)
+    windows = (_windows(path) for _ in [0] if not_utf8)
     ways = (_reshaped(path, *way) for way in later)
     for undone in itertools.chain([quoted], ways, windows):
         if undone is None:

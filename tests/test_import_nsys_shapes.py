@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from test_import_pasted import imported
+from test_import_refusals import refusal
 
 from profiler.parse import boxed, codepage
 
@@ -67,6 +68,12 @@ def test_windows_text_is_read_as_cp1252_only_when_it_is_no_utf8():
     assert codepage.windows_text("MatMul… |\n".encode()) is None  # UTF-8 already
     assert codepage.windows_text(b"x\x81y\n") is None  # a byte cp1252 leaves undefined
     assert codepage.windows_text(b"x\x85\x00y\n") is None  # a binary file
+
+
+def test_a_windows_text_file_with_no_profiler_output_keeps_its_refusal(tmp_path, capsys):
+    path = tmp_path / "notes.txt"
+    path.write_bytes(b"Rendered frame 0 in 118.63 seconds\x85\n")
+    assert refusal(path, tmp_path, capsys).endswith("(it is not UTF-8 text (byte 34))")
 
 
 def test_mpi_ranks_banners_and_tables_interleaved_read_as_their_headers_say(tmp_path, capsys):
