@@ -16,9 +16,14 @@ back above them only when nothing in the file is recognised as it is (or unquote
 the header of nsys's CUDA API summary above `nsys stats` rows that all name CUDA API calls. So
 is a source file that keeps its program's output in `//` line comments, and a script that keeps
 its commands' output in `#` comments: each is read without the comment marks only when nothing
-in it is recognised otherwise. A file whose first 64 KiB hold no profiler output (a long run
-log) is read from the line where some starts further on, when nothing in it is recognised
-otherwise (`parse.late_start`).
+in it is recognised otherwise. `nsys stats --format table` output, its tables drawn in boxes,
+is read with the boxes of nsys's reports taken off (`parse.boxed`: a box whose header is no
+nsys report's, a program's own table, is left as it is), whatever else the file holds, and a
+file that is not UTF-8 but Windows text (`parse.codepage`: nsys on Windows writes the `…` of a
+cut cell as cp1252's byte 0x85) is read as cp1252 (its boxes taken off too) only when it is
+otherwise refused.
+A file whose first 64 KiB hold no profiler output (a long run log) is read from the line where
+some starts further on, when nothing in it is recognised otherwise (`parse.late_start`).
 
 A paste read so is read as a file of those bytes named by its own path (`csvtext.Held`): the
 file itself is what `raw/` keeps. Every line number a refusal, a warning, a technique or a
@@ -37,9 +42,19 @@ from typing import Any
 
 import numpy as np
 
-from profiler.errors import ParseError
+from profiler import files
+from profiler.errors import DataError, ParseError
 from profiler.import_runs import Run
-from profiler.parse import csvtext, detect, late_start, pasted, published, unusable
+from profiler.parse import (
+    boxed,
+    codepage,
+    csvtext,
+    detect,
+    late_start,
+    pasted,
+    published,
+    unusable,
+)
 
 _QUOTE = re.compile(r"^ {0,3}>", re.MULTILINE)
 _COMMENT = re.compile(r"^[ \t]*+//", re.MULTILINE)
@@ -48,6 +63,7 @@ _HASH = re.compile(r"^[ \t]*+#", re.MULTILINE)
 _PIPED_NVPROF = re.compile(
     r"^[ \t]*+\|[ \t]*+(?:Type[ \t]*+\||GPU activities:|API calls:)", re.MULTILINE
 )
+_BOXED = re.compile(r"^[ \t]*+\+-++\+", re.MULTILINE)  # a box's rule: `+----+---`
 _TYPED_ROW = re.compile(r"^[ \t]*(?:GPU activities|API calls):", re.MULTILINE)
 _LONE_TYPE = re.compile(r"^[ \t]*+(?:GPU activities|API calls):[ \t\r]*+$", re.MULTILINE)
 _API_NAME = re.compile(r"[ \t]cu[A-Za-z]\w*[ \t]*$", re.MULTILINE)  # ends an API summary row
@@ -81,6 +97,7 @@ def detected(path: Path) -> Input:
     """
     shape = _published(path) or _double_spaced(path)
     shape = _reshaped(path, shape, _PIPED_NVPROF, pasted.unpiped) or shape
+    shape = _reshaped(path, shape, _BOXED, boxed.unboxed) or shape
     shape = _reshaped(path, shape, _LONE_TYPE, pasted.retyped) or shape
     if shape is not None and (nothing := published.nothing_shown(shape)) is not None:
         raise ParseError(path, detect.EXPECTED, nothing)
@@ -96,7 +113,10 @@ def detected(path: Path) -> Input:
         (shape, _HASH, pasted.unhashed),
     )
     # in this order, each read (the file again) only when the ones before it detected nothing
-    for undone in itertools.chain([quoted], (_reshaped(path, *way) for way in later)):
+    not_utf8 = shape is None and refused.detail.startswith(csvtext.NOT_UTF8)
+    windows = (_windows(path) for _ in [0] if not_utf8)
+    ways = (_reshaped(path, *way) for way in later)
+    for undone in itertools.chain([quoted], ways, windows):
         if undone is None:
             continue
         try:
@@ -182,6 +202,20 @@ def _double_spaced(path: Path) -> pasted.Reshaped | None:
     except ParseError:
         return None
     return pasted.double_spaced(data)
+
+
+def _windows(path: Path) -> pasted.Reshaped | None:
+    """The text of the file at `path` read as cp1252, when it is not UTF-8 but is Windows text
+    (`codepage`: nsys on Windows), its boxed tables laid out as column text; else None."""
+    if not _text_file(path):
+        return None
+    try:
+        text = codepage.windows_text(files.read_bytes(path))
+    except DataError:
+        return None
+    if text is None:
+        return None
+    return _reshaped(path, text, _BOXED, boxed.unboxed) or text
 
 
 def _late(path: Path) -> pasted.Reshaped | None:

@@ -52,6 +52,7 @@ BINARY_BYTES: dict[str, float] = {
 _SNIFF_BYTES = 8192
 _SOLID = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # a byte `bytes.isspace` does not take as blank
 HEAD_BYTES = 65536
+NOT_UTF8 = "it is not UTF-8 text"  # how a refusal says a file is not UTF-8 (`import_paste`)
 
 
 @dataclass(frozen=True)
@@ -191,7 +192,7 @@ def _decode(data: bytes, path: Path, expected: str, final: bool) -> str:
     try:
         return codecs.getincrementaldecoder("utf-8-sig")().decode(data, final=final)
     except UnicodeDecodeError as exc:
-        raise ParseError(path, expected, f"it is not UTF-8 text (byte {exc.start})") from None
+        raise ParseError(path, expected, f"{NOT_UTF8} (byte {exc.start})") from None
 
 
 def _reason(exc: DataError, path: Path) -> str:

@@ -291,7 +291,7 @@ def _read_block(
     text = nsys_text.is_rule(rule)
     cells = nsys_text.header_cells(header, nsys_text.spans(rule)) if text else None
     cells = cells if cells is not None else csvtext.header_cells(header)
-    report = block.report or nsys_fields.identify_cells(cells)
+    report = _report_of(block, cells)
     if report is not None and not nsys_fields.has_fields(cells, report):
         return None, None  # under a marker, but no table of it (the report was empty)
     if report is None or report in done:
@@ -305,6 +305,39 @@ def _read_block(
     if block.report is None:
         _check_header(header, report, path)
     return report, nsys_fields.parse(source, header, report, origin)
+
+
+# The GPU summaries whose headers tell them apart: a kernel summary's `Instances` and `Name`, a
+# memory summary's `Operation` with its time (or its sizes). No CUDA API summary has either.
+_GPU_SUMS = frozenset({"cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum"})
+_CALLS = frozenset({"calls", "numcalls"})  # a CUDA API (or OS runtime) summary's count of calls
+
+
+def _report_of(block: Block, cells: list[str]) -> str | None:
+    """The report of a block's table (header `cells`): its marker's, or its header's when it has
+    no marker. The processes of one job (MPI ranks) that print into one stream interleave one's
+    banners with another's tables, so where the header contradicts the marker it wins, with a
+    warning: a GPU summary's header under the banner of another report profgen reads is read as
+    its header says, and a table of calls (`Num Calls`: CUDA API or OS runtime calls) under a
+    GPU summary's banner is left out. Reading kernels as memory copies, or calls as kernels,
+    would be a silent misread."""
+    found, marked = nsys_fields.identify_cells(cells), block.report
+    if marked in _GPU_SUMS and _CALLS & {nsys_fields.key(cell)[0] for cell in cells}:
+        _contradicted(block, "a table of calls (CUDA API or OS runtime) under", "left out")
+        return None
+    if marked not in {*_GPU_SUMS, "cuda_api_sum"} or found not in _GPU_SUMS or found == marked:
+        return marked or found
+    _contradicted(block, f"a {found} table under", "read as its header says")
+    return found
+
+
+def _contradicted(block: Block, what: str, done: str) -> None:
+    """Warn (`values.ReadNote`) that the table of `block` is not what its marker names."""
+    said = (
+        f"line {block.first_line}: {what} the banner of {block.report} (the output of several "
+        f"processes interleaved?): {done}"
+    )
+    warnings.warn(values.ReadNote(said, block.first_line), stacklevel=4)
 
 
 def _past_caption(block: Block) -> Block:
