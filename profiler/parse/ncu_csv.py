@@ -82,6 +82,12 @@ _HEADER_AT = (
 _HEADER = re.compile(_HEADER_AT, re.MULTILINE)
 _HEADER_BYTES = re.compile(_HEADER_AT.encode(), re.MULTILINE)
 _SUMMARY_KEYS = ("Kernel Name", "Block Size", "Grid Size", "Device", "Context", "Stream")
+# A details page's columns that nothing reads. pandas reads their cells as one byte each, not
+# a string each, and they are dropped; it still counts every row's cells, so a row with more
+# cells than the header is still refused (pandas' own `usecols` would drop the extra cells).
+_UNREAD = frozenset(
+    ("Process ID", "Process Name", "Host Name", "Context", "Stream", "Device", "CC")
+)
 _PROF_LINE = re.compile(r"^==[A-Z]+==", re.MULTILINE)
 _RULES = {"time": values.TIME, "bytes": values.SIZE, "count": values.COUNT, "pct": values.VALUE}
 
@@ -126,7 +132,7 @@ def read_tables(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.Dat
     origin, source_bytes, start = _table(data, match.start(), path)
     header = csvtext.header_cells(_line_at(data, match.start()))
     csvtext.check_header(header, path, EXPECTED)
-    table = csvtext.read_csv_text(source_bytes, path, EXPECTED, dtype=object, start=start)
+    table = _read_page(source_bytes, path, start, header)
     csvtext.check_last_row(origin, _row_cells(header), len(table) - 1, source_bytes)
     if "ID" not in table.columns and "Kernel Time" in table.columns:
         table.insert(0, "ID", _launch_ids(table))
@@ -150,6 +156,21 @@ def read_tables(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.Dat
     ranges = ncu_nvtx.csv_ranges(launches)
     metrics = metrics_table(launches, found, stage, origin, ranges)  # (checks the IDs first)
     return {schema.METRICS.name: metrics, schema.COUNTERS.name: counters()}
+
+
+def _read_page(data: bytes, path: Path, start: int, header: list[str]) -> pd.DataFrame:
+    """The page from its header at byte `start` on, every cell an object (a million rows are
+    not made `string`); a details page (one row per launch and metric) without its `_UNREAD`
+    columns, which pandas reads one byte a cell. pandas is given the header's names, so that each
+    column gets its dtype by name (a dict of dtypes without every name would let pandas guess
+    the others')."""
+    if not ("Metric Name" in header and "Metric Value" in header and all(header)):
+        return csvtext.read_csv_text(data, path, EXPECTED, dtype=object, start=start)
+    dtypes = {name: ("S1" if name in _UNREAD else object) for name in header}
+    table = csvtext.read_csv_text(
+        data, path, EXPECTED, dtype=dtypes, start=start, names=header, header=0
+    )
+    return table.drop(columns=[c for c in header if c in _UNREAD])
 
 
 def _launch_ids(table: pd.DataFrame) -> np.ndarray:
