@@ -158,6 +158,20 @@ def test_bad_env_variable_is_reported(no_tools, monkeypatch):
         nsys.find_nsys()
 
 
+def test_bad_env_variable_is_not_replaced_by_another_tool(no_tools, monkeypatch):
+    """The user chose $NSYS / $NCU: a tool found on PATH or in the install folders is not run
+    in its place (a test that hides the tools this way must not find the machine's own)."""
+    fake_tool(no_tools / "bin/nsys", NSYS_VERSION)
+    fake_tool(no_tools / "opt/nsight-systems/2025.1/bin/nsys", NSYS_VERSION)
+    fake_tool(no_tools / "opt/nsight-compute/2025.3.1/ncu", NCU_VERSION)
+    monkeypatch.setenv("NSYS", str(no_tools / "missing/nsys"))
+    monkeypatch.setenv("NCU", str(no_tools / "missing/ncu"))
+    with pytest.raises(ToolNotFound, match=r"\$NSYS=.*missing/nsys is not an executable"):
+        nsys.find_nsys()
+    with pytest.raises(ToolNotFound, match=r"\$NCU=.*missing/ncu is not an executable"):
+        ncu.find_ncu()
+
+
 def test_non_executable_is_skipped(no_tools):
     path = no_tools / "bin" / "ncu"
     path.parent.mkdir(parents=True)

@@ -207,15 +207,20 @@ def tool_candidates(
 def find_tool(
     exe: str, env_var: str, search: Sequence[str], product: str, env: Mapping[str, str]
 ) -> Path:
-    """The first executable among `tool_candidates(...)`.
+    """$ENV_VAR when it is set (the user chose that tool: another one found elsewhere is not
+    used in its place), else the first executable among `tool_candidates(...)`.
 
-    Raises: ToolNotFound naming the places looked at and how to point profgen at the tool.
+    Raises: ToolNotFound when $ENV_VAR is set and is no executable file, or naming the places
+        looked at and how to point profgen at the tool.
     """
+    if env.get(env_var):
+        chosen = env[env_var]
+        if os.path.isfile(chosen) and os.access(chosen, os.X_OK):
+            return Path(chosen)
+        raise ToolNotFound(f"{exe}: ${env_var}={chosen} is not an executable file")
     for path in tool_candidates(exe, env_var, search, env):
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return Path(path)
-    if env.get(env_var):
-        raise ToolNotFound(f"{exe}: ${env_var}={env[env_var]} is not an executable file")
     raise ToolNotFound(
         f"{exe} ({product}) was not found on PATH nor in {', '.join(search)}: "
         f"install {product}, or set {env_var}=/path/to/{exe}"
