@@ -414,9 +414,11 @@ def cap_names(names: pd.Series) -> pd.Series:
     long = (lengths > MAX_NAME).fillna(False).to_numpy(dtype=bool)
     if not long.any():
         return names
-    out = names.copy()
-    out[long] = [cap_name(str(v)) for v in names[long]]
-    return out
+    # Set through an object array: pandas 3.0 fails to put a list into a pyarrow-backed
+    # `string` Series by a mask (`only integer scalar arrays can be converted`).
+    cells = names.to_numpy(dtype=object, na_value=pd.NA)
+    cells[long] = [cap_name(str(v)) for v in cells[long]]
+    return pd.Series(cells, index=names.index, dtype=names.dtype, name=names.name)
 
 
 def _parse(cells: pd.Series) -> np.ndarray:
