@@ -120,14 +120,25 @@ def test_error_only_ncu_output_is_refused_quoting_ncu(tmp_path, capsys, path):
     assert not out.exists() or not any(out.iterdir())
 
 
-def test_decimal_comma_capture_is_refused_with_its_line(tmp_path, capsys):
+def test_decimal_comma_capture_imports_saying_how_it_was_read(tmp_path, capsys):
     """Two `nsys` runs typed after prompts, each printing `Generating '...'` (nsys prints it
-    once a run): a capture of two runs, the first of which failed before its tables."""
+    once a run): a capture of two runs, the first of which failed before its tables; the
+    second's four tables printed in a pt_BR locale (`81,0`, `33.916.556.517`)."""
     path = NSYS / "2023.x" / "adi-gpu-profile-allgpu-ptbr.txt"
     assert detect.detect(path) == detect.CAPTURE
-    line = next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if "81,0" in ln)
-    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
-    assert_refused(result, 2, str(path), f"line {line}, column 'Time (%)'", "LC_ALL=C")
+    run = imported(tmp_path, capsys, f"s={path}")
+    api = run.table("api_calls").set_index("name")
+    assert len(api) == 6 and api.loc["cudaMemcpy", "total_ns"] == 7_613_179_044
+    assert (api.loc["cudaMalloc", "calls"], api.loc["cudaMalloc", "max_ns"]) == (7, 72_873_235)
+    act = run.table("gpu_activities").set_index("name")
+    thomas = act.loc["parallelThomas(double *, unsigned long, double *, double *, double *)"]
+    assert (thomas["total_ns"], thomas["calls"]) == (22_879_503_708, 22_002)
+    dtoh = act.loc["[CUDA memcpy DtoH]"]
+    assert (dtoh["total_ns"], dtoh["calls"]) == (7_459_745_893, 1_619)
+    assert dtoh["bytes"] == 51_859_821_000  # `51859,821` MB
+    said = run.meta["inputs"][0]["warnings"]
+    assert len(said) == 4 and all("read with a decimal comma" in w for w in said)
+    assert "line 52: the cuda_gpu_mem_size_sum table's" in said[3]
 
 
 def test_nvtx_projection_none_row_is_the_one_left_out(tmp_path, capsys):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import re
 import shutil
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -832,16 +833,77 @@ def test_2023_2_3_stats_capture_matches_its_projection():
         assert ranges.loc[r["name"], "total_ns"] == r["duration_ns"]
 
 
-def test_decimal_comma_numbers_are_refused_by_line_and_column():
-    """A capture printed in a pt_BR locale (`81,0`, `33.916.556.517`): refused at its first
-    such cell, with a hint; the `SKIPPED:` line and the shell prompts before it are no error."""
-    path = DATA / "2023.x" / "adi-gpu-profile-allgpu-ptbr.txt"
-    line = next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if "81,0" in ln)
+def ptbr_rows(path: Path, report: str) -> list[list[str]]:
+    """The cells of `report`'s table in an nsys column-text capture, cut at its rule's dash
+    runs, read here without the parser."""
+    lines = path.read_text().splitlines()
+    at = next(i for i, ln in enumerate(lines) if f"'{report}'" in ln) + 3  # the rule
+    edges = [m.span() for m in re.finditer(r"-+", lines[at])]
+    starts = [a for a, _ in edges] + [None]
+    out = []
+    for line in lines[at + 1 :]:
+        if not line.strip():
+            return out
+        out.append([line[a:b].strip() for a, b in zip(starts, starts[1:], strict=False)])
+    return out
+
+
+def comma_int(cell: str) -> int:
+    return int(cell.replace(".", ""))  # `33.916.556.517`
+
+
+def comma_float(cell: str) -> float:
+    return float(cell.replace(".", "").replace(",", "."))  # `770.760,0`
+
+
+PTBR = DATA / "2023.x" / "adi-gpu-profile-allgpu-ptbr.txt"
+
+
+def test_decimal_comma_numbers_are_read_to_the_ns():
+    """A capture printed in a pt_BR locale (`81,0`, `33.916.556.517`, `770.760,0`): every row
+    of its API and kernel tables as the file shows it, counts and ns exact, said by a note
+    per table; the `SKIPPED:` line and the shell prompts before it are no error."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tables = nsys_csv.read_stats_stdout(PTBR, "s")
+    notes = [str(w.message) for w in caught if isinstance(w.message, values.ReadNote)]
+    said = "line 26: the cuda_api_sum table's numbers are read with a decimal comma ('81,0')"
+    assert len(notes) == 4 and said in notes[0]
+    want = {
+        "api_calls": ptbr_rows(PTBR, "cuda_api_sum"),
+        "gpu_activities": ptbr_rows(PTBR, "cuda_gpu_kern_sum"),
+    }
+    assert [len(r) for r in want.values()] == [6, 3]
+    for table, rows_ in want.items():
+        got = tables[table].set_index("name")
+        for _, total, calls, avg, _, least, most, _, name in rows_:
+            row = got.loc[name]
+            assert (row["total_ns"], row["calls"]) == (comma_int(total), comma_int(calls))
+            assert (row["min_ns"], row["max_ns"]) == (comma_int(least), comma_int(most))
+            assert row["avg_ns"] == comma_float(avg)
+    api = tables["api_calls"].set_index("name")
+    assert api.loc["cudaDeviceSynchronize", "total_ns"] == 33_916_556_517
+    assert api.loc["cudaDeviceSynchronize", "avg_ns"] == 770_760.0
+    copies = tables["gpu_activities"].set_index("name")
+    assert copies.loc["[CUDA memcpy DtoH]", "bytes"] == 51_859_821_000  # `51859,821` MB
+    assert copies.loc["[CUDA memcpy HtoD]", "calls"] == 5
+
+
+def test_decimal_comma_table_that_does_not_decide_is_refused_with_the_hint(tmp_path):
+    """A synthetic cut: the pt_BR capture's cuda_gpu_mem_size_sum table with its one row
+    edited so that no cell tells a decimal comma (`2.002` could be 2002 or 2.002, `32,032`
+    32032 or 32.032): refused at the count, saying to print with LC_ALL=C."""
+    lines = PTBR.read_text().splitlines()
+    at = next(i for i, ln in enumerate(lines) if "'cuda_gpu_mem_size_sum'" in ln)
+    cells = "64,128      2.002  32,032    32,032    32,032    32,032    1,250"
+    row = f" {cells}        [CUDA memcpy DtoH]"
+    path = tmp_path / "undecided.txt"
+    path.write_text("\n".join([*lines[at : at + 4], row]) + "\n")
     with pytest.raises(ParseError) as exc:
         nsys_csv.read_stats_stdout(path, "s")
     message = str(exc.value)
-    assert f"line {line}, column 'Time (%)': '81,0' is not a number" in message
-    assert "LC_ALL=C" in message and "\n" not in message
+    assert "line 5, column 'Count': '2.002' is not a whole number" in message
+    assert "no cell tells which: print the numbers with LC_ALL=C" in message
 
 
 def test_text_table_with_a_cell_outside_its_column(tmp_path):

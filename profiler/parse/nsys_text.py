@@ -26,12 +26,14 @@ import io
 import re
 import warnings
 from collections.abc import Callable
+from functools import partial
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from profiler.errors import ParseError
-from profiler.parse import digit_groups, nsys_fields, nsys_rows, values
+from profiler.parse import decimal_comma, digit_groups, nsys_fields, nsys_rows, values
 from profiler.parse.values import Origin
 
 Span = tuple[int, int]
@@ -123,10 +125,61 @@ def read_table(
     try:
         return nsys_fields.convert(raw, cols, report, origin, units)
     except ParseError as exc:
+        as_text = partial(_text_cells, block if text is None else text, at, columns, cells, cols)
+        comma = _decimal_comma(raw, as_text, cols, report, origin, exc)
+        if comma is not None:
+            return nsys_fields.convert(comma.cells, cols, report, origin, units, comma.shares_cut)
         if (hint := values.locale_hint(exc.detail)) is not None:
             raise ParseError(exc.path, exc.expected, hint) from None
         raw = digit_groups.ungrouped(raw, cols, exc)
     return nsys_fields.convert(raw, cols, report, origin, units)
+
+
+def _decimal_comma(
+    raw: pd.DataFrame,
+    as_text: Callable[[], pd.DataFrame | None],
+    cols: nsys_fields.Columns,
+    report: str,
+    origin: Origin,
+    exc: ParseError,
+) -> decimal_comma.Read | None:
+    """The cells of a table that could not be read as they are (`exc`), read as nsys writes
+    them in a locale with a decimal comma, said by a `values.ReadNote`; None when they are not
+    written so. `as_text` gives the cells as text, for when a reader parsed some as numbers
+    already (pandas reads `51859,821` as 51859821).
+
+    Raises: as `decimal_comma.read`.
+    """
+    parsed = any(raw[col].dtype.kind in "iuf" for col in raw.columns)
+    cells = as_text() if parsed else raw
+    comma = None if cells is None else decimal_comma.read(cells, cols, exc)
+    if comma is not None:
+        line = origin.line(0)
+        said = (
+            f"line {line}: the {report} table's numbers are read with a decimal comma "
+            f"({comma.decided!r}): nsys ran in a locale that writes them so"
+        )
+        warnings.warn(values.ReadNote(said, line), stacklevel=4)
+    return comma
+
+
+def _text_cells(
+    block: str | Callable[[], str],
+    at: int,
+    columns: list[Span],
+    cells: list[str],
+    cols: nsys_fields.Columns,
+) -> pd.DataFrame | None:
+    """The used cells of the rows of `block` (from `at`) as stripped text, by header, cut in
+    Python (`_rows_in_python`: a table that was refused already); None when a cell runs
+    outside its column."""
+    origin = Origin(Path(), "")
+    try:
+        raw = _rows_in_python(_made(block)[at:], columns, origin)
+    except ParseError:
+        return None
+    used = [i for i, cell in enumerate(cells) if cell in cols]
+    return raw[[f"c{i}" for i in used]].set_axis([cells[i] for i in used], axis=1)
 
 
 def _made(block: str | Callable[[], str]) -> str:
