@@ -318,23 +318,26 @@ def _read_fast(
     afterwards (pandas 2's reader parses nullable Int64 columns an order of magnitude slower).
     A cell the reader cannot take (`nan`, a thousands separator, a number past int64, `None`)
     sends the file down the string path, which names the cell; `inf` and out-of-range values
-    the reader takes are caught by the checks in `_convert`.
+    the reader takes are caught by the checks in `_convert`. So does a column pandas 3.0's
+    reader made uint64 where later versions refuse a number past int64 (`2**63`): made int64
+    later, it would wrap around to `-2**63`, and be refused quoting that, not the cell.
 
     The columns profgen does not use are read too (pandas' own `usecols` would not see a row
     with too many cells), as objects: the reader makes one string per distinct cell, where a
     `string` column checks every cell again (a third of the time of the whole read).
     """
     dtypes: dict[str, object] = {cell: object for cell in header if cell not in cols}
+    fast = fast_dtypes(cols)
     try:
-        return csvtext.read_csv_text(
-            source,
-            origin.path,
-            origin.expected,
-            usecols=list(cols),
-            dtype={**dtypes, **fast_dtypes(cols)},
+        table = csvtext.read_csv_text(
+            source, origin.path, origin.expected, usecols=list(cols), dtype={**dtypes, **fast}
         )
     except ParseError:
         return None  # e.g. thousands separators: the string path below handles them
+    exact = [col for col, dtype in fast.items() if dtype == "int64"]
+    if any(table[col].dtype != np.int64 for col in exact):
+        return None  # refused below, naming the cell as written (see the docstring)
+    return table
 
 
 def fast_dtypes(cols: Columns) -> dict[str, str]:
