@@ -183,7 +183,9 @@ def string_storages() -> list[str]:
 @pytest.mark.parametrize("storage", string_storages())
 def test_long_names_are_capped_and_stay_distinct(storage):
     a, b = "k" * 5_000_000 + "a", "k" * 5_000_000 + "b"
-    capped = values.cap_names(pd.Series([a, b, "short", None], dtype=f"string[{storage}]"))
+    given = pd.Series([a, b, "short", None], dtype=f"string[{storage}]")
+    capped = values.cap_names(given)
+    assert given[0] == a and given[1] == b  # the caller's column is left as it was
     assert capped.dtype == f"string[{storage}]"
     assert capped[2] == "short" and capped.isna()[3]
     every = values.cap_names(pd.Series([a, b], dtype=f"string[{storage}]"))  # every name long

@@ -416,7 +416,7 @@ def cap_names(names: pd.Series) -> pd.Series:
         return names
     # Set through an object array: pandas 3.0 fails to put a list into a pyarrow-backed
     # `string` Series by a mask (`only integer scalar arrays can be converted`).
-    cells = names.to_numpy(dtype=object)
+    cells = names.to_numpy(dtype=object, copy=True)  # (without a copy: the caller's own cells)
     cells[long] = [cap_name(str(v)) for v in cells[long]]
     return pd.Series(cells, index=names.index, dtype=names.dtype, name=names.name)
 
