@@ -337,6 +337,25 @@ def test_legacy_cuda_profiler_log_is_refused_as_one(tmp_path, capsys):
     )
 
 
+def test_thapi_iprof_summary_is_refused_as_one(tmp_path, capsys):
+    """ALCF's iprof page (was: "a Markdown document in which no profiler table was found"):
+    says it is THAPI iprof's summary, from the line of its first table header."""
+    path = DATA / "other" / "alcf-aurora-iprof.md"
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "it is the summary of THAPI's iprof (its table header `Name | Time | Time(%) | Calls | "
+        "Average | Min | Max` at line 92): per-backend tables of the MPI, Level Zero, "
+        "OpenCL or CUDA calls a tracer other than NVIDIA's recorded, which profgen does not "
+        f"read; {unusable._READS}",
+    )
+
+
+def test_iprof_header_needs_all_its_cells_in_order():
+    assert unusable.describe(["Name | Time | Calls | Average | Min | Max |"]) is None
+    assert unusable.describe(["Name  Time  Time(%)  Calls  Average  Min  Max"]) is None
+    assert unusable.describe(["| Name | Time | Time(%) | Calls | Average | Min | Max |"]) is None
+
+
 def test_usage_and_legacy_logs_need_their_own_lines():
     assert unusable.describe(["Usage: make [options]", "x"]) is None
     assert unusable.describe(["see usage: ncu --help below"]) is None

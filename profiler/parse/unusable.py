@@ -36,7 +36,10 @@ pattern that can backtrack:
 - a profiler's usage text (`ncu --help`, `nsys --help`, `nvprof --help`): its first line is
   `usage: ncu [options] ...`;
 - a log of the CUDA command-line profiler that came before nvprof (`CUDA_PROFILE=1` or
-  `COMPUTE_PROFILE=1`): lines `method=[ memcpyHtoD ] gputime=[ 1.312 ] cputime=[ 2.020 ]`.
+  `COMPUTE_PROFILE=1`): lines `method=[ memcpyHtoD ] gputime=[ 1.312 ] cputime=[ 2.020 ]`;
+- the summary of THAPI's `iprof` (Argonne's tracer of MPI, Level Zero, OpenCL, CUDA and HIP
+  calls, as on Aurora): tables of `|`-separated cells under a header `Name | Time | Time(%) |
+  Calls | Average | Min | Max |`, one per backend (`BACKEND_MPI | 2 Hostnames | ...`).
 
 A Markdown document or an HTML page with none of these is said to be one (`document`); another
 file none of whose lines is a profiler's (`program_output`) is said to look like a program's
@@ -56,6 +59,7 @@ _METRIC_TYPES = ("Counter", "Ratio", "Throughput")
 _METRIC_ROWS = 3  # rows of a metric list that make one (a header alone does too)
 _RULE_MARK, _WITH = "Processing [", "] with ["
 _READS = "profgen imports nvprof, Nsight Systems and Nsight Compute output"
+_IPROF_HEADER = ["Name", "Time", "Time(%)", "Calls", "Average", "Min", "Max"]
 _GPROF_MARKS = ("Each sample counts as ", "granularity: each sample hit covers ")
 _PSTATS_HEADER = ["ncalls", "tottime", "percall", "cumtime", "percall", "filename:lineno(function)"]
 # words of the profilers' own lines and table headers (lower case): a file with one is no
@@ -94,6 +98,7 @@ def describe(lines: list[str]) -> str | None:
         or _headless_csv_trace(lines)
         or _usage_text(lines)
         or _legacy_profiler_log(lines)
+        or _iprof_summary(lines)
     )
 
 
@@ -448,3 +453,23 @@ def _legacy_profiler_log(lines: list[str]) -> str | None:
         f"{values.shown_cell(lines[rows[0]].strip(), 80)}): the format nvprof (CUDA 5 on) "
         f"replaced, which profgen does not read; {_READS}"
     )
+
+
+def _iprof_summary(lines: list[str]) -> str | None:
+    """What the file is when a line of `lines` is the header of a THAPI `iprof` table (`Name |
+    Time | Time(%) | Calls | Average | Min | Max |`, cells split at `|`)."""
+    at = next((at for at, line in enumerate(lines) if _iprof_cells(line) == _IPROF_HEADER), None)
+    if at is None:
+        return None
+    return (
+        f"it is the summary of THAPI's iprof (its table header `{' | '.join(_IPROF_HEADER)}` "
+        f"at line {at + 1}): per-backend tables of the MPI, Level "
+        f"Zero, OpenCL or CUDA calls a tracer other than NVIDIA's recorded, which profgen does "
+        f"not read; {_READS}"
+    )
+
+
+def _iprof_cells(line: str) -> list[str]:
+    """The `|`-separated cells of `line`, stripped, without the empty one after its last `|`."""
+    cells = [cell.strip() for cell in line.split("|")]
+    return cells[:-1] if cells and not cells[-1] else cells
