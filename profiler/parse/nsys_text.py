@@ -27,7 +27,6 @@ import re
 import warnings
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -111,21 +110,20 @@ def read_table(
     columns = spans(rule)
     cells = header_cells(header, columns)
     cols = nsys_fields.columns(cells, report, origin)
-    used = [i for i, cell in enumerate(cells) if cell in cols]
-    names = [f"c{i}" for i in range(len(columns))]
     raw = None if rows is None else _fast_rows(*rows, columns, cells, cols)
     if raw is None:
         rest = (text if text is not None else _made(block))[at:]
         if not rest or rest.isspace():  # (`strip` would copy the rows)
-            raw = pd.DataFrame({names[i]: pd.Series(dtype="string") for i in used})
+            used = [i for i, cell in enumerate(cells) if cell in cols]
+            raw = pd.DataFrame({f"c{i}": pd.Series(dtype="string") for i in used})
         else:
             raw = _rows_or_words(rest, columns, cells, cols, origin)
-    raw = raw[[names[i] for i in used]].set_axis([cells[i] for i in used], axis=1)
-    raw = _strip_labels(raw, cols)
+    raw = _strip_labels(_by_header(raw, cells, cols), cols)
     try:
         return nsys_fields.convert(raw, cols, report, origin, units)
     except ParseError as exc:
-        as_text = partial(_text_cells, block if text is None else text, at, columns, cells, cols)
+        made = block if text is None else text
+        as_text = partial(_text_cells, made, at, columns, cells, cols, origin)
         comma = _decimal_comma(raw, as_text, cols, report, origin, exc)
         if comma is not None:
             return nsys_fields.convert(comma.cells, cols, report, origin, units, comma.shares_cut)
@@ -169,15 +167,21 @@ def _text_cells(
     columns: list[Span],
     cells: list[str],
     cols: nsys_fields.Columns,
+    origin: Origin,
 ) -> pd.DataFrame | None:
     """The used cells of the rows of `block` (from `at`) as stripped text, by header, cut in
     Python (`_rows_in_python`: a table that was refused already); None when a cell runs
     outside its column."""
-    origin = Origin(Path(), "")
     try:
         raw = _rows_in_python(_made(block)[at:], columns, origin)
     except ParseError:
         return None
+    return _by_header(raw, cells, cols)
+
+
+def _by_header(raw: pd.DataFrame, cells: list[str], cols: nsys_fields.Columns) -> pd.DataFrame:
+    """The columns of `raw` (`c0`, `c1`, ... by position) that profgen uses, named by their
+    header cells."""
     used = [i for i, cell in enumerate(cells) if cell in cols]
     return raw[[f"c{i}" for i in used]].set_axis([cells[i] for i in used], axis=1)
 
