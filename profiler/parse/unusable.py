@@ -311,7 +311,7 @@ _HEADLESS_ROWS = 3  # rows in a run that make a headless table
 def _headless_rows(lines: list[str]) -> str | None:
     """What the first run of rows of an nvprof summary or an `nsys stats` table in `lines` is,
     when it has at least `_HEADLESS_ROWS` rows (it has no header: detection found none)."""
-    found = _first_run(lines, bare_rows.row_kind)
+    found = _first_run(lines, lambda line: bare_rows.row_kind(line.split()))
     if found is None:
         return None
     at, rows, kind = found
@@ -321,18 +321,18 @@ def _headless_rows(lines: list[str]) -> str | None:
 
 
 def _first_run(
-    lines: list[str], kind_of: Callable[[list[str]], str | None]
+    lines: list[str], kind_of: Callable[[str], str | None]
 ) -> tuple[int, int, str] | None:
     """Where the first run of rows of one kind in `lines` starts, how many rows it has and
-    their kind (`kind_of` a line's words; None: no such row), when it has at least
+    their kind (`kind_of` of a line; None: no such row), when it has at least
     `_HEADLESS_ROWS` rows; None otherwise (a shorter first run too)."""
     for at, line in enumerate(lines):
-        kind = kind_of(line.split())
+        kind = kind_of(line)
         if kind is None:
             continue
         rows = 1
         for more in lines[at + 1 :]:
-            if kind_of(more.split()) != kind:
+            if kind_of(more) != kind:
                 break
             rows += 1
         return (at, rows, kind) if rows >= _HEADLESS_ROWS else None
@@ -364,7 +364,7 @@ _HEADLESS_WHY = (
 def _headless_trace(lines: list[str]) -> str | None:
     """What the first run of `_HEADLESS_ROWS` or more rows of an nvprof gpu trace in `lines`
     is (it has no header: detection found none)."""
-    found = _first_run(lines, lambda words: "trace" if bare_rows.trace_row(words) else None)
+    found = _first_run(lines, lambda line: "trace" if bare_rows.trace_row(line.split()) else None)
     if found is None:
         return None
     at, rows, _ = found
@@ -388,7 +388,7 @@ def _prefixed_csv_trace(lines: list[str]) -> str | None:
         return (
             f"it is nvprof `--csv --print-gpu-trace` output (its header at line {at + 1}) with a "
             f"column put before nvprof's own ({values.shown_cell(line[: cut + 1], 30)} on each "
-            "line): not the CSV nvprof writes, whose lines start at `\"Start\",\"Duration\"`: "
+            'line): not the CSV nvprof writes, whose lines start at `"Start","Duration"`: '
             "made by a script, which profgen does not guess at; cut that column off, or import "
             "nvprof's own output"
         )
@@ -398,7 +398,7 @@ def _prefixed_csv_trace(lines: list[str]) -> str | None:
 def _headless_csv_trace(lines: list[str]) -> str | None:
     """What the first run of `_HEADLESS_ROWS` or more CSV gpu-trace rows in `lines` is (they
     end `"<device> (N)","<context>","<stream>","<name>"`; detection found no header)."""
-    found = _first_run(lines, lambda words: "csv" if _csv_trace_row(" ".join(words)) else None)
+    found = _first_run(lines, lambda line: "csv" if _csv_trace_row(line) else None)
     if found is None:
         return None
     at, rows, _ = found
@@ -464,7 +464,7 @@ def _iprof_summary(lines: list[str]) -> str | None:
     return (
         f"it is the summary of THAPI's iprof (its table header `{' | '.join(_IPROF_HEADER)}` "
         f"at line {at + 1}): per-backend tables of the MPI, Level "
-        f"Zero, OpenCL or CUDA calls a tracer other than NVIDIA's recorded, which profgen does "
+        "Zero, OpenCL or CUDA calls a tracer other than NVIDIA's recorded, which profgen does "
         f"not read; {_READS}"
     )
 
