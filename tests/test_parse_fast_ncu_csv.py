@@ -248,9 +248,22 @@ def test_the_oracle_can_tell():
     """A value read per distinct cell where the dtype would differ, and a row more: the
     comparison sees a changed table (so that a test above can fail)."""
     cells = pd.Series(["18446744073709551615", "-1", None], dtype=object)
-    coded = ncu_counters._Coded.of(cells.to_numpy())
+    coded = ncu_counters.Coded.of(cells.to_numpy())
     assert coded.numbers().tolist()[:2] == values.loose_numbers(cells).tolist()[:2]
     with pytest.raises(AssertionError):
         pd.testing.assert_series_equal(
             pd.Series(coded.numbers()), pd.Series(np.array([1.0, -1.0, np.nan]))
         )
+
+
+@pytest.mark.parametrize("read", [pd.Categorical, lambda c: pd.Series(c, dtype="category")])
+def test_categories_are_coded_as_the_cells(read):
+    """A categorical column (how a details page's repeated columns are read) codes its cells
+    by its own categories, in their order: the same strings, numbers and missing cells as the
+    cells factorised one by one."""
+    cells = [" b ", "10", None, "a", "10", "", " b "]
+    objects = ncu_counters.Coded.of(np.array(cells, dtype=object))
+    coded = ncu_counters.Coded.of(read(cells))
+    assert list(coded.distinct) == ["", " b ", "10", "a"]  # sorted: not the factorised order
+    assert coded.stripped().tolist() == objects.stripped().tolist()
+    assert coded.numbers().tolist() == pytest.approx(objects.numbers().tolist(), nan_ok=True)

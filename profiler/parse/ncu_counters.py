@@ -40,6 +40,8 @@ IDENTITY = frozenset(
         "CC",
     )
 )
+# A column's cells: objects, a Series, or categories.
+Cells = np.ndarray | pd.Series | pd.Categorical
 
 
 def details(table: pd.DataFrame, stage: str, value: str = "Metric Value") -> pd.DataFrame:
@@ -55,7 +57,7 @@ def details(table: pd.DataFrame, stage: str, value: str = "Metric Value") -> pd.
     """
     keep = table["Metric Name"].notna().to_numpy()
     summary = value == "Average"
-    cells = _Coded.of(_picked(table, value, keep))
+    cells = Coded.of(_picked(table, value, keep))
     got = {
         "kernel_id": _ids(_picked(table, "ID", keep)),
         "name": _names(_picked(table, "Kernel Name", keep)),
@@ -127,7 +129,7 @@ def _plain(column: object) -> object:
 
 
 @dataclass(frozen=True)
-class _Coded:
+class Coded:
     """Cells as codes into their distinct cells (-1: missing), so that each distinct cell is
     read once: a million cells of a few thousand values cost a few thousand reads."""
 
@@ -135,7 +137,14 @@ class _Coded:
     distinct: np.ndarray
 
     @classmethod
-    def of(cls, cells: np.ndarray | pd.Series) -> _Coded:
+    def of(cls, cells: Cells) -> Coded:
+        """The cells' codes: a categorical's own (its categories the distinct cells, in their
+        order), or those of a factorisation."""
+        categories = cells.array if isinstance(cells, pd.Series) else cells
+        if isinstance(categories, pd.Categorical):
+            return cls(
+                np.asarray(categories.codes), np.asarray(categories.categories, dtype=object)
+            )
         codes, distinct = pd.factorize(np.asarray(cells, dtype=object))
         return cls(codes, distinct)
 
@@ -154,26 +163,29 @@ class _Coded:
         return number[np.where(self.codes < 0, len(self.distinct), self.codes)]
 
 
-def _picked(table: pd.DataFrame, column: str, keep: np.ndarray) -> np.ndarray:
-    """The cells of `column` in the rows `keep`, as objects."""
-    return table[column].to_numpy(dtype=object)[keep]
+def _picked(table: pd.DataFrame, column: str, keep: np.ndarray) -> Cells:
+    """The cells of `column` in the rows `keep`: as objects, or still categories."""
+    cells = table[column]
+    if isinstance(cells.dtype, pd.CategoricalDtype):
+        return cells.array[keep]
+    return cells.to_numpy(dtype=object)[keep]
 
 
-def _text(cells: np.ndarray | pd.Series) -> pd.Series:
+def _text(cells: Cells) -> pd.Series:
     """Cells as `string`, each distinct cell stripped once; empty cells missing."""
-    return _Coded.of(cells).stripped()
+    return Coded.of(cells).stripped()
 
 
-def _names(cells: np.ndarray | pd.Series) -> pd.Series:
+def _names(cells: Cells) -> pd.Series:
     """Kernel names capped as `metrics` caps them, each distinct name once."""
-    coded = _Coded.of(cells)
+    coded = Coded.of(cells)
     capped = values.cap_names(pd.Series(coded.distinct, dtype="string")).tolist()
     return values.coded_strings(coded.codes, capped)
 
 
-def _ids(cells: np.ndarray | pd.Series) -> pd.Series:
+def _ids(cells: Cells) -> pd.Series:
     """Launch IDs as int64 (each distinct cell read once)."""
-    coded = _Coded.of(cells)
+    coded = Coded.of(cells)
     number = values.loose_numbers(pd.Series(coded.distinct, dtype=object))
     return pd.Series(number.astype("int64")[coded.codes])
 

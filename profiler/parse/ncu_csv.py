@@ -160,17 +160,29 @@ def read_tables(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.Dat
 
 def _read_page(data: bytes, path: Path, start: int, header: list[str]) -> pd.DataFrame:
     """The page from its header at byte `start` on, every cell an object (a million rows are
-    not made `string`); a details page (one row per launch and metric) without its `_UNREAD`
-    columns, which pandas reads one byte a cell. pandas is given the header's names, so that each
-    column gets its dtype by name (a dict of dtypes without every name would let pandas guess
-    the others')."""
+    not made `string`).
+
+    A details page (one row per launch and metric) is read by distinct cell instead: its
+    columns but `Metric Value` as categories, whose strings pandas makes once per distinct
+    cell (a launch's name, NVTX ranges and shape repeat on each of its rows, the section,
+    metric and unit names in every launch), and without its `_UNREAD` columns, which pandas
+    reads one byte a cell. pandas is given the header's names, so that each column gets its
+    dtype by name (a dict of dtypes without every name would let pandas guess the others')."""
     if not ("Metric Name" in header and "Metric Value" in header and all(header)):
         return csvtext.read_csv_text(data, path, EXPECTED, dtype=object, start=start)
-    dtypes = {name: ("S1" if name in _UNREAD else object) for name in header}
+    dtypes = {name: _details_dtype(name) for name in header}
     table = csvtext.read_csv_text(
         data, path, EXPECTED, dtype=dtypes, start=start, names=header, header=0
     )
     return table.drop(columns=[c for c in header if c in _UNREAD])
+
+
+def _details_dtype(column: str) -> str | type:
+    """How `_read_page` reads a details page's column: one byte a cell (unread), objects (the
+    values, mostly distinct) or categories (every other column, each repeating)."""
+    if column in _UNREAD:
+        return "S1"
+    return object if column == "Metric Value" else "category"
 
 
 def _launch_ids(table: pd.DataFrame) -> np.ndarray:
@@ -371,14 +383,15 @@ def _details(
     """
     launches = table[~table["ID"].duplicated().to_numpy()].reset_index(drop=True)
     launches = launches.astype("string")
-    codes, metric_names = pd.factorize(table["Metric Name"].to_numpy(dtype=object))
-    code_of = {name: code for code, name in enumerate(metric_names)}
+    metric_names = ncu_counters.Coded.of(table["Metric Name"])
+    code_of = {name: code for code, name in enumerate(metric_names.distinct)}
+    codes = metric_names.codes
     found = {}
     for field, (kind, names) in METRICS.items():
         for name in names:
             if name not in code_of:
                 continue
-            hits = table.iloc[np.flatnonzero(codes == code_of[name])]
+            hits = table.iloc[np.flatnonzero(codes == code_of[name])][["ID", "Metric Unit", value]]
             hits = hits[~hits["ID"].duplicated().to_numpy()].astype("string")
             units = hits["Metric Unit"].fillna("").astype(str)
             factors = {u: unit_factor(kind, u, origin.path, name) for u in pd.unique(units)}
