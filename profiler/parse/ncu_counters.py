@@ -124,8 +124,10 @@ def frame(columns: Mapping[str, object], stage: str) -> pd.DataFrame:
 
 
 def _plain(column: object) -> object:
-    """A column without its index (the rows were picked from a larger table)."""
-    return column.to_numpy() if isinstance(column, pd.Series) else column
+    """A column without its index (the rows were picked from a larger table), its cells as they
+    are stored: a `string` column made NumPy objects would be made `string` again, a round trip
+    of a million strings where `string` is stored by pyarrow."""
+    return column.array if isinstance(column, pd.Series) else column
 
 
 @dataclass(frozen=True)
