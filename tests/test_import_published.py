@@ -24,6 +24,7 @@ ABORTED = DATA / "nvprof" / "9.x" / "openacc-nvprof-aborted.err"
 CODELAB = DATA / "nvprof" / "9.x" / "fluidnumerics-codelab-smoother.html"
 NOTEBOOK = DATA / "nsys" / "2021.2.4" / "ncar-miniweather-stats.ipynb"
 SLIDES = DATA / "nsys" / "2021.2.4" / "ncar-miniweather-slides-cut.html"
+PROSE_NOTEBOOK = DATA / "nsys" / "2023.x" / "ihpcss-2025-stats-in-markdown.ipynb"
 
 
 def imported(capsys, tmp: Path, path: Path):  # type: ignore[no-untyped-def]
@@ -132,6 +133,60 @@ def test_nsys_stats_in_a_notebooks_cell_output(tmp_path, capsys):
     htod = gpu.loc["[CUDA memcpy HtoD]"]
     assert htod[["total_ns", "calls", "bytes"]].tolist() == [471_292_258, 92_188, 3_054_067_160]
     assert "Jupyter notebook's JSON" in err
+
+
+def test_nsys_stats_in_markdown_blocks_of_a_notebook_that_printed_nothing(tmp_path, capsys):
+    """A course notebook, its outputs cleared, that shows `nsys profile --stats=true` output in
+    fenced blocks of its Markdown cells (was: refused, "none of its cells printed anything"):
+    each block is read, a section of its own."""
+    run, err = imported(capsys, tmp_path, PROSE_NOTEBOOK)
+    calls = run.table("api_calls").set_index(["stage", "name"])
+    # line 396: `53.3  23786192424  516  46097272.1  46176391.0  42338870  51323982 ...`
+    dtoh = calls.loc[("s.1", "cuMemcpyDtoHAsync_v2")]
+    assert dtoh[["total_ns", "calls", "min_ns", "max_ns"]].tolist() == [
+        23_786_192_424,
+        516,
+        42_338_870,
+        51_323_982,
+    ]
+    gpu = run.table("gpu_activities").set_index(["stage", "name"])
+    # line 419: `100.0  1620167222  258  6279717.9  6272194.0  6249988  7635683  86899.5  nvk...`
+    kernel = gpu.loc[("s.2", "nvkernel__Z9stencil2dIdEvPKT_PS0_mm_F1L5_14")]
+    assert kernel[["total_ns", "calls", "min_ns", "max_ns"]].tolist() == [
+        1_620_167_222,
+        258,
+        6_249_988,
+        7_635_683,
+    ]
+    # line 1721: the CUDA version's kernel, in the notebook's last `cuda_gpu_kern_sum` block
+    cuda = "void stencil2d<double>(const T1 *, T1 *, unsigned long, unsigned long)"
+    assert gpu.loc[("s.8", cuda), ["total_ns", "calls"]].tolist() == [12_199_314_275, 258]
+    assert "printed no profiler output: read from the fenced blocks of its Markdown" in err
+    assert "Time (%)" not in "".join(run.table("stages")["title"])
+
+
+def test_a_notebooks_markdown_blocks_are_read_and_the_rest_skipped() -> None:
+    """Only Markdown cells' fenced text: a code cell's fence, prose outside a fence and a cell's
+    outputs are blank; a block left open ends with its cell; a source given as one string is
+    read too, each of its lines at its file line."""
+    notebook = (
+        b'{\n "cells": [\n  {\n   "cell_type": "markdown",\n   "source": [\n'
+        b'    "prose\\n",\n    "```\\n",\n    "row 1\\n",\n    "```\\n",\n'
+        b'    "after\\n",\n    "~~~\\n",\n    "open"\n   ]\n  },\n'
+        b'  {\n   "cell_type": "code",\n   "outputs": [],\n   "source": [\n'
+        b'    "```\\n",\n    "code"\n   ]\n  },\n'
+        b'  {\n   "cell_type": "markdown",\n   "source": "```\\nrow 2\\n```\\nlater"\n  }\n'
+        b" ]\n}\n"
+    )
+    shape = published.notebook_blocks(notebook)
+    shown = zip(shape.lines, shape.data.decode().split("\n"), strict=True)
+    kept = [(int(line), text) for line, text in shown if text]
+    assert kept == [(7, "```"), (8, "row 1"), (9, "```"), (11, "~~~"), (12, "open")] + [
+        (25, "```"),
+        (25, "row 2"),
+        (25, "```"),
+    ]
+    assert np.all(np.diff(shape.lines) >= 0)
 
 
 def test_a_pages_pre_text_has_its_tags_off_and_entities_decoded() -> None:
