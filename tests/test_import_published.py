@@ -243,6 +243,20 @@ def test_a_notebooks_outputs_are_read_and_its_sources_skipped() -> None:
     assert np.all(np.diff(shape.lines) >= 0)
 
 
+def test_a_notebook_is_display_only_when_no_cell_printed_text() -> None:
+    """Only a notebook whose every printed line is a rich output's name is refused as such."""
+
+    def shown(*texts: str) -> str | None:
+        output = '    {{\n     "text/plain": [\n      "{}"\n     ]\n    }}'
+        outputs = ",\n".join(output.format(t) for t in texts)
+        notebook = f'{{\n "cells": [\n  {{\n   "outputs": [\n{outputs}\n   ]\n  }}\n ]\n}}\n'
+        return published.nothing_shown(published.notebook_text(notebook.encode()))
+
+    assert "only rich outputs" in (shown("<Figure size 640x480 with 1 Axes>") or "")
+    assert shown("<Figure size 640x480 with 1 Axes>", "==1== Profiling result:") is None
+    assert shown("<a> <b>") is None
+
+
 @pytest.mark.parametrize(
     ("name", "text", "says"),
     [

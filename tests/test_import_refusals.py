@@ -309,6 +309,18 @@ def test_a_notebook_whose_output_starts_late_quotes_its_first_printed_line(tmp_p
     )
 
 
+def test_a_notebook_that_printed_only_rich_outputs_is_refused_saying_so(tmp_path, capsys):
+    """A DLI course notebook kept without its runs' output (was: "it looks like a program's own
+    output, starting '<IPython.core.display.HTML object>'"): its two outputs are pages shown
+    by name, no text."""
+    path = DATA / "other" / "dli-ac-um-nvprof-display-only.ipynb"
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected {detect.EXPECTED} (it is a Jupyter notebook in which "
+        "no profiler table was found (its cells printed no text, only rich outputs (pictures, "
+        "widgets, pages) shown by name, such as '<IPython.core.display.HTML object>'))"
+    )
+
+
 def test_an_html_page_without_profiler_tables_is_refused_as_one(tmp_path, capsys):
     path = tmp_path / "page.html"
     path.write_text("<!DOCTYPE html>\n<html><body><p>Run nvprof ./a.out</p></body></html>\n")

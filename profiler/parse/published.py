@@ -23,6 +23,7 @@ import re
 
 import numpy as np
 
+from profiler.parse import values
 from profiler.parse.pasted import Reshaped
 
 HTML = "HTML markup: read from its <pre> blocks (tags taken off, entities decoded), the rest "
@@ -57,6 +58,9 @@ _SOURCE_KEY = r'[ \t]*+"source":[ \t]*+'
 _SOURCE_ARRAY = re.compile(rf"{_SOURCE_KEY}\[[ \t\r]*+")
 _SOURCE_ONE = re.compile(rf"{_SOURCE_KEY}(?P<s>{_JSON_STRING})[ \t]*+,?[ \t\r]*+")
 _FENCE = re.compile(r"[ \t]{0,3}(?:```|~~~)")  # as `parse.capture` cuts a section at one
+# a rich output's `text/plain` (`<IPython.core.display.HTML object>`, `<Figure size 640x480
+# with 1 Axes>`): its name in angle brackets
+_DISPLAY = re.compile(r"[ \t]*+<[^<>\n]{1,200}+>[ \t\r]*+")
 
 
 def is_html(head: str) -> bool:
@@ -71,10 +75,19 @@ def is_notebook(head: str) -> bool:
 
 def nothing_shown(shape: Reshaped) -> str | None:
     """Why a page or a notebook read through `html_text` or `notebook_text` (`shape`) is
-    refused when it shows no text at all (a page's `BLOCK` lines are no text); None when it
-    shows some (or is neither)."""
-    shown = shape.data.decode().split("\n")
-    return None if any(s.strip() and s != BLOCK for s in shown) else _NOTHING.get(shape.note)
+    refused when it shows no text at all (a page's `BLOCK` lines are no text), or a notebook
+    whose cells showed only rich outputs (`_DISPLAY`: a course notebook whose widgets and
+    pictures are all it kept); None when it shows some (or is neither)."""
+    shown = [s for s in shape.data.decode().split("\n") if s.strip() and s != BLOCK]
+    if not shown:
+        return _NOTHING.get(shape.note)
+    if shape.note != NOTEBOOK or not all(_DISPLAY.fullmatch(s) for s in shown):
+        return None
+    return (
+        "it is a Jupyter notebook in which no profiler table was found (its cells printed no "
+        "text, only rich outputs (pictures, widgets, pages) shown by name, such as "
+        f"{values.shown_cell(shown[0], 80)})"
+    )
 
 
 def html_text(data: bytes) -> Reshaped:
