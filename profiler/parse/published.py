@@ -178,23 +178,29 @@ def notebook_text(data: bytes) -> Reshaped:
 
 def notebook_blocks(data: bytes) -> Reshaped:
     """The fenced blocks (```` ``` ```` or `~~~`) of a Jupyter notebook's Markdown cells (`data`,
-    the notebook's UTF-8 bytes), their fence lines kept (each block a capture's section of its
-    own), each line at the file line of its source string; a blank line for each other line of
-    the sources and of the file. A block left open ends with its cell."""
+    the notebook's UTF-8 bytes), each line at the file line of its source string; a blank line
+    for each other line of the sources and of the file. Blocks with nothing between them but
+    cell boundaries are read as one (a run's reports, a block each: nsys's `[6/8]` after its
+    `[5/8]`); prose or a code cell between two starts a capture's section (a fence, `BLOCK`).
+    A block left open ends with its cell."""
     out: list[str] = []
     at: list[int] = []
     markdown = in_source = fenced = False
+    apart = True  # whether prose or code came since the last block
     for number, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), 1):
         kind = _CELL_TYPE.fullmatch(line)
         if kind is not None:
             markdown, fenced = kind["t"] == "markdown", False
+            apart = apart or not markdown
         text = None
         if markdown:
             text, in_source = _source_string(line, in_source)
         for piece in [""] if text is None else text.removesuffix("\n").split("\n"):
             fence = _FENCE.match(piece) is not None
-            out.append(piece if fenced or fence else "")
+            opens = fence and not fenced
+            out.append(BLOCK if opens and apart else piece if fenced and not fence else "")
             at.append(number)
+            apart = (apart or (not fenced and bool(piece.strip()))) and not opens
             fenced ^= fence
     return Reshaped("\n".join(out).encode(), np.asarray(at, dtype=np.int64), NOTEBOOK_BLOCKS)
 
