@@ -16,9 +16,12 @@ back above them only when nothing in the file is recognised as it is (or unquote
 the header of nsys's CUDA API summary above `nsys stats` rows that all name CUDA API calls. So
 is a source file that keeps its program's output in `//` line comments, and a script that keeps
 its commands' output in `#` comments: each is read without the comment marks only when nothing
-in it is recognised otherwise. `nsys stats --format table` output, its tables drawn in boxes,
-is read with the boxes of nsys's reports taken off (`parse.boxed`: a box whose header is no
-nsys report's, a program's own table, is left as it is), whatever else the file holds, and a
+in it is recognised otherwise. A Jupyter notebook whose cells printed nothing recognised is read
+from the fenced blocks of its Markdown cells (`published.notebook_blocks`: a course notebook,
+its outputs cleared, that shows the output a run gives in its prose).
+`nsys stats --format table` output, its tables drawn in boxes, is read with the boxes of nsys's
+reports taken off (`parse.boxed`: a box whose header is no nsys report's, a program's own table,
+is left as it is), whatever else the file holds, and a
 file that is not UTF-8 but Windows text (`parse.codepage`: nsys on Windows writes the `…` of a
 cut cell as cp1252's byte 0x85) is read as cp1252 (its boxes taken off too) only when it is
 otherwise refused.
@@ -100,7 +103,7 @@ def detected(path: Path) -> Input:
     shape = _reshaped(path, shape, _BOXED, boxed.unboxed) or shape
     shape = _reshaped(path, shape, _LONE_TYPE, pasted.retyped) or shape
     if shape is not None and (nothing := published.nothing_shown(shape)) is not None:
-        raise ParseError(path, detect.EXPECTED, nothing)
+        return _prose_blocks(path, shape, ParseError(path, detect.EXPECTED, nothing))
     try:
         return Input(path, detect.detect(Input(path, "", shape).source), shape)
     except ParseError as exc:
@@ -126,7 +129,22 @@ def detected(path: Path) -> Input:
     late = _late(path) if shape is None else None
     if late is not None:
         return Input(path, detect.detect(Input(path, "", late).source), late)
-    raise refused
+    return _prose_blocks(path, shape, refused)
+
+
+def _prose_blocks(path: Path, shape: pasted.Reshaped | None, refused: ParseError) -> Input:
+    """The notebook at `path` read from the fenced blocks of its Markdown cells
+    (`published.notebook_blocks`), when what its cells printed (`shape`) was `refused` and the
+    blocks hold a profiler's output.
+
+    Raises: `refused`, when `path` is no notebook or its blocks hold no profiler output."""
+    if shape is None or not shape.note.startswith(published.NOTEBOOK):
+        raise refused
+    try:
+        blocks = published.notebook_blocks(csvtext.read_utf8_ascii(path, detect.EXPECTED)[0])
+        return Input(path, detect.detect(Input(path, "", blocks).source), blocks)
+    except ParseError:
+        raise refused from None
 
 
 def noted(exc: ParseError, shape: pasted.Reshaped, path: Path) -> ParseError:

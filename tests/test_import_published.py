@@ -24,6 +24,7 @@ ABORTED = DATA / "nvprof" / "9.x" / "openacc-nvprof-aborted.err"
 CODELAB = DATA / "nvprof" / "9.x" / "fluidnumerics-codelab-smoother.html"
 NOTEBOOK = DATA / "nsys" / "2021.2.4" / "ncar-miniweather-stats.ipynb"
 SLIDES = DATA / "nsys" / "2021.2.4" / "ncar-miniweather-slides-cut.html"
+PROSE_NOTEBOOK = DATA / "nsys" / "2023.x" / "ihpcss-2025-stats-in-markdown.ipynb"
 
 
 def imported(capsys, tmp: Path, path: Path):  # type: ignore[no-untyped-def]
@@ -134,6 +135,72 @@ def test_nsys_stats_in_a_notebooks_cell_output(tmp_path, capsys):
     assert "Jupyter notebook's JSON" in err
 
 
+def test_nsys_stats_in_markdown_blocks_of_a_notebook_that_printed_nothing(tmp_path, capsys):
+    """A course notebook, its outputs cleared, that shows `nsys profile --stats=true` output in
+    fenced blocks of its Markdown cells, a report in each (was: refused, "none of its cells
+    printed anything"): the blocks of one program's run, one cell after another, are one run
+    (its copies' sizes joined to their times), and ncu's `Section:` tables, a block each, are
+    the kernel's above them."""
+    run, err = imported(capsys, tmp_path, PROSE_NOTEBOOK)
+    assert list(run.table("stages")["stage"]) == ["s.1", "s.2", "s.3"]
+    calls = run.table("api_calls").set_index(["stage", "name"])
+    # line 396: `53.3  23786192424  516  46097272.1  46176391.0  42338870  51323982 ...`
+    dtoh = calls.loc[("s.1", "cuMemcpyDtoHAsync_v2")]
+    assert dtoh[["total_ns", "calls", "min_ns", "max_ns"]].tolist() == [
+        23_786_192_424,
+        516,
+        42_338_870,
+        51_323_982,
+    ]
+    gpu = run.table("gpu_activities").set_index(["stage", "name"])
+    # line 419: `100.0  1620167222  258  6279717.9  6272194.0  6249988  7635683  86899.5  nvk...`
+    kernel = gpu.loc[("s.1", "nvkernel__Z9stencil2dIdEvPKT_PS0_mm_F1L5_14")]
+    assert kernel[["total_ns", "calls", "min_ns", "max_ns"]].tolist() == [
+        1_620_167_222,
+        258,
+        6_249_988,
+        7_635_683,
+    ]
+    # line 433 (`22075935038  516 ... [CUDA memcpy Device-to-Host]`), in the next cell's block
+    # line 447 (`277025.391  516 ... [CUDA memcpy Device-to-Host]`, MB)
+    copy = gpu.loc[("s.1", "[CUDA memcpy DtoH]")]
+    assert copy[["total_ns", "calls", "bytes"]].tolist() == [22_075_935_038, 516, 277_025_391_000]
+    # line 1721: the CUDA version's kernel, in the notebook's last `cuda_gpu_kern_sum` block
+    cuda = "void stencil2d<double>(const T1 *, T1 *, unsigned long, unsigned long)"
+    assert gpu.loc[("s.3", cuda), ["total_ns", "calls"]].tolist() == [12_199_314_275, 258]
+    counters = run.table("counters").set_index(["stage", "metric"])
+    # line 825, a block below the kernel line's (line 790): `Registers Per Thread ... 40`
+    assert counters.loc[("s.2", "Registers Per Thread"), "value"] == 40
+    assert "printed no profiler output: read from the fenced blocks of its Markdown" in err
+
+
+def test_a_notebooks_markdown_blocks_are_read_and_the_rest_skipped() -> None:
+    """Only Markdown cells' fenced text: a code cell's fence, prose outside a fence and a cell's
+    outputs are blank; a block left open ends with its cell; a source given as one string is
+    read too, each of its lines at its file line. Prose or a code cell between two blocks
+    starts a section (a fence), nothing but a cell boundary does not (cell 4's block goes on
+    cell 3's)."""
+    notebook = (
+        b'{\n "cells": [\n  {\n   "cell_type": "markdown",\n   "source": [\n'
+        b'    "prose\\n",\n    "```\\n",\n    "row 1\\n",\n    "```\\n",\n'
+        b'    "after\\n",\n    "~~~\\n",\n    "open"\n   ]\n  },\n'
+        b'  {\n   "cell_type": "code",\n   "outputs": [],\n   "source": [\n'
+        b'    "```\\n",\n    "code"\n   ]\n  },\n'
+        b'  {\n   "cell_type": "markdown",\n   "source": "```\\nrow 2\\n```"\n  },\n'
+        b'  {\n   "cell_type": "markdown",\n   "source": [\n    "```\\n",\n'
+        b'    "row 3\\n",\n    "```"\n   ]\n  }\n ]\n}\n'
+    )
+    shape = published.notebook_blocks(notebook)
+    shown = zip(shape.lines, shape.data.decode().split("\n"), strict=True)
+    kept = [(int(line), text) for line, text in shown if text]
+    assert kept == [(7, "```"), (8, "row 1"), (11, "```"), (12, "open")] + [
+        (25, "```"),
+        (25, "row 2"),
+        (31, "row 3"),
+    ]
+    assert np.all(np.diff(shape.lines) >= 0)
+
+
 def test_a_pages_pre_text_has_its_tags_off_and_entities_decoded() -> None:
     page = (
         b"<!DOCTYPE html>\n<p>prose &amp; more</p><pre><code>==1== a &lt;b&gt;\n"
@@ -186,6 +253,20 @@ def test_a_notebooks_outputs_are_read_and_its_sources_skipped() -> None:
     assert shape.lines[7:9].tolist() == [8, 9]
     assert "print(1)" not in shape.data.decode()
     assert np.all(np.diff(shape.lines) >= 0)
+
+
+def test_a_notebook_is_display_only_when_no_cell_printed_text() -> None:
+    """Only a notebook whose every printed line is a rich output's name is refused as such."""
+
+    def shown(*texts: str) -> str | None:
+        output = '    {{\n     "text/plain": [\n      "{}"\n     ]\n    }}'
+        outputs = ",\n".join(output.format(t) for t in texts)
+        notebook = f'{{\n "cells": [\n  {{\n   "outputs": [\n{outputs}\n   ]\n  }}\n ]\n}}\n'
+        return published.nothing_shown(published.notebook_text(notebook.encode()))
+
+    assert "only rich outputs" in (shown("<Figure size 640x480 with 1 Axes>") or "")
+    assert shown("<Figure size 640x480 with 1 Axes>", "==1== Profiling result:") is None
+    assert shown("<a> <b>") is None
 
 
 @pytest.mark.parametrize(

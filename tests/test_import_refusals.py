@@ -10,7 +10,7 @@ from pathlib import Path
 
 from clirun import assert_refused, profgen
 
-from profiler.parse import detect, unusable
+from profiler.parse import detect, published, unusable
 
 DATA = Path(__file__).parent / "data"
 NSYS, NCU = DATA / "nsys", DATA / "ncu"
@@ -294,6 +294,30 @@ def test_a_markdown_document_without_profiler_tables_is_refused_as_one(tmp_path,
         path,
         "it is a Markdown document in which no profiler table was found (it starts '# CUDA "
         f"Profiling Tutorial'); {unusable._READS}",
+    )
+
+
+def test_a_notebook_whose_output_starts_late_quotes_its_first_printed_line(tmp_path, capsys):
+    """Savit10's matmul notebook (cut: two plot images left out), whose cells printed no
+    profiler output but name ncu (was: "it starts ''", the blank line that stands for the
+    notebook's first JSON line): quotes the first line a cell printed, at its file line."""
+    path = NCU / "2025.1.1" / "savit10-matmul-notebook-cut.ipynb"
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected {detect.EXPECTED} (recognised none of them; its "
+        "text starts at line 365: '<Figure size 1600x500 with 3 Axes>'; the file has "
+        f"{published.NOTEBOOK})"
+    )
+
+
+def test_a_notebook_that_printed_only_rich_outputs_is_refused_saying_so(tmp_path, capsys):
+    """A DLI course notebook kept without its runs' output (was: "it looks like a program's own
+    output, starting '<IPython.core.display.HTML object>'"): its two outputs are pages shown
+    by name, no text."""
+    path = DATA / "other" / "dli-ac-um-nvprof-display-only.ipynb"
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected {detect.EXPECTED} (it is a Jupyter notebook in which "
+        "no profiler table was found (its cells printed no text, only rich outputs (pictures, "
+        "widgets, pages) shown by name, such as '<IPython.core.display.HTML object>'))"
     )
 
 

@@ -143,5 +143,15 @@ def _file_kind(source: Path | csvtext.Held) -> str:
     )
     if what is not None:
         raise ParseError(path, EXPECTED, f"recognised none of them: {what}")
-    hint = f"it starts {lines[0].strip()[:80]!r}" if lines else "it has no text"
-    raise ParseError(path, EXPECTED, f"recognised none of them; {hint}")
+    raise ParseError(path, EXPECTED, f"recognised none of them; {_start(lines)}")
+
+
+def _start(lines: list[str]) -> str:
+    """How the file whose first lines are `lines` starts: its first line of text, and where it
+    is when blank lines come first (a notebook read from what its cells printed has a blank
+    line for each line of its JSON above the first output)."""
+    at = next((k for k, line in enumerate(lines, 1) if line.strip()), None)
+    if at is None:
+        return "it has no text"
+    first = lines[at - 1].strip()[:80]
+    return f"it starts {first!r}" if at == 1 else f"its text starts at line {at}: {first!r}"

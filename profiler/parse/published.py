@@ -5,9 +5,14 @@ notebook's cells printed (their outputs' JSON strings, decoded), without the cel
 prose. Whatever else the file holds is skipped: a blank line stands for each of its lines, so a
 table printed in one block ends where the block does.
 
-`html_text` and `notebook_text` give a `pasted.Reshaped` (each line located at its file line);
-`profiler.import_paste` reads a page or a notebook through them. Both are linear in the file:
-one pass over its lines, each line searched with `str.find` and patterns that never go back.
+A notebook whose cells printed no profiler output (a course's notebook, its outputs cleared) may
+show one in its prose instead, as the output a run gives: `notebook_blocks` gives the fenced
+blocks of its Markdown cells, which `profiler.import_paste` reads only then.
+
+`html_text`, `notebook_text` and `notebook_blocks` give a `pasted.Reshaped` (each line located
+at its file line); `profiler.import_paste` reads a page or a notebook through them. Each is
+linear in the file: one pass over its lines, each line searched with `str.find` and patterns
+that never go back.
 """
 
 from __future__ import annotations
@@ -18,12 +23,16 @@ import re
 
 import numpy as np
 
+from profiler.parse import values
 from profiler.parse.pasted import Reshaped
 
 HTML = "HTML markup: read from its <pre> blocks (tags taken off, entities decoded), the rest "
 HTML += "of the page skipped"
 NOTEBOOK = "a Jupyter notebook's JSON: read from what its cells printed (each JSON string "
 NOTEBOOK += "decoded), their code and prose skipped"
+NOTEBOOK_BLOCKS = "a Jupyter notebook's JSON whose cells printed no profiler output: read from "
+NOTEBOOK_BLOCKS += "the fenced blocks of its Markdown cells (the output its prose shows), the rest "
+NOTEBOOK_BLOCKS += "skipped"
 
 _NOTHING = {  # worded as `unusable.document` words a page in which detection found no table
     HTML: "it is an HTML page in which no profiler table was found (it has no <pre> block, "
@@ -44,6 +53,14 @@ _TEXT_KEY = r'[ \t]*+"(?:text|text/plain)":[ \t]*+'
 _TEXT_ARRAY = re.compile(rf"{_TEXT_KEY}\[[ \t\r]*+")
 _TEXT_ONE = re.compile(rf"{_TEXT_KEY}(?P<s>{_JSON_STRING})[ \t]*+,?[ \t\r]*+")
 _ELEMENT = re.compile(rf"[ \t]*+(?P<s>{_JSON_STRING})[ \t]*+,?[ \t\r]*+")
+_CELL_TYPE = re.compile(r'[ \t]*+"cell_type":[ \t]*+"(?P<t>\w++)"[ \t]*+,?[ \t\r]*+')
+_SOURCE_KEY = r'[ \t]*+"source":[ \t]*+'
+_SOURCE_ARRAY = re.compile(rf"{_SOURCE_KEY}\[[ \t\r]*+")
+_SOURCE_ONE = re.compile(rf"{_SOURCE_KEY}(?P<s>{_JSON_STRING})[ \t]*+,?[ \t\r]*+")
+_FENCE = re.compile(r"[ \t]{0,3}(?:```|~~~)")  # as `parse.capture` cuts a section at one
+# a rich output's `text/plain` (`<IPython.core.display.HTML object>`, `<Figure size 640x480
+# with 1 Axes>`): its name in angle brackets
+_DISPLAY = re.compile(r"[ \t]*+<[^<>\n]{1,200}+>[ \t\r]*+")
 
 
 def is_html(head: str) -> bool:
@@ -58,10 +75,19 @@ def is_notebook(head: str) -> bool:
 
 def nothing_shown(shape: Reshaped) -> str | None:
     """Why a page or a notebook read through `html_text` or `notebook_text` (`shape`) is
-    refused when it shows no text at all (a page's `BLOCK` lines are no text); None when it
-    shows some (or is neither)."""
-    shown = shape.data.decode().split("\n")
-    return None if any(s.strip() and s != BLOCK for s in shown) else _NOTHING.get(shape.note)
+    refused when it shows no text at all (a page's `BLOCK` lines are no text), or a notebook
+    whose cells showed only rich outputs (`_DISPLAY`: a course notebook whose widgets and
+    pictures are all it kept); None when it shows some (or is neither)."""
+    shown = [s for s in shape.data.decode().split("\n") if s.strip() and s != BLOCK]
+    if not shown:
+        return _NOTHING.get(shape.note)
+    if shape.note != NOTEBOOK or not all(_DISPLAY.fullmatch(s) for s in shown):
+        return None
+    return (
+        "it is a Jupyter notebook in which no profiler table was found (its cells printed no "
+        "text, only rich outputs (pictures, widgets, pages) shown by name, such as "
+        f"{values.shown_cell(shown[0], 80)})"
+    )
 
 
 def html_text(data: bytes) -> Reshaped:
@@ -148,6 +174,47 @@ def notebook_text(data: bytes) -> Reshaped:
             pending = []
     _flush(out, at, pending, pending_line)
     return Reshaped("\n".join(out).encode(), np.asarray(at, dtype=np.int64), NOTEBOOK)
+
+
+def notebook_blocks(data: bytes) -> Reshaped:
+    """The fenced blocks (```` ``` ```` or `~~~`) of a Jupyter notebook's Markdown cells (`data`,
+    the notebook's UTF-8 bytes), each line at the file line of its source string; a blank line
+    for each other line of the sources and of the file. Blocks with nothing between them but
+    cell boundaries are read as one (a run's reports, a block each: nsys's `[6/8]` after its
+    `[5/8]`); prose or a code cell between two starts a capture's section (a fence, `BLOCK`).
+    A block left open ends with its cell."""
+    out: list[str] = []
+    at: list[int] = []
+    markdown = in_source = fenced = False
+    apart = True  # whether prose or code came since the last block
+    for number, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), 1):
+        kind = _CELL_TYPE.fullmatch(line)
+        if kind is not None:
+            markdown, fenced = kind["t"] == "markdown", False
+            apart = apart or not markdown
+        text = None
+        if markdown:
+            text, in_source = _source_string(line, in_source)
+        for piece in [""] if text is None else text.removesuffix("\n").split("\n"):
+            fence = _FENCE.match(piece) is not None
+            opens = fence and not fenced
+            out.append(BLOCK if opens and apart else piece if fenced and not fence else "")
+            at.append(number)
+            apart = (apart or (not fenced and bool(piece.strip()))) and not opens
+            fenced ^= fence
+    return Reshaped("\n".join(out).encode(), np.asarray(at, dtype=np.int64), NOTEBOOK_BLOCKS)
+
+
+def _source_string(line: str, in_source: bool) -> tuple[str | None, bool]:
+    """The decoded string a cell's `source` has on `line` (None when none), and whether the
+    next line is still in its array of strings (`in_source`: whether this one is)."""
+    if in_source:
+        element = _ELEMENT.fullmatch(line)
+        return (None, False) if element is None else (_decoded(element["s"]), True)
+    if _SOURCE_ARRAY.fullmatch(line) is not None:
+        return None, True
+    whole = _SOURCE_ONE.fullmatch(line)
+    return (None if whole is None else _decoded(whole["s"])), False
 
 
 def _output_string(line: str, in_array: bool) -> str | None:
