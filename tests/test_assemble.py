@@ -62,7 +62,7 @@ def test_the_report_derives_the_same_summaries_as_the_sweep():
 
     part = attributed(traces(), "lenet")
     sweep = with_summaries(part)["api_calls"]
-    imported = part["api_trace"].assign(stage="imported", repeat=-1)
+    imported = part["api_trace"].assign(stage="imported", repeat=-1).astype({"stage": "string"})
     both = pd.concat([part["api_trace"], imported], ignore_index=True)
     run = report_summaries(Run(meta={}, tables={"api_trace": both}))
     report = run.table("api_calls")
