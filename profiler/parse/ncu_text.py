@@ -45,6 +45,8 @@ Profiling "name" - N` lines: those numbers are the launch IDs when they match th
 found, else launches are numbered in file order from 0. A pasted result whose kernel lines were
 cut down to `name (grid)x(block), CC 8.9` is read with a warning (`values.ReadNote`) that they
 lack `Context N, Stream N`; a note its author wrote after a row (`93.58   # <- ...`) is dropped.
+A text printed in a locale with a decimal comma (`10,55`, `13 181 137`) fails the plain read;
+then each section whose value cells show it is read so (`ncu_comma`), said in a warning.
 
 An output with no kernel results is refused with the line ncu itself wrote about it (`==ERROR==
 ERR_NVGPUCTRPERM ...`, `==WARNING== No kernels were profiled.`).
@@ -65,6 +67,7 @@ from profiler.parse import (
     byte_spans,
     csvtext,
     lines,
+    ncu_comma,
     ncu_csv,
     ncu_nvtx,
     ncu_text_counters,
@@ -147,7 +150,7 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
     try:
         found = metric_values(walk, path)
     except ParseError as exc:
-        raise _with_ncu_error(exc, data) from None
+        data, split, walk, found = _with_decimal_comma(data, split, every, path, exc)
     names, grids, blocks = zip(*walk.launches, strict=True)
     names = _without_stray_bracket(names, walk)
     ids = _launch_ids(data, split, len(walk.launches))
@@ -168,6 +171,33 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
         return {schema.METRICS.name: metrics}
     counters = ncu_text_counters.text(walk, (ids, list(names)), stage)
     return {schema.METRICS.name: metrics, schema.COUNTERS.name: counters}
+
+
+def _with_decimal_comma(
+    data: bytes, split: lines.Lines, every: bool, path: Path, exc: ParseError
+) -> tuple[bytes, lines.Lines, ncu_walk.Walk, dict[str, np.ndarray]]:
+    """The text read again with the value cells of its decimal-comma sections written as C
+    writes them (`ncu_comma`), after the plain read failed with `exc`: the new text, its
+    lines, walk and `metric_values`, said by a `values.ReadNote`.
+
+    Raises: ParseError `exc` (with ncu's own error line, if any) when no section shows a
+        decimal comma; the new read's error when it fails too.
+    """
+    comma = ncu_comma.rewritten(data, split)
+    if comma is None:
+        raise _with_ncu_error(exc, data) from None
+    split = lines.split(comma.data)
+    walk = ncu_walk.walk(comma.data, split, every)
+    try:
+        found = metric_values(walk, path)
+    except ParseError as again:
+        raise _with_ncu_error(again, data) from None
+    said = (
+        f"line {comma.line}: the `{comma.section}` section's numbers are read with a decimal "
+        f"comma ({comma.cell!r}): ncu ran in a locale that writes them so"
+    )
+    warnings.warn(values.ReadNote(said, comma.line), stacklevel=3)
+    return comma.data, split, walk, found
 
 
 def metric_values(walk: ncu_walk.Walk, path: Path) -> dict[str, np.ndarray]:
