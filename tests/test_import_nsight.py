@@ -194,9 +194,33 @@ def test_nv_nsight_cu_cli_2019_csv_without_id_columns_is_read_by_launch(tmp_path
     assert len(counters) == 2 * 12  # 12 pipelines each
 
 
-def test_ncu_text_with_a_decimal_comma_is_refused_saying_how_to_print_it(tmp_path, capsys):
-    # nv-nsight-cu-cli 2020 run in a locale that writes `10,55` and `13 181 137`
+def test_ncu_text_with_a_decimal_comma_is_read_so_and_said(tmp_path, capsys):
+    # nv-nsight-cu-cli 2020 run in a locale that writes `10,55` and `13 181 137` (was: refused,
+    # saying to print the numbers with LC_ALL=C)
     path = NCU / "2020.x" / "handson-ax-decimal-comma.txt"
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    assert result.code == 0, result.err
+    said = (
+        "line 5: the `GPU Speed Of Light` section's numbers are read with a decimal comma "
+        "('875,84'): ncu ran in a locale that writes them so"
+    )
+    assert result.err == f"profgen: warning: stage s: {path}: {said}\n"
+    run = store.load_run(result.out.strip())
+    m = run.table("metrics").iloc[0]
+    assert (m["name"], m["duration_ns"], m["sm_throughput_pct"]) == ("ax_kernel", 10_550_000, 3.34)
+    c = run.table("counters").set_index("metric")["value"]
+    assert (c["Elapsed Cycles"], c["SM Active Cycles"]) == (13_181_137, 12_837_852.30)
+    assert (c["Memory Frequency"], c["SOL FB"], len(c)) == (875.84, 84.58, 10)
+
+
+def test_ncu_text_whose_section_mixes_c_numbers_with_commas_is_refused_with_the_hint(
+    tmp_path, capsys
+):
+    # Synthetic: the decimal-comma file with one cell as C writes it (`1.25`): its section is of
+    # no one locale, so it is not read with a decimal comma, and the refusal says how to print
+    text = (NCU / "2020.x" / "handson-ax-decimal-comma.txt").read_text()
+    path = tmp_path / "mixed.txt"
+    path.write_text(text.replace("  1,25\n", "  1.25\n"))
     result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
     said = "line 10, metric 'Duration': '10,55' is not a number"
     assert_refused(result, 2, str(path), said, "decimal comma", "LC_ALL=C")

@@ -14,6 +14,7 @@ from test_import_refusals import refusal
 from profiler.parse import boxed, codepage
 
 NSYS = Path(__file__).parent / "data" / "nsys" / "2023.x"
+DEMO = NSYS.parent / "2025.3.1" / "demo" / "nsys-stats-stdout.txt"
 BOXED_CP1252 = NSYS / "trt-nvtx-sum-format-table.cp1252"
 MPI_CUT = NSYS / "cme213-mpi-ranks-interleaved-cut.txt"
 
@@ -59,6 +60,65 @@ def test_unboxing_blanks_the_bars_on_the_borders_of_nsys_boxes_only():
     own = b"+---+---+\n| a | b |\n+---+---+\n| 1 | 2 |\n+---+---+\n"  # a program's own box
     assert boxed.unboxed(own) is None
     assert boxed.unboxed(b"+----+\n| no header |\n") is None
+
+
+def boxed_report(title: str, rows: list[list[str]]) -> list[str]:
+    """A report's CSV rows (header first) drawn in a box as `--format table` draws it: header
+    cells centred, numbers right-aligned, text left-aligned, cells padded by characters."""
+    widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
+    rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+
+    def line(cells: list[str], header: bool) -> str:
+        padded = [
+            c.center(w) if header else c.rjust(w) if c[:1].isdigit() else c.ljust(w)
+            for c, w in zip(cells, widths, strict=True)
+        ]
+        return "| " + " | ".join(padded) + " |"
+
+    body = [line(row, False) for row in rows[1:]]
+    return ["", f" ** {title}:", "", rule, line(rows[0], True), rule, *body, rule]
+
+
+def test_a_boxed_table_with_a_character_of_several_bytes_before_its_last_column(tmp_path, capsys):
+    """Synthetic: the nsys 2025.3.1 demo's kernel, NVTX and NVTX GPU projection summaries (its
+    `--format csv` stdout) drawn in boxes as the boxed file is, its range renamed `démo`. The
+    projection summary's first column is the range: its `é` (two bytes, one character) left
+    the bars after it off their byte places, and the row was refused as a cell outside its
+    column. nsys pads by characters: the bars are found by characters."""
+    lines = DEMO.read_text().replace(":demo", ":démo").splitlines()
+    drawn = []
+    for report in ("cuda_gpu_kern_sum", "nvtx_sum", "nvtx_gpu_proj_sum"):
+        at = next(i for i, line in enumerate(lines) if f"/{report}.py]" in line) + 1
+        end = lines.index("", at)  # (each report's CSV ends at a blank line)
+        drawn += boxed_report(f"Summary ({report})", [row.split(",") for row in lines[at:end]])
+    path = tmp_path / "boxed.txt"
+    path.write_text("\n".join(drawn) + "\n")
+    run, err = imported(path, tmp_path, capsys)
+    ranges = run.table("ranges")
+    assert list(ranges["name"]) == ["stage:démo"]
+    assert (ranges["total_ns"].iloc[0], ranges["gpu_total_ns"].iloc[0]) == (494882583, 43036074)
+    kernels = run.table("gpu_activities")
+    assert kernels[["name", "total_ns", "calls"]].values.tolist() == [["addone", 33153, 3]]
+    assert "`nsys stats --format table`" in err
+
+
+def test_unboxing_finds_the_borders_by_characters_not_bytes():
+    """Synthetic: a row with `é` (two bytes) and `前` (three) before its last column has every
+    bar on a border blanked, as a row of ASCII does."""
+    text = (
+        "+-------+----------------------+-----------------+\n"
+        "| Range | Total Proj Time (ns) | Range Instances |\n"
+        "+-------+----------------------+-----------------+\n"
+        "| démo  |             43036074 |               1 |\n"
+        "| 前向    |                   12 |               3 |\n"
+        "+-------+----------------------+-----------------+\n"
+    ).encode()
+    shape = boxed.unboxed(text)
+    assert shape is not None
+    assert shape.data.decode().splitlines()[2:] == [
+        "  démo                43036074                 1  ",
+        "  前向                        12                 3  ",
+    ]
 
 
 def test_windows_text_is_read_as_cp1252_only_when_it_is_no_utf8():

@@ -281,6 +281,31 @@ def test_runs_with_no_table_are_left_out_and_said_so(tmp_path, capsys):
     assert_logged(run, "s.2", expected)
 
 
+def test_a_last_run_that_ended_in_nvprofs_error_is_said_to_be_left_out(tmp_path, capsys):
+    """A log of eight runs whose last one ends at `==12181== Error: Internal profiling error
+    1749:999.` before any `Profiling result:` line: the seven runs with tables are the stages,
+    and the last is said to be left out, quoting nvprof's error (it was dropped without a
+    word), in a warning and in the technique of the stage before it."""
+    path = NVPROF / "8.x" / "bspgpu-gt630-units-row-runs.txt"
+    result = profgen(["import", "--model", "m", "--out", tmp_path, "--stage", f"s={path}"], capsys)
+    assert result.code == 0, result.err
+    why = (
+        "it ended before nvprof's `Profiling result:`, with no table; nvprof says: "
+        "'Error: Internal profiling error 1749:999.'"
+    )
+    assert result.err == f"profgen: warning: stage s: {path}: line 50: nvprof run left out: {why}\n"
+    run = store.load_run(result.out.strip())
+    stages = run.table("stages")
+    assert list(stages["stage"]) == [f"s.{n}" for n in range(1, 8)]
+    assert stages["technique"].iloc[-1] == (
+        f"imported from nvprof output: run 7 of 7, its tables from line 46; runs left out: "
+        f"line 50 ({why})"
+    )
+    last = run.table("gpu_activities").query("stage == 's.7'").set_index("name")
+    assert last.loc["matSum(float*, float*, float*, int)", "total_ns"] == 118_124_500
+    assert last.loc["[CUDA memcpy HtoD]", ["total_ns", "calls"]].tolist() == [166_908_200, 2]
+
+
 def test_a_run_key_given_as_a_stage_too_is_refused(tmp_path, capsys):
     readme = LENET / "hyjwpk-LeNet5-README.md"
     argv = ["import", "--model", "m", "--out", tmp_path, "--stage", f"s={readme}"]

@@ -97,7 +97,14 @@ def plain_fits(row: str, widths) -> int | None:
     return unit_end
 
 
-def plain_metric(line: str, widths, number: int, kept: dict, path: Path) -> None:
+def plain_cells(line: str, widths) -> tuple[str, str, str] | None:
+    """A row's name, unit and value cell, cut by `widths` from the right; a table of one width
+    (its rule one dash run) cut at runs of two blanks. None when it does not fit."""
+    if len(widths) == 1:
+        cells = [cell.strip() for cell in line.split("  ") if cell.strip()]
+        if len(cells) not in (2, 3):
+            return None
+        return (cells[0], "", cells[1]) if len(cells) == 2 else (cells[0], cells[1], cells[2])
     unit_width, value_width = widths[1], widths[-1]
     raw = line.rstrip("\r\n")
     tries = [raw.rstrip()]  # the row as printed first when its blank-padded last cell starts
@@ -105,18 +112,24 @@ def plain_metric(line: str, widths, number: int, kept: dict, path: Path) -> None
         tries.insert(0, raw)  # (ncu 2021.x's summary: cells padded, values left-aligned)
     fits = [(row, end) for row in tries if (end := plain_fits(row, widths)) is not None]
     if not fits:
+        return None
+    row, unit_end = fits[0]
+    name = row[: unit_end - unit_width - 1].strip()
+    return name, row[unit_end - unit_width : unit_end].strip(), row[-value_width:].strip()
+
+
+def plain_metric(line: str, widths, number: int, kept: dict, path: Path) -> None:
+    cells = plain_cells(line, widths)
+    if cells is None:
         if line.strip().split("  ", 1)[0] in NAMES:
             raise ParseError(
                 path, ncu_text.EXPECTED, f"line {number}: a metric row does not fit its table"
             )
         return
-    row, unit_end = fits[0]
-    name = row[: unit_end - unit_width - 1].strip()
+    name, unit, cell = cells
     target = NAMES.get(name)
     if target is None:
         return
-    unit = row[unit_end - unit_width : unit_end].strip()
-    cell = row[-value_width:].strip()
     if cell.endswith("n/a") or target in kept:
         return
     kind = ncu_csv.METRICS[target][0]
@@ -155,7 +168,8 @@ def plain_kernels(text: str, path: Path) -> list:
             widths = None
         elif stripped.startswith("-") and not stripped.strip("- "):
             runs = [len(run) for run in stripped.split()]
-            if widths is None and len(runs) in (3, 5):
+            under = len(runs) == 1 and above_this.strip().startswith("Section:")
+            if widths is None and (len(runs) in (3, 5) or under):
                 widths, header_next = tuple(runs), False
             elif widths is not None and not header_next:
                 widths = None

@@ -514,6 +514,51 @@ def test_text_kernel_lines_edited_down_to_cc_and_notes_after_values():
     assert not notes[0].partial
 
 
+def test_text_2019_metrics_table_whose_rules_were_cut_to_one_dash_run():
+    """OLCF's Summit guide quotes a 2019 `--metrics` run whose rules were cut to one dash run,
+    shorter than the row, and whose kernel line starts with a stray `[` (its `[pid] app@host`
+    line cut away by hand): the row is cut at its blanks, its value and unit kept, and the
+    kernel named without the `[`, in a warning that says so."""
+    path = DATA / "2019.x" / "olcf-summit-guide-metrics-rule-cut-short.txt"
+    with values.trimmed() as notes:
+        tables = ncu_text.read_tables(path, "s")
+    m = schema.validate(tables[schema.METRICS.name], schema.METRICS)
+    assert list(m["name"]) == ["compute_gemm"] and list(m["kernel_id"]) == [0]
+    c = tables[schema.COUNTERS.name]
+    assert len(c) == 1
+    row = c.iloc[0]
+    assert row["metric"] == "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"
+    assert (row["unit"], row["value"], row["text"]) == ("%", 43.44, "43.44")
+    assert (row["section"], row["name"]) == ("Command line profiler metrics", "compute_gemm")
+    assert [str(n) for n in notes] == [
+        "line 3: 1 kernel line(s) start with a stray `[` (what is left of ncu's `[pid] app@host` "
+        "line, edited by hand): read as `compute_gemm`"
+    ]
+
+
+def test_text_one_dash_run_opens_a_table_only_right_under_a_section_line(tmp_path):
+    """Synthetic, from the Summit guide's cut: a mapped metric in a table whose rule is one
+    dash run gives its value in the METRICS unit (msecond -> ns; a count's blank unit), and the
+    program's own `-----` lines after a launch open no table (its `Duration` line is not ncu's)."""
+    path = tmp_path / "ncu.txt"
+    path.write_text(
+        "  k(int), 2019-Aug-08 12:48:39, Context 1, Stream 7\n"
+        "    Section: GPU Speed Of Light\n"
+        "    ----------------------------------------------------------------------\n"
+        "    Duration                                     msecond                1.25\n"
+        "    Registers Per Thread                                                  40\n"
+        "    ----------------------------------------------------------------------\n"
+        "  j(int), 2019-Aug-08 12:48:40, Context 1, Stream 7\n"
+        "-----------------\n"
+        "    Duration                                     msecond                9.99\n"
+        "-----------------\n"
+    )
+    m = ncu_text.read_metrics(path, "s")
+    assert list(m["name"]) == ["k(int)", "j(int)"]
+    assert m["duration_ns"].iloc[0] == 1_250_000 and m["registers"].iloc[0] == 40
+    assert m["duration_ns"].isna().iloc[1]
+
+
 def test_a_line_ending_in_cc_without_a_launch_shape_is_no_kernel_line():
     """`, CC 8.9` alone ends lines that are no kernel line (a device list): the launch shape
     before it is needed."""

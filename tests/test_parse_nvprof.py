@@ -15,7 +15,7 @@ import pytest
 from profiler import schema
 from profiler.analyze import activities
 from profiler.errors import ParseError
-from profiler.parse import nvprof, values
+from profiler.parse import nvprof, nvprof_unfinished, values
 
 NVPROF = Path(__file__).parent / "data" / "nvprof"
 TEXT9 = NVPROF / "9.x" / "cuda-stream-summary.txt"
@@ -1100,3 +1100,28 @@ def test_text_api_trace_gives_the_api_trace():
     malloc = trace[trace["name"] == "cudaMallocAsync"]
     assert len(malloc) == 90 and malloc["duration_ns"].sum() == 25_227_512
     assert trace["correlation_id"].notna().sum() == 30
+
+
+def test_runs_started_and_never_finished_are_told_by_their_pid():
+    """Synthetic: nvprof profiles processes 1 and 2 at once (their lines interleave), and 3,
+    whose process ends in nvprof's error: only 3 is unfinished, with its own lines; a paste
+    whose result line has no `==PID==` prefix cannot be told run by run (none is)."""
+    text = (
+        "==1== NVPROF is profiling process 1, command: ./a\n"
+        "==2== NVPROF is profiling process 2, command: ./b\n"
+        "==2== Profiling result:\n"
+        "==3== NVPROF is profiling process 3, command: ./c\n"
+        "==1== Profiling result:\n"
+        "==3== Error: Internal profiling error 1749:999.\n"
+    )
+
+    def starts_of(marker: str, text: str = text) -> list[int]:
+        return [text.index(line) for line in text.splitlines() if marker in line]
+
+    results = starts_of("Profiling result:")
+    assert nvprof_unfinished.unfinished(text, results, starts_of) == [
+        (text.index("==3=="), "==3== NVPROF is profiling process 3, command: ./c\n"
+                              "==3== Error: Internal profiling error 1749:999.")
+    ]  # fmt: skip
+    bare = text.replace("==1== Profiling", "Profiling")
+    assert nvprof_unfinished.unfinished(bare, starts_of("Profiling result:", bare), starts_of) == []

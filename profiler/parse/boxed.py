@@ -89,8 +89,9 @@ def _nsys_header(found: lines.Lines, i: int) -> bool:
 
 def _unbox(buf: bytearray, found: lines.Lines, top: int, end: int) -> None:
     """Blank, in `buf`, the bars on the column borders of the box from line `top` (its first
-    rule) to line `end`, and the `+` of its rules. A row wider than the rule (a cell cut with
-    `…`, three bytes for one character) has its last bar blanked where it is."""
+    rule) to line `end`, and the `+` of its rules. nsys pads cells by characters: a row of
+    more bytes than the rule (a character of several bytes in it: a range named `démo`, a cell
+    cut with `…`) has its borders found by characters (`_blank_bars`)."""
     rule = bytes(found.data[found.start[top] : found.end[top]]).rstrip()
     borders = np.array([k for k, byte in enumerate(rule) if byte == _PLUS], dtype=np.int64)
     starts, ends = found.start[top:end], found.end[top:end]
@@ -104,7 +105,14 @@ def _unbox(buf: bytearray, found: lines.Lines, top: int, end: int) -> None:
     at = at[(codes[at] == _BAR) | (codes[at] == _PLUS)]
     codes[at] = _SPACE
     for a, b in zip(starts[~even].tolist(), ends[~even].tolist(), strict=True):
-        row = bytes(buf[a:b]).rstrip()
-        for k in [a + int(p) for p in borders if p < len(row) - 1] + [a + len(row) - 1]:
-            if buf[k] == _BAR:
-                buf[k] = _SPACE
+        _blank_bars(buf, a, bytes(buf[a:b]).rstrip(), borders.tolist())
+
+
+def _blank_bars(buf: bytearray, at: int, row: bytes, borders: list[int]) -> None:
+    """Blank, in `buf`, the bars of the row `row` (UTF-8, at `at` in `buf`) on the `borders`
+    (character places) before its last character, and its last bar where it is (a row of a
+    cell longer than its column)."""
+    chars = [k for k, byte in enumerate(row) if byte & 0xC0 != 0x80]  # where each one begins
+    for k in [chars[p] for p in borders if p < len(chars) - 1] + [len(row) - 1]:
+        if buf[at + k] == _BAR:
+            buf[at + k] = _SPACE

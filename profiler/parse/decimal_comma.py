@@ -14,6 +14,7 @@ another form (`12.5`: not one locale) is left to the caller.
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 import pandas as pd
@@ -31,6 +32,25 @@ _DECIDES = (
     r"|[0-9]{1,3}(?:\.[0-9]{3}){2,}(?:,[0-9]+)?"  # two points
     rf"|{_POINTS},[0-9]+"  # a point-group, then a comma
 )
+
+
+_NUMBER_AT = re.compile(_NUMBER)
+_DECIDES_AT = re.compile(_DECIDES)
+
+
+def is_number(cell: str) -> bool:
+    """Whether `cell` is a number as a locale with a decimal comma writes it (`1.407`, `81,0`)."""
+    return _NUMBER_AT.fullmatch(cell) is not None
+
+
+def decides(cell: str) -> bool:
+    """Whether `cell` shows a decimal comma (`81,0`, `0,016`, `33.916.556.517`, `4.521,0`)."""
+    return _DECIDES_AT.fullmatch(cell) is not None
+
+
+def as_c(cell: str) -> str:
+    """A number written with a decimal comma as C writes it: `770.760,0` -> `770760.0`."""
+    return cell.replace(".", "").replace(",", ".")
 
 
 class Read(NamedTuple):

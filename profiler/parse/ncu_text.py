@@ -45,6 +45,8 @@ Profiling "name" - N` lines: those numbers are the launch IDs when they match th
 found, else launches are numbered in file order from 0. A pasted result whose kernel lines were
 cut down to `name (grid)x(block), CC 8.9` is read with a warning (`values.ReadNote`) that they
 lack `Context N, Stream N`; a note its author wrote after a row (`93.58   # <- ...`) is dropped.
+A text printed in a locale with a decimal comma (`10,55`, `13 181 137`) fails the plain read;
+then each section whose value cells show it is read so (`ncu_comma`), said in a warning.
 
 An output with no kernel results is refused with the line ncu itself wrote about it (`==ERROR==
 ERR_NVGPUCTRPERM ...`, `==WARNING== No kernels were profiled.`).
@@ -65,6 +67,7 @@ from profiler.parse import (
     byte_spans,
     csvtext,
     lines,
+    ncu_comma,
     ncu_csv,
     ncu_nvtx,
     ncu_text_counters,
@@ -147,8 +150,9 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
     try:
         found = metric_values(walk, path)
     except ParseError as exc:
-        raise _with_ncu_error(exc, data) from None
+        data, split, walk, found = _with_decimal_comma(data, split, every, path, exc)
     names, grids, blocks = zip(*walk.launches, strict=True)
+    names = _without_stray_bracket(names, walk)
     ids = _launch_ids(data, split, len(walk.launches))
     _note_bare(data, split, walk, ids)
     launches = pd.DataFrame(
@@ -167,6 +171,33 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
         return {schema.METRICS.name: metrics}
     counters = ncu_text_counters.text(walk, (ids, list(names)), stage)
     return {schema.METRICS.name: metrics, schema.COUNTERS.name: counters}
+
+
+def _with_decimal_comma(
+    data: bytes, split: lines.Lines, every: bool, path: Path, exc: ParseError
+) -> tuple[bytes, lines.Lines, ncu_walk.Walk, dict[str, np.ndarray]]:
+    """The text read again with the value cells of its decimal-comma sections written as C
+    writes them (`ncu_comma`), after the plain read failed with `exc`: the new text, its
+    lines, walk and `metric_values`, said by a `values.ReadNote`.
+
+    Raises: ParseError `exc` (with ncu's own error line, if any) when no section shows a
+        decimal comma; the new read's error when it fails too.
+    """
+    comma = ncu_comma.rewritten(data, split)
+    if comma is None:
+        raise _with_ncu_error(exc, data) from None
+    split = lines.split(comma.data)
+    walk = ncu_walk.walk(comma.data, split, every)
+    try:
+        found = metric_values(walk, path)
+    except ParseError as again:
+        raise _with_ncu_error(again, data) from None
+    said = (
+        f"line {comma.line}: the `{comma.section}` section's numbers are read with a decimal "
+        f"comma ({comma.cell!r}): ncu ran in a locale that writes them so"
+    )
+    warnings.warn(values.ReadNote(said, comma.line), stacklevel=3)
+    return comma.data, split, walk, found
 
 
 def metric_values(walk: ncu_walk.Walk, path: Path) -> dict[str, np.ndarray]:
@@ -248,11 +279,17 @@ def _cut_row(line: str, widths: tuple[int, ...]) -> Cut | int:
     says from which text): a mapped metric's `Cut`, `_NO_VALUE` for a row that gives no value
     (of no mapped metric, or `n/a`), or `_MISFIT` for the row of a mapped metric that does not
     fit the table's columns. The value is the last column's (a per-kernel summary's `Average`,
-    after `Minimum` and `Maximum`)."""
-    for row in ncu_walk.row_texts(line, widths):
-        unit_end = _unit_end(row, widths)
-        if unit_end is not None:
-            return _cut_fitting(row, widths, unit_end)
+    after `Minimum` and `Maximum`). A table of one width (its rule one dash run) is cut at the
+    row's runs of blanks (`ncu_walk.blank_cells`)."""
+    if len(widths) == 1:
+        cells = ncu_walk.blank_cells(line)
+        if cells is not None:
+            return _cut_cells(*cells)
+    else:
+        for row in ncu_walk.row_texts(line, widths):
+            unit_end = _unit_end(row, widths)
+            if unit_end is not None:
+                return _cut_fitting(row, widths, unit_end)
     if line.strip().split("  ", 1)[0] in ncu_walk.NAMES:  # a mapped metric must fit its table
         return _MISFIT
     return _NO_VALUE  # a row of some other table (rule advice, source counters): not ours
@@ -278,11 +315,16 @@ def _cut_fitting(row: str, widths: tuple[int, ...], unit_end: int) -> Cut | int:
     """A fitting row's `Cut`, or `_NO_VALUE` (of no mapped metric, or `n/a`)."""
     unit_width, value_width = widths[1], widths[-1]
     name = row[: unit_end - unit_width - 1].strip()
+    unit = row[unit_end - unit_width : unit_end].strip()
+    return _cut_cells(name, unit, row[-value_width:].strip())
+
+
+def _cut_cells(name: str, unit: str, cell: str) -> Cut | int:
+    """A row's name, unit and value cell as a `Cut`, or `_NO_VALUE` (of no mapped metric, or
+    `n/a`)."""
     target = ncu_walk.NAMES.get(name)
     if target is None:
         return _NO_VALUE
-    unit = row[unit_end - unit_width : unit_end].strip()
-    cell = row[-value_width:].strip()
     return _NO_VALUE if cell.endswith("n/a") else (name, target, unit, cell)
 
 
@@ -323,6 +365,25 @@ def _note_bare(data: bytes, found: lines.Lines, walk: ncu_walk.Walk, ids: list[i
         f"without ncu's `Context N, Stream N` (edited by hand): launches numbered {numbered}"
     )
     warnings.warn(values.ReadNote(said, edited[0] + 1), stacklevel=2)
+
+
+def _without_stray_bracket(names: tuple[str, ...], walk: ncu_walk.Walk) -> tuple[str, ...]:
+    """The kernel names without the `[` and blanks a hand-edited paste left before some of them
+    (`[  compute_gemm, 2019-Aug-08 ...`: what is left of ncu's `[pid] app@host` line, the rest
+    of it cut away), with a warning (`values.ReadNote`) that names the first such line. A name
+    with a `]` in it keeps its `[`."""
+    stray = [i for i, name in enumerate(names) if name[:2] in ("[ ", "[\t") and "]" not in name]
+    if not stray:
+        return names
+    line = int(walk.kernel_lines[stray[0]]) + 1
+    at = set(stray)
+    fixed = tuple(name[1:].strip() if i in at else name for i, name in enumerate(names))
+    said = (
+        f"line {line}: {len(stray)} kernel line(s) start with a stray `[` (what is left of "
+        f"ncu's `[pid] app@host` line, edited by hand): read as `{fixed[stray[0]]}`"
+    )
+    warnings.warn(values.ReadNote(said, line), stacklevel=2)
+    return fixed
 
 
 def _launch_ids(data: bytes, found: lines.Lines, count: int) -> list[int]:

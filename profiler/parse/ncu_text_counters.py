@@ -70,7 +70,11 @@ def text(walk: ncu_walk.Walk, launches: tuple[list[int], list[str]], stage: str)
 def cut_row(line: str, widths: tuple[int, ...]) -> TextRow | None:
     """A row of an open table cut from its right end by the table's column widths (name left-
     aligned, the rest right-aligned, one blank between columns; `ncu_walk.row_texts` says from
-    which text); None for a row that does not fit them (advice, a wrapped line)."""
+    which text); None for a row that does not fit them (advice, a wrapped line). A table of one
+    width (its rule one dash run) is cut at the row's runs of blanks (`ncu_walk.blank_cells`)."""
+    if len(widths) == 1:
+        cells = ncu_walk.blank_cells(line)
+        return None if cells is None else (*cells, None, None)
     for row in ncu_walk.row_texts(line, widths):
         cut = _cut_text(row, widths)
         if cut is not None:

@@ -5,8 +5,11 @@ ncu's text is read as one walk down its lines (`ncu_text` says what they look li
 line starts a launch and closes any table; a `Section:` line closes the table; a rule of three
 dash runs opens a table when none is open, and any rule closes the open one unless a `Metric
 Name ... Metric Value` header came after the rule that opened it (then the rule under the header
-keeps it open). Lines before the first kernel line are skipped. Every other non-blank line is a
-row, read by the open table's widths.
+keeps it open). A rule of one dash run right under a `Section:` line opens a table too: a paste
+that cut ncu's rule to its first run (a 2019.x `--metrics` table quoted in OLCF's Summit guide),
+whose rows are cut at their runs of blanks (`blank_cells`), as no widths are left to cut them by.
+Lines before the first kernel line are skipped. Every other non-blank line is a row, read by the
+open table's widths.
 
 A million-row file walked line by line in Python costs seconds. Here the lines are sorted with
 NumPy (`parse.lines`): only the lines that can be structure or a mapped metric's row are looked
@@ -49,8 +52,9 @@ _HEADER_WORD = np.uint64(lines.pack(b"Metric N"))
 # The first 8 characters of an NVTX block's title (`NVTX Start/End Ranges:`, `NVTX Push/Pop ...`).
 _NVTX_WORDS = np.array([lines.pack(b"NVTX Sta"), lines.pack(b"NVTX Pus")], dtype=np.uint64)
 
-# What a line is to the walk.
-_NOTHING, _ROW, _LAUNCH, _SECTION, _RULE3, _RULE, _HEADER = range(7)
+# What a line is to the walk; `_RULE1`, a rule of one dash run, is `_RULE3` or `_RULE` by the line
+# above it (`_one_run_rules`) before the walk.
+_NOTHING, _ROW, _LAUNCH, _SECTION, _RULE3, _RULE, _HEADER, _RULE1 = range(8)
 # The walk's states: no table open, a table open, a table open whose header was read.
 _CLOSED, _OPEN, _HEADED = 0, 1, 2
 # Per structural kind (from _LAUNCH on), the state it moves each state to.
@@ -129,6 +133,8 @@ def walk(data: bytes, found: lines.Lines, every: bool = False) -> Walk:
     code = np.full(len(found), -1, dtype=np.int64)
     code[looked] = codes
     kind[looked] = np.array(distinct.kinds, dtype=np.int8)[codes]
+    if _RULE1 in distinct.kinds:
+        _one_run_rules(kind)
     repeated = _repeated(kind, code, distinct.old_summaries)
     kind[repeated] = _SECTION  # (closes the table as a kernel line does; starts no launch)
     headings = (kind == _SECTION) & ~repeated
@@ -174,6 +180,15 @@ def walk(data: bytes, found: lines.Lines, every: bool = False) -> Walk:
         texts=distinct.texts,
         widths=list(distinct.widths),
     )
+
+
+def _one_run_rules(kind: np.ndarray) -> None:
+    """Make each rule of one dash run (`_RULE1`) one that opens a table (`_RULE3`, its widths
+    the one run) when a `Section:` line is right above it, as ncu's rule under a section title
+    is; else a rule that only closes (`_RULE`): program output's `-----` opens nothing."""
+    at = np.flatnonzero(kind == _RULE1)
+    under = kind[np.maximum(at - 1, 0)] == _SECTION
+    kind[at] = np.where(under, _RULE3, _RULE)  # (a rule on line 1 is under itself: _RULE)
 
 
 def _repeated(kind: np.ndarray, code: np.ndarray, old_summaries: list[int]) -> np.ndarray:
@@ -270,6 +285,8 @@ def _kind(line: str) -> tuple[int, Shape | None, tuple[int, ...] | None]:
         runs = [len(run) for run in stripped.split()]
         if len(runs) in (3, 5):  # name, unit, value; or name, unit, Minimum, Maximum, Average
             return _RULE3, None, tuple(runs)
+        if len(runs) == 1:  # (a table's rule cut short, or any other line of dashes)
+            return _RULE1, None, tuple(runs)
         return _RULE, None, None
     if stripped.startswith("Metric Name") and stripped.endswith(("Metric Value", "Average")):
         return _HEADER, None, None
@@ -315,6 +332,19 @@ def row_texts(line: str, widths: tuple[int, ...]) -> tuple[str, ...]:
     if padded and line[-widths[-1]] != " ":
         return line, stripped
     return (stripped,)
+
+
+def blank_cells(line: str) -> tuple[str, str, str] | None:
+    """A row of a table whose rule is one dash run, cut at its runs of two or more blanks: name,
+    unit and value, or name and value (unit "", as ncu leaves a count's unit blank); None for a
+    row of any other number of cells (no cell of ncu's holds two blanks in a row)."""
+    cells = [cell.strip() for cell in line.split("  ")]
+    cells = [cell for cell in cells if cell]
+    if len(cells) == 3:
+        return cells[0], cells[1], cells[2]
+    if len(cells) == 2:
+        return cells[0], "", cells[1]
+    return None
 
 
 def bare(line: str) -> bool:

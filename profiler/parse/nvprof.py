@@ -49,6 +49,7 @@ from profiler.parse import (
     nvprof_metrics,
     nvprof_summary,
     nvprof_trace,
+    nvprof_unfinished,
     values,
 )
 from profiler.parse import lines as parse_lines
@@ -96,6 +97,7 @@ _RUN_TOGETHER = (
     "(its header `Start Duration Grid Size ... Name` and rows run together, one space apart, in "
     "one line with the text around them): its rows and cells cannot be told apart"
 )
+_ENDED = "it ended before nvprof's `Profiling result:`, with no table"
 _ABORTED = "\nnvprof: "  # nvprof's own message when it aborts (`_note_abort`)
 _SAYS = re.compile(
     r"^(?:==[0-9]+== |======== )?(?P<msg>(?:Error|Warning|Generated result file): [^\n]*"
@@ -298,7 +300,8 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
             [],
         )
     if _several_runs(tables) is None:
-        return Runs([Run(_read(tables, stage, name), tables[0].origin.first_line)], [])
+        first = Run(_read(tables, stage, name), tables[0].origin.first_line)
+        return Runs([first], _unfinished(text, _marker_lines(text, _RESULT)))
     by_run: dict[int, list[Table]] = {}
     for table in tables:
         by_run.setdefault(table.run, []).append(table)
@@ -314,7 +317,20 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
         elif run:
             end = markers[run] if run < len(markers) else len(text)
             left_out.append((line.at(start), _nothing(text[start:end])))
-    return Runs(kept, left_out)
+    return Runs(kept, sorted(left_out + _unfinished(text, markers)))
+
+
+def _unfinished(text: Text, results: list[int]) -> list[tuple[int, str]]:
+    """The runs nvprof started and never printed a result for (`nvprof_unfinished`) that its
+    own message explains (its error), each with its start line and that message. A run with
+    no message is passed over as before: a README's excerpt cuts logs anywhere."""
+    found = nvprof_unfinished.unfinished(text, results, lambda m: _marker_lines(text, m))
+    line, out = LineCounter(text), []
+    for at, own in found:
+        quoted = _quoted(own)
+        if quoted is not None:
+            out.append((line.at(at), f"{_ENDED}; nvprof says: {quoted}"))
+    return out
 
 
 _ONCE_A_RUN = ("summary", "trace")  # what nvprof prints once a run (NVTX ranges aside)
@@ -711,6 +727,16 @@ def _outside(tables: list[Table], size: int) -> Iterator[tuple[int, int]]:
 
 def _nothing(text: str) -> str:
     """Why a file with no table is refused, in nvprof's own words when it has some."""
+    quoted = _quoted(text)
+    if quoted is not None:
+        return f"nvprof output with no table profgen reads; nvprof says: {quoted}"
+    ran = text.find(_TRACE_WORDS)  # not at a line's start: no header was found there
+    return "no nvprof table header found" if ran < 0 else _RUN_TOGETHER
+
+
+def _quoted(text: str) -> str | None:
+    """nvprof's own messages in `text` (its errors first, then what it found nothing of), the
+    first two quoted, or None when it has none."""
     said = []
     for match in _SAYS.finditer(text):
         message = match["msg"].strip()
@@ -719,11 +745,9 @@ def _nothing(text: str) -> str:
         if len(said) >= 8:
             break
     if not said:
-        ran = text.find(_TRACE_WORDS)  # not at a line's start: no header was found there
-        return "no nvprof table header found" if ran < 0 else _RUN_TOGETHER
+        return None
     said.sort(key=lambda m: (not m.startswith(("Error", "Generated")), not m.startswith("No ")))
-    quoted = " / ".join(values.shown_cell(m, 160) for m in said[:2])
-    return f"nvprof output with no table profgen reads; nvprof says: {quoted}"
+    return " / ".join(values.shown_cell(m, 160) for m in said[:2])
 
 
 def _summary_rows(tables: list[Table]) -> list[tuple[Origin, pd.DataFrame]]:
