@@ -359,6 +359,8 @@ def launch_shape(line: str) -> Shape | None:
     down to `name (grid)x(block), CC 8.9`; ncu 2020.x-2021.x's summary line `name, Block Size
     256, Grid Size 8192, 1 invocations`, its sizes as grid and block), or None for any other
     line."""
+    if "," not in line:  # (every tail has one: one fast scan, not four, of a long line without)
+        return None
     cut = line.rfind(", Context ")
     if cut < 0 or not _KERNEL_TAIL.search(line[cut : cut + _MAX_TAIL]):
         cut = line.rfind(", Device ")
