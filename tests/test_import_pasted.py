@@ -286,7 +286,7 @@ def test_the_meshmode_paste_is_read_and_imported_as_counters(tmp_path, capsys):
     """inducer/meshmode#103: `Kernel: resample_by_picking` above the header, then six rows: read
     as that kernel's rows (it was refused: "the rows had no `Kernel:` line"); none of its
     metrics is one the metrics table holds, so the run has its six counters and no metrics."""
-    text, tables = nvprof._found(MESHMODE)
+    text, tables, _ = nvprof._found(MESHMODE)
     rows = nvprof_metrics.text_rows(tables[0].origin, tables[0].raw, tables[0].breaks,
                                     tables[0].above)  # fmt: skip
     assert rows.kernels == ["resample_by_picking"] and list(rows.kernel) == [0] * 6

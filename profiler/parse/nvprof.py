@@ -244,7 +244,7 @@ def read_log(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.DataFr
         runs, a table is malformed or truncated, or a cell is no number in range (naming its
         line and column).
     """
-    _, tables = _found(path)
+    _, tables, _ = _found(path)
     _check_one_run(tables, csvtext.source_path(path))
     return _read(tables, stage, csvtext.source_path(path))
 
@@ -288,7 +288,7 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
 
     Raises: ParseError as `read_log`, except for several runs.
     """
-    text, tables = _found(path)
+    text, tables, leads = _found(path)
     name = csvtext.source_path(path)
     pasted = _pasted_runs(tables)
     if pasted is not None:
@@ -299,13 +299,13 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
             ],
             [],
         )
+    markers = _marker_lines(text, _RESULT, leads)
     if _several_runs(tables) is None:
         first = Run(_read(tables, stage, name), tables[0].origin.first_line)
-        return Runs([first], _unfinished(text, _marker_lines(text, _RESULT)))
+        return Runs([first], _unfinished(text, markers, leads))
     by_run: dict[int, list[Table]] = {}
     for table in tables:
         by_run.setdefault(table.run, []).append(table)
-    markers = _marker_lines(text, _RESULT)
     kept, left_out, line = [], [], LineCounter(text)
     for run in range(len(markers) + 1):
         start = markers[run - 1] if run else 0
@@ -317,14 +317,17 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
         elif run:
             end = markers[run] if run < len(markers) else len(text)
             left_out.append((line.at(start), _nothing(text[start:end])))
-    return Runs(kept, sorted(left_out + _unfinished(text, markers)))
+    return Runs(kept, sorted(left_out + _unfinished(text, markers, leads)))
 
 
-def _unfinished(text: Text, results: list[int]) -> list[tuple[int, str]]:
+def _unfinished(
+    text: Text, results: list[int], leads: parse_lines.Lines | None
+) -> list[tuple[int, str]]:
     """The runs nvprof started and never printed a result for (`nvprof_unfinished`) that its
     own message explains (its error), each with its start line and that message. A run with
-    no message is passed over as before: a README's excerpt cuts logs anywhere."""
-    found = nvprof_unfinished.unfinished(text, results, lambda m: _marker_lines(text, m))
+    no message is passed over as before: a README's excerpt cuts logs anywhere. `leads`, as
+    `_found` gives them, spare a search through the whole text for each marker."""
+    found = nvprof_unfinished.unfinished(text, results, lambda m: _marker_lines(text, m, leads))
     line, out = LineCounter(text), []
     for at, own in found:
         quoted = _quoted(own)
@@ -383,8 +386,9 @@ def _command(text: Text, start: int, end: int) -> str | None:
     return command[:200] or None
 
 
-def _found(path: str | Path | csvtext.Held) -> tuple[Text, list[Table]]:
-    """The file's text and its tables.
+def _found(path: str | Path | csvtext.Held) -> tuple[Text, list[Table], parse_lines.Lines | None]:
+    """The file's text, its tables, and the leads of its lines (`parse.lines`) when it is ASCII
+    (None otherwise), which `_marker_lines` searches by.
 
     Raises: ParseError when the file's start is no nvprof output or it has no table.
     """
@@ -393,11 +397,13 @@ def _found(path: str | Path | csvtext.Held) -> tuple[Text, list[Table]]:
     if not looks_like(head):
         raise ParseError(name, EXPECTED, "no nvprof table header nor ==PID== line at its start")
     text = _text(path)
-    tables = _tables(text, name, text.data if isinstance(text, AsciiText) else None)
+    data = text.data if isinstance(text, AsciiText) else None
+    leads = None if data is None else parse_lines.split_led(data)
+    tables = _tables(text, name, data, leads)
     if not tables:
         raise ParseError(name, EXPECTED, _nothing(str(text)))
     _note_abort(text, tables)
-    return text, tables
+    return text, tables, leads
 
 
 def _read(tables: list[Table], stage: str, path: Path) -> dict[str, pd.DataFrame]:
@@ -495,13 +501,19 @@ def _headers(text: Text, leads: parse_lines.Lines | None = None) -> Iterator[re.
             yield match
 
 
-def _tables(text: Text, path: Path, data: bytes | memoryview | None = None) -> list[Table]:
+def _tables(
+    text: Text,
+    path: Path,
+    data: bytes | memoryview | None = None,
+    leads: parse_lines.Lines | None = None,
+) -> list[Table]:
     """Every table in the text: its kind, its text (from the header to the blank, `==` or code
     fence line that ends it), its section, its run and whether it summarises an NVTX range.
     `data`, the text's bytes when it is ASCII, lets the lines that can matter be found with
-    NumPy (`parse.lines`) rather than with a few searches through the whole text (which may
-    then be an `AsciiText`)."""
-    leads = None if data is None else parse_lines.split_led(data)
+    NumPy (`parse.lines`: its lines' `leads`, split here unless given) rather than with a few
+    searches through the whole text (which may then be an `AsciiText`)."""
+    if leads is None and data is not None:
+        leads = parse_lines.split_led(data)
     line_of = LineCounter(text).at if leads is None else functools.partial(_line_of, leads)
     runs, nvtx = _marker_lines(text, _RESULT, leads), _marker_lines(text, _NVTX, leads)
     ends = None if leads is None else _lines_led_by(leads, b"=`~n", blank=True)
