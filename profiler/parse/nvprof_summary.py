@@ -91,12 +91,10 @@ def text_rows_named(
         keyed = None if table is None else summary_keys.scan(table)
         if keyed is not None and table is not None:
             return _keyed_rows(keyed, np.frombuffer(table.data, dtype=np.uint8), section, origin)
-        if not origin.text and origin.cut is not None:
-            origin = dataclasses.replace(origin, text=origin.cut())
+        origin = origin.with_text()
         return _token_rows(origin, section, raw)
     except ParseError as refused:
-        if not origin.text and origin.cut is not None:
-            origin = dataclasses.replace(origin, text=origin.cut())
+        origin = origin.with_text()
         unit_rows = _unit_rows(origin, section)
         if unit_rows is not None:
             return unit_rows, None
@@ -341,9 +339,7 @@ def _unit_rows(origin: Origin, section: str) -> pd.DataFrame | None:
     None when it has none. `nvprof -u ms` (`--normalized-time-unit`) before CUDA 9 printed
     `%  ms  ms  ms  ms` there (Time(%), then Time, Avg, Min, Max: Calls has no unit) and its
     times without units; the fast paths refuse such a table (its units row is no row)."""
-    text = origin.text
-    text = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
-    body = text.partition("\n")[2]
+    body = origin.full_text().partition("\n")[2]
     units, _, rows = body.partition("\n")
     cells = units.split()
     if len(cells) != 5 or cells[0] != "%" or any(c not in _UNIT_ROW for c in cells[1:]):

@@ -28,9 +28,7 @@ def joined(origin: Origin) -> Origin | None:
     """The table of `origin` with each name continuation joined to the row above (its text
     in full, the continuations' file lines `dropped`) and ended at its last row, or None when
     neither changes it."""
-    text = origin.text if origin.text or origin.cut is None else origin.cut()
-    text = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
-    lines = text.split("\n")
+    lines = origin.full_text().split("\n")
     end = len(lines)
     while end > 1 and (not lines[end - 1].strip() or _continues(lines[end - 1])):
         end -= 1  # output typed right under the last row (RAI's closing lines): no row

@@ -21,6 +21,7 @@ hash is appended, so distinct long names stay distinct and a 100 MB name costs 1
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import math
 import re
@@ -98,10 +99,18 @@ class Origin:
         where = f"column {name}" if row is None else f"line {self.line(row)}, column {name}"
         return self.error(f"{where}: {detail}")
 
+    def with_text(self) -> Origin:
+        """This origin with its table's text, cut from the file (`cut`) when it was left empty."""
+        return self if self.text or self.cut is None else dataclasses.replace(self, text=self.cut())
+
+    def full_text(self) -> str:
+        """The table's text as `str` (cut from the file when it was left empty)."""
+        text = self.with_text().text
+        return text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+
     def line(self, row: int) -> int:
         """The file line of data row `row`: blank lines are no rows (as pandas reads them)."""
-        text = self.text if self.text or self.cut is None else self.cut()
-        text = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+        text = self.full_text()
         target, seen, pos, line = 1 + self.skip + row, -1, 0, self.first_line
         dropped = set(self.dropped)
         while True:
