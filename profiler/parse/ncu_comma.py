@@ -43,9 +43,8 @@ def rewritten(data: bytes, found: lines.Lines) -> Rewritten | None:
     """`data` (ncu's text, its lines `found`) with the value cells of each section that shows a
     decimal comma written as C writes them (see the module docstring); None when none does."""
     walk = ncu_walk.walk(data, found, every=True)
-    pair = walk.line * max(len(walk.widths), 1) + walk.table
-    distinct, which = np.unique(pair, return_inverse=True)
     width = max(len(walk.widths), 1)
+    distinct, which = np.unique(walk.line * width + walk.table, return_inverse=True)
     cells = [_value_cell(walk.texts[p // width], walk.widths[p % width]) for p in distinct.tolist()]
     kind = np.array([_kind(cell) for cell in cells], dtype=np.int64)[which]
     section = np.searchsorted(walk.section_lines, walk.rows, side="right") - 1
