@@ -24,6 +24,7 @@ from clirun import Outcome, assert_refused, profgen
 from regress_factory import make_run
 
 from profiler import baseline, schema, store
+from profiler.analyze import timeline
 
 RUN_COMMANDS = ("show", "report", "compare-new", "compare-base", "baseline")
 BASELINE_COMMANDS = ("compare-new", "compare-base")
@@ -181,6 +182,12 @@ RUN_CASES = [
     Case(
         "a stage twice",
         text("stages", lambda t: t + t.splitlines()[1] + "\n"),
+        "stages.csv",
+        fine=("show", "report"),
+    ),
+    Case(
+        "a stages table with no rows",
+        text("stages", lambda t: t.splitlines()[0] + "\n"),
         "stages.csv",
         fine=("show", "report"),
     ),
@@ -378,3 +385,32 @@ def test_the_corpus_is_large() -> None:
     """The issue asks for at least 30 broken runs and baselines; each is fed to every command."""
     broken = [c for c in RUN_CASES + BASELINE_CASES if not c.fine]
     assert len(broken) >= 30 and len(RUN_CASES) >= 30 and len(BASELINE_CASES) >= 30
+
+
+
+SOFTMAX_RUN = Path(__file__).resolve().parents[1] / "reports" / "sample-softmax-h100-cupti"
+
+
+def test_a_range_with_a_gpu_start_and_no_end_is_left_off_the_timeline(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A recorded run whose range_trace lost a projected range's GPU end (the row cut after its
+    GPU start, as a damaged or hand-edited file has it): the report is written, and the stage's
+    timeline draws its other phases but not that one (it has no end to draw to)."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(SOFTMAX_RUN, run_dir, ignore=shutil.ignore_patterns("raw", "report.html"))
+    good = store.load_run(run_dir)
+    ranges, trace = good.table("range_trace"), good.table("gpu_trace")
+    stage = str(ranges["stage"].iloc[0])
+    repeat = timeline.typical_repeat(trace, stage)
+    before = timeline.timeline(trace, ranges, stage, repeat).phases
+    table = pd.read_csv(run_dir / "range_trace.csv", dtype=str, keep_default_na=False)
+    shown = (table["stage"] == stage) & (table["repeat"] == str(repeat))
+    row = table.index[shown & (table["level"] == "1") & (table["gpu_start_ns"] != "")][0]
+    table.loc[row, "gpu_end_ns"] = ""
+    table.to_csv(run_dir / "range_trace.csv", index=False)
+
+    result = profgen(["report", run_dir, "-o", tmp_path / "report.html"], capsys)
+
+    assert result.code == 0 and "Traceback" not in result.err, result.err
+    damaged = store.load_run(run_dir).table("range_trace")
+    after = timeline.timeline(trace, damaged, stage, repeat).phases
+    assert len(after) == len(before) - 1

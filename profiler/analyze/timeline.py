@@ -129,8 +129,10 @@ def _category(ops: pd.DataFrame) -> pd.Series:
 
 
 def _phases(range_trace: pd.DataFrame, stage: str, origin: int, end: int) -> pd.DataFrame:
-    """Ranges of `stage` whose GPU projection falls inside [origin, end], packed in lanes."""
-    r = range_trace[(range_trace["stage"] == stage) & range_trace["gpu_start_ns"].notna()]
+    """Ranges of `stage` whose GPU projection falls inside [origin, end], packed in lanes (a
+    range with a start and no end on the GPU, as a damaged table has, is not drawn)."""
+    projected = range_trace["gpu_start_ns"].notna() & range_trace["gpu_end_ns"].notna()
+    r = range_trace[(range_trace["stage"] == stage) & projected]
     r = r[(r["gpu_start_ns"] >= origin) & (r["gpu_start_ns"] <= end)]
     r = r.sort_values(["level", "gpu_start_ns"], kind="stable")
     starts = r["gpu_start_ns"].astype("int64").to_numpy() - origin

@@ -182,7 +182,7 @@ def stages_text(stages: pd.DataFrame, width: int = WIDTH) -> str:
     An imported stage has no items, batch or warm-ups, and repeats only when the user said how
     many the program ran: those show as missing, never as 0."""
     df = _not_applicable(stages.drop(columns=[c for c in (*_PROSE, *_IMPLIED) if c in stages]))
-    empty = [c for c in df.columns if c not in _KEYS and df[c].map(_missing).all()]
+    empty = [c for c in df.columns if c not in _KEYS and all(map(_missing, df[c]))]
     df = df.drop(columns=empty)  # a column no stage has a value in says nothing (an import's min)
     shared = [
         c for c in _SHARED if c in df.columns and len(df) > 1 and df[c].nunique(dropna=False) == 1
