@@ -279,9 +279,10 @@ _V1_BASELINE, _V1_FRAMEWORK_PREFIX = "cuda_baseline", "torch_"
 
 def upgrade_v1_table(df: pd.DataFrame, name: str) -> pd.DataFrame:
     """A table as schema version 1 wrote it, in version 2's columns: `images` is `items`,
-    `top1_mismatches` is `topk_mismatches`, and roles are what version 1 inferred from keys."""
+    `top1_mismatches` is `topk_mismatches`, and roles are what version 1 inferred from keys (a
+    stages table without its `stage` column is left to the column check to refuse)."""
     df = df.rename(columns={"images": "items", "top1_mismatches": "topk_mismatches"})
-    if name != schema.STAGES.name:
+    if name != schema.STAGES.name or "stage" not in df.columns:
         return df
     keys = df["stage"].astype(str)
     role = ["baseline" if k == _V1_BASELINE else "step" for k in keys]

@@ -414,3 +414,19 @@ def test_a_range_with_a_gpu_start_and_no_end_is_left_off_the_timeline(tmp_path, 
     damaged = store.load_run(run_dir).table("range_trace")
     after = timeline.timeline(trace, damaged, stage, repeat).phases
     assert len(after) == len(before) - 1
+
+
+SCHEMA1_RUN = Path(__file__).resolve().parent / "data" / "runs" / "lenet-h100-schema1-cupti"
+
+
+@pytest.mark.parametrize("command", RUN_COMMANDS)
+def test_a_schema_1_run_whose_stages_header_is_gone(command: str, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A run of schema version 1 (read through its upgrade) whose stages.csv lost its header
+    line and the end of its first row (a fuzzed mutant's edit): refused naming the file, as a
+    version-2 run is (the upgrade read the `stage` column before the columns were checked:
+    KeyError)."""
+    broken = tmp_path / "broken"
+    shutil.copytree(SCHEMA1_RUN, broken, ignore=shutil.ignore_patterns("raw", "report.html"))
+    text("stages", lambda t: t.split("\n", 1)[1][:120] + "\n" + t.split("\n", 2)[2])(broken)
+    result = run_command(command, broken, SCHEMA1_RUN, tmp_path, capsys)
+    assert_refused(result, 2, str(broken / "stages.csv"))
