@@ -68,3 +68,10 @@ def test_vanished_activity_has_infinite_local_speedup() -> None:
     p = 5_568_070 / (5_568_070 + 319_688 + 33_153)
     assert m["top_speedup"] == math.inf
     assert m["predicted_top"] == pytest.approx(1 / (1 - p))
+
+
+def test_gain_of_a_part_that_took_no_time_and_now_takes_some() -> None:
+    """Speedup 0 (the part took no time before, some now): a gain of 0 where the part had a
+    share, and none can be said where it had none (0 / 0: NaN, not ZeroDivisionError)."""
+    assert amdahl.gain(0.5, 0.0) == 0.0
+    assert math.isnan(amdahl.gain(0.0, 0.0))

@@ -387,7 +387,6 @@ def test_the_corpus_is_large() -> None:
     assert len(broken) >= 30 and len(RUN_CASES) >= 30 and len(BASELINE_CASES) >= 30
 
 
-
 SOFTMAX_RUN = Path(__file__).resolve().parents[1] / "reports" / "sample-softmax-h100-cupti"
 
 
@@ -430,3 +429,66 @@ def test_a_schema_1_run_whose_stages_header_is_gone(command: str, tmp_path, caps
     text("stages", lambda t: t.split("\n", 1)[1][:120] + "\n" + t.split("\n", 2)[2])(broken)
     result = run_command(command, broken, SCHEMA1_RUN, tmp_path, capsys)
     assert_refused(result, 2, str(broken / "stages.csv"))
+
+
+RUNS = Path(__file__).resolve().parent / "data" / "runs"
+
+
+def double_row(table: str, key: str, instead_of: str) -> Callable[[Path], None]:
+    """The row of `table` starting `key,` written again over the row starting `instead_of,` (a
+    line moved onto another: the key is then listed twice)."""
+
+    def change(t: str) -> str:
+        lines = t.splitlines(keepends=True)
+        row = next(line for line in lines if line.startswith(key + ","))
+        return "".join(row if line.startswith(instead_of + ",") else line for line in lines)
+
+    return text(table, change)
+
+
+def drop_row(table: str, start: str) -> Callable[[Path], None]:
+    return text(
+        table,
+        lambda t: "".join(
+            line for line in t.splitlines(keepends=True) if not line.startswith(start)
+        ),
+    )
+
+
+DAMAGED_RECORDED = [
+    (
+        "resnet50-h100-phases",
+        "a layer listed twice",
+        double_row("layers", "res5.1/tail", "res5.2/conv1"),
+    ),
+    (
+        "lenet-h100-schema1-nsys",
+        "a stage listed twice",
+        double_row("stages", "cuda_baseline", "batch_parallel"),
+    ),
+    (
+        "lenet-h100-schema1-metrics",
+        "a phase range gone (0 ns before, some after)",
+        drop_row("ranges", "pinned,fc1,"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("run", "edit"),
+    [(r, e) for r, _, e in DAMAGED_RECORDED],
+    ids=[i for _, i, _ in DAMAGED_RECORDED],
+)
+def test_a_recorded_run_damaged_so_its_tables_disagree_is_still_reported(
+    run, edit, tmp_path, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    """Whole tables that disagree with each other (a key twice, a phase that one stage lost): the
+    report is written (the first row of a key twice is used, an Amdahl gain that is 0 / 0 is
+    left empty), not an internal error. Each was a crash of scripts/fuzz_runs.py."""
+    broken = tmp_path / "broken"
+    shutil.copytree(RUNS / run, broken, ignore=shutil.ignore_patterns("raw", "report.html"))
+    before = {p.name: p.read_bytes() for p in broken.iterdir()}
+    edit(broken)
+    assert {p.name: p.read_bytes() for p in broken.iterdir()} != before  # the edit took
+    result = profgen(["report", broken, "-o", tmp_path / "report.html"], capsys)
+    assert result.code == 0 and "Traceback" not in result.err, result.err

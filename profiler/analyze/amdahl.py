@@ -57,7 +57,10 @@ TRANSITIONS = schema.Table(
 
 
 def gain(share: float, speedup: float) -> float:
-    """Amdahl: the whole's speedup when a part of share `share` (0..1) is `speedup` times faster."""
+    """Amdahl: the whole's speedup when a part of share `share` (0..1) is `speedup` times faster
+    (NaN when a part of no time became some: 0 / 0)."""
+    if speedup == 0:
+        return 0.0 if share > 0 else math.nan
     rest = (1.0 - share) + (0.0 if math.isinf(speedup) else share / speedup)
     return math.inf if rest <= 0 else 1.0 / rest
 

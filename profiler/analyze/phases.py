@@ -78,7 +78,8 @@ def custom_stages(stages: pd.DataFrame, ranges: pd.DataFrame, model: str) -> lis
     """The stages whose phases the Amdahl steps compare, in study order: PASSed, not a framework
     stage (the study's reference, not a step of its own), with its own range and at least
     `MIN_PHASES` phase ranges besides the copies, run one after another (their summed GPU time
-    within `OVERLAP_PCT` of the stage range's)."""
+    within `OVERLAP_PCT` of the stage range's); a stage listed twice, as only a damaged table
+    has it, once."""
     phases = phase_rows(ranges)
     counts = phases[~phases["name"].astype(str).isin(COPIES)].groupby("stage").size()
     summed = phases.groupby("stage")["gpu_total_ns"].sum().astype("float64")
@@ -86,7 +87,8 @@ def custom_stages(stages: pd.DataFrame, ranges: pd.DataFrame, model: str) -> lis
     span = own.astype("float64")
     ordered = stages.sort_values("order")
     keep = (ordered["status"] == schema.PASS) & (ordered["role"] != FRAMEWORK)
-    keys = [str(k) for k in ordered.loc[keep & ordered["median_ns"].notna(), "stage"]]
+    timed = ordered.loc[keep & ordered["median_ns"].notna(), "stage"]
+    keys = list(dict.fromkeys(str(k) for k in timed))
     return [
         k for k in keys
         if counts.get(k, 0) >= MIN_PHASES and k in span.index and span[k] > 0
@@ -131,6 +133,7 @@ def collect(
     for key in keys:
         ops[key], kernels[key] = _stage_ops(gpu_trace, key, ops_per[key])
     st = stages.set_index(stages["stage"].astype(str))
+    st = st[~st.index.duplicated()]
     return Phases(
         stages=keys,
         times=times,

@@ -47,10 +47,12 @@ def layer_section(run: Run, titles: Mapping[str, str]) -> dict[str, Any] | None:
 
 
 def _facts(run: Run) -> pd.DataFrame | None:
-    """Per-node facts (kind, shapes, FLOPs, bytes per item) when the run carries them."""
+    """Per-node facts (kind, shapes, FLOPs, bytes per item) when the run carries them (a node
+    listed twice, as only a damaged table has it, by its first row)."""
     if not run.has("layers"):
         return None
-    return run.table("layers").set_index("node")
+    facts = run.table("layers").set_index("node")
+    return facts[~facts.index.duplicated()]
 
 
 def _stage_table(times: pd.DataFrame, stage: str, ref: str, facts: pd.DataFrame | None,
