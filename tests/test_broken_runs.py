@@ -446,6 +446,17 @@ def double_row(table: str, key: str, instead_of: str) -> Callable[[Path], None]:
     return text(table, change)
 
 
+def repeat_row(table: str, start: str) -> Callable[[Path], None]:
+    """The first row of `table` starting `start` written twice (a line doubled)."""
+
+    def change(t: str) -> str:
+        lines = t.splitlines(keepends=True)
+        at = next(i for i, line in enumerate(lines) if line.startswith(start))
+        return "".join(lines[: at + 1] + lines[at:])
+
+    return text(table, change)
+
+
 def drop_row(table: str, start: str) -> Callable[[Path], None]:
     return text(
         table,
@@ -470,6 +481,16 @@ DAMAGED_RECORDED = [
         "lenet-h100-schema1-metrics",
         "a phase range gone (0 ns before, some after)",
         drop_row("ranges", "pinned,fc1,"),
+    ),
+    (
+        "resnet50-h100-phases",
+        "the reference's node range listed twice",
+        repeat_row("ranges", "torch_gpu,res3.3/tail,"),
+    ),
+    (
+        "resnet50-h100-phases",
+        "a profiled median cut to its first digits (an infinite predicted gain)",
+        cell("stages", "profiled_median_ns", "1322", row=1),
     ),
 ]
 

@@ -75,13 +75,14 @@ def node_times(ranges: pd.DataFrame, stages: pd.DataFrame,
         return pd.DataFrame()
     nodes = _node_ranges(ranges)
     order = [str(s) for s in stages.sort_values("order")["stage"]]
-    names = _network_order([str(n) for n in nodes.loc[nodes["stage"] == ref, "name"]],
-                           range_trace, ref)
+    own = dict.fromkeys(str(n) for n in nodes.loc[nodes["stage"] == ref, "name"])
+    names = _network_order(list(own), range_trace, ref)
     columns = {}
     for stage in order:
         rows = nodes[nodes["stage"] == stage]
         per_call = rows["gpu_total_ns"].astype("float64") / rows["calls"].clip(lower=1)
         times = pd.Series(per_call.to_numpy(), index=rows["name"].astype(str).to_numpy())
+        times = times[~times.index.duplicated()]  # a range listed twice (damaged): its first row
         if len(times.index.intersection(names)) >= MIN_NODES:
             columns[stage] = times.reindex(names)
     return pd.DataFrame(columns, index=pd.Index(names, name="node"))

@@ -168,7 +168,8 @@ def _split(row: dict[str, Any], predicted: float) -> dict[str, float]:
     outside = row["outside_ns"] - row["prev_outside_ns"]
     predicted_ns = prev_total / predicted if predicted > 0 else math.nan
     # profiled - predicted = prev/cur - prev/pred = -prev * (cur - pred) / (cur * pred)
-    per_ns = -100.0 * prev_total / (cur_total * predicted_ns) if cur_total > 0 else math.nan
+    ends = cur_total * predicted_ns  # 0 where the prediction is infinite (predicted_ns 0)
+    per_ns = -100.0 * prev_total / ends if ends > 0 else math.nan
     return {
         "diff_pp": (row["measured"] - predicted) * 100.0,
         "rest_pp": per_ns * rest,
