@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """A fuzz of the commands that read stored runs (`show`, `report`, `compare`, `baseline`):
-seeded random mutants of one file of a recorded run directory, in parallel, until a time is up.
-Each mutant run is shown (every table it lists), reported, compared with the run it came from
-both ways, and written as a baseline. A command may succeed or refuse with a ProfgenError (one
-line for the user); anything else is a crash, whose file and traceback are kept.
+seeded random mutants of one file of a recorded run directory, or of a baseline file, in
+parallel, until a time is up. Each mutant run is shown (every table it lists), reported,
+compared with the run it came from both ways (writing the Markdown summary, the JUnit file and
+CSV), and written as a baseline; a mutant baseline file is compared with the first run directory
+given, both ways. A command may succeed or refuse with a ProfgenError (one line for the user);
+anything else is a crash, whose file and traceback are kept.
 
 The mutations are tests/test_fuzz_import.py's (a line deleted, doubled, cut, moved; a byte
 changed; the file cut; blanks added), once or three times over, applied to one of the run's
 files (run.json or a table; the raw/ folder and report.html are left out of the copy).
 tests/test_broken_runs.py holds the broken runs CI checks; this looks for more.
 
-    python3 scripts/fuzz_runs.py --out /tmp/crashes --seconds 400 --workers 15 RUN_DIR...
+    python3 scripts/fuzz_runs.py --out /tmp/crashes --seconds 400 --workers 15 RUN... [BASE.json...]
 
 Prints the commands run and one line per kind of crash; exits 1 when there was any.
 """
@@ -39,10 +41,15 @@ from profiler.errors import ProfgenError  # noqa: E402
 
 
 def mutated_copy(source: Path, into: Path, rng: random.Random) -> Path:
-    """A copy of the run `source` under `into` with one of its files mutated: the file."""
-    run = into / source.name
-    shutil.copytree(source, run, ignore=shutil.ignore_patterns("raw", "report.html"))
-    victim = rng.choice(sorted(p for p in run.iterdir() if p.is_file()))
+    """A copy of the run `source` under `into` with one of its files mutated (or, `source` a
+    baseline file, a mutated copy of it): the file."""
+    if source.is_file():
+        victim = into / source.name
+        shutil.copyfile(source, victim)
+    else:
+        run = into / source.name
+        shutil.copytree(source, run, ignore=shutil.ignore_patterns("raw", "report.html"))
+        victim = rng.choice(sorted(p for p in run.iterdir() if p.is_file()))
     data = victim.read_bytes()
     for _ in range(rng.choice((1, 1, 3))):
         data = mutate(data, rng)
@@ -50,8 +57,15 @@ def mutated_copy(source: Path, into: Path, rng: random.Random) -> Path:
     return victim
 
 
-def commands(source: Path, run: Path, scratch: Path) -> list[list[str]]:
-    """Every command the fuzz runs on the mutant `run` of `source`."""
+def commands(source: Path, run: Path, scratch: Path, partner: Path) -> list[list[str]]:
+    """Every command the fuzz runs on the mutant `run` of `source` (a run directory, or a
+    baseline file compared with the run `partner` both ways)."""
+    outputs = ["--summary", str(scratch / "summary.md"), "--junit", str(scratch / "junit.xml")]
+    if source.is_file():
+        return [
+            ["compare", str(run), str(partner), "--allow-mismatch", *outputs],
+            ["compare", str(partner), str(run), "--format", "json"],
+        ]
     try:
         tables = json.loads((source / "run.json").read_text())["tables"]
     except (KeyError, ValueError):
@@ -60,8 +74,8 @@ def commands(source: Path, run: Path, scratch: Path) -> list[list[str]]:
     return [
         *shows,
         ["report", str(run), "-o", str(scratch / "report.html")],
-        ["compare", str(source), str(run)],
-        ["compare", str(run), str(source)],
+        ["compare", str(source), str(run), *outputs],
+        ["compare", str(run), str(source), "--format", "csv"],
         ["baseline", str(run), "-o", str(scratch / "baseline.json")],
     ]
 
@@ -82,13 +96,15 @@ def fuzz(job: tuple[str, float, list[str], int]) -> tuple[int, list[str]]:
     """Mutants of runs picked at random from `runs`, until the deadline: the commands run, and a
     line per crash (the mutated file and the traceback written under `out`)."""
     out, deadline, runs, seed = job
+    partner = next(r for r in runs if Path(r).is_dir())
     rng = random.Random(seed)
     done, crashes = 0, []
     while time.time() < deadline:
         source = Path(rng.choice(runs))
         with tempfile.TemporaryDirectory() as tmp:
             victim = mutated_copy(source, Path(tmp), rng)
-            for argv in commands(source, victim.parent, Path(tmp)):
+            mutant = victim if source.is_file() else victim.parent
+            for argv in commands(source, mutant, Path(tmp), Path(partner)):
                 done += 1
                 try:
                     call(argv)
@@ -109,7 +125,7 @@ def crash_kind(command: str, exc: Exception) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("runs", nargs="+", help="recorded run directories")
+    parser.add_argument("runs", nargs="+", help="recorded run directories and baseline files")
     parser.add_argument("--out", required=True, help="folder for crashing mutants")
     parser.add_argument("--seconds", type=float, default=300)
     parser.add_argument("--workers", type=int, default=multiprocessing.cpu_count())
