@@ -39,7 +39,7 @@ import pandas as pd
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import capture, csvtext, detect, headings, values
+from profiler.parse import capture, csvtext, detect, fenced_reports, headings, values
 
 Reader = Callable[[str, Path | csvtext.Held, str, Path], tuple[dict[str, pd.DataFrame], list[Path]]]
 _NOT_SECTIONS = (detect.CAPTURE, detect.NSYS_DIR, detect.NSYS_REPORT)
@@ -153,7 +153,7 @@ def _held(path: Path | csvtext.Held) -> tuple[bytes, list[tuple[capture.Piece, c
     them), one of several runs (lines left out between them) a copy of those runs together."""
     data, ascii = csvtext.read_utf8_ascii(path, detect.EXPECTED)
     out = []
-    for number, section in enumerate(capture.cut(data)):
+    for number, section in enumerate(fenced_reports.joined(capture.cut(data), data)):
         name = Path(f"section{number}{csvtext.source_path(path).suffix}")
         out.append((section, _section(name, data, section.spans, ascii)))
     return data, out
