@@ -76,13 +76,13 @@ def cut_row(line: str, widths: tuple[int, ...]) -> TextRow | None:
         cells = ncu_walk.blank_cells(line)
         return None if cells is None else (*cells, None, None)
     for row in ncu_walk.row_texts(line, widths):
-        cut = _cut_text(row, widths)
+        cut = cut_text(row, widths)
         if cut is not None:
             return cut
     return None
 
 
-def _cut_text(row: str, widths: tuple[int, ...]) -> TextRow | None:
+def cut_text(row: str, widths: tuple[int, ...]) -> TextRow | None:
     """`row` cut from its right end by `widths`, or None when it does not fit them."""
     cells, end = [], len(row)
     for width in reversed(widths[1:]):
