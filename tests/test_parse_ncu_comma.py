@@ -2,7 +2,7 @@
 14): `ncu_comma` read only the three-column `Section:` tables (name, unit, value); the
 `--print-summary per-kernel` tables of five columns (Minimum, Maximum, Average: right-aligned
 in 2024.x, padded left-aligned in 2021.x) and the `--metrics` table whose rule is one dash run
-(2019.x) are read so too.
+(2019.x) are read so too; a counter read so keeps its cell as the file printed it (`text`).
 
 The decimal-comma files are made here from real ones (tests/data/ncu): their table rows'
 numbers rewritten the way a de_DE locale prints them, the point and the comma swapped
@@ -86,6 +86,7 @@ def test_the_summary_values_are_the_files(tmp_path):
     c = got["counters"]
     cycles = c[(c["metric"] == "Elapsed Cycles") & (c["kernel_id"] == m["kernel_id"])].iloc[0]
     assert (cycles["min"], cycles["max"], cycles["value"]) == (4_374, 5_139, 4_661)
+    assert cycles["text"] == "4.661,00"  # the Average cell as the file prints it
 
 
 def test_a_metrics_table_of_one_dash_run_is_rewritten_as_c_prints_it():
@@ -107,3 +108,18 @@ def test_a_left_aligned_summary_is_rewritten_in_place():
     assert b"  256,000000  256,000000  256,000000 \n" in data
     comma = ncu_comma.rewritten(data, lines.split(data))
     assert comma is not None and comma.data == KITSUNE.read_bytes()
+
+
+def test_a_counter_read_with_a_decimal_comma_keeps_its_cell_as_printed():
+    """The real 2020 decimal-comma file: `text` is the cell as the file prints it (lines 5-14:
+    `875,84`, `13 181 137`, `12 837 852,30`), `value` its number (was: `875.84`, `13181137`)."""
+    got, _ = read(HANDSON)
+    c = got["counters"].set_index("metric")
+    printed = {
+        "Memory Frequency": ("875,84", 875.84),
+        "Elapsed Cycles": ("13 181 137", 13_181_137),
+        "SM Active Cycles": ("12 837 852,30", 12_837_852.30),
+        "Duration": ("10,55", 10.55),
+    }
+    for metric, (text, value) in printed.items():
+        assert (c.loc[metric, "text"], c.loc[metric, "value"]) == (text, value), metric

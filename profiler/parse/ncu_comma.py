@@ -34,12 +34,14 @@ _NONE, _COMMA, _DECIDES, _OTHER = range(4)
 
 class Rewritten(NamedTuple):
     """A text with its decimal-comma sections' value cells written as C writes them, and the
-    first cell that showed the decimal comma, with its section's title and file line."""
+    first cell that showed the decimal comma, with its section's title and file line; the
+    rows rewritten, as printed, by line index (`printed`)."""
 
     data: bytes
     cell: str
     section: str
     line: int
+    printed: dict[int, str]
 
 
 def rewritten(data: bytes, found: lines.Lines) -> Rewritten | None:
@@ -66,10 +68,11 @@ def rewritten(data: bytes, found: lines.Lines) -> Rewritten | None:
         return None
     first = int(rows[np.argmax(kind[rows] == _DECIDES)])
     title = walk.texts[walk.section_texts[section[first]]].strip().removeprefix("Section:")
+    printed = {int(walk.rows[r]): walk.texts[walk.line[r]] for r in rows}
     new = {int(walk.rows[r]): _in_c(walk.texts[walk.line[r]], slots[which[r]]) for r in rows}
     said = next(cell for cell in cells[which[first]] if _kind(cell) == _DECIDES)
     line = int(walk.rows[first]) + 1
-    return Rewritten(_replaced(data, found, new), said, title.strip(), line)
+    return Rewritten(_replaced(data, found, new), said, title.strip(), line, printed)
 
 
 class Slots(NamedTuple):

@@ -46,7 +46,8 @@ found, else launches are numbered in file order from 0. A pasted result whose ke
 cut down to `name (grid)x(block), CC 8.9` is read with a warning (`values.ReadNote`) that they
 lack `Context N, Stream N`; a note its author wrote after a row (`93.58   # <- ...`) is dropped.
 A text printed in a locale with a decimal comma (`10,55`, `13 181 137`) fails the plain read;
-then each section whose value cells show it is read so (`ncu_comma`), said in a warning.
+then each section whose value cells show it is read so (`ncu_comma`), said in a warning; its
+counters' `text` is each cell as the file printed it (`10,55`).
 
 An output with no kernel results is refused with the line ncu itself wrote about it (`==ERROR==
 ERR_NVGPUCTRPERM ...`, `==WARNING== No kernels were profiled.`).
@@ -147,10 +148,12 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
     if not walk.launches:
         text = data.decode("utf-8")
         raise ParseError(path, EXPECTED, ncu_csv.nothing_profiled(text, _no_kernel(walk)))
+    printed: dict[int, str] = {}  # the lines read with a decimal comma, as printed
     try:
         found = metric_values(walk, path)
     except ParseError as exc:
-        data, split, walk, found = _with_decimal_comma(data, split, every, path, exc)
+        comma, split, walk, found = _with_decimal_comma(data, split, every, path, exc)
+        data, printed = comma.data, comma.printed
     names, grids, blocks = zip(*walk.launches, strict=True)
     names = _without_stray_bracket(names, walk)
     ids = _launch_ids(data, split, len(walk.launches))
@@ -169,16 +172,17 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
     metrics = ncu_csv.metrics_table(launches, columns, stage, origin, ranges)
     if not every:
         return {schema.METRICS.name: metrics}
-    counters = ncu_text_counters.text(walk, (ids, list(names)), stage)
+    counters = ncu_text_counters.text(walk, (ids, list(names)), stage, printed)
     return {schema.METRICS.name: metrics, schema.COUNTERS.name: counters}
 
 
 def _with_decimal_comma(
     data: bytes, split: lines.Lines, every: bool, path: Path, exc: ParseError
-) -> tuple[bytes, lines.Lines, ncu_walk.Walk, dict[str, np.ndarray]]:
+) -> tuple[ncu_comma.Rewritten, lines.Lines, ncu_walk.Walk, dict[str, np.ndarray]]:
     """The text read again with the value cells of its decimal-comma sections written as C
-    writes them (`ncu_comma`), after the plain read failed with `exc`: the new text, its
-    lines, walk and `metric_values`, said by a `values.ReadNote`.
+    writes them (`ncu_comma`), after the plain read failed with `exc`: the new text (and the
+    lines it rewrote, as printed), its lines, walk and `metric_values`, said by a
+    `values.ReadNote`.
 
     Raises: ParseError `exc` (with ncu's own error line, if any) when no section shows a
         decimal comma; the new read's error when it fails too.
@@ -197,7 +201,7 @@ def _with_decimal_comma(
         f"comma ({comma.cell!r}): ncu ran in a locale that writes them so"
     )
     warnings.warn(values.ReadNote(said, comma.line), stacklevel=3)
-    return comma.data, split, walk, found
+    return comma, split, walk, found
 
 
 def metric_values(walk: ncu_walk.Walk, path: Path) -> dict[str, np.ndarray]:
