@@ -279,48 +279,16 @@ def _raise_at(walk: ncu_walk.Walk, row: int, path: Path) -> None:
 
 
 def _cut_row(line: str, widths: tuple[int, ...]) -> Cut | int:
-    """A row of an open table cut from its right end by the table's widths (`ncu_walk.row_texts`
-    says from which text): a mapped metric's `Cut`, `_NO_VALUE` for a row that gives no value
-    (of no mapped metric, or `n/a`), or `_MISFIT` for the row of a mapped metric that does not
-    fit the table's columns. The value is the last column's (a per-kernel summary's `Average`,
-    after `Minimum` and `Maximum`). A table of one width (its rule one dash run) is cut at the
-    row's runs of blanks (`ncu_walk.blank_cells`)."""
-    if len(widths) == 1:
-        cells = ncu_walk.blank_cells(line)
-        if cells is not None:
-            return _cut_cells(*cells)
-    else:
-        for row in ncu_walk.row_texts(line, widths):
-            unit_end = _unit_end(row, widths)
-            if unit_end is not None:
-                return _cut_fitting(row, widths, unit_end)
+    """A row of an open table cut as `ncu_text_counters.cut_row` cuts it: a mapped metric's
+    `Cut` (its value the last column's: a per-kernel summary's `Average`), `_NO_VALUE` for a
+    row that gives no value (of no mapped metric, or `n/a`), or `_MISFIT` for the row of a
+    mapped metric that does not fit the table's columns."""
+    row = ncu_text_counters.cut_row(line, widths)
+    if row is not None:
+        return _cut_cells(row[0], row[1], row[2])
     if line.strip().split("  ", 1)[0] in ncu_walk.NAMES:  # a mapped metric must fit its table
         return _MISFIT
     return _NO_VALUE  # a row of some other table (rule advice, source counters): not ours
-
-
-def _unit_end(row: str, widths: tuple[int, ...]) -> int | None:
-    """Where the unit cell of a row cut from its right end by `widths` ends, or None when the
-    row does not fit them (no blank between two columns)."""
-    unit_width, value_width = widths[1], widths[-1]
-    middle = sum(width + 1 for width in widths[2:-1])  # a summary's Minimum and Maximum
-    unit_end = len(row) - value_width - 1 - middle
-    if (
-        unit_end < unit_width + 1
-        or row[-value_width - 1] != " "
-        or (middle and row[unit_end] != " ")
-        or (row[unit_end - unit_width - 1] != " ")
-    ):
-        return None
-    return unit_end
-
-
-def _cut_fitting(row: str, widths: tuple[int, ...], unit_end: int) -> Cut | int:
-    """A fitting row's `Cut`, or `_NO_VALUE` (of no mapped metric, or `n/a`)."""
-    unit_width, value_width = widths[1], widths[-1]
-    name = row[: unit_end - unit_width - 1].strip()
-    unit = row[unit_end - unit_width : unit_end].strip()
-    return _cut_cells(name, unit, row[-value_width:].strip())
 
 
 def _cut_cells(name: str, unit: str, cell: str) -> Cut | int:
