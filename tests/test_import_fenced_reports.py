@@ -101,3 +101,22 @@ def test_a_prompt_between_the_fences_starts_another_run(tmp_path, capsys):
     gpu = run.table("gpu_activities")
     assert list(gpu.loc[gpu["stage"] == "s.1", "kind"]) == [schema.KERNEL]
     assert list(gpu.loc[gpu["stage"] == "s.2", "total_ns"]) == [12_768, 6_688, 4_384]
+
+
+def test_a_bare_table_fenced_between_is_no_report_of_the_run(tmp_path, capsys):
+    """A fence of the kernel summary's table without its banner (`** CUDA GPU Kernel Summary
+    (cuda_gpu_kern_sum):` cut off: another run's, pasted bare) between the kernel summary's and
+    the memory operations' fences: its report is not named, so it is not known to be none the
+    run named, and nothing is joined across it: the API and kernel summaries are one run, the
+    bare table one and the memory operations one (joined across, the bare table was left out
+    with a warning)."""
+    api, kern, mem = _reports()
+    bare = kern.split("\n", 1)[1]
+    err, run = _imported(tmp_path, _fenced([_elided(api), kern, bare, mem]), capsys)
+    assert "left out" not in err
+    assert list(run.table("stages")["stage"]) == ["s.1", "s.2", "s.3"]
+    assert run.table("api_calls").groupby("stage").size().to_dict() == {"s.1": 4}
+    gpu = run.table("gpu_activities")
+    assert gpu.groupby("stage")["total_ns"].sum().to_dict() == {
+        "s.1": 2_176, "s.2": 2_176, "s.3": 12_768 + 6_688 + 4_384
+    }  # fmt: skip

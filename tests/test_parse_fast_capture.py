@@ -273,7 +273,12 @@ def reference_joined(text: str, sections: list[capture.Section]) -> list[capture
     out: list[capture.Section] = []
     for section in sections:
         above = fenced_reports.nsys_above(out)
-        if above is None or not fenced_reports.continues(out[above], section):
+        between = out[above + 1 :] if above is not None else []
+        if (
+            above is None
+            or not fenced_reports.continues(out[above], section)
+            or any(fenced_reports.holds_table(s.text) for s in between)
+        ):
             out.append(section)
             continue
         first = out[above]

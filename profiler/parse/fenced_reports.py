@@ -6,7 +6,8 @@ per report, and the importer made each a run of its own (`import_capture` cuts n
 where sections give tables of one kind: the kernel and memory-operation summaries are both
 GPU activities). `joined` makes such blocks one section again: a section of nsys output that a
 fence (not a prompt) parts from the nsys section above it, with only prose or blank lines
-between them, joins it when both name their reports (`** CUDA API Summary (cuda_api_sum):`,
+between them (no table of an nsys report: one whose banner a paste cut off names none), joins
+it when both name their reports (`** CUDA API Summary (cuda_api_sum):`,
 `[4/7] Executing 'cuda_api_sum' stats report`) and it names none the section above named, nor
 prints a line nsys profile prints once a run (`Collecting data...`). A report named again, a
 prompt or another tool's output between, or a block whose reports are not named keeps its
@@ -24,7 +25,9 @@ from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Protocol
 
-from profiler.parse import capture, nsys_fields
+from profiler.parse import capture, nsys_fields, nsys_stdout
+
+_HEAD = 1 << 16  # what `holds_table` reads of a section
 
 
 class Cut(Protocol):
@@ -48,7 +51,11 @@ def joined(pieces: list[capture.Piece], data: bytes) -> list[capture.Piece]:
     out: list[capture.Piece] = []
     for piece in pieces:
         above = nsys_above(out)
-        if above is not None and continues(out[above], piece):
+        if (
+            above is not None
+            and continues(out[above], piece)
+            and not any(holds_table(_text(p, data)) for p in out[above + 1 :])
+        ):
             out[above:] = [_join(out[above], out[above + 1 :], piece, data)]
         else:
             out.append(piece)
@@ -73,6 +80,23 @@ def continues(above: Cut, piece: Cut) -> bool:
     if piece.once or not above.reports or not piece.reports:
         return False
     return not set(map(_canonical, above.reports)) & set(map(_canonical, piece.reports))
+
+
+def holds_table(text: str) -> bool:
+    """Whether a section of no tool's output between two blocks (`text`) holds a table of an
+    nsys report (a bare one, its banner cut off): its report is not named, so the blocks around
+    it are not joined across it."""
+    return nsys_stdout.recognise(text[:_HEAD])
+
+
+def _text(piece: capture.Piece, data: bytes) -> str:
+    """The start of `piece`'s text (its first `_HEAD` bytes)."""
+    head = bytearray()
+    for a, b in piece.spans:
+        head += data[a : min(b, a + _HEAD - len(head))]
+        if len(head) >= _HEAD:
+            break
+    return head.decode("utf-8", "replace")
 
 
 def _canonical(report: str) -> str:
