@@ -17,7 +17,8 @@ and the GPU span. When two sections give the same table they are never added up.
 runs that give tables of one kind (a README with one log per step) are one run each (`import_runs`
 makes each a stage of its own): each nvprof section that gives tables starts a run, which takes the
 sections after it up to the next (the sections before the first, the first's). So are several nsys
-runs (`capture` cuts a section where nsys's output starts again) when no nvprof runs are, and
+runs (`capture` cuts a section where nsys's output starts again; one run's reports fenced a
+block each are one section again: `parse.fenced_reports`) when no nvprof runs are, and
 several ncu runs (after prompts, or where ncu connects to a process after the last disconnected)
 when neither are; a run's stage is titled with the command typed above it, else with the
 Markdown heading it is quoted under (`parse.headings`). Within a run (or a capture of one), of
