@@ -17,7 +17,8 @@ and the GPU span. When two sections give the same table they are never added up.
 runs that give tables of one kind (a README with one log per step) are one run each (`import_runs`
 makes each a stage of its own): each nvprof section that gives tables starts a run, which takes the
 sections after it up to the next (the sections before the first, the first's). So are several nsys
-runs (`capture` cuts a section where nsys's output starts again) when no nvprof runs are, and
+runs (`capture` cuts a section where nsys's output starts again; one run's reports fenced a
+block each are one section again: `parse.fenced_reports`) when no nvprof runs are, and
 several ncu runs (after prompts, or where ncu connects to a process after the last disconnected)
 when neither are; a run's stage is titled with the command typed above it, else with the
 Markdown heading it is quoted under (`parse.headings`). Within a run (or a capture of one), of
@@ -39,7 +40,7 @@ import pandas as pd
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import capture, csvtext, detect, headings, values
+from profiler.parse import capture, csvtext, detect, fenced_reports, headings, values
 
 Reader = Callable[[str, Path | csvtext.Held, str, Path], tuple[dict[str, pd.DataFrame], list[Path]]]
 _NOT_SECTIONS = (detect.CAPTURE, detect.NSYS_DIR, detect.NSYS_REPORT)
@@ -153,7 +154,7 @@ def _held(path: Path | csvtext.Held) -> tuple[bytes, list[tuple[capture.Piece, c
     them), one of several runs (lines left out between them) a copy of those runs together."""
     data, ascii = csvtext.read_utf8_ascii(path, detect.EXPECTED)
     out = []
-    for number, section in enumerate(capture.cut(data)):
+    for number, section in enumerate(fenced_reports.joined(capture.cut(data), data)):
         name = Path(f"section{number}{csvtext.source_path(path).suffix}")
         out.append((section, _section(name, data, section.spans, ascii)))
     return data, out

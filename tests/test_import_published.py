@@ -387,3 +387,22 @@ def test_a_report_whose_tool_is_missing_is_refused_naming_the_file(
     report.write_bytes(b"\x00")
     argv = ["import", "--model", "pub", "--out", tmp_path / "o", "--stage", f"s={report}"]
     assert_refused(profgen(argv, capsys), 4, f"{report}: {what}, and {module} was not found")
+
+
+def test_an_element_that_is_no_valid_json_string_is_a_blank_line_and_its_array_goes_on() -> None:
+    """A hand-edited notebook: the middle string of an output's `text` (and of a Markdown cell's
+    `source`) holds a raw tab, which JSON does not allow in a string. Both readers give a blank
+    line for it and read the strings after it (the outputs' reader, before it shared the
+    sources' `_json_string`, dropped the rest of the array)."""
+    strings = '      "==1== a\\n",\n      "bad\tcell\\n",\n      "==1== b\\n"\n'
+    outputs = '   "outputs": [\n    {\n     "text": [\n' + strings + "     ]\n    }\n   ]\n"
+    code = '{\n "cells": [\n  {\n   "cell_type": "code",\n' + outputs + "  }\n ]\n}\n"
+    shape = published.notebook_text(code.encode())
+    lines = shape.data.decode().split("\n")
+    assert lines[7:10] == ["==1== a", "", "==1== b"]  # file lines 8-10
+    assert shape.lines[7:10].tolist() == [8, 9, 10]
+    fenced = '      "```\\n",\n' + strings.replace('"\\n"\n', '"\\n",\n') + '      "```\\n"\n'
+    source = '   "source": [\n' + fenced + "   ]\n"
+    markdown = '{\n "cells": [\n  {\n   "cell_type": "markdown",\n' + source + "  }\n ]\n}\n"
+    blocks = published.notebook_blocks(markdown.encode()).data.decode().split("\n")
+    assert blocks[5:10] == [published.BLOCK, "==1== a", "", "==1== b", ""]  # lines 6-10

@@ -21,7 +21,7 @@ import pytest
 
 from profiler import import_capture
 from profiler.errors import ParseError
-from profiler.parse import capture, csvtext, detect, lines, nsys_stdout
+from profiler.parse import capture, csvtext, detect, fenced_reports, lines, nsys_stdout
 
 DATA = Path(__file__).parent / "data"
 SHARED = Path("/work/shared/fixtures")
@@ -265,6 +265,36 @@ def made_capture(name: str, made: dict[str, list[tuple[str, str]]] = MADE_CAPTUR
     return "".join(f"{prompt}\n{(DATA / file).read_text()}\n" for prompt, file in made[name])
 
 
+def reference_joined(text: str, sections: list[capture.Section]) -> list[capture.Section]:
+    """`sections` (`reference_split` of `text`) with each fenced block of nsys output that
+    continues the run above it joined to it line by line (`fenced_reports` says which do): the
+    lines between them, but elision marks, go with them."""
+    rows = text.splitlines(keepends=True)
+    out: list[capture.Section] = []
+    for section in sections:
+        above = fenced_reports.nsys_above(out)
+        between = out[above + 1 :] if above is not None else []
+        if (
+            above is None
+            or not fenced_reports.continues(out[above], section)
+            or any(fenced_reports.holds_table(s.text) for s in between)
+        ):
+            out.append(section)
+            continue
+        first = out[above]
+        elided = {*first.elided, *(n for s in out[above + 1 :] for n in s.elided), *section.elided}
+        last = first.file_line(len(first.text.splitlines()))
+        gap = [rows[n - 1] for n in range(last + 1, section.first_line) if n not in elided]
+        joined = dataclasses.replace(
+            first,
+            text=first.text + "".join(gap) + section.text,
+            elided=tuple(sorted(elided)),
+            reports=(*first.reports, *section.reports),
+        )
+        out[above:] = [joined]
+    return out
+
+
 def held_sections(path: Path, tmp: Path) -> list[bytes]:
     """The bytes of each section `import_capture.read_capture` holds (and hands to `detect`,
     then to a reader, which here reads nothing)."""
@@ -295,7 +325,7 @@ def test_the_importer_holds_each_section_as_the_line_by_line_cut_gave_it(name, t
     for number, variant in enumerate([text, *mutants(text, seed=7, count=6)]):
         file = tmp_path / f"v{number}{suffix}"
         file.write_text(variant, encoding="utf-8", newline="")
-        want = [s.text.encode("utf-8") for s in reference_split(variant)]
+        want = [s.text.encode("utf-8") for s in reference_joined(variant, reference_split(variant))]
         assert held_sections(file, tmp_path) == want
 
 

@@ -83,18 +83,17 @@ def plain_launch(line: str) -> tuple[str, str | None, str | None] | None:
 
 
 def plain_fits(row: str, widths) -> int | None:
-    """Where a row's unit cell ends, cut from the right by `widths`; None when it does not fit."""
-    unit_width, value_width = widths[1], widths[-1]
-    middle = sum(w + 1 for w in widths[2:-1])
-    unit_end = len(row) - value_width - 1 - middle
-    if (
-        unit_end < unit_width + 1
-        or row[-value_width - 1] != " "
-        or (middle and row[unit_end] != " ")
-        or (row[unit_end - unit_width - 1] != " ")
-    ):
+    """Where a row's unit cell ends, cut from the right by `widths`; None when it does not fit
+    (no blank before each value cell, a summary's Minimum and Maximum included, or the unit's)."""
+    unit_width = widths[1]
+    end = len(row)
+    for width in reversed(widths[2:]):
+        end -= width + 1
+        if end < 0 or row[end] != " ":
+            return None
+    if end < unit_width + 1 or row[end - unit_width - 1] != " ":
         return None
-    return unit_end
+    return end
 
 
 def plain_cells(line: str, widths) -> tuple[str, str, str] | None:

@@ -625,6 +625,20 @@ def test_text_bad_value_and_misfit_row_name_their_line(tmp_path):
         ncu_text.read_metrics(path, "s")
 
 
+def test_a_summary_row_whose_cells_run_together_does_not_fit(tmp_path):
+    """heat-eq's per-kernel summary (2024.x) with the blank between a Duration row's Minimum and
+    Maximum cells filled (`1.950   2.27`): the row does not fit its table, so it is refused, as
+    its counter was left out (the metric reader checked the blanks around the unit and before
+    the Average only, and read it; `ncu_text` now cuts rows as `ncu_text_counters` does)."""
+    text = (DATA / "2024.x" / "heat-eq-print-summary-per-kernel.txt").read_text()
+    row = "    Duration                         us     1.95     2.27     2.07\n"
+    assert text.count(row) == 1  # line 55
+    path = tmp_path / "summary.txt"
+    path.write_text(text.replace(row, row.replace("1.95 ", "1.950")))
+    with pytest.raises(ParseError, match="line 55: a metric row does not fit its table"):
+        ncu_text.read_metrics(path, "s")
+
+
 def test_text_long_lines_are_linear(tmp_path):
     from test_parse_values import deadline
 

@@ -3,8 +3,9 @@ column text in a locale that writes them so (pt_BR, de_DE, ...:
 tests/data/nsys/2023.x/adi-gpu-profile-allgpu-ptbr.txt).
 
 A table's commas are decimal commas when one of its numeric cells shows it: a comma with one
-or two digits after it (`81,0`: grouping puts three or four there), a comma after a zero or
-after more digits than a group holds (`0,016`, `51859,821`), two points (`33.916.556.517`),
+or two digits after it (`81,0`: grouping puts three or four there), or more than four
+(`256,000000`), a comma after a zero or after more digits than a group holds (`0,016`,
+`51859,821`), two points (`33.916.556.517`),
 or a point-group and then a comma (`4.521.022,0`). A table comes from one process, in one
 locale, so then every numeric cell is read so: its points dropped, its comma made a point
 (`1.407` -> 1407, `32,032` -> 32.032). A table whose cells show none of these (`1.407` and
@@ -29,6 +30,7 @@ _NUMBER = rf"(?:{_POINTS}|[0-9]+)(?:,[0-9]+)?"
 _DECIDES = (
     rf"(?:{_POINTS}|[0-9]+),[0-9]{{1,2}}"  # a comma with one or two digits after it
     r"|(?:0|[0-9]{5,}),[0-9]+|[0-9]{4},[0-9]{1,3}"  # no group before the comma
+    r"|[0-9]+,[0-9]{5,}"  # more digits after the comma than a group holds
     r"|[0-9]{1,3}(?:\.[0-9]{3}){2,}(?:,[0-9]+)?"  # two points
     rf"|{_POINTS},[0-9]+"  # a point-group, then a comma
 )

@@ -5,10 +5,13 @@ by blanks or points (`13 181 137`, `12 837 852,30`): nv-nsight-cu-cli 2020 run i
 Tried only when the plain read failed (`ncu_text`), so C's numbers cost nothing more. A
 section's table (the rows under one `Section:` line) is read so when one of its value cells
 shows the decimal comma (`decimal_comma.decides`, or digits grouped by blanks) and every number
-in its value column is of that form; its value cells are then written as C writes them,
-right-aligned in their column (`10.55`, `13181137`), and the text is read again. A section of
-any C number (`1.25`, `13,181,137`) is left as it is, and so is a table of five columns (a
-summary's Minimum, Maximum and Average) or a row whose value is not right-aligned.
+in its value cells is of that form; its value cells are then written as C writes them, in
+their columns' places (`10.55`, `13181137`), and the text is read again. The value cells are
+those of every layout of ncu's text: the value of a table of three columns (name, unit, value),
+the Minimum, Maximum and Average of a `--print-summary per-kernel` table of five, right-aligned
+(2022.x on) or padded left-aligned (2020.x-2021.x), and the value of a `--metrics` table whose
+rule is one dash run (2019.x: cut at runs of blanks). A section of any C number (`1.25`,
+`13,181,137`) is left as it is, and so is a row that does not fit its table's columns.
 """
 
 from __future__ import annotations
@@ -31,12 +34,14 @@ _NONE, _COMMA, _DECIDES, _OTHER = range(4)
 
 class Rewritten(NamedTuple):
     """A text with its decimal-comma sections' value cells written as C writes them, and the
-    first cell that showed the decimal comma, with its section's title and file line."""
+    first cell that showed the decimal comma, with its section's title and file line; the
+    rows rewritten, as printed, by line index (`printed`)."""
 
     data: bytes
     cell: str
     section: str
     line: int
+    printed: dict[int, str]
 
 
 def rewritten(data: bytes, found: lines.Lines) -> Rewritten | None:
@@ -45,8 +50,12 @@ def rewritten(data: bytes, found: lines.Lines) -> Rewritten | None:
     walk = ncu_walk.walk(data, found, every=True)
     width = max(len(walk.widths), 1)
     distinct, which = np.unique(walk.line * width + walk.table, return_inverse=True)
-    cells = [_value_cell(walk.texts[p // width], walk.widths[p % width]) for p in distinct.tolist()]
-    kind = np.array([_kind(cell) for cell in cells], dtype=np.int64)[which]
+    slots = [_slots(walk.texts[p // width], walk.widths[p % width]) for p in distinct.tolist()]
+    cells = [
+        [walk.texts[p // width][a:b].strip() for a, b in at.at]
+        for p, at in zip(distinct.tolist(), slots, strict=True)
+    ]
+    kind = np.array([_row_kind(row) for row in cells], dtype=np.int64)[which]
     section = np.searchsorted(walk.section_lines, walk.rows, side="right") - 1
     decided = np.zeros(len(walk.section_lines) + 1, dtype=bool)  # (the last: no section)
     np.logical_or.at(decided, section, kind == _DECIDES)
@@ -59,27 +68,48 @@ def rewritten(data: bytes, found: lines.Lines) -> Rewritten | None:
         return None
     first = int(rows[np.argmax(kind[rows] == _DECIDES)])
     title = walk.texts[walk.section_texts[section[first]]].strip().removeprefix("Section:")
-    new = {
-        int(walk.rows[r]): _in_c(walk.texts[walk.line[r]], walk.widths[walk.table[r]])
-        for r in rows.tolist()
-    }
-    said = cells[which[first]] or ""
-    return Rewritten(_replaced(data, found, new), said, title.strip(), int(walk.rows[first]) + 1)
+    printed = {int(walk.rows[r]): walk.texts[walk.line[r]] for r in rows}
+    new = {int(walk.rows[r]): _in_c(walk.texts[walk.line[r]], slots[which[r]]) for r in rows}
+    said = next(cell for cell in cells[which[first]] if _kind(cell) == _DECIDES)
+    line = int(walk.rows[first]) + 1
+    return Rewritten(_replaced(data, found, new), said, title.strip(), line, printed)
 
 
-def _value_cell(line: str, widths: tuple[int, ...]) -> str | None:
-    """The value cell of a row of a three-column table, right-aligned in its column; None for a
-    row of another table, or one that does not fit its columns."""
-    if len(widths) != 3:
-        return None
-    cut = ncu_text_counters.cut_row(line, widths)
-    stripped = line.rstrip()
-    if cut is None or stripped[-widths[-1] :].strip() != cut[2]:
-        return None
-    return cut[2]
+class Slots(NamedTuple):
+    """Where in a row its value cells stand (start, end), and whether they are padded
+    left-aligned (ncu 2020.x-2021.x's summaries) rather than right-aligned."""
+
+    at: list[tuple[int, int]]
+    left: bool
 
 
-def _kind(cell: str | None) -> int:
+def _slots(line: str, widths: tuple[int, ...]) -> Slots:
+    """Where in `line` a row's value cells stand (a summary's Minimum, Maximum and Average; the
+    value of any other table), as `ncu_text_counters` cuts it; none for a row that does not
+    fit its table's columns."""
+    if len(widths) == 1:
+        cells = ncu_walk.blank_cells(line)
+        end = len(line.rstrip())
+        return Slots([] if cells is None else [(end - len(cells[2]), end)], False)
+    for row in ncu_walk.row_texts(line, widths):
+        if ncu_text_counters.cut_text(row, widths) is None:
+            continue
+        out, end = [], len(row)
+        for value_width in reversed(widths[2:]):
+            out.append((end - value_width, end))
+            end -= value_width + 1
+        return Slots(out[::-1], len(row) > len(row.rstrip()))
+    return Slots([], False)
+
+
+def _row_kind(cells: list[str]) -> int:
+    """What a row's value cells are to the decision: `_OTHER` when one is a number of another
+    form, else `_DECIDES` when one shows the decimal comma, else the most any is."""
+    kinds = [_kind(cell) for cell in cells]
+    return _OTHER if _OTHER in kinds else max(kinds, default=_NONE)
+
+
+def _kind(cell: str) -> int:
     """What a value cell is to the decision (`_NONE`, `_COMMA`, `_DECIDES`, `_OTHER`)."""
     if not cell or not _NUMERIC.issuperset(cell) or not any(c.isdigit() for c in cell):
         return _NONE
@@ -88,13 +118,19 @@ def _kind(cell: str | None) -> int:
     return _COMMA if decimal_comma.is_number(cell) else _OTHER
 
 
-def _in_c(line: str, widths: tuple[int, ...]) -> str:
-    """A row with its value cell (right-aligned, the last `widths[-1]` characters before its
-    trailing blanks) written as C writes it, right-aligned in the same width."""
-    stripped = line.rstrip()
-    cell = stripped[-widths[-1] :]
-    number = decimal_comma.as_c(cell.strip().replace(" ", ""))
-    return stripped[: -widths[-1]] + number.rjust(widths[-1]) + line[len(stripped) :]
+def _in_c(line: str, slots: Slots) -> str:
+    """A row with each number in its value cells' `slots` written as C writes it, in the same
+    place, aligned as the cells are."""
+    out, begin = [], 0
+    for a, b in slots.at:
+        cell = line[a:b]
+        text = cell.strip()
+        if _kind(text) in (_COMMA, _DECIDES):
+            number = decimal_comma.as_c(text.replace(" ", ""))
+            cell = number.ljust(b - a) if slots.left else number.rjust(b - a)
+        out += [line[begin:a], cell]
+        begin = b
+    return "".join(out) + line[begin:]
 
 
 def _replaced(data: bytes, found: lines.Lines, new: dict[int, str]) -> bytes:

@@ -46,7 +46,8 @@ found, else launches are numbered in file order from 0. A pasted result whose ke
 cut down to `name (grid)x(block), CC 8.9` is read with a warning (`values.ReadNote`) that they
 lack `Context N, Stream N`; a note its author wrote after a row (`93.58   # <- ...`) is dropped.
 A text printed in a locale with a decimal comma (`10,55`, `13 181 137`) fails the plain read;
-then each section whose value cells show it is read so (`ncu_comma`), said in a warning.
+then each section whose value cells show it is read so (`ncu_comma`), said in a warning; its
+counters' `text` is each cell as the file printed it (`10,55`).
 
 An output with no kernel results is refused with the line ncu itself wrote about it (`==ERROR==
 ERR_NVGPUCTRPERM ...`, `==WARNING== No kernels were profiled.`).
@@ -147,10 +148,12 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
     if not walk.launches:
         text = data.decode("utf-8")
         raise ParseError(path, EXPECTED, ncu_csv.nothing_profiled(text, _no_kernel(walk)))
+    printed: dict[int, str] = {}  # the lines read with a decimal comma, as printed
     try:
         found = metric_values(walk, path)
     except ParseError as exc:
-        data, split, walk, found = _with_decimal_comma(data, split, every, path, exc)
+        comma, split, walk, found = _with_decimal_comma(data, split, every, path, exc)
+        data, printed = comma.data, comma.printed
     names, grids, blocks = zip(*walk.launches, strict=True)
     names = _without_stray_bracket(names, walk)
     ids = _launch_ids(data, split, len(walk.launches))
@@ -169,16 +172,17 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
     metrics = ncu_csv.metrics_table(launches, columns, stage, origin, ranges)
     if not every:
         return {schema.METRICS.name: metrics}
-    counters = ncu_text_counters.text(walk, (ids, list(names)), stage)
+    counters = ncu_text_counters.text(walk, (ids, list(names)), stage, printed)
     return {schema.METRICS.name: metrics, schema.COUNTERS.name: counters}
 
 
 def _with_decimal_comma(
     data: bytes, split: lines.Lines, every: bool, path: Path, exc: ParseError
-) -> tuple[bytes, lines.Lines, ncu_walk.Walk, dict[str, np.ndarray]]:
+) -> tuple[ncu_comma.Rewritten, lines.Lines, ncu_walk.Walk, dict[str, np.ndarray]]:
     """The text read again with the value cells of its decimal-comma sections written as C
-    writes them (`ncu_comma`), after the plain read failed with `exc`: the new text, its
-    lines, walk and `metric_values`, said by a `values.ReadNote`.
+    writes them (`ncu_comma`), after the plain read failed with `exc`: the new text (and the
+    lines it rewrote, as printed), its lines, walk and `metric_values`, said by a
+    `values.ReadNote`.
 
     Raises: ParseError `exc` (with ncu's own error line, if any) when no section shows a
         decimal comma; the new read's error when it fails too.
@@ -197,7 +201,7 @@ def _with_decimal_comma(
         f"comma ({comma.cell!r}): ncu ran in a locale that writes them so"
     )
     warnings.warn(values.ReadNote(said, comma.line), stacklevel=3)
-    return comma.data, split, walk, found
+    return comma, split, walk, found
 
 
 def metric_values(walk: ncu_walk.Walk, path: Path) -> dict[str, np.ndarray]:
@@ -275,48 +279,16 @@ def _raise_at(walk: ncu_walk.Walk, row: int, path: Path) -> None:
 
 
 def _cut_row(line: str, widths: tuple[int, ...]) -> Cut | int:
-    """A row of an open table cut from its right end by the table's widths (`ncu_walk.row_texts`
-    says from which text): a mapped metric's `Cut`, `_NO_VALUE` for a row that gives no value
-    (of no mapped metric, or `n/a`), or `_MISFIT` for the row of a mapped metric that does not
-    fit the table's columns. The value is the last column's (a per-kernel summary's `Average`,
-    after `Minimum` and `Maximum`). A table of one width (its rule one dash run) is cut at the
-    row's runs of blanks (`ncu_walk.blank_cells`)."""
-    if len(widths) == 1:
-        cells = ncu_walk.blank_cells(line)
-        if cells is not None:
-            return _cut_cells(*cells)
-    else:
-        for row in ncu_walk.row_texts(line, widths):
-            unit_end = _unit_end(row, widths)
-            if unit_end is not None:
-                return _cut_fitting(row, widths, unit_end)
+    """A row of an open table cut as `ncu_text_counters.cut_row` cuts it: a mapped metric's
+    `Cut` (its value the last column's: a per-kernel summary's `Average`), `_NO_VALUE` for a
+    row that gives no value (of no mapped metric, or `n/a`), or `_MISFIT` for the row of a
+    mapped metric that does not fit the table's columns."""
+    row = ncu_text_counters.cut_row(line, widths)
+    if row is not None:
+        return _cut_cells(row[0], row[1], row[2])
     if line.strip().split("  ", 1)[0] in ncu_walk.NAMES:  # a mapped metric must fit its table
         return _MISFIT
     return _NO_VALUE  # a row of some other table (rule advice, source counters): not ours
-
-
-def _unit_end(row: str, widths: tuple[int, ...]) -> int | None:
-    """Where the unit cell of a row cut from its right end by `widths` ends, or None when the
-    row does not fit them (no blank between two columns)."""
-    unit_width, value_width = widths[1], widths[-1]
-    middle = sum(width + 1 for width in widths[2:-1])  # a summary's Minimum and Maximum
-    unit_end = len(row) - value_width - 1 - middle
-    if (
-        unit_end < unit_width + 1
-        or row[-value_width - 1] != " "
-        or (middle and row[unit_end] != " ")
-        or (row[unit_end - unit_width - 1] != " ")
-    ):
-        return None
-    return unit_end
-
-
-def _cut_fitting(row: str, widths: tuple[int, ...], unit_end: int) -> Cut | int:
-    """A fitting row's `Cut`, or `_NO_VALUE` (of no mapped metric, or `n/a`)."""
-    unit_width, value_width = widths[1], widths[-1]
-    name = row[: unit_end - unit_width - 1].strip()
-    unit = row[unit_end - unit_width : unit_end].strip()
-    return _cut_cells(name, unit, row[-value_width:].strip())
 
 
 def _cut_cells(name: str, unit: str, cell: str) -> Cut | int:

@@ -10,6 +10,7 @@ each distinct section line read once.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -22,7 +23,12 @@ from profiler.parse.ncu_counters import frame
 TextRow = tuple[str, str, str, str | None, str | None]
 
 
-def text(walk: ncu_walk.Walk, launches: tuple[list[int], list[str]], stage: str) -> pd.DataFrame:
+def text(
+    walk: ncu_walk.Walk,
+    launches: tuple[list[int], list[str]],
+    stage: str,
+    printed: Mapping[int, str] | None = None,
+) -> pd.DataFrame:
     """Every row of ncu's text tables (`walk` with `every`) that fits its table's columns, in
     file order, with the section it is under.
 
@@ -30,6 +36,8 @@ def text(walk: ncu_walk.Walk, launches: tuple[list[int], list[str]], stage: str)
         walk: the text's walk (`ncu_walk.walk(..., every=True)`).
         launches: each launch's ID and kernel name (as `metrics` has them).
         stage: the stage key of every row.
+        printed: the lines the walk's text holds rewritten (`ncu_comma`), as the file printed
+            them, by line index: their `text` is their cell as printed (`1,23`, not `1.23`).
 
     Returns: DataFrame with `schema.COUNTERS` columns; a per-kernel summary's rows give the
         Average as `value`, with Minimum and Maximum.
@@ -55,7 +63,7 @@ def text(walk: ncu_walk.Walk, launches: tuple[list[int], list[str]], stage: str)
         "metric": values.coded_strings(code, [r[0] for r in rows]),
         "unit": values.coded_strings(code, [r[1] or pd.NA for r in rows]),
         "value": _cell_numbers([r[2] for r in rows])[code],
-        "text": values.coded_strings(code, [r[2] for r in rows]),
+        "text": _texts(walk, kept, code, [r[2] for r in rows], printed or {}),
         "invocations": None,
         "min": None
         if all(r[3] is None for r in rows)
@@ -67,6 +75,31 @@ def text(walk: ncu_walk.Walk, launches: tuple[list[int], list[str]], stage: str)
     return frame(got, stage)
 
 
+def _texts(
+    walk: ncu_walk.Walk,
+    kept: np.ndarray,
+    code: np.ndarray,
+    cells: list[str],
+    printed: Mapping[int, str],
+) -> pd.Series:
+    """The value cell of each kept row (`code`: its distinct row's, of `cells`), cut from its
+    line as printed where `printed` holds it, each distinct printed row cut once."""
+    if not printed:
+        return values.coded_strings(code, cells)
+    lines = walk.rows[kept]
+    own = np.flatnonzero(np.isin(lines, np.fromiter(printed, dtype=np.int64, count=len(printed))))
+    code = code.copy()
+    cut: dict[tuple[str, int], int] = {}
+    for i in own.tolist():
+        key = (printed[int(lines[i])], int(walk.table[kept[i]]))
+        if key not in cut:
+            row = cut_row(key[0], walk.widths[key[1]])
+            cut[key] = len(cells)
+            cells.append(cells[code[i]] if row is None else row[2])
+        code[i] = cut[key]
+    return values.coded_strings(code, cells)
+
+
 def cut_row(line: str, widths: tuple[int, ...]) -> TextRow | None:
     """A row of an open table cut from its right end by the table's column widths (name left-
     aligned, the rest right-aligned, one blank between columns; `ncu_walk.row_texts` says from
@@ -76,13 +109,13 @@ def cut_row(line: str, widths: tuple[int, ...]) -> TextRow | None:
         cells = ncu_walk.blank_cells(line)
         return None if cells is None else (*cells, None, None)
     for row in ncu_walk.row_texts(line, widths):
-        cut = _cut_text(row, widths)
+        cut = cut_text(row, widths)
         if cut is not None:
             return cut
     return None
 
 
-def _cut_text(row: str, widths: tuple[int, ...]) -> TextRow | None:
+def cut_text(row: str, widths: tuple[int, ...]) -> TextRow | None:
     """`row` cut from its right end by `widths`, or None when it does not fit them."""
     cells, end = [], len(row)
     for width in reversed(widths[1:]):

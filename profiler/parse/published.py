@@ -155,11 +155,7 @@ def notebook_text(data: bytes) -> Reshaped:
     pending_line = 0
     in_array = False
     for number, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), 1):
-        piece = _output_string(line, in_array)
-        if piece is None:
-            in_array = _TEXT_ARRAY.fullmatch(line) is not None
-            whole = _TEXT_ONE.fullmatch(line)
-            piece = _decoded(whole["s"]) if whole is not None else None
+        piece, in_array = _json_string(line, in_array, _TEXT_ARRAY, _TEXT_ONE)
         if piece is None:
             _flush(out, at, pending, pending_line)
             pending = []
@@ -194,7 +190,7 @@ def notebook_blocks(data: bytes) -> Reshaped:
             apart = apart or not markdown
         text = None
         if markdown:
-            text, in_source = _source_string(line, in_source)
+            text, in_source = _json_string(line, in_source, _SOURCE_ARRAY, _SOURCE_ONE)
         for piece in [""] if text is None else text.removesuffix("\n").split("\n"):
             fence = _FENCE.match(piece) is not None
             opens = fence and not fenced
@@ -205,24 +201,22 @@ def notebook_blocks(data: bytes) -> Reshaped:
     return Reshaped("\n".join(out).encode(), np.asarray(at, dtype=np.int64), NOTEBOOK_BLOCKS)
 
 
-def _source_string(line: str, in_source: bool) -> tuple[str | None, bool]:
-    """The decoded string a cell's `source` has on `line` (None when none), and whether the
-    next line is still in its array of strings (`in_source`: whether this one is)."""
-    if in_source:
-        element = _ELEMENT.fullmatch(line)
-        return (None, False) if element is None else (_decoded(element["s"]), True)
-    if _SOURCE_ARRAY.fullmatch(line) is not None:
+def _json_string(
+    line: str, in_array: bool, array: re.Pattern[str], one: re.Pattern[str]
+) -> tuple[str | None, bool]:
+    """The decoded string a key's value has on `line` (None when none), and whether the next
+    line is still in the key's array of strings (`in_array`: whether this one is). The key is
+    an output's `text` (`array` and `one`: `_TEXT_ARRAY`, `_TEXT_ONE`) or a cell's `source`
+    (`_SOURCE_ARRAY`, `_SOURCE_ONE`): `array` opens its array of strings, `one` is the key with
+    a single string. An element that is no valid JSON string gives None and the array goes on;
+    a line that is no element ends the array, and may open the next."""
+    element = _ELEMENT.fullmatch(line) if in_array else None
+    if element is not None:
+        return _decoded(element["s"]), True
+    if array.fullmatch(line) is not None:
         return None, True
-    whole = _SOURCE_ONE.fullmatch(line)
+    whole = one.fullmatch(line)
     return (None if whole is None else _decoded(whole["s"])), False
-
-
-def _output_string(line: str, in_array: bool) -> str | None:
-    """The decoded string on `line` when it is an element of an output's text array."""
-    if not in_array:
-        return None
-    element = _ELEMENT.fullmatch(line)
-    return None if element is None else _decoded(element["s"])
 
 
 def _decoded(token: str) -> str | None:
