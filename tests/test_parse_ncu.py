@@ -781,3 +781,26 @@ def test_details_page_metric_row_split_by_an_unquoted_comma_is_refused(tmp_path,
     with pytest.raises(ParseError, match="launch '0', metric .*: its row has a cell after Metric"):
         ncu_csv.read_tables(path, "s")
     ncu_csv.read_tables(DETAILS, "s")  # the page as ncu wrote it is read
+
+
+@pytest.mark.parametrize(
+    ("name", "kernel"),
+    [
+        ("gpu-anatomy-sync-load-cc12-metrics.cu", "sync_load"),
+        ("gpu-anatomy-cp-async-cc12-metrics.cu", "cp_async"),
+    ],
+)
+def test_text_on_compute_capability_12_dram_bytes_op_names(name, kernel):
+    """ncu text of a CC 12.0 GPU kept in a CUDA file's comment: its DRAM byte counters are named
+    `dram__bytes_op_read.sum` and `dram__bytes_op_write.sum` (Blackwell GB20x has no
+    `dram__bytes_read.sum`) and give dram_read_bytes and dram_write_bytes, in Mbyte as printed."""
+    path = DATA / "2025.x" / name
+    text = path.read_text()
+    m = schema.validate(ncu_text.read_metrics(path, "s"), schema.METRICS)
+    assert list(m["name"]) == [f"{kernel}(const float *, float *)"]
+    for column, metric in [("dram_read_bytes", "read"), ("dram_write_bytes", "write")]:
+        printed = re.search(rf"dram__bytes_op_{metric}\.sum +Mbyte +([\d.]+)", text)
+        assert printed is not None
+        assert list(m[column]) == [round(float(printed.group(1)) * 1e6)]
+    registers = re.search(r"launch__registers_per_thread +register/thread +(\d+)", text)
+    assert registers is not None and list(m["registers"]) == [int(registers.group(1))]

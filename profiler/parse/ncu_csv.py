@@ -46,8 +46,9 @@ _SASS = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
 # field -> (unit kind, names it goes by: raw metric names first, then details-page names)
 METRICS = {
     "duration_ns": ("time", ("gpu__time_duration.sum", "Duration")),
-    "dram_read_bytes": ("bytes", ("dram__bytes_read.sum",)),
-    "dram_write_bytes": ("bytes", ("dram__bytes_write.sum",)),
+    # compute capability 12.x (GB20x) names them dram__bytes_op_*: its ncu has no dram__bytes_read
+    "dram_read_bytes": ("bytes", ("dram__bytes_read.sum", "dram__bytes_op_read.sum")),
+    "dram_write_bytes": ("bytes", ("dram__bytes_write.sum", "dram__bytes_op_write.sum")),
     "ffma": ("count", (_SASS.format("ffma"),)),
     "fadd": ("count", (_SASS.format("fadd"),)),
     "fmul": ("count", (_SASS.format("fmul"),)),

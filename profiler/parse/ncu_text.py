@@ -30,7 +30,7 @@ Mapped to `schema.METRICS`:
 | sm_throughput_pct | `Compute (SM) Throughput`, `Compute (SM) [%]`, `SM [%]`, `sm__throughput` |
 | achieved_occupancy_pct | `Achieved Occupancy`, `sm__warps_active` (pct of peak, active) |
 | registers | `Registers Per Thread`, `launch__registers_per_thread` |
-| dram_read_bytes, _write_ | `dram__bytes_read.sum`, `dram__bytes_write.sum` (`byte`, `Kbyte`, SI) |
+| dram_read_bytes, _write_ | `dram__bytes_read.sum`, `_write.sum` (CC 12.x: `dram__bytes_op_*`) |
 | fp32_flops | 2 * ffma + fadd + fmul thread instructions executed (`smsp__sass_...`) |
 
 Not mapped, as METRICS has no column for them: `Memory Throughput` / `Memory [%]` (the busiest
