@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -41,7 +42,7 @@ IDENTITY = frozenset(
     )
 )
 # A column's cells: objects, a Series, or categories.
-Cells = np.ndarray | pd.Series | pd.Categorical
+Cells: TypeAlias = np.ndarray | pd.Series | pd.Categorical
 
 
 def details(table: pd.DataFrame, stage: str, value: str = "Metric Value") -> pd.DataFrame:
