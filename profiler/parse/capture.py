@@ -143,6 +143,12 @@ class Piece:
         return _file_line(self.first_line, self.elided, line)
 
 
+def elision(line: str) -> bool:
+    """Whether `line` is an elision mark a paste puts where it cut lines out (`...`, `[...]`,
+    `[...warmup...]`, `<snip>`, `... < snip > ...`)."""
+    return len(line) <= _ELISION_MAX and _ELISION.fullmatch(line) is not None
+
+
 def _file_line(first_line: int, elided: tuple[int, ...], line: int) -> int:
     at = first_line + line - 1
     for mark in elided:  # ascending
@@ -220,7 +226,7 @@ def _walk(
             cur.close(out)
             cur = _Open(first_line=number + 1, command=prompt, marked=True)
             cur.tool = None if prompt is None else profiler_run(prompt)
-        elif len(line) <= _ELISION_MAX and _ELISION.fullmatch(line):
+        elif elision(line):
             cur.elided.append(number)  # left out; the section goes on
         else:
             tool, run = _signature(line, previous_blank)

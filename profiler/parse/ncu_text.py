@@ -70,6 +70,7 @@ from profiler.parse import (
     lines,
     ncu_comma,
     ncu_csv,
+    ncu_elided,
     ncu_nvtx,
     ncu_text_counters,
     ncu_walk,
@@ -156,6 +157,7 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
     names = _without_stray_bracket(names, walk)
     ids = _launch_ids(data, split, len(walk.launches))
     _note_bare(data, split, walk, ids)
+    ncu_elided.note(split, walk)
     launches = pd.DataFrame(
         {
             "ID": [str(i) for i in ids],
