@@ -14,11 +14,13 @@ capture (markers, headings, banners, `SKIPPED:` lines), `nsys_text` reads column
 | cuda_api_trace | `api_trace` |
 | nvtx_gpu_proj_trace | `range_trace` |
 | cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum | `gpu_activities` (1) |
+| cuda_gpu_sum (kernels and memory operations, by `Category`) | `gpu_activities` (2) |
 | cuda_api_sum (cudaapisum) | `api_calls`, only when there is no api trace |
 | nvtx_sum (nvtxsum) [+ nvtx_gpu_proj_sum] | `ranges` |
 
 (1) only when there is no gpu trace; old names gpukernsum, gpumemtimesum, gpumemsizesum; the
 headings `CUDA Kernel Statistics`, `CUDA Memory Operation Statistics (by time|by size)`.
+(2) only when there is neither a gpu trace nor a kernel or memory-time summary.
 
 Units are taken from the headers (or the heading above a table) and converted to integer ns
 and bytes. Reports profgen does not use (osrt_sum, nvtx_kern_sum, ...) are skipped. When a
@@ -309,7 +311,9 @@ def _read_block(
 
 # The GPU summaries whose headers tell them apart: a kernel summary's `Instances` and `Name`, a
 # memory summary's `Operation` with its time (or its sizes). No CUDA API summary has either.
-_GPU_SUMS = frozenset({"cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum"})
+_GPU_SUMS = frozenset(
+    {"cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "cuda_gpu_sum"}
+)
 _CALLS = frozenset({"calls", "numcalls"})  # a CUDA API (or OS runtime) summary's count of calls
 
 
