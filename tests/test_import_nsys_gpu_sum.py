@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from clirun import profgen
+from clirun import assert_refused, profgen
 
 from profiler import store
 from profiler.parse import nsys_fields
@@ -69,3 +69,14 @@ def test_gpu_sum_csv_header_is_its_own_report():
     cells = re.split(r" {2,}", header.strip())
     assert cells[-2:] == ["Category", "Operation"]
     assert nsys_fields.identify_cells(cells) == "cuda_gpu_sum"
+
+
+def test_paste_that_ends_at_the_gpu_sum_header_is_refused_naming_it(tmp_path, capsys):
+    """A comment whose paste ends at the `cuda_gpu_sum` header (no rule, no rows): one line that
+    names the report and the header's line (it said "no nsys report header found" before)."""
+    path = NSYS / "2024.5.1" / "nsys-easy-1-gpu-sum-header-alone.md"
+    lines = path.read_text().splitlines()
+    at = next(n for n, line in enumerate(lines, 1) if "Category" in line)
+    assert at == len(lines)  # the header is the paste's last line
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    assert_refused(result, 2, str(path), f"the cuda_gpu_sum table at line {at} is its header alone")

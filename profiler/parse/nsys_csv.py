@@ -181,6 +181,7 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
             or all_skipped(head)
             or _all_empty(head)
             or only_unused(head, blocks)
+            or _header_alone(blocks)
             or "no nsys report header found"
         )
         raise ParseError(path, EXPECTED, reason)
@@ -271,6 +272,22 @@ def only_unused(head: str, blocks: list[Block]) -> str | None:
         f"its tables are all of nsys reports profgen does not use ({shown}), none of a CUDA "
         "API, kernel or memory-copy report (a paste cut before them?)"
     )
+
+
+def _header_alone(blocks: list[Block]) -> str | None:
+    """Why a capture whose last table is a header with nothing under it (a paste that ends at
+    the header of a report profgen reads) holds no table: that report and the header's line;
+    None when no block is a header alone."""
+    for block in blocks:
+        lines = [line for line in block.text.split("\n") if line.strip()]
+        if block.report in REPORTS and len(lines) == 1:
+            cells = re.split(r"\s{2,}", lines[0].strip())
+            if nsys_fields.identify_cells(cells) == block.report:
+                return (
+                    f"the {block.report} table at line {block.first_line} is its header alone: "
+                    "the paste ends there, before its rule and rows"
+                )
+    return None
 
 
 _MARKS = ("Processing [", "Running [", "Exporting [", "[")
