@@ -56,7 +56,7 @@ class _RefOpen:
         self.reports: list[str] = []
         self.ncu_attached = 0
         self.ncu_done = False
-        self.nsys_once: tuple[str, ...] = ()
+        self.once: tuple[str, ...] = ()
 
     note = capture._Open.note
 
@@ -64,7 +64,7 @@ class _RefOpen:
         text = "".join(self.lines)
         if text.strip():
             fields = (self.command, tuple(self.elided), self.marked, tuple(self.reports))
-            fields += (self.nsys_once,)
+            fields += (self.once,)
             out.append(capture.Section(self.first_line, text, self.tool, *fields))
         elif self.elided and out:
             last = out[-1]
