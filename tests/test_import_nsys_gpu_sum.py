@@ -80,3 +80,15 @@ def test_paste_that_ends_at_the_gpu_sum_header_is_refused_naming_it(tmp_path, ca
     assert at == len(lines)  # the header is the paste's last line
     result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
     assert_refused(result, 2, str(path), f"the cuda_gpu_sum table at line {at} is its header alone")
+
+
+def test_source_file_whose_table_a_formatter_reflowed_is_refused_as_source(tmp_path, capsys):
+    """A CUDA source whose comment held a `cuda_gpu_sum` table that a formatter reflowed to 80
+    columns: no table is left, and the one line says the file is CUDA source with none (it
+    quoted the first line alone before)."""
+    path = NSYS / "any" / "nsys-easy-table-reflowed-in-comment.cu"
+    text = path.read_text()
+    assert "Max\n(ns)" in text and max(len(line) for line in text.splitlines()[:24]) <= 80
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    said = "it is a CUDA source file in which no profiler table was found (it starts '#include"
+    assert_refused(result, 2, str(path), said)
