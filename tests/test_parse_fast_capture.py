@@ -86,7 +86,7 @@ def reference_split(text: str) -> list[capture.Section]:
             cur.elided.append(number)
         else:
             tool, run = capture._signature(stripped, previous_blank)
-            named = nsys_stdout.named(stripped) if tool == capture.NSYS else None
+            named = nsys_stdout.named(stripped.lstrip(" \t")) if tool == capture.NSYS else None
             another = tool is not None and capture._another(cur, tool, run, stripped, named)
             if another and cur.tool is not None:
                 cur.close(out)

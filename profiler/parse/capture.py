@@ -232,7 +232,7 @@ def _walk(
             cur.elided.append(number)  # left out; the section goes on
         else:
             tool, run = _signature(line, previous_blank)
-            named = nsys_stdout.named(line) if tool == NSYS else None
+            named = nsys_stdout.named(line.lstrip(" \t")) if tool == NSYS else None
             if tool is not None and cur.tool is not None and _another(cur, tool, run, line, named):
                 cur.close(out)
                 cur = _Open(first_line=number)
