@@ -56,7 +56,7 @@ class _RefOpen:
         self.reports: list[str] = []
         self.ncu_attached = 0
         self.ncu_done = False
-        self.nsys_once: tuple[str, ...] = ()
+        self.once: tuple[str, ...] = ()
 
     note = capture._Open.note
 
@@ -64,7 +64,7 @@ class _RefOpen:
         text = "".join(self.lines)
         if text.strip():
             fields = (self.command, tuple(self.elided), self.marked, tuple(self.reports))
-            fields += (self.nsys_once,)
+            fields += (self.once,)
             out.append(capture.Section(self.first_line, text, self.tool, *fields))
         elif self.elided and out:
             last = out[-1]
@@ -86,7 +86,7 @@ def reference_split(text: str) -> list[capture.Section]:
             cur.elided.append(number)
         else:
             tool, run = capture._signature(stripped, previous_blank)
-            named = nsys_stdout.named(stripped) if tool == capture.NSYS else None
+            named = nsys_stdout.named(stripped.lstrip(" \t")) if tool == capture.NSYS else None
             another = tool is not None and capture._another(cur, tool, run, stripped, named)
             if another and cur.tool is not None:
                 cur.close(out)

@@ -106,7 +106,9 @@ class Section:
     marked: whether a prompt or a fence cut it from what came before.
     reports: the reports (or scripts) its nsys marker lines name, as written
         (`[3/3] Executing 'cuda_gpu_trace' stats report`, `** CUDA API Summary (cuda_api_sum):`).
-    once: the lines nsys profile prints once a run that its nsys output printed (`_NSYS_ONCE`).
+    once: the lines nsys profile prints once a run that its nsys output printed (`_NSYS_ONCE`),
+        or ncu's `==PROF== Disconnected from process` when its ncu output printed one (the end
+        of a run's processes: ncu prints each process's results below it).
     """
 
     first_line: int
@@ -141,6 +143,12 @@ class Piece:
     def file_line(self, line: int) -> int:
         """As `Section.file_line`."""
         return _file_line(self.first_line, self.elided, line)
+
+
+def elision(line: str) -> bool:
+    """Whether `line` is an elision mark a paste puts where it cut lines out (`...`, `[...]`,
+    `[...warmup...]`, `<snip>`, `... < snip > ...`)."""
+    return len(line) <= _ELISION_MAX and _ELISION.fullmatch(line) is not None
 
 
 def _file_line(first_line: int, elided: tuple[int, ...], line: int) -> int:
@@ -220,11 +228,11 @@ def _walk(
             cur.close(out)
             cur = _Open(first_line=number + 1, command=prompt, marked=True)
             cur.tool = None if prompt is None else profiler_run(prompt)
-        elif len(line) <= _ELISION_MAX and _ELISION.fullmatch(line):
+        elif elision(line):
             cur.elided.append(number)  # left out; the section goes on
         else:
             tool, run = _signature(line, previous_blank)
-            named = nsys_stdout.named(line) if tool == NSYS else None
+            named = nsys_stdout.named(line.lstrip(" \t")) if tool == NSYS else None
             if tool is not None and cur.tool is not None and _another(cur, tool, run, line, named):
                 cur.close(out)
                 cur = _Open(first_line=number)
@@ -256,7 +264,7 @@ def _another(cur: _Open, tool: str, run: str | None, line: str, named: str | Non
         return cur.ncu_done and line.lstrip(" \t").startswith(_NCU_CONNECTED)
     if tool == NSYS:
         line = line.lstrip()
-        again = line.startswith(cur.nsys_once)  # what it prints once a run, printed again
+        again = line.startswith(cur.once)  # what it prints once a run, printed again
         return again or named in cur.reports or bool(cur.reports and line.startswith(_NSYS_ONCE))
     return cur.run is not None and tool == NVPROF and _NVPROF_STARTS in line
 
@@ -293,13 +301,15 @@ def restarts(sections: list[Section]) -> bool:
     anew, or where nsys printed again what it prints once a run), or a section of nsys output
     that prints a line nsys profile prints once a run which an earlier one printed (each run
     in a Markdown fence of its own or after a prompt of its own: `Collecting data...` twice;
-    `nsys stats` after `nsys profile` prints neither again)."""
+    `nsys stats` after `nsys profile` prints neither again), or a section of ncu output that
+    disconnects from a process after an earlier one did (each run's results in a fence of its
+    own, below its `==PROF== Disconnected from process` line)."""
     pairs = zip(sections, sections[1:], strict=False)
     if any(a.tool == b.tool and b.tool in (NCU, NSYS) and not b.marked for a, b in pairs):
         return True
     printed: set[str] = set()
     for section in sections:
-        if section.tool == NSYS:
+        if section.tool in (NSYS, NCU):
             if printed.intersection(section.once):
                 return True
             printed.update(section.once)
@@ -350,19 +360,20 @@ class _Open:
         self.elided: list[int] = []
         self.ncu_attached = 0  # processes ncu connected to and not yet disconnected from
         self.ncu_done = False  # one disconnected, and none is connected: its run is over
-        self.nsys_once: tuple[str, ...] = ()  # the lines of `_NSYS_ONCE` its nsys output printed
+        self.once: tuple[str, ...] = ()  # the lines of a run's end or start it printed (`Section`)
 
     def note(self, tool: str, line: str) -> None:
         """Note `tool`'s `line` if it marks where a run is: ncu connecting to or disconnecting
         from a process, a line nsys prints once a run."""
         line = line.lstrip(" \t")
         if tool == NSYS:
-            self.nsys_once += tuple(m for m in _NSYS_ONCE if line.startswith(m))
+            self.once += tuple(m for m in _NSYS_ONCE if line.startswith(m))
         elif tool == NCU and line.startswith(_NCU_CONNECTED):
             self.ncu_attached, self.ncu_done = self.ncu_attached + 1, False
         elif tool == NCU and line.startswith(_NCU_DISCONNECTED):
             self.ncu_attached = max(0, self.ncu_attached - 1)
             self.ncu_done = self.ncu_attached == 0
+            self.once += () if _NCU_DISCONNECTED in self.once else (_NCU_DISCONNECTED,)
 
     def add(self, line: int, start: int, end: int, solid: bool) -> None:
         """Read lines `line`.. (0-based), bytes `start:end` of the capture."""
@@ -379,7 +390,7 @@ class _Open:
         if self.solid:
             elided = tuple(self.elided)
             spans = tuple(self.spans)
-            fields = (self.command, elided, self.marked, tuple(self.reports), self.nsys_once)
+            fields = (self.command, elided, self.marked, tuple(self.reports), self.once)
             out.append(Piece(self.first_line, spans, self.tool, *fields))
         elif self.elided and out:  # an elision right after a section ends that section
             last = out[-1]

@@ -15,9 +15,10 @@ the name is left-aligned, unit and value right-aligned, so a row is cut from its
 the widths of the rule's three dash runs. `WRN`/`INF`/`OPT` advice, tables of other shapes and
 the program's output are skipped. A `--metrics` run gives the same tables (`Section: Command
 line profiler metrics`, raw metric names). `--print-summary per-kernel` prints one line per
-kernel (`name (grid)x(block), Device 0, CC 8.9, Invocations 14`) and tables of five columns
-(`Metric Name  Metric Unit  Minimum  Maximum  Average`): one row per kernel, of its `Average`s,
-as from the --csv summary. ncu 2020.x-2021.x wrote its summary under a `Device 0` line, the
+kernel (`name (grid)x(block), Device 0, CC 8.9, Invocations 14`, or, under a `Device 0, CC 9.0`
+line of its own, `name (grid)x(block), Invocations 300`) and tables of five columns (`Metric
+Name  Metric Unit  Minimum  Maximum  Average`): one row per kernel, of its `Average`s, as from
+the --csv summary. ncu 2020.x-2021.x wrote its summary under a `Device 0` line, the
 kernel's line (`name, Block Size 256, Grid Size 8192, 1 invocations`: block and grid as sizes)
 again above each section, and every cell padded to its column's width, values left-aligned.
 
@@ -70,6 +71,7 @@ from profiler.parse import (
     lines,
     ncu_comma,
     ncu_csv,
+    ncu_elided,
     ncu_nvtx,
     ncu_text_counters,
     ncu_walk,
@@ -158,6 +160,7 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
     names = _without_stray_bracket(names, walk)
     ids = _launch_ids(data, split, len(walk.launches))
     _note_bare(data, split, walk, ids)
+    ncu_elided.note(split, walk)
     launches = pd.DataFrame(
         {
             "ID": [str(i) for i in ids],

@@ -30,6 +30,8 @@ from profiler.parse import byte_spans, lines, ncu_csv
 _KERNEL_TAIL = re.compile(r", Context [0-9]+, Stream [0-9]+(?:, Device [0-9]+, CC [0-9.]+)?\Z")
 # `--print-summary per-kernel`: one line per kernel, its launches counted.
 _SUMMARY_TAIL = re.compile(r", Device [0-9]+, CC [0-9.]+, Invocations [0-9]+\Z")
+# The same summary under a `Device 0, CC 9.0` line of its own: the kernel line without the device.
+_GROUPED_SUMMARY_TAIL = re.compile(r", Invocations [0-9]+\Z")
 # ncu 2020.x-2021.x's `--print-summary` (under a `Device 0` line): the block and grid as sizes.
 _OLD_SUMMARY_TAIL = re.compile(r", Block Size ([0-9]+), Grid Size ([0-9]+), [0-9]+ invocations\Z")
 # A kernel line edited down to its launch shape and compute capability (no Context, Stream).
@@ -355,17 +357,17 @@ def bare(line: str) -> bool:
 def launch_shape(line: str) -> Shape | None:
     """The name, grid and block of the kernel a result line names (`name, <time>, Context 1,
     Stream 7`, `name (grid)x(block), Context 1, Stream 7, Device 0, CC 8.6`, a per-kernel
-    summary's `name (grid)x(block), Device 0, CC 8.9, Invocations 14`, or a pasted line edited
-    down to `name (grid)x(block), CC 8.9`; ncu 2020.x-2021.x's summary line `name, Block Size
-    256, Grid Size 8192, 1 invocations`, its sizes as grid and block), or None for any other
-    line."""
+    summary's `name (grid)x(block), Device 0, CC 8.9, Invocations 14` (or `name (grid)x(block),
+    Invocations 14` under a `Device 0, CC 9.0` line), or a pasted line edited down to `name
+    (grid)x(block), CC 8.9`; ncu 2020.x-2021.x's summary line `name, Block Size 256, Grid Size
+    8192, 1 invocations`, its sizes as grid and block), or None for any other line."""
     if "," not in line:  # (every tail has one: one fast scan, not four, of a long line without)
         return None
     cut = line.rfind(", Context ")
     if cut < 0 or not _KERNEL_TAIL.search(line[cut : cut + _MAX_TAIL]):
         cut = line.rfind(", Device ")
         if cut < 0 or not _SUMMARY_TAIL.search(line[cut : cut + _MAX_TAIL]):
-            return _old_summary_shape(line) or _bare_shape(line)
+            return _old_summary_shape(line) or _bare_shape(line) or _grouped_summary_shape(line)
     head = line[:cut].strip()
     shaped = _with_shape(head)
     if shaped is not None:
@@ -383,6 +385,16 @@ def _old_summary_shape(line: str) -> Shape | None:
     if tail is None:
         return None
     return line[:cut].strip(), tail[2], tail[1]
+
+
+def _grouped_summary_shape(line: str) -> Shape | None:
+    """The name, grid and block of a per-kernel summary's line under a `Device 0, CC 9.0` line of
+    its own (`name (grid)x(block), Invocations 300`; the launch shape is needed, as for a bare
+    line), or None."""
+    cut = line.rfind(", Invocations ")
+    if cut < 0 or not _GROUPED_SUMMARY_TAIL.search(line[cut : cut + _MAX_TAIL].rstrip()):
+        return None
+    return _with_shape(line[:cut].strip())
 
 
 def _bare_shape(line: str) -> Shape | None:

@@ -14,11 +14,13 @@ capture (markers, headings, banners, `SKIPPED:` lines), `nsys_text` reads column
 | cuda_api_trace | `api_trace` |
 | nvtx_gpu_proj_trace | `range_trace` |
 | cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum | `gpu_activities` (1) |
+| cuda_gpu_sum (kernels and memory operations, by `Category`) | `gpu_activities` (2) |
 | cuda_api_sum (cudaapisum) | `api_calls`, only when there is no api trace |
 | nvtx_sum (nvtxsum) [+ nvtx_gpu_proj_sum] | `ranges` |
 
 (1) only when there is no gpu trace; old names gpukernsum, gpumemtimesum, gpumemsizesum; the
 headings `CUDA Kernel Statistics`, `CUDA Memory Operation Statistics (by time|by size)`.
+(2) only when there is neither a gpu trace nor a kernel or memory-time summary.
 
 Units are taken from the headers (or the heading above a table) and converted to integer ns
 and bytes. Reports profgen does not use (osrt_sum, nvtx_kern_sum, ...) are skipped. When a
@@ -179,6 +181,7 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
             or all_skipped(head)
             or _all_empty(head)
             or only_unused(head, blocks)
+            or _header_alone(blocks)
             or "no nsys report header found"
         )
         raise ParseError(path, EXPECTED, reason)
@@ -271,6 +274,22 @@ def only_unused(head: str, blocks: list[Block]) -> str | None:
     )
 
 
+def _header_alone(blocks: list[Block]) -> str | None:
+    """Why a capture whose last table is a header with nothing under it (a paste that ends at
+    the header of a report profgen reads) holds no table: that report and the header's line;
+    None when no block is a header alone."""
+    for block in blocks:
+        lines = [line for line in block.text.split("\n") if line.strip()]
+        if block.report in REPORTS and len(lines) == 1:
+            cells = re.split(r"\s{2,}", lines[0].strip())
+            if nsys_fields.identify_cells(cells) == block.report:
+                return (
+                    f"the {block.report} table at line {block.first_line} is its header alone: "
+                    "the paste ends there, before its rule and rows"
+                )
+    return None
+
+
 _MARKS = ("Processing [", "Running [", "Exporting [", "[")
 
 
@@ -309,7 +328,9 @@ def _read_block(
 
 # The GPU summaries whose headers tell them apart: a kernel summary's `Instances` and `Name`, a
 # memory summary's `Operation` with its time (or its sizes). No CUDA API summary has either.
-_GPU_SUMS = frozenset({"cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum"})
+_GPU_SUMS = frozenset(
+    {"cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "cuda_gpu_sum"}
+)
 _CALLS = frozenset({"calls", "numcalls"})  # a CUDA API (or OS runtime) summary's count of calls
 
 

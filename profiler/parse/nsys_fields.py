@@ -30,6 +30,7 @@ REPORTS = (
     "cuda_gpu_kern_sum",
     "cuda_gpu_mem_time_sum",
     "cuda_gpu_mem_size_sum",
+    "cuda_gpu_sum",
     "cuda_api_sum",
     "nvtx_sum",
     "nvtx_gpu_proj_sum",
@@ -101,6 +102,9 @@ _SUM = {
     "range": "name",
     "style": "style",
 }
+# cuda_gpu_sum (2022.4 and later): kernels and memory operations in one table, each row's
+# `Category` (`CUDA_KERNEL`, `MEMORY_OPER`) saying which.
+_GPU_SUM = {**_SUM, "category": "category"}
 _SIZE_SUM = {
     "total": "total",
     "count": "calls",
@@ -122,6 +126,7 @@ FIELDS = {
     "nvtx_gpu_proj_trace": _PROJ_TRACE,
     "cuda_gpu_kern_sum": _SUM,
     "cuda_gpu_mem_time_sum": _SUM,
+    "cuda_gpu_sum": _GPU_SUM,
     "cuda_api_sum": _SUM,
     "nvtx_sum": _SUM,
     "cuda_gpu_mem_size_sum": _SIZE_SUM,
@@ -139,13 +144,20 @@ REQUIRED = {
         ("cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_api_sum", "nvtx_sum"),
         ("total", "calls", "avg", "min", "max", "name"),
     ),
+    "cuda_gpu_sum": ("total", "calls", "avg", "min", "max", "name", "category"),
 }
 _TIMES = set("start duration total avg min max gpu_start gpu_duration gpu_total".split())
 _SIZES = {"ssmem", "dsmem", "bytes"}
 _SUMMED = {"duration", "total", "gpu_duration", "gpu_total"}  # analyses add these up
 LABELS = {"name", "device", "src", "dst"}
-TEXT = LABELS | {"style"}  # fields kept as text: every other field is a number
-_SUMMARIES = {"cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_api_sum", "nvtx_sum"}
+TEXT = LABELS | {"style", "category"}  # fields kept as text: every other field is a number
+_SUMMARIES = {
+    "cuda_gpu_kern_sum",
+    "cuda_gpu_mem_time_sum",
+    "cuda_gpu_sum",
+    "cuda_api_sum",
+    "nvtx_sum",
+}
 NONE = "None"  # nsys's word for "no value" in a numeric cell
 
 Columns = dict[str, tuple[str, str]]
@@ -184,6 +196,8 @@ def identify_cells(cells: list[str]) -> str | None:
         return "nvtx_gpu_proj_sum"
     if {"start", "duration", "name", "corrid"} <= keys:
         return "cuda_api_trace"
+    if "category" in keys and "totaltime" in keys:
+        return "cuda_gpu_sum"
     if "operation" in keys:
         return "cuda_gpu_mem_time_sum" if "totaltime" in keys else "cuda_gpu_mem_size_sum"
     if "range" in keys and "totaltime" in keys:

@@ -13,9 +13,11 @@ import numpy as np
 import pandas as pd
 
 from profiler import schema
-from profiler.parse import gpuops
+from profiler.errors import ParseError
+from profiler.parse import gpuops, values
 from profiler.ranges import DOMAIN
 
+_GPU_SUM = "nsys cuda_gpu_sum report (kernels and memory operations)"
 _DOMAIN_PREFIX = re.compile(rf"^(?:{re.escape(DOMAIN)}:|:)")
 
 
@@ -31,6 +33,11 @@ def build(frames: dict[str, tuple[pd.DataFrame, Path]], stage: str) -> dict[str,
             get.get("cuda_gpu_mem_time_sum"),
             get.get("cuda_gpu_mem_size_sum"),
             stage,
+        )
+    elif "cuda_gpu_sum" in get:
+        kern, mem_time = by_category(*frames["cuda_gpu_sum"])
+        out["gpu_activities"] = gpu_activities(
+            kern, mem_time, get.get("cuda_gpu_mem_size_sum"), stage
         )
     if "cuda_api_trace" in get:
         out["api_trace"] = api_trace(get["cuda_api_trace"], stage)
@@ -127,6 +134,23 @@ def gpu_activities(
     df = pd.concat(parts, ignore_index=True)
     df = df.rename(columns={"total": "total_ns", "avg": "avg_ns", "min": "min_ns", "max": "max_ns"})
     return _summary(df.assign(stage=stage), schema.GPU_ACTIVITIES)
+
+
+def by_category(f: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """cuda_gpu_sum fields (kernels and memory operations in one table) -> the rows a kernel
+    summary and a memory-time summary would hold, by each row's `Category` (`CUDA_KERNEL`,
+    `MEMORY_OPER`: nsys's words for the two).
+
+    Raises: ParseError naming a category that is neither (no row is guessed at).
+    """
+    category = f["category"].astype("string").str.strip()
+    other = sorted(set(category.fillna("(empty)")) - {"CUDA_KERNEL", "MEMORY_OPER"})
+    if other:
+        said = ", ".join(values.shown_cell(c, 40) for c in other[:3])
+        detail = f"a row's Category is {said}, not CUDA_KERNEL or MEMORY_OPER"
+        raise ParseError(path, _GPU_SUM, detail)
+    rows = f.drop(columns="category")
+    return rows[category.eq("CUDA_KERNEL").to_numpy()], rows[category.eq("MEMORY_OPER").to_numpy()]
 
 
 def api_calls(f: pd.DataFrame, stage: str) -> pd.DataFrame:

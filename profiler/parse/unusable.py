@@ -59,6 +59,12 @@ _METRIC_TYPES = ("Counter", "Ratio", "Throughput")
 _METRIC_ROWS = 3  # rows of a metric list that make one (a header alone does too)
 _RULE_MARK, _WITH = "Processing [", "] with ["
 _READS = "profgen imports nvprof, Nsight Systems and Nsight Compute output"
+_SOURCES = {
+    **dict.fromkeys((".cu", ".cuh"), "a CUDA"),
+    **dict.fromkeys((".c", ".cc", ".cpp", ".cxx", ".h", ".hpp"), "a C or C++"),
+    ".py": "a Python",
+    ".f90": "a Fortran",
+}
 _IPROF_HEADER = ["Name", "Time", "Time(%)", "Calls", "Average", "Min", "Max"]
 _GPROF_MARKS = ("Each sample counts as ", "granularity: each sample hit covers ")
 _PSTATS_HEADER = ["ncalls", "tottime", "percall", "cumtime", "percall", "filename:lineno(function)"]
@@ -103,13 +109,16 @@ def describe(lines: list[str]) -> str | None:
 
 
 def document(suffix: str, lines: list[str]) -> str | None:
-    """What a Markdown document or an HTML page (by its name's suffix or its first line) in
-    which detection found no profiler output is, and that; else None."""
+    """What a Markdown document, an HTML page (by its name's suffix or its first line) or a
+    program's source (by its name's suffix: profiler output is pasted into comments) in which
+    detection found no profiler output is, and that; else None."""
     first = next((line.strip() for line in lines if line.strip()), "")
     if suffix.lower() in (".md", ".markdown") or first.startswith("# "):
         kind = "a Markdown document"
     elif suffix.lower() in (".html", ".htm") or first.lower().startswith(_HTML_STARTS):
         kind = "an HTML page"
+    elif suffix.lower() in _SOURCES:
+        kind = f"{_SOURCES[suffix.lower()]} source file"
     else:
         return None
     return (

@@ -1,0 +1,91 @@
+"""Layouts of ncu's `--print-summary per-kernel` text met in public files of later rounds, checked
+against the files themselves: expected names and values are read from the text here, not from
+the parser.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from profiler import schema
+from profiler.parse import ncu_text, values
+
+ANY = Path(__file__).parent / "data" / "ncu" / "any"
+GROUPED = ANY / "bitonic-h100-summary-under-device-line.md"
+ELIDED = ANY.parent / "2025.x" / "thor-import-summary-elided-occupancy.md"
+KERNEL_LINE = re.compile(
+    r"^ +(?P<name>.+) \((?P<grid>[0-9, ]+)\)x\((?P<block>[0-9, ]+)\), Invocations [0-9]+$"
+)
+
+
+def kernel_lines(path: Path) -> list[re.Match[str]]:
+    """The summary's kernel lines: `name (grid)x(block), Invocations N`, no device on them."""
+    found = (KERNEL_LINE.match(line) for line in path.read_text().splitlines())
+    return [m for m in found if m]
+
+
+def summary_cells(path: Path, metric: str) -> list[tuple[float, ...]]:
+    """Each kernel's Minimum, Maximum and Average of row `metric`, from the file text."""
+    found: list[tuple[float, ...]] = []
+    for line in path.read_text().splitlines():
+        cells = line.split()
+        if cells and cells[0] == metric:
+            found.append(tuple(float(cell.replace(",", "")) for cell in cells[-3:]))
+    return found
+
+
+def test_summary_under_a_device_line_reads_every_kernel():
+    """A per-kernel summary whose device is a line of its own (`Device 0, CC 9.0`) and whose
+    kernel lines end `, Invocations N` after the launch shape: one row per kernel, its averages
+    as values (refused before, as tables with no kernel line above them)."""
+    tables = ncu_text.read_tables(GROUPED, "s")
+    m = schema.validate(tables["metrics"], schema.METRICS)
+    lines = kernel_lines(GROUPED)
+    assert [k["name"] for k in lines] == [
+        "bitonic_merge(int *, int, int, int)",
+        "fill_padding(int *, int, int, int)",
+    ]
+    assert list(m["name"]) == [k["name"] for k in lines]
+    assert list(m["grid"]) == [f"({k['grid']})" for k in lines]
+    assert list(m["block"]) == [f"({k['block']})" for k in lines]
+    occupancy = summary_cells(GROUPED, "sm__warps_active.avg.pct_of_peak_sustained_active")
+    assert list(m["achieved_occupancy_pct"]) == pytest.approx([c[2] for c in occupancy])
+    assert list(m["achieved_occupancy_pct"]) == pytest.approx([73.84, 9.65])
+    c = tables["counters"]
+    row = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
+    got = [tuple(r) for r in c[c["metric"] == row][["min", "max", "value"]].itertuples(index=False)]
+    assert [pytest.approx(cells) for cells in summary_cells(GROUPED, row)] == got
+    assert got[0] == pytest.approx((56.59, 72.29, 64.43))
+
+
+
+def test_summary_with_elided_rows_reads_the_rest_and_says_the_tables_are_partial():
+    """A per-kernel summary whose author replaced each Occupancy table's header, rules and first
+    rows by a `...` line: every kernel's `--metrics` rows are read (Minimum, Maximum, Average,
+    thousands separators), and a partial `ReadNote` names each `...` line (the import was silent
+    before: the Occupancy rows under the cut header were dropped without a word)."""
+    with values.trimmed() as said:
+        tables = ncu_text.read_tables(ELIDED, "s")
+    text = ELIDED.read_text().splitlines()
+    marks = [n for n, line in enumerate(text, 1) if line.strip() == "..."]
+    assert len(marks) == 3
+    assert [note.partial for note in said] == [True]
+    assert said[0].line == marks[0] and all(str(n) in str(said[0]) for n in marks)
+    m = schema.validate(tables["metrics"], schema.METRICS)
+    assert list(m["name"]) == [k["name"] for k in kernel_lines_with_device(ELIDED)]
+    c = tables["counters"]
+    row = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+    got = [tuple(r) for r in c[c["metric"] == row][["min", "max", "value"]].itertuples(index=False)]
+    assert [pytest.approx(cells) for cells in summary_cells(ELIDED, row)] == got
+    assert got[1] == pytest.approx((1_016_796, 1_016_893, 1_016_842.21))
+
+
+def kernel_lines_with_device(path: Path) -> list[re.Match[str]]:
+    """The summary's kernel lines as ncu 2024.x-2025.x print them: `name (grid)x(block), Device
+    0, CC 11.0, Invocations 14`."""
+    line = re.compile(r"^ +(?P<name>.+) \([0-9, ]+\)x\([0-9, ]+\), Device 0, CC [0-9.]+, Inv")
+    found = (line.match(text) for text in path.read_text().splitlines())
+    return [m for m in found if m]
