@@ -38,3 +38,21 @@ def test_two_fenced_runs_are_two_stages(tmp_path, capsys):
     assert list(got["stage"]) == ["s.1", "s.2"]
     assert list(got["value"]) == sectors(RUNS)
     assert list(got["kernel_id"]) == [0, 0]  # each run's own first launch
+
+
+def test_a_run_whose_section_line_was_cut_out(tmp_path, capsys):
+    """The same post with the first run's `Section:` line deleted (a paste that lost it; found
+    by fuzzing): that run's metric table is still read under its kernel line, its counters with
+    no section, instead of an IndexError (a run with no `Section:` line at all)."""
+    text = RUNS.read_text()
+    path = tmp_path / "post.md"
+    path.write_text(text.replace("   Section: Command line profiler metrics\n", "", 1))
+    argv = ["import", "--model", "m", "--out", tmp_path / "out", "--stage", f"s={path}"]
+    result = profgen(argv, capsys)
+    assert result.code == 0, result.err
+    run = store.load_run(result.out.strip().splitlines()[-1])
+    c = run.table("counters")
+    got = c[c["metric"] == "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]
+    assert list(got["stage"]) == ["s.1", "s.2"]
+    assert list(got["value"]) == sectors(RUNS)
+    assert list(got["section"].isna()) == [True, False]

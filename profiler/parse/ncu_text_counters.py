@@ -138,12 +138,14 @@ def _sections(walk: ncu_walk.Walk, kept: np.ndarray) -> pd.Series:
     """Each kept row's section: the last `Section:` line above it in its launch (missing when
     none), each distinct section line read once."""
     heads = walk.section_lines
+    if not len(heads):  # rows under a kernel line but no `Section:` line (a paste cut it out)
+        return values.coded_strings(np.full(len(kept), -1), [])
     above = np.searchsorted(heads, walk.rows[kept], side="right") - 1
     line = np.where(above >= 0, heads[np.maximum(above, 0)], -1)
     inside = line > walk.kernel_lines[walk.launch[kept]]
     used, which = np.unique(walk.section_texts[np.maximum(above, 0)], return_inverse=True)
     titles = [walk.texts[t].strip().removeprefix("Section:").strip() or pd.NA for t in used]
-    return values.coded_strings(np.where(inside & (len(heads) > 0), which, -1), titles)
+    return values.coded_strings(np.where(inside, which, -1), titles)
 
 
 def _cell_numbers(cells: list[str | None]) -> np.ndarray:
