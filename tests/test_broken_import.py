@@ -206,6 +206,14 @@ BAD = {
         edited(NVPROF_CSV, ",44.775000,", ",inf,"),
         fragments=("line 6, column 'Avg': 'inf' is not a finite number",),
     ),
+    "nvprof --csv metrics header cut in a name (fuzzed)": Case(
+        edited(
+            DATA / "nvprof" / "8.x" / "j3d27pt-csv-metrics.csv",
+            '"Metric Description","Min","Max","Avg"',
+            '"Metric Descripti',
+        ),
+        fragments=("no column Min, Max, Avg in its header",),
+    ),
     "two Name columns": Case(
         file_with("k.csv", KERN.read_text().replace("StdDev (ns),Name", "Name,Name")),
         fragments=("column 'Name' appears twice",),

@@ -103,15 +103,19 @@ _NEED = np.array(  # per field and rank: how many metrics a complete source has
 def csv_rows(origin: Origin) -> Rows:
     """The rows of one `--csv` metric or event table.
 
-    Raises: ParseError for a repeated column, a truncated last row, a row without a kernel name
-        or a metric listed twice for one kernel.
+    Raises: ParseError for a repeated or missing column, a truncated last row, a row without a
+        kernel name or a metric listed twice for one kernel.
     """
     header = csvtext.header_cells(str(origin.text).split("\n", 1)[0])
     csvtext.check_header(header, origin.path, origin.expected)
     raw = csvtext.read_csv_text(origin.text, origin.path, origin.expected)
     csvtext.check_last_row(origin, len(header), len(raw) - 1)
     name = "Metric Name" if "Metric Name" in raw else "Event Name"
-    frame = raw[["Device", "Kernel", "Invocations", name, "Min", "Max", "Avg"]].astype(object)
+    wanted = ["Device", "Kernel", "Invocations", name, "Min", "Max", "Avg"]
+    missing = [c for c in wanted if c not in raw]
+    if missing:  # a header cut short (a paste or a truncated file)
+        raise origin.error(f"no column {', '.join(missing)} in its header")
+    frame = raw[wanted].astype(object)
     frame = frame.set_axis(LONG, axis=1).set_axis(pd.RangeIndex(len(raw)))
     nameless = np.flatnonzero(frame["kernel"].isna().to_numpy())
     if len(nameless):
