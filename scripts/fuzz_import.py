@@ -24,7 +24,9 @@ import time
 import traceback
 import warnings
 import zlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from test_fuzz_import import mutate  # noqa: E402
@@ -88,13 +90,30 @@ def main() -> int:
     Path(args.out).mkdir(parents=True, exist_ok=True)
     deadline = time.time() + args.seconds
     jobs = [(args.out, deadline, f, args.per_file, args.seed) for f in args.files]
+    total, kinds = pooled(fuzz_file, jobs, args.workers, lambda line: line.split(" (")[0][:80])
+    print(f"{total} mutants of {len(args.files)} files; {len(kinds)} kinds of crash")
+    return said(kinds)
+
+
+def pooled(
+    work: Callable[[Any], tuple[int, list[str]]],
+    jobs: list[Any],
+    workers: int,
+    kind: Callable[[str], str],
+) -> tuple[int, dict[str, list[str]]]:
+    """`work` over `jobs` in `workers` processes: the count they ran, and their crash lines by
+    kind (`kind` of a line)."""
     total, kinds = 0, {}
-    with multiprocessing.Pool(args.workers) as pool:
-        for done, crashes in pool.imap_unordered(fuzz_file, jobs):
+    with multiprocessing.Pool(workers) as pool:
+        for done, crashes in pool.imap_unordered(work, jobs):
             total += done
             for line in crashes:
-                kinds.setdefault(line.split(" (")[0][:80], []).append(line)
-    print(f"{total} mutants of {len(args.files)} files; {len(kinds)} kinds of crash")
+                kinds.setdefault(kind(line), []).append(line)
+    return total, kinds
+
+
+def said(kinds: dict[str, list[str]]) -> int:
+    """Prints one line per kind of crash (how many, the first); the exit status: 1 when any."""
     for lines in kinds.values():
         print(f"{len(lines)} x {lines[0]}")
     return 1 if kinds else 0

@@ -34,6 +34,7 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from fuzz_import import pooled, said  # noqa: E402
 from test_fuzz_import import mutate  # noqa: E402
 
 from profiler.cli import build_parser  # noqa: E402
@@ -135,16 +136,9 @@ def main() -> int:
     deadline = time.time() + args.seconds
     workers = max(1, args.workers)
     jobs = [(args.out, deadline, args.runs, args.seed * 1000 + k) for k in range(workers)]
-    total, kinds = 0, {}
-    with multiprocessing.Pool(workers) as pool:
-        for done, crashes in pool.imap_unordered(fuzz, jobs):
-            total += done
-            for line in crashes:
-                kinds.setdefault(line.split(" | ")[0], []).append(line)
+    total, kinds = pooled(fuzz, jobs, workers, lambda line: line.split(" | ")[0])
     print(f"{total} commands on mutants of {len(args.runs)} runs; {len(kinds)} kinds of crash")
-    for lines in kinds.values():
-        print(f"{len(lines)} x {lines[0]}")
-    return 1 if kinds else 0
+    return said(kinds)
 
 
 if __name__ == "__main__":
