@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -513,3 +515,17 @@ def test_a_recorded_run_damaged_so_its_tables_disagree_is_still_reported(
     assert {p.name: p.read_bytes() for p in broken.iterdir()} != before  # the edit took
     result = profgen(["report", broken, "-o", tmp_path / "report.html"], capsys)
     assert result.code == 0 and "Traceback" not in result.err, result.err
+
+
+def test_the_run_fuzz_script_runs(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """scripts/fuzz_runs.py, the longer fuzz whose finds this file keeps, runs a few seconds over
+    a recorded run and a baseline file, runs its commands and finds no crash."""
+    script = Path(__file__).resolve().parents[1] / "scripts" / "fuzz_runs.py"
+    argv = ["--out", tmp_path, "--seconds", "3", "--workers", "1", "--seed", "1"]
+    sources = [SOFTMAX_RUN, RUNS / "regress-pair" / "base.json"]
+    done = subprocess.run(
+        [sys.executable, script, *argv, *sources], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.rstrip().endswith("0 kinds of crash"), done.stdout
+    assert int(done.stdout.split()[0]) > 0  # commands run
