@@ -129,11 +129,11 @@ def require_stages(run: store.Run) -> None:
     A serving run (`profgen serve`) has points instead of stages: nothing to check here."""
     if run.has(schema.SERVE_POINTS.name):
         return
-    where = run.path / f"{schema.STAGES.name}.csv" if run.path else _where(run)
-    if schema.STAGES.name in run.tables and not run.has(schema.STAGES.name):
-        raise RunNotFound(f"{where}: the stages table has no rows; there is nothing to compare")
-    if not run.has(schema.STAGES.name):
+    if schema.STAGES.name not in run.tables:
         raise RunNotFound(f"{_where(run)}: has no stages table; it is not a complete profgen run")
+    where = run.path / f"{schema.STAGES.name}.csv" if run.path else _where(run)
+    if not run.has(schema.STAGES.name):
+        raise RunNotFound(f"{where}: the stages table has no rows; there is nothing to compare")
     stages = run.table(schema.STAGES.name)
     twice = sorted(set(stages.loc[stages["stage"].duplicated(), "stage"].dropna()))
     if stages["stage"].isna().any() or twice:
