@@ -259,7 +259,23 @@ def read_csv_text(
     Raises: ParseError naming `path` when the CSV is malformed (e.g. a truncated quoted field).
     """
     usecols = kwargs.pop("usecols", None)
-    dtype = kwargs.pop("dtype", "string")
+    options = csv_options(kwargs.pop("dtype", "string"), **kwargs)
+    data = source.encode("utf-8") if isinstance(source, str) else source
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            warnings.simplefilter("ignore", RuntimeWarning)  # `inf` cast to int64: refused below
+            frame = read_part(data, options, start)
+        return frame if usecols is None else frame[list(usecols)]  # type: ignore[call-overload]
+    except pd.errors.ParserWarning as exc:
+        raise ParseError(path, expected, f"a row has more cells than the header: {exc}") from None
+    except (ValueError, OverflowError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise ParseError(path, expected, f"malformed CSV: {_first_line(exc)}") from None
+
+
+def csv_options(dtype: object, **kwargs: object) -> dict[str, object]:
+    """`read_csv_text`'s options for pandas: every cell a string unless `dtype` (a dict for some
+    columns) says otherwise, an empty cell missing and no other, no index column; `kwargs` added."""
     options: dict[str, object] = {
         "dtype": defaultdict(lambda: "string", dtype) if isinstance(dtype, dict) else dtype,
         "keep_default_na": False,
@@ -268,21 +284,17 @@ def read_csv_text(
         "index_col": False,
         "encoding": "utf-8-sig",
     }
-    options.update(kwargs)
-    data = source.encode("utf-8") if isinstance(source, str) else source
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", pd.errors.ParserWarning)
-            warnings.simplefilter("ignore", RuntimeWarning)  # `inf` cast to int64: refused below
-            handle = io.BytesIO(data)  # (shares the bytes)
-            handle.seek(start)
-            frame: pd.DataFrame = pd.read_csv(handle, **options)  # type: ignore[call-overload]
-        frame.columns = header_names(frame.columns)
-        return frame if usecols is None else frame[list(usecols)]  # type: ignore[call-overload]
-    except pd.errors.ParserWarning as exc:
-        raise ParseError(path, expected, f"a row has more cells than the header: {exc}") from None
-    except (ValueError, OverflowError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise ParseError(path, expected, f"malformed CSV: {_first_line(exc)}") from None
+    return {**options, **kwargs}
+
+
+def read_part(data: bytes, options: dict[str, object], start: int = 0) -> pd.DataFrame:
+    """pandas' C reader over `data` from its byte `start` on (the bytes shared, not copied), with
+    `csv_options`' `options`; its column names without the blanks around them."""
+    handle = io.BytesIO(data)
+    handle.seek(start)
+    frame: pd.DataFrame = pd.read_csv(handle, **options)  # type: ignore[call-overload]
+    frame.columns = header_names(frame.columns)
+    return frame
 
 
 def header_cells(line: str) -> list[str]:

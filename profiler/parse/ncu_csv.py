@@ -37,7 +37,7 @@ import pandas as pd
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import csvtext, ncu_counters, ncu_nvtx, values
+from profiler.parse import csv_parts, csvtext, ncu_counters, ncu_nvtx, values
 from profiler.parse.values import LineCounter, Origin
 
 EXPECTED = 'Nsight Compute CSV (ncu --csv; a header starting "ID","Process ID")'
@@ -172,10 +172,29 @@ def _read_page(data: bytes, path: Path, start: int, header: list[str]) -> pd.Dat
     if not ("Metric Name" in header and "Metric Value" in header and all(header)):
         return csvtext.read_csv_text(data, path, EXPECTED, dtype=object, start=start)
     dtypes = {name: _details_dtype(name) for name in header}
-    table = csvtext.read_csv_text(
-        data, path, EXPECTED, dtype=dtypes, start=start, names=header, header=0
-    )
+    table = _read_in_parts(data, start, header, dtypes)
+    if table is None:
+        table = csvtext.read_csv_text(
+            data, path, EXPECTED, dtype=dtypes, start=start, names=header, header=0
+        )
     return table.drop(columns=[c for c in header if c in _UNREAD])
+
+
+def _read_in_parts(
+    data: bytes, start: int, header: list[str], dtypes: dict[str, str | type]
+) -> pd.DataFrame | None:
+    """A large details page read in parts on threads (`csv_parts`), its rows after the header
+    line at `start`; None when it is read whole: a page under two parts' size, a header not
+    quoted as ncu writes it, or a part that fails (the whole page's read then names the line)."""
+    rows = data.find(b"\n", start) + 1
+    parts = csv_parts.part_count(len(data) - start)
+    if parts < 2 or rows == 0 or not data.startswith(b'"', start):
+        return None
+    if data.count(b'"', start, rows) % 2:
+        return None  # (the header's line ends inside a quoted name)
+    cuts = csv_parts.record_starts(data, rows, parts)
+    options = csvtext.csv_options(dtypes, names=header, header=None)
+    return csv_parts.read_in_parts(data, cuts, lambda part: csvtext.read_part(part, options))
 
 
 def _details_dtype(column: str) -> str | type:

@@ -1,0 +1,150 @@
+"""A large ncu `--csv` details page read in parts on threads (`profiler.parse.csv_parts`) gives
+the same tables as the page read whole, on every real details page in tests/data; a page
+whose part fails is read whole, and refused with the whole read's message."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from profiler.errors import ParseError
+from profiler.parse import csv_parts, csvtext, ncu_csv
+
+DATA = Path(__file__).parent / "data"
+DETAILS = sorted(
+    p for p in (DATA / "ncu").rglob("*") if p.is_file() and b'"Metric Value"' in p.read_bytes()
+)
+DETAILS = [p for p in DETAILS if p.suffix != ".md" or "readme-head" in p.name]
+
+
+def read(path: Path, parts: int, monkeypatch: pytest.MonkeyPatch) -> dict[str, pd.DataFrame]:
+    """`ncu_csv.read_tables` with the page read in `parts` parts (1: whole)."""
+    monkeypatch.setattr(csv_parts, "part_count", lambda size, cores=None: parts)
+    return ncu_csv.read_tables(path, "s")
+
+
+def test_the_real_details_pages_are_found():
+    assert len(DETAILS) >= 5
+
+
+@pytest.mark.parametrize("path", DETAILS, ids=lambda p: p.name)
+@pytest.mark.parametrize("parts", [2, 3, 7])
+def test_parts_give_the_whole_pages_tables(path, parts, monkeypatch):
+    whole = read(path, 1, monkeypatch)
+    cut = read(path, parts, monkeypatch)
+    assert whole.keys() == cut.keys()
+    for name in whole:
+        pd.testing.assert_frame_equal(cut[name], whole[name])
+
+
+def test_the_page_is_read_in_parts(monkeypatch):
+    """The parts reader is what runs (not a fall-back to the whole page): each part is read."""
+    seen = []
+    real = csv_parts.read_in_parts
+
+    def counted(data, cuts, read_part):
+        seen.append(len(cuts))
+        return real(data, cuts, read_part)
+
+    monkeypatch.setattr(csv_parts, "read_in_parts", counted)
+    read(DATA / "ncu" / "2025.3.1" / "details-sections.csv", 4, monkeypatch)
+    assert seen == [4]
+
+
+def test_a_part_that_fails_makes_the_whole_page_refused_as_before(monkeypatch, tmp_path):
+    """A row with one cell too many in the page's last eighth: the parts reader fails, and the
+    whole page's read refuses the file as it did before (pandas counts lines from the header)."""
+    text = (DATA / "ncu" / "2025.3.1" / "details-sections.csv").read_text()
+    lines = text.splitlines(keepends=True)
+    at = len(lines) * 7 // 8
+    at += next(i for i, line in enumerate(lines[at:]) if line.startswith('"') and '"hz"' in line)
+    lines[at] = lines[at].rstrip("\n") + '"x","y","z","u","v","w"\n'
+    broken = tmp_path / "broken.csv"
+    broken.write_text("".join(lines))
+    with pytest.raises(ParseError) as whole:
+        read(broken, 1, monkeypatch)
+    with pytest.raises(ParseError) as cut:
+        read(broken, 4, monkeypatch)
+    header = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    assert f"Expected 22 fields in line {at - header + 1}, saw 23" in str(whole.value)
+    assert str(cut.value) == str(whole.value)
+
+
+def quoted_page(cells: list[list[str]]) -> bytes:
+    out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(cells)
+    return out.getvalue().encode()
+
+
+def test_a_newline_inside_a_quoted_cell_is_never_a_cut():
+    """A cell whose text holds a newline and a quoted line (as a rule's description can) lies
+    where every share of the bytes falls: the parts start only at real records."""
+    tricky = 'first line\n"0","looks like a row"\nlast'
+    rows = [["ID", "Text"]] + [[str(i), tricky if i % 2 else "plain"] for i in range(40)]
+    data = quoted_page(rows)
+    start = data.index(b"\n") + 1
+    cuts = csv_parts.record_starts(data, start, 9)
+    records = {start}
+    reader_at = start
+    for row in rows[1:]:
+        reader_at += len(quoted_page([row]))
+        records.add(reader_at)
+    assert len(cuts) == 9
+    assert cuts == sorted(set(cuts))
+    assert set(cuts) <= records
+
+
+def test_a_page_with_nowhere_to_cut_is_one_part():
+    data = quoted_page([["ID"], ["0"]])
+    assert csv_parts.record_starts(data, data.index(b"\n") + 1, 4) == [data.index(b"\n") + 1]
+
+
+@pytest.mark.parametrize(
+    ("size", "cores", "parts"),
+    [(10 << 20, 16, 1), (64 << 20, 16, 2), (339 << 20, 16, 8), (339 << 20, 2, 2), (1 << 30, 1, 1)],
+)
+def test_part_count(size, cores, parts):
+    assert csv_parts.part_count(size, cores) == parts
+
+
+@pytest.mark.parametrize("parts", [2, 5])
+def test_parts_joined_are_the_frame_of_one_read(parts):
+    """The frame itself, not only the tables made of it: each category column's categories in
+    the order one read gives them (sorted), the cells and their dtypes the same."""
+    data = (DATA / "ncu" / "2025.3.1" / "details-sections.csv").read_bytes()
+    start = data.index(b'"ID",')
+    rows = data.index(b"\n", start) + 1
+    header = next(csv.reader([data[start:rows].decode()]))
+    dtypes = {name: "category" for name in header} | {"Metric Value": object, "CC": "S1"}
+    whole = csvtext.read_part(data, csvtext.csv_options(dtypes, names=header, header=0), start)
+    options = csvtext.csv_options(dtypes, names=header, header=None)
+    cuts = csv_parts.record_starts(data, rows, parts)
+    cut = csv_parts.read_in_parts(data, cuts, lambda part: csvtext.read_part(part, options))
+    assert len(cuts) == parts
+    pd.testing.assert_frame_equal(cut, whole)
+    assert (cut["Kernel Name"].cat.categories == whole["Kernel Name"].cat.categories).all()
+
+
+def test_quotes_in_counts_across_blocks(monkeypatch):
+    data = b'ab"c""' * 1000 + b'"'
+    monkeypatch.setattr(csv_parts, "_BLOCK", 7)
+    assert csv_parts.quotes_in(data, 0, len(data)) == data.count(b'"')
+    assert csv_parts.quotes_in(data, 3, 4000) == data.count(b'"', 3, 4000)
+    assert csv_parts.quotes_in(data, 5, 5) == 0
+
+
+@pytest.mark.parametrize("parts", [2, 3, 8, 30])
+def test_cuts_are_distinct_record_starts_however_many_parts_are_asked(parts):
+    rows = [["ID", "Text"], ["0", "a"], ["1", "b\n\"c\""], ["2", "d"]]
+    data = quoted_page(rows)
+    start = data.index(b"\n") + 1
+    records = [start, start + len(quoted_page(rows[1:2])), start + len(quoted_page(rows[1:3]))]
+    cuts = csv_parts.record_starts(data, start, parts)
+    assert cuts[0] == start
+    assert cuts == sorted(set(cuts))
+    assert set(cuts) <= set(records)
+    assert len(cuts) >= 2
