@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -105,10 +106,20 @@ def test_a_page_with_nowhere_to_cut_is_one_part():
 
 @pytest.mark.parametrize(
     ("size", "cores", "parts"),
-    [(10 << 20, 16, 1), (64 << 20, 16, 2), (339 << 20, 16, 8), (339 << 20, 2, 2), (1 << 30, 1, 1)],
+    [
+        (10 << 20, 16, 1),
+        (64 << 20, 16, 2),
+        (339 << 20, 16, 8),
+        (339 << 20, 4, 4),
+        (339 << 20, 2, 1),
+    ],
 )
 def test_part_count(size, cores, parts):
     assert csv_parts.part_count(size, cores) == parts
+
+
+def test_usable_cores_is_what_the_process_may_run_on():
+    assert 1 <= csv_parts.usable_cores() <= (os.cpu_count() or 1)
 
 
 @pytest.mark.parametrize("parts", [2, 5])
@@ -139,7 +150,7 @@ def test_quotes_in_counts_across_blocks(monkeypatch):
 
 @pytest.mark.parametrize("parts", [2, 3, 8, 30])
 def test_cuts_are_distinct_record_starts_however_many_parts_are_asked(parts):
-    rows = [["ID", "Text"], ["0", "a"], ["1", "b\n\"c\""], ["2", "d"]]
+    rows = [["ID", "Text"], ["0", "a"], ["1", 'b\n"c"'], ["2", "d"]]
     data = quoted_page(rows)
     start = data.index(b"\n") + 1
     records = [start, start + len(quoted_page(rows[1:2])), start + len(quoted_page(rows[1:3]))]
