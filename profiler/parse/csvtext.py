@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import codecs
 import csv
+import functools
 import io
 import os
 import re
 import stat
 import warnings
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,9 @@ BINARY_BYTES: dict[str, float] = {
 }  # fmt: skip
 _SNIFF_BYTES = 8192
 _SOLID = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # a byte `bytes.isspace` does not take as blank
+# A line number in pandas' C reader's messages ("Expected 9 fields in line 12, saw 10", "EOF
+# inside string starting at row 11").
+_PANDAS_LINE = re.compile(r"(in line |starting at row )(\d+)")
 HEAD_BYTES = 65536
 NOT_UTF8 = "it is not UTF-8 text"  # how a refusal says a file is not UTF-8 (`import_paste`)
 
@@ -246,7 +250,12 @@ def byte_factor(unit: str, path: str | Path, column: str, binary: bool = False) 
 
 
 def read_csv_text(
-    source: str | bytes, path: str | Path, expected: str, start: int = 0, **kwargs: object
+    source: str | bytes,
+    path: str | Path,
+    expected: str,
+    start: int = 0,
+    lines: Callable[[int], int] | None = None,
+    **kwargs: object,
 ) -> pd.DataFrame:
     """pandas' C reader over CSV text (from its byte `start` on: a table at the end of a large
     file is read where it lies, not copied), every cell a string unless `dtype` (a dict for some
@@ -255,6 +264,10 @@ def read_csv_text(
     A row with more cells than the header is an error: pandas would otherwise take the first
     cells as an index, or (with its own `usecols`) drop the last ones, and either way shift
     every column. So is a number too large for its dtype.
+
+    `lines` gives the file line of the text's line from `start` on (1-based; `Origin.text_line`);
+    without it `source` is taken for the whole file. pandas counts its lines from `start`: the
+    message names the file's.
 
     Raises: ParseError naming `path` when the CSV is malformed (e.g. a truncated quoted field).
     """
@@ -270,7 +283,28 @@ def read_csv_text(
     except pd.errors.ParserWarning as exc:
         raise ParseError(path, expected, f"a row has more cells than the header: {exc}") from None
     except (ValueError, OverflowError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise ParseError(path, expected, f"malformed CSV: {_first_line(exc)}") from None
+        if lines is None:
+            lines = functools.partial(_line_from, data, start)
+        said = _file_lines(_first_line(exc), lines)
+        raise ParseError(path, expected, f"malformed CSV: {said}") from None
+
+
+def _line_from(data: bytes, start: int, line: int) -> int:
+    """The file line of line `line` (1-based) of `data` from byte `start` on."""
+    return data.count(b"\n", 0, start) + line
+
+
+def _file_lines(message: str, lines: Callable[[int], int]) -> str:
+    """pandas' message with its line numbers (counted from where it began to read: `in line N`,
+    1-based, and `starting at row N`, 0-based) made file lines (`lines` of the 1-based); a
+    quoted cell left open is said to start at a line, as it is."""
+
+    def file_line(match: re.Match[str]) -> str:
+        if match.group(1) == "in line ":
+            return f"in line {lines(int(match.group(2)))}"
+        return f"starting at line {lines(int(match.group(2)) + 1)}"
+
+    return _PANDAS_LINE.sub(file_line, message)
 
 
 def csv_options(dtype: object, **kwargs: object) -> dict[str, object]:

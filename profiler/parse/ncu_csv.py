@@ -133,7 +133,7 @@ def read_tables(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.Dat
     origin, source_bytes, start = _table(data, match.start(), path)
     header = csvtext.header_cells(_line_at(data, match.start()))
     csvtext.check_header(header, path, EXPECTED)
-    table = _read_page(source_bytes, path, start, header)
+    table = _read_page(source_bytes, origin, start, header)
     csvtext.check_last_row(origin, _row_cells(header), len(table) - 1, source_bytes)
     if "ID" not in table.columns and "Kernel Time" in table.columns:
         table.insert(0, "ID", _launch_ids(table))
@@ -159,7 +159,7 @@ def read_tables(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.Dat
     return {schema.METRICS.name: metrics, schema.COUNTERS.name: counters()}
 
 
-def _read_page(data: bytes, path: Path, start: int, header: list[str]) -> pd.DataFrame:
+def _read_page(data: bytes, origin: Origin, start: int, header: list[str]) -> pd.DataFrame:
     """The page from its header at byte `start` on, every cell an object (a million rows are
     not made `string`).
 
@@ -170,12 +170,21 @@ def _read_page(data: bytes, path: Path, start: int, header: list[str]) -> pd.Dat
     reads one byte a cell. pandas is given the header's names, so that each column gets its
     dtype by name (a dict of dtypes without every name would let pandas guess the others')."""
     if not ("Metric Name" in header and "Metric Value" in header and all(header)):
-        return csvtext.read_csv_text(data, path, EXPECTED, dtype=object, start=start)
+        return csvtext.read_csv_text(
+            data, origin.path, EXPECTED, start, origin.text_line, dtype=object
+        )
     dtypes = {name: _details_dtype(name) for name in header}
     table = _read_in_parts(data, start, header, dtypes)
     if table is None:
         table = csvtext.read_csv_text(
-            data, path, EXPECTED, dtype=dtypes, start=start, names=header, header=0
+            data,
+            origin.path,
+            EXPECTED,
+            start,
+            origin.text_line,
+            dtype=dtypes,
+            names=header,
+            header=0,
         )
     return table.drop(columns=[c for c in header if c in _UNREAD])
 

@@ -99,6 +99,7 @@ def csv_trace(origin: Origin, stage: str) -> pd.DataFrame:
         origin.text,
         origin.path,
         origin.expected,
+        lines=origin.text_line,
         dtype={c: "category" if c in labels else "string" for c in _CSV_FIELDS},
     )
     if len(raw) < 1 or "Name" not in raw or not pd.isna(raw["Name"].iloc[0]):

@@ -108,6 +108,14 @@ class Origin:
         text = self.with_text().text
         return text.decode("utf-8", "replace") if isinstance(text, bytes) else text
 
+    def text_line(self, line: int) -> int:
+        """The file line of the table text's line `line` (1-based: the header's line is 1), the
+        lines removed before parsing counted back in."""
+        at = self.first_line + line - 1
+        for dropped in self.dropped:
+            at += dropped <= at
+        return at
+
     def line(self, row: int) -> int:
         """The file line of data row `row`: blank lines are no rows (as pandas reads them)."""
         text = self.full_text()
