@@ -27,16 +27,18 @@ Mapped to `schema.METRICS`:
 | METRICS column | ncu metrics (display names of all versions, raw names) |
 | --- | --- |
 | duration_ns | `Duration` (`usecond`, `msecond`, `second`, `us`, ...), `gpu__time_duration.sum` |
-| dram_throughput_pct | `DRAM Throughput`, `SOL DRAM`, `gpu__dram_throughput`, `dram__throughput` |
+| dram_throughput_pct | `DRAM Throughput`, `SOL DRAM`, `SOL FB`, `gpu__dram_`/`dram__throughput` |
 | sm_throughput_pct | `Compute (SM) Throughput`, `Compute (SM) [%]`, `SM [%]`, `sm__throughput` |
 | achieved_occupancy_pct | `Achieved Occupancy`, `sm__warps_active` (pct of peak, active) |
 | registers | `Registers Per Thread`, `launch__registers_per_thread` |
 | dram_read_bytes, _write_ | `dram__bytes_read.sum`, `_write.sum` (CC 12.x: `dram__bytes_op_*`) |
 | fp32_flops | 2 * ffma + fadd + fmul thread instructions executed (`smsp__sass_...`) |
 
+`SOL FB` is `dram__throughput` from ncu 2019.3.1 on (its release notes); 2019.1-2019.3 drove it
+by `fbpa__throughput` (the frame-buffer partitions'), which a page does not tell apart.
+
 Not mapped, as METRICS has no column for them: `Memory Throughput` / `Memory [%]` (the busiest
-of the memory units, not DRAM alone), `SOL FB` (ncu 2019.x-2020.1's frame-buffer throughput,
-not the DRAM throughput of later versions), the L1/L2 throughputs, cycles and frequencies,
+of the memory units, not DRAM alone), the L1/L2 throughputs, cycles and frequencies,
 theoretical occupancy, launch sizes other than grid and block, and every other section. With
 `--nvtx`, ncu prints a launch's NVTX ranges above its sections (`NVTX Start/End Ranges:`,
 `<default domain>`, `<0,convLayer>`): they give `range` as the CSV's NVTX columns do
