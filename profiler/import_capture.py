@@ -40,7 +40,15 @@ import pandas as pd
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import capture, csvtext, detect, fenced_reports, headings, values
+from profiler.parse import (
+    capture,
+    csvtext,
+    detect,
+    fenced_reports,
+    headings,
+    nvprof_export,
+    values,
+)
 
 Reader = Callable[[str, Path | csvtext.Held, str, Path], tuple[dict[str, pd.DataFrame], list[Path]]]
 _NOT_SECTIONS = (detect.CAPTURE, detect.NSYS_DIR, detect.NSYS_REPORT)
@@ -115,14 +123,24 @@ def read_capture(path: Path | csvtext.Held, stage: str, raw: Path, read: Reader)
         for found, heading in zip(runs, said, strict=True):
             found.heading = heading
     if not any(found.tables for found in runs):
-        tried = [s for s, _ in sections if s.get("left_out")]
-        raise ParseError(
-            csvtext.source_path(path),
-            detect.EXPECTED,
-            "a terminal capture, but none of its sections holds a table profgen reads"
-            + (f": {_refused(tried)}" if tried else ""),
-        )
+        raise _nothing_read(path, data, [s for s, _ in sections if s.get("left_out")])
     return runs
+
+
+def _nothing_read(
+    path: Path | csvtext.Held, data: bytes, tried: list[dict[str, Any]]
+) -> ParseError:
+    """The refusal of a capture no section of which gives a table: why each section found was
+    refused (`_refused`), else what its start is when nvprof wrote its results to a file
+    (`nvprof_export`)."""
+    head = data[: 1 << 16].decode("utf-8", "replace").splitlines()
+    said = _refused(tried) if tried else nvprof_export.described(head)
+    return ParseError(
+        csvtext.source_path(path),
+        detect.EXPECTED,
+        "a terminal capture, but none of its sections holds a table profgen reads"
+        + (f": {said}" if said else ""),
+    )
 
 
 def _refused(tried: list[dict[str, Any]]) -> str:

@@ -184,3 +184,27 @@ def test_git_commit_from_the_environment_wins(tmp_path, monkeypatch):
     monkeypatch.delenv(env.GIT_COMMIT_ENV)
     assert env.git_info(tmp_path) == {}
     assert len(env.git_info()["commit"]) == 40
+
+
+@pytest.mark.parametrize(
+    ("cc", "metric", "said"),
+    [
+        ((9, 0), "dram__bytes_read.sum", "ncu read DRAM counters of a tiny kernel"),
+        ((12, 0), "dram__bytes_op_read.sum", "ncu read DRAM counters of a tiny kernel"),
+        ((12, 1), "gpu__time_duration.sum", "ncu read the duration of a tiny kernel"),
+    ],
+)
+def test_ncu_probe_asks_for_the_names_of_the_device(monkeypatch, tmp_path, cc, metric, said):
+    """`profgen doctor`'s ncu probe asks for DRAM's read bytes by the name ncu gives them at the
+    device's compute capability (none at 12.1, GB10) and finds that name in ncu's page."""
+    ncu = tmp_path / "ncu"
+    ncu.write_text(
+        "#!/usr/bin/env python3\nimport sys\nargs = sys.argv[1:]\n"
+        "log = args[args.index('--log-file') + 1]\n"
+        "open(log, 'w').write(args[args.index('--metrics') + 1])\n"
+    )
+    ncu.chmod(0o755)
+    monkeypatch.setattr(probes.env, "compute_capability", lambda: cc)
+    check = probes._probe_ncu(ncu)
+    assert check.ok and check.detail == said
+    assert probes._probe_metrics(cc)[-1] == metric

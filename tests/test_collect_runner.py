@@ -261,3 +261,24 @@ def test_metrics_of_a_stage_without_kernels_is_a_note_not_a_file(
     assert outcome.status == schema.PASS, outcome.reason
     assert ("ncu" in outcome.files) == bool(kernels)
     assert ("ncu profiled no kernel in the stage range" in outcome.notes) == (not kernels)
+
+
+@pytest.mark.parametrize(
+    ("cc", "read"), [((9, 0), "dram__bytes_read.sum"), ((12, 0), "dram__bytes_op_read.sum")]
+)
+def test_metrics_pass_asks_for_the_names_of_the_device(study, tmp_path, monkeypatch, cc, read):
+    """The ncu pass asks for the metric list as ncu names it on the device's compute capability:
+    H100 (9.0) the list as it is, GB20x (12.0) DRAM's bytes by their `_op_` names."""
+    table = '"ID","Process ID","Kernel Name"\n"0","1","k"\n'
+    monkeypatch.setattr(runner.ncu_mod, "find_ncu", lambda: fake_ncu(tmp_path, table))
+    seen: list[list[str]] = []
+    real_child = passes._child
+    monkeypatch.setattr(
+        passes, "_child", lambda j, cmd, *a: seen.append(cmd) or real_child(j, cmd, *a)
+    )
+    monkeypatch.setattr(passes.env, "compute_capability", lambda: cc)
+    outcome = collect_stage(job(study, "ref", metrics=True), tmp_path / "raw")
+    assert outcome.status == schema.PASS, outcome.reason
+    [cmd] = [c for c in seen if c[0].endswith("/bin/ncu")]
+    asked = cmd[cmd.index("--metrics") + 1].split(",")
+    assert read in asked and asked == list(runner.ncu_mod.metrics_for(cc))

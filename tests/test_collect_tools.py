@@ -102,6 +102,36 @@ def test_ncu_cmd():
         assert m in metrics
 
 
+# ncu 2025.3.1's `ncu --query-metrics --chips X` (run on an H100 machine for this test) lists
+# dram__bytes_read/_write for ga100, gh100 and gb100 (A100 CC 8.0, H100 CC 9.0, B200 CC 10.0),
+# dram__bytes_op_read/_op_write for gb202 (CC 12.0, as the gpu-anatomy files in
+# tests/data/ncu/2025.x print them), and no dram__ metric for gb10b (CC 11.0) or gb20b (CC 12.1).
+@pytest.mark.parametrize("cc", [(8, 0), (9, 0), (10, 0), None])
+def test_ncu_metrics_before_cc_12_are_the_list_as_it_is(cc):
+    """A100, H100, B200 and a device of unknown CC get the request of today, unchanged."""
+    assert ncu.metrics_for(cc) == ncu.METRICS
+    default = ncu.profile_cmd(Path("ncu"), "m:s", Path("l"), ["p"])
+    assert ncu.profile_cmd(Path("ncu"), "m:s", Path("l"), ["p"], ncu.metrics_for(cc)) == default
+
+
+def test_ncu_metrics_at_cc_12_0_name_dram_bytes_op():
+    """GB20x (CC 12.0) has no dram__bytes_read: its DRAM byte counters are asked for by their
+    `_op_` names, in their places; every other metric is the same."""
+    metrics = ncu.metrics_for((12, 0))
+    assert "dram__bytes_read.sum" not in metrics and "dram__bytes_write.sum" not in metrics
+    at = ncu.METRICS.index("dram__bytes_read.sum")
+    assert metrics[at : at + 2] == ("dram__bytes_op_read.sum", "dram__bytes_op_write.sum")
+    assert metrics[:at] + metrics[at + 2 :] == ncu.METRICS[:at] + ncu.METRICS[at + 2 :]
+
+
+@pytest.mark.parametrize("cc", [(11, 0), (12, 1)])
+def test_ncu_metrics_without_dram_counters(cc):
+    """Jetson Thor (CC 11.0) and GB10 (CC 12.1) have no dram__ metric: none is asked for."""
+    metrics = ncu.metrics_for(cc)
+    assert [m for m in ncu.METRICS if not m.startswith("dram__")] == list(metrics)
+    assert "gpu__time_duration.sum" in metrics and len(metrics) == len(ncu.METRICS) - 3
+
+
 # -- discovery -------------------------------------------------------------------------------------
 @pytest.fixture
 def no_tools(monkeypatch, tmp_path):

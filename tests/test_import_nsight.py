@@ -178,6 +178,7 @@ def test_ncu_csv_closed_by_a_fence_in_a_readme_ends_there(tmp_path, capsys):
     assert one["name"] == "cuda_compute_step_factor(int,float*,float*,float*)"
     assert (one["duration_ns"], one["registers"]) == (8_992, 20)  # Duration nsecond 8992
     assert (one["sm_throughput_pct"], one["achieved_occupancy_pct"]) == (22.48, 48.0)
+    assert one["dram_throughput_pct"] == 46.47  # line 68: "SOL FB","%","46.47" (dram__throughput)
 
 
 def test_nv_nsight_cu_cli_2019_csv_without_id_columns_is_read_by_launch(tmp_path, capsys):
@@ -222,5 +223,5 @@ def test_ncu_text_whose_section_mixes_c_numbers_with_commas_is_refused_with_the_
     path = tmp_path / "mixed.txt"
     path.write_text(text.replace("  1,25\n", "  1.25\n"))
     result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
-    said = "line 10, metric 'Duration': '10,55' is not a number"
+    said = "line 6, metric 'SOL FB': '84,58' is not a number"  # the first mapped metric's row
     assert_refused(result, 2, str(path), said, "decimal comma", "LC_ALL=C")

@@ -9,10 +9,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 from clirun import assert_refused, profgen
 
-from profiler import store
-from profiler.parse import nsys_fields
+from profiler import schema, store
+from profiler.analyze import activities, overlap
+from profiler.parse import gpuops, nsys_fields
 
 NSYS = Path(__file__).parent / "data" / "nsys"
 IN_COMMENT = NSYS / "2025.x" / "nsys-easy-cuda-gpu-sum-in-comment.cu"
@@ -92,3 +95,55 @@ def test_source_file_whose_table_a_formatter_reflowed_is_refused_as_source(tmp_p
     result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
     said = "it is a CUDA source file in which no profiler table was found (it starts '#include"
     assert_refused(result, 2, str(path), said)
+
+
+def test_unified_memory_migrations_have_their_direction(tmp_path, capsys):
+    """nsys-easy's two `MEMORY_OPER` rows are managed-memory migrations (lines 27-28: `[CUDA
+    memcpy Unified Host-to-Device]`, `... Device-to-Host]`): they keep their names and get the
+    direction the name states (was: none), so the copy summary counts their time per direction."""
+    rows = {r[-1]: r for r in table_rows(IN_COMMENT)}
+    h2d = rows["[CUDA memcpy Unified Host-to-Device]"]
+    d2h = rows["[CUDA memcpy Unified Device-to-Host]"]
+    run = imported(capsys, tmp_path, IN_COMMENT)
+    gpu = run.table("gpu_activities").set_index("name")
+    assert gpu.loc[h2d[-1], "copy_kind"] == "HtoD" and gpu.loc[d2h[-1], "copy_kind"] == "DtoH"
+    copies = overlap.copy_summary(run.table("gpu_activities")).iloc[0]
+    assert (copies["h2d_ns"], copies["d2h_ns"]) == (number(h2d[1]), number(d2h[1]))
+
+
+def test_2020_unified_memory_migrations_have_their_direction():
+    """nsys 2020's spelling, `[CUDA Unified Memory memcpy HtoD]` (nsys-before-after-fenced.md,
+    lines 76-77 and 86): the direction is the label's, the name stays as printed."""
+    for direction in ("HtoD", "DtoH"):
+        label = f"[CUDA Unified Memory memcpy {direction}]"
+        assert label in (NSYS / "2020.x" / "nsys-before-after-fenced.md").read_text()
+        assert gpuops.copy_direction(label) == direction and gpuops.copy_name(label) == label
+    for label, direction in (
+        ("[CUDA memcpy Unified Device-to-Device]", "DtoD"),  # ENUM_CUDA_MEMCPY_OPER, 2025.3.2
+        ("[CUDA memcpy Host-to-Device]", "HtoD"),
+    ):
+        assert gpuops.copy_direction(label) == direction
+    assert gpuops.copy_name("[CUDA memcpy Host-to-Device]") == "[CUDA memcpy HtoD]"
+
+
+def test_a_trace_keeps_a_migrations_name():
+    """In a trace (nsys's `cuda_gpu_trace` names copies as the summary does), a migration keeps
+    its name beside an explicit copy of the same direction: two GPU-activity rows, both HtoD."""
+    names = pd.Series(["[CUDA memcpy Unified Host-to-Device]", "[CUDA memcpy Host-to-Device]"])
+    got = gpuops.describe(names, np.array([1, 1]), None, None)
+    assert got["name"].tolist() == ["[CUDA memcpy Unified Host-to-Device]", "[CUDA memcpy HtoD]"]
+    assert got["copy_kind"].tolist() == ["HtoD", "HtoD"]
+
+
+def test_gpu_activities_of_a_trace_keep_a_migrations_name():
+    """The summary made from such a trace: the migration and the explicit copy are two HtoD
+    rows, each its own name (was: the migration a nameless `[CUDA memcpy]` with no direction)."""
+    names = ["[CUDA memcpy Unified Host-to-Device]", "[CUDA memcpy Host-to-Device]"]
+    described = gpuops.describe(pd.Series(names), np.array([1, 1]), None, None)
+    trace = schema.empty(schema.GPU_TRACE).reindex(range(2))
+    times = dict(duration_ns=[700, 300], start_ns=[0, 1000], end_ns=[700, 1300], repeat=[0, 0])
+    trace = trace.assign(stage="s", **times)
+    trace = schema.conform(trace.assign(**described), schema.GPU_TRACE)
+    got = activities.gpu_activities(trace).set_index("name")
+    assert got.loc[names[0], "copy_kind"] == "HtoD" and got.loc[names[0], "total_ns"] == 700
+    assert got.loc["[CUDA memcpy HtoD]", "total_ns"] == 300 and len(got) == 2

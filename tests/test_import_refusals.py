@@ -10,7 +10,7 @@ from pathlib import Path
 
 from clirun import assert_refused, profgen
 
-from profiler.parse import detect, published, unusable
+from profiler.parse import detect, nvprof_export, published, unusable
 
 DATA = Path(__file__).parent / "data"
 NSYS, NCU = DATA / "nsys", DATA / "ncu"
@@ -33,6 +33,41 @@ def test_ncu_log_of_a_run_with_a_report_file_names_the_report(tmp_path, capsys):
         "'/home/nwadekar/dphpc/dphpc-gemm/ncu_analysis.ncu-rep' (`==PROF== Report:`), not "
         "here: import that .ncu-rep instead)"
     )
+
+
+def test_nvprof_run_that_wrote_a_profile_says_to_import_it(tmp_path, capsys):
+    """IBM's tutorial runs `nvprof -f -o profile.nvvp ...` (line 1) and the paste is cut before
+    nvprof's `Generated result file:` line: no table, and the line says which file nvprof wrote
+    and to import it (it said only that no section holds a table before)."""
+    path = DATA / "nvprof" / "9.x" / "openacc-tutorial-export-cut-before-result-file.txt"
+    words = path.read_text().splitlines()[0].split()
+    written = words[words.index("-o") + 1]
+    assert written == "profile.nvvp" and "NVPROF is profiling process" in path.read_text()
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected {detect.EXPECTED} (a terminal capture, but none of its "
+        "sections holds a table profgen reads: it is nvprof's console output of a run that wrote "
+        f"its results to a file (line 1: {written!r}), not a table: import that file itself "
+        "(profgen reads nvprof's .nvprof and .nvvp profiles))"
+    )
+
+
+def test_nvprof_export_names_the_file_of_each_spelling():
+    """The file of `Generated result file:` first, else the operand of `-o`, `--export-profile`
+    or `--export-profile=` after the word that runs nvprof; nothing without nvprof's
+    `NVPROF is profiling process` line (a README listing commands is no run's output)."""
+    started = "==7== NVPROF is profiling process 7, command: ./a"
+    for command, file in (
+        ("$ nvprof -o run.nvvp ./a", "run.nvvp"),
+        ("$ /usr/local/cuda/bin/nvprof --export-profile run.nvprof ./a", "run.nvprof"),
+        ("$ nvprof --export-profile=run.nvprof ./a", "run.nvprof"),
+        ("$ nvprof -i old.nvprof -o new.nvvp", "new.nvvp"),
+    ):
+        said = nvprof_export.described([command, started])
+        assert said is not None and f"(line 1: {file!r})" in said, command
+    assert nvprof_export.described(["$ nvprof -o run.nvvp ./a"]) is None
+    assert nvprof_export.described(["$ nvprof ./a", started]) is None
+    generated = [started, "==7== Generated result file: /home/u/run.nvvp"]
+    assert "(line 2: '/home/u/run.nvvp')" in (nvprof_export.described(generated) or "")
 
 
 def unrecognised(path: Path, what: str) -> str:

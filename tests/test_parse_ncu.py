@@ -364,15 +364,17 @@ def test_text_2022_rows_indented_deeper_than_their_rule():
 def test_text_2020_sol_section_ids_from_one():
     """ncu 2020.x: `Section: GPU Speed Of Light`, `SM [%]`, numbers without separators, launch
     numbers from 1 in the `==PROF==` lines (one of them cut by the program's output); `SOL FB`
-    is not DRAM throughput and is not mapped."""
+    is the DRAM throughput (`dram__throughput`, ncu 2019.3.1 on): lines 12 and 51, 36.25 and
+    88.20 (was: not mapped)."""
     path = DATA / "2020.x" / "matrix_sums-2a.txt"
-    m = assert_text_metrics(path, "SM [%]", None)
-    assert list(m["kernel_id"]) == [1, 2]
+    m = assert_text_metrics(path, "SM [%]", "SOL FB")
+    assert list(m["kernel_id"]) == [1, 2] and list(m["dram_throughput_pct"]) == [36.25, 88.20]
     assert list(m["name"]) == [
         "row_sums(float const *,float*,unsigned long)",
         "column_sums(float const *,float*,unsigned long)",
     ]
-    three = assert_text_metrics(DATA / "2020.x" / "reductions-1b.txt", "SM [%]", None)
+    three = assert_text_metrics(DATA / "2020.x" / "reductions-1b.txt", "SM [%]", "SOL FB")
+    assert list(three["dram_throughput_pct"]) == [0.34, 25.78, 28.51]  # lines 14, 53, 92
     assert list(three["kernel_id"]) == [1, 2, 3] and list(three["registers"]) == [16, 16, 16]
 
 
@@ -476,7 +478,9 @@ def test_text_kernel_name_wrapped_onto_its_own_line():
     path = DATA / "2024.x" / "heat-eq-doc-wrapped-kernel-lines.txt"
     m = schema.validate(ncu_text.read_metrics(path, "s"), schema.METRICS)
     fused = "heat_kernel_2d_fused(float *, float *, uchar4 *, int, int, float, float, float, float, BoundaryCondition)"  # noqa: E501
-    plain = "heat_kernel_2d(float *, float *, int, int, float, float, float, float, BoundaryCondition)"  # noqa: E501
+    plain = (
+        "heat_kernel_2d(float *, float *, int, int, float, float, float, float, BoundaryCondition)"  # noqa: E501
+    )
     color = "heat_to_color_kernel_2d(float *, uchar4 *, int, int)"
     assert list(m["name"]) == [fused, fused, plain, color, plain, color]
     assert set(m["grid"]) == {"(63, 63, 1)"} and set(m["block"]) == {"(16, 16, 1)"}

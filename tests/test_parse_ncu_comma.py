@@ -26,6 +26,7 @@ HEAT = NCU / "2024.x" / "heat-eq-print-summary-per-kernel.txt"  # five columns, 
 KITSUNE = NCU / "2021.x" / "kitsune-raytrace-print-summary.log"  # five columns, left-aligned
 OLCF = NCU / "2019.x" / "olcf-summit-guide-metrics-rule-cut-short.txt"  # one dash run
 HANDSON = NCU / "2020.x" / "handson-ax-decimal-comma.txt"  # real: three columns
+BLOG = NCU / "2023.x" / "blog-two-runs-fenced-one-space-indent.md"  # two runs, --metrics
 _SWAP = str.maketrans(".,", ",.")
 
 
@@ -91,8 +92,7 @@ def test_the_summary_values_are_the_files(tmp_path):
 
 def test_a_metrics_table_of_one_dash_run_is_rewritten_as_c_prints_it():
     """OLCF's `--metrics` table (2019.x, its rule one dash run), de_DE: its value cell `43,44`
-    is written back as C wrote it, byte for byte. (Its one metric is no mapped one, so the
-    plain read takes the file; the rewrite is tried only when a mapped metric fails.)"""
+    is written back as C wrote it, byte for byte."""
     data = de_de(OLCF.read_text()).encode()
     assert b"43,44" in data
     comma = ncu_comma.rewritten(data, lines.split(data))
@@ -123,3 +123,74 @@ def test_a_counter_read_with_a_decimal_comma_keeps_its_cell_as_printed():
     }
     for metric, (text, value) in printed.items():
         assert (c.loc[metric, "text"], c.loc[metric, "value"]) == (text, value), metric
+
+
+def test_an_unmapped_counter_with_a_decimal_comma_is_read_so(tmp_path):
+    """OLCF's one metric (line 6, `%  43.44` in C) is no mapped one, so the plain read takes the
+    de_DE copy: its counter was NaN (`43,44` is no C number: a group holds three digits). The
+    page shows the decimal comma, so it is read so, said in a note."""
+    got, said = read(localised(OLCF, tmp_path))
+    want, _ = read(OLCF)
+    [counter] = got["counters"].to_dict("records")
+    assert (counter["text"], counter["value"]) == ("43,44", 43.44)
+    assert counter["value"] == want["counters"]["value"].iloc[0]
+    assert said[0] == (
+        "line 6: the `Command line profiler metrics` section's numbers are read with a decimal "
+        "comma ('43,44'): ncu ran in a locale that writes them so"
+    )
+
+
+def test_the_page_is_judged_once(tmp_path):
+    """The blog's two `--metrics` runs (lines 11-12 and 44-45: `65,536`, `2,097,152`, then
+    `65,536`, `262,144`), de_DE: the second section's `65.536` and `262.144` could be C's
+    65.536 and 262.144, but the first's `2.097.152` (two points) shows the page's decimal comma:
+    every counter of the page is read so, as the C original's (was: 65.536 and 262.144)."""
+    got, said = read(localised(BLOG, tmp_path))
+    want, _ = read(BLOG)
+    assert got["counters"]["text"].tolist() == ["65.536", "2.097.152", "65.536", "262.144"]
+    assert got["counters"]["value"].tolist() == [65_536, 2_097_152, 65_536, 262_144]
+    assert got["counters"]["value"].tolist() == want["counters"]["value"].tolist()
+    assert "('2.097.152')" in said[0]
+
+
+def test_a_page_of_two_locales_is_judged_by_section():
+    """A page whose sections mix the forms (the de_DE blog's runs pasted above ppc-max-flops'
+    C run, decimal points and all: two machines) is judged by section: the C run is left as it
+    is, byte for byte; the blog's first section, whose `2.097.152` shows the decimal comma, is
+    read so; its second, whose `65.536` and `262.144` alone do not tell, is left as printed."""
+    ppc = (NCU / "2023.x" / "ppc-max-flops.txt").read_bytes()
+    data = de_de(BLOG.read_text()).encode() + b"\n" + ppc
+    comma = ncu_comma.rewritten(data, lines.split(data))
+    assert comma is not None and comma.data.endswith(b"\n" + ppc)
+    blog = comma.data[: -len(ppc)]
+    assert b" 65536\n" in blog and b" 2097152\n" in blog
+    assert b" 65.536\n" in blog and b" 262.144\n" in blog
+
+
+@pytest.mark.parametrize(
+    ("cell", "shown"),
+    [
+        ("43,44", True),
+        ("0,016", True),
+        ("51859,821", True),
+        ("1,792799", True),
+        ("2.097.152", True),
+        ("4.374,00", True),
+        ("13 181 137", True),
+        ("1.407", False),  # C's 1.407 too
+        ("32,032", False),  # C's 32032 too
+        ("10,485,760", False),
+        ("529,381.71", False),
+    ],
+)
+def test_may_show_finds_every_deciding_cell_at_a_rows_end(cell, shown):
+    """The fast search finds each form `decides` (and blank groups) as a row's last cell."""
+    row = f"    Elapsed Cycles        cycle {cell:>14}\n".encode()
+    assert ncu_comma.may_show(row) == shown
+    assert ncu_comma.may_show(row.replace(b"\n", b"\r\n")) == shown
+
+
+@pytest.mark.parametrize("path", [NCU / "2023.x" / "ppc-max-flops.txt", BLOG, HEAT, KITSUNE])
+def test_may_show_passes_c_pages_by(path):
+    """Real C pages (decimal points, comma groups) hold no such token: read once, as before."""
+    assert not ncu_comma.may_show(path.read_bytes())

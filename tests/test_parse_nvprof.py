@@ -957,6 +957,8 @@ def test_results_written_to_a_file_are_refused_naming_it(tmp_path):
     path.write_text(head + "\n==8123== Generated result file: /home/u/stream.nvprof\n")
     with pytest.raises(ParseError, match="nvprof says: 'Generated result file: /home/u/stream"):
         nvprof.read_log(path, "s")
+    with pytest.raises(ParseError, match=r"stream.nvprof': import that file itself \(profgen"):
+        nvprof.read_log(path, "s")
 
 
 def test_one_summary_per_device_is_refused(tmp_path):

@@ -1,7 +1,8 @@
 """nvprof's summary tables from traces: `GPU activities`, `API calls` and NVTX ranges.
 
 nvprof semantics: one row per kernel name, per copy direction (`[CUDA memcpy HtoD]`, grouped by
-the trace's `copy_kind`, never by name) and one `[CUDA memset]` row; `Time(%)` is the row's
+the trace's `copy_kind`, never by name; nsys's managed-memory migrations, `[CUDA memcpy Unified
+Host-to-Device]`, keep their names) and one `[CUDA memset]` row; `Time(%)` is the row's
 share of the stage's summed GPU activity time (a sum of durations: overlapping work counts
 twice, as in nvprof); rows sorted by total time, largest first, within each stage; stages in
 the order they first appear in the trace.
@@ -13,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from profiler import schema
+from profiler.parse import gpuops
 
 
 def gpu_activities(gpu_trace: pd.DataFrame) -> pd.DataFrame:
@@ -29,7 +31,8 @@ def gpu_activities(gpu_trace: pd.DataFrame) -> pd.DataFrame:
     kind = trace["kind"].astype("string")
     copy_kind = trace["copy_kind"].where(kind == schema.MEMCPY, pd.NA)
     label = trace["name"].astype("string").copy()
-    copies = (kind == schema.MEMCPY).fillna(False).to_numpy()
+    unified = [n for n in label.dropna().unique() if gpuops.is_unified_label(n)]
+    copies = ((kind == schema.MEMCPY) & ~label.isin(unified)).fillna(False).to_numpy()
     label[copies] = copy_kind[copies].map(schema.copy_label, na_action="ignore").astype("string")
     label[(kind == schema.MEMSET).fillna(False).to_numpy()] = schema.MEMSET_LABEL
     frame = pd.DataFrame(

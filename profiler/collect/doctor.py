@@ -250,15 +250,23 @@ def _admin_only() -> bool:
     return "RmProfilingAdminOnly: 1" in text
 
 
+def _probe_metrics(cc: tuple[int, int] | None) -> tuple[str, ...]:
+    """The probe's metrics: the kernel's duration and DRAM's read bytes, as ncu names them at
+    compute capability `cc` (none on a GPU without DRAM counters of its own)."""
+    dram = [m for m in ncu_mod.metrics_for(cc) if m.startswith("dram__bytes_")]
+    return ("gpu__time_duration.sum", *dram[:1])
+
+
 def _probe_ncu(ncu: Path) -> Check:
     with tempfile.TemporaryDirectory(prefix="profgen-doctor-") as tmp:
         csv = Path(tmp) / "ncu.csv"
+        metrics = _probe_metrics(env.compute_capability())
         cmd = ncu_mod.profile_cmd(
             ncu,
             "doctor",
             csv,
             [sys.executable, "-m", "profiler.collect.doctor"],
-            metrics=("gpu__time_duration.sum", "dram__bytes_read.sum"),
+            metrics=metrics,
         )
         try:
             run_tool(cmd, Path(tmp) / "ncu.log", PROBE_TIMEOUT_S, cwd=env.PROJECT_ROOT)
@@ -272,11 +280,11 @@ def _probe_ncu(ncu: Path) -> Check:
             return Check(
                 "ncu counters", False, "ncu may not read the GPU's counters here", hint_for(text)
             )
-        ok = "dram__bytes_read.sum" in text
+        ok = metrics[-1] in text
         return Check(
             "ncu counters",
             ok,
-            "ncu read DRAM counters of a tiny kernel"
+            f"ncu read {'DRAM counters' if len(metrics) > 1 else 'the duration'} of a tiny kernel"
             if ok
             else "ncu profiled no kernel of the probe",
             "" if ok else "see `ncu --list-sets`",

@@ -75,6 +75,26 @@ def cuda_state() -> dict[str, Any]:
     return state
 
 
+_CC_MAJOR, _CC_MINOR = 75, 76  # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, _MINOR
+
+
+def compute_capability(device: int = 0) -> tuple[int, int] | None:
+    """(major, minor) of CUDA device `device` as the driver numbers them (CUDA_VISIBLE_DEVICES
+    applies), through libcuda; None when no driver or no such device answers."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return None
+    handle, major, minor = ctypes.c_int(0), ctypes.c_int(0), ctypes.c_int(0)
+    if lib.cuInit(0) != 0 or lib.cuDeviceGet(ctypes.byref(handle), device) != 0:
+        return None
+    if lib.cuDeviceGetAttribute(ctypes.byref(major), _CC_MAJOR, handle) != 0:
+        return None
+    if lib.cuDeviceGetAttribute(ctypes.byref(minor), _CC_MINOR, handle) != 0:
+        return None
+    return major.value, minor.value
+
+
 def _runtime_version() -> int | None:
     from profiler.collect.runtimes import cudart
 

@@ -33,6 +33,19 @@ METRICS: tuple[str, ...] = (
     "launch__block_size",
 )
 
+# ncu's names of DRAM's byte counters differ by chip. ncu 2025.3.1's `--query-metrics --chips X`
+# lists `dram__bytes_read`/`_write` for ga100, gh100, gb100, gb102 and gb110 (CC 8.0, 9.0, 10.x:
+# A100, H100, B200, B300), `dram__bytes_op_read`/`_op_write` for gb202-gb207 (CC 12.0: the RTX 50
+# series, RTX PRO 6000; so do the CC 12.0 runs of Charbel199/gpu-anatomy in tests/data/ncu/2025.x),
+# and no `dram__` metric at all for gb10b (Jetson Thor, CC 11.0) or gb20b (GB10, CC 12.1), whose
+# memory is the system's. ncu's own rule MemoryL2Compression.py asks for the `_op_` name at CC 12.0.
+_OP_NAMES = {
+    "dram__bytes_read.sum": "dram__bytes_op_read.sum",
+    "dram__bytes_write.sum": "dram__bytes_op_write.sum",
+}
+_OP_NAMED = frozenset({(12, 0)})
+_NO_DRAM = frozenset({(11, 0), (12, 1)})
+
 # A safety net for stages that launch many small kernels (the per-image baseline launches 70,000
 # for 10,000 images): ncu replays at most this many; give such stages `metrics_images` instead.
 LAUNCH_LIMIT = 1000
@@ -42,6 +55,17 @@ _SEARCH = (
     "/usr/local/cuda*/bin/ncu",
     "/usr/local/cuda*/nsight-compute*/ncu",
 )
+
+
+def metrics_for(cc: tuple[int, int] | None) -> tuple[str, ...]:
+    """`METRICS` as ncu names them on a device of compute capability `cc` (major, minor): the
+    DRAM byte counters' `_op_` names at CC 12.0, no `dram__` metric at CC 11.0 and 12.1 (see
+    `_OP_NAMES`); `METRICS` as they are for any other CC, or when it is not known (None)."""
+    if cc in _OP_NAMED:
+        return tuple(_OP_NAMES.get(m, m) for m in METRICS)
+    if cc in _NO_DRAM:
+        return tuple(m for m in METRICS if not m.startswith("dram__"))
+    return METRICS
 
 
 def candidates(env: Mapping[str, str] | None = None) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from profiler.collect import env
 from profiler.collect import ncu as ncu_mod
 from profiler.collect import nsys as nsys_mod
 from profiler.collect.process import ChildRun, EventSink, run_child
@@ -63,14 +64,16 @@ def nsys_pass(job: StageJob, nsys: Path, outcome: StageOutcome, emit: EventSink)
 
 
 def ncu_pass(job: StageJob, ncu: Path, outcome: StageOutcome, emit: EventSink) -> None:
-    """One call of the stage under ncu with the metric list -> raw_dir/ncu.csv.
+    """One call of the stage under ncu with the metric list as ncu names it on this device's
+    compute capability (`ncu.metrics_for`) -> raw_dir/ncu.csv.
 
     Raises: ProfilerRunError when ncu may not read the counters or fails on its own.
     """
     raw_dir = outcome.raw_dir
     csv = raw_dir / "ncu.csv"
     program = worker_cmd(job, raw_dir, ["metrics"], "none", "worker-ncu.json")
-    cmd = ncu_mod.profile_cmd(ncu, job.range_name, csv, program)
+    metrics = ncu_mod.metrics_for(env.compute_capability())
+    cmd = ncu_mod.profile_cmd(ncu, job.range_name, csv, program, metrics)
     run = _child(job, cmd, raw_dir, "worker-ncu.json", TOOL_GRACE_S, emit, "ncu: ")
     text = _read(csv)
     if "ERR_NVGPUCTRPERM" in text or "LibraryNotLoaded" in text:

@@ -58,6 +58,14 @@ _NSYS_ARRAY_LABELS = {
     "device-to-array": "DtoA",
 }
 _COPY_LABEL = re.compile(r"^\[CUDA memcpy (?P<dir>[A-Za-z-]+)\]$")
+# nsys's managed-memory migrations: `[CUDA memcpy Unified Host-to-Device]` (its copy kinds
+# `Unified Host-to-Device`, `Unified Device-to-Host`, `Unified Device-to-Device`, as a real
+# report's ENUM_CUDA_MEMCPY_OPER names them: tests/data/nsys/2025.3.2/qiyue-report1.sqlite) and
+# `[CUDA Unified Memory memcpy HtoD]` (2020.x). Their labels state the direction; they keep
+# their names, as they are no copies the program asked for.
+_UNIFIED_LABEL = re.compile(
+    r"^\[(?:CUDA memcpy Unified|CUDA Unified Memory memcpy) (?P<dir>[A-Za-z-]+)\]$"
+)
 _DEVICE_ORDINAL = re.compile(r"\((\d+)\)\s*$")
 _MEMORY_KINDS = {
     "pageable": "pageable",
@@ -72,10 +80,11 @@ _HOST_OR_DEVICE = {"pageable": "H", "pinned": "H", "device": "D"}
 
 
 def copy_direction(label: object) -> str | None:
-    """`[CUDA memcpy Host-to-Device]` or `[CUDA memcpy HtoD]` -> `HtoD`; anything else -> None."""
+    """`[CUDA memcpy Host-to-Device]`, `[CUDA memcpy HtoD]` or nsys's managed-memory migration
+    `[CUDA memcpy Unified Host-to-Device]` -> `HtoD`; anything else -> None."""
     if not isinstance(label, str):
         return None
-    match = _COPY_LABEL.match(label.strip())
+    match = _COPY_LABEL.match(label.strip()) or _UNIFIED_LABEL.match(label.strip())
     if match is None:
         return None
     text = match["dir"]
@@ -88,13 +97,21 @@ def copy_name(label: object) -> str | None:
     `[CUDA memcpy HtoD]`, `Host-to-Array` -> `HtoA`); None for a label that is no copy's.
 
     A copy to or from a CUDA array keeps its name: its direction (`copy_direction`) is that of
-    device memory, and naming it so would give a summary two `[CUDA memcpy HtoD]` rows."""
+    device memory, and naming it so would give a summary two `[CUDA memcpy HtoD]` rows; so
+    does a managed-memory migration (`[CUDA memcpy Unified Host-to-Device]`)."""
     direction = copy_direction(label)
     if direction is None or not isinstance(label, str):
         return None
+    if is_unified_label(label):
+        return label.strip()
     text = label.strip()[len("[CUDA memcpy ") : -1]
     short = text if text in _NVPROF_DIRECTIONS else _NSYS_ARRAY_LABELS.get(text.lower(), direction)
     return schema.copy_label(short)
+
+
+def is_unified_label(label: object) -> bool:
+    """True for nsys's managed-memory migrations (`[CUDA memcpy Unified Host-to-Device]`)."""
+    return isinstance(label, str) and _UNIFIED_LABEL.match(label.strip()) is not None
 
 
 def is_memset_label(label: object) -> bool:
@@ -200,7 +217,8 @@ def describe(
     cats, ncodes = lookup(name, lambda v: v)
     direction = _direction_codes(ncodes, cats, kind == 1, src, dst)
     labels = [schema.copy_label(k) for k in schema.COPY_KINDS] + [schema.MEMSET_LABEL]
-    final = np.where((kind == 1) & (direction >= 0), len(cats) + direction, ncodes)
+    unified = np.array([is_unified_label(c) for c in cats] + [False])[ncodes]  # keep their names
+    final = np.where((kind == 1) & (direction >= 0) & ~unified, len(cats) + direction, ncodes)
     final = np.where(kind == 2, len(cats) + len(schema.COPY_KINDS), final)
     copies_or_sets = kind >= 1
     return {

@@ -2,11 +2,16 @@
 by blanks or points (`13 181 137`, `12 837 852,30`): nv-nsight-cu-cli 2020 run in such a locale
 (tests/data/ncu/2020.x/handson-ax-decimal-comma.txt).
 
-Tried only when the plain read failed (`ncu_text`), so C's numbers cost nothing more. A
-section's table (the rows under one `Section:` line) is read so when one of its value cells
-shows the decimal comma (`decimal_comma.decides`, or digits grouped by blanks) and every number
-in its value cells is of that form; its value cells are then written as C writes them, in
-their columns' places (`10.55`, `13181137`), and the text is read again. The value cells are
+Tried when the plain read failed (`ncu_text`), or when the raw text holds a token that may show
+a decimal comma (`may_show`: a fast search, so C's numbers cost one scan more). ncu prints a
+page in one process's locale, so the page is judged once: when one value cell shows the decimal
+comma (`decimal_comma.decides`, or digits grouped by blanks: `43,44` is no C number) and every
+number in every value cell is of that form, every section is read so (`13.181`, which alone
+could be C's, is then 13181). A page that mixes the forms (two pastes from two machines) is
+judged by section: a section's table (the rows under one `Section:` line) is read so when one
+of its cells shows the decimal comma and every number in it is of that form. The value cells
+read so are written as C writes them, in their columns' places (`10.55`, `13181137`), and the
+text is read again. The value cells are
 those of every layout of ncu's text: the value of a table of three columns (name, unit, value),
 the Minimum, Maximum and Average of a `--print-summary per-kernel` table of five, right-aligned
 (2022.x on) or padded left-aligned (2020.x-2021.x), and the value of a `--metrics` table whose
@@ -27,6 +32,20 @@ from profiler.parse import decimal_comma, lines, ncu_text_counters, ncu_walk
 # blank, so nothing can backtrack.
 _BLANKS = re.compile(r"[0-9]{1,3}(?: [0-9]{3})+(?:,[0-9]+)?")
 _NUMERIC = frozenset("0123456789., ")
+# Tokens that may be decimal-comma cells: `decimal_comma.decides`' forms (a comma with one or
+# two digits or five after it, or four before it, `0,` alone; a point-group then a point or a
+# comma) and digits grouped by blanks at a line's end (`_BLANKS`, right-aligned). Each pattern
+# starts with a literal byte, so re scans for it fast (a 126 MB page in about 0.3 s, where one
+# pattern of alternatives took 5 s); the lookbehinds are of fixed width, so none backtracks.
+_MAY_SHOW = tuple(
+    re.compile(pattern)
+    for pattern in (
+        rb",(?:[0-9]{1,2}(?![0-9])|[0-9]{5}|(?<=[0-9]{4},)[0-9]|(?<=(?<![0-9])0,)[0-9])",
+        rb"\.[0-9]{3}[.,][0-9]",
+        rb"\n(?<=[0-9] [0-9]{3}\n)",
+        rb"\r(?<=[0-9] [0-9]{3}\r)",
+    )
+)
 # What a row's value cell is to the decision: no number (`n/a`, a name), a number of the
 # decimal comma's form, one that shows the decimal comma, a number of another form.
 _NONE, _COMMA, _DECIDES, _OTHER = range(4)
@@ -42,6 +61,13 @@ class Rewritten(NamedTuple):
     section: str
     line: int
     printed: dict[int, str]
+
+
+def may_show(data: bytes) -> bool:
+    """Whether `data` holds a token that may be a number with a decimal comma (`43,44`, `0,016`,
+    `2.097.152`, `13 181` at a line's end): only then is a page that read plainly looked at
+    again (`rewritten`)."""
+    return any(pattern.search(data) is not None for pattern in _MAY_SHOW)
 
 
 def rewritten(data: bytes, found: lines.Lines) -> Rewritten | None:
@@ -61,6 +87,8 @@ def rewritten(data: bytes, found: lines.Lines) -> Rewritten | None:
     np.logical_or.at(decided, section, kind == _DECIDES)
     blocked = np.zeros_like(decided)
     np.logical_or.at(blocked, section, kind == _OTHER)
+    if decided.any() and not blocked.any():  # one locale on the whole page
+        decided[:] = True
     decided &= ~blocked
     decided[-1] = False
     rows = np.flatnonzero(decided[section] & (kind >= _COMMA) & (kind <= _DECIDES))

@@ -68,6 +68,11 @@ METRICS = {
             "dram__throughput.avg.pct_of_peak_sustained_elapsed",
             "DRAM Throughput",
             "SOL DRAM",  # 2020.x
+            # 2019.3.1-2020.x: "Switched underlying metric for SOL FB in the GPU Speed Of Light
+            # section to be driven by dram__throughput.avg.pct_of_peak_sustained_elapsed instead
+            # of fbpa__throughput..." (ncu 2019.3.1's release notes, docs.nvidia.com/
+            # nsight-compute/2019.3/ReleaseNotes). 2019.1-2019.3 printed the latter as SOL FB.
+            "SOL FB",
         ),
     ),
     "achieved_occupancy_pct": (

@@ -27,16 +27,18 @@ Mapped to `schema.METRICS`:
 | METRICS column | ncu metrics (display names of all versions, raw names) |
 | --- | --- |
 | duration_ns | `Duration` (`usecond`, `msecond`, `second`, `us`, ...), `gpu__time_duration.sum` |
-| dram_throughput_pct | `DRAM Throughput`, `SOL DRAM`, `gpu__dram_throughput`, `dram__throughput` |
+| dram_throughput_pct | `DRAM Throughput`, `SOL DRAM`, `SOL FB`, `gpu__dram_`/`dram__throughput` |
 | sm_throughput_pct | `Compute (SM) Throughput`, `Compute (SM) [%]`, `SM [%]`, `sm__throughput` |
 | achieved_occupancy_pct | `Achieved Occupancy`, `sm__warps_active` (pct of peak, active) |
 | registers | `Registers Per Thread`, `launch__registers_per_thread` |
 | dram_read_bytes, _write_ | `dram__bytes_read.sum`, `_write.sum` (CC 12.x: `dram__bytes_op_*`) |
 | fp32_flops | 2 * ffma + fadd + fmul thread instructions executed (`smsp__sass_...`) |
 
+`SOL FB` is `dram__throughput` from ncu 2019.3.1 on (its release notes); 2019.1-2019.3 drove it
+by `fbpa__throughput` (the frame-buffer partitions'), which a page does not tell apart.
+
 Not mapped, as METRICS has no column for them: `Memory Throughput` / `Memory [%]` (the busiest
-of the memory units, not DRAM alone), `SOL FB` (ncu 2019.x-2020.1's frame-buffer throughput,
-not the DRAM throughput of later versions), the L1/L2 throughputs, cycles and frequencies,
+of the memory units, not DRAM alone), the L1/L2 throughputs, cycles and frequencies,
 theoretical occupancy, launch sizes other than grid and block, and every other section. With
 `--nvtx`, ncu prints a launch's NVTX ranges above its sections (`NVTX Start/End Ranges:`,
 `<default domain>`, `<0,convLayer>`): they give `range` as the CSV's NVTX columns do
@@ -46,9 +48,9 @@ Profiling "name" - N` lines: those numbers are the launch IDs when they match th
 found, else launches are numbered in file order from 0. A pasted result whose kernel lines were
 cut down to `name (grid)x(block), CC 8.9` is read with a warning (`values.ReadNote`) that they
 lack `Context N, Stream N`; a note its author wrote after a row (`93.58   # <- ...`) is dropped.
-A text printed in a locale with a decimal comma (`10,55`, `13 181 137`) fails the plain read;
-then each section whose value cells show it is read so (`ncu_comma`), said in a warning; its
-counters' `text` is each cell as the file printed it (`10,55`).
+A text printed in a locale with a decimal comma (`10,55`, `13 181 137`) is read so when the plain
+read fails or an unmapped counter shows it (`ncu_comma`: the page judged once, by section where
+it mixes forms), said in a warning; its counters' `text` is each cell as printed (`10,55`).
 
 An output with no kernel results is refused with the line ncu itself wrote about it (`==ERROR==
 ERR_NVGPUCTRPERM ...`, `==WARNING== No kernels were profiled.`).
@@ -87,6 +89,8 @@ _NO_KERNEL = "no kernel results in it (a line `<kernel>, Context N, Stream N` wi
 _TARGETS = list(ncu_csv.METRICS)
 # What a row gives besides a METRICS column's number (`_cut_row`, `_targets`).
 _NO_VALUE, _MISFIT = -1, -2
+# The text read again with a decimal comma (`_with_decimal_comma`).
+_CommaRead = tuple[ncu_comma.Rewritten, lines.Lines, ncu_walk.Walk, dict[str, np.ndarray]]
 # A mapped metric's row: its name, the METRICS column it gives, its unit and its value cell.
 Cut = tuple[str, str, str, str]
 
@@ -150,11 +154,18 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
     if not walk.launches:
         text = data.decode("utf-8")
         raise ParseError(path, EXPECTED, ncu_csv.nothing_profiled(text, _no_kernel(walk)))
-    printed: dict[int, str] = {}  # the lines read with a decimal comma, as printed
+    again: _CommaRead | None = None
     try:
         found = metric_values(walk, path)
-    except ParseError as exc:
-        comma, split, walk, found = _with_decimal_comma(data, split, every, path, exc)
+    except ParseError as exc:  # a mapped metric's cell may show a decimal comma
+        again = _with_decimal_comma(data, split, every, path)
+        if again is None:
+            raise _with_ncu_error(exc, data) from None
+    if again is None and ncu_comma.may_show(data):  # so may an unmapped counter's
+        again = _with_decimal_comma(data, split, every, path)
+    printed: dict[int, str] = {}  # the lines read with a decimal comma, as printed
+    if again is not None:
+        comma, split, walk, found = again
         data, printed = comma.data, comma.printed
     names, grids, blocks = zip(*walk.launches, strict=True)
     names = _without_stray_bracket(names, walk)
@@ -180,19 +191,18 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
 
 
 def _with_decimal_comma(
-    data: bytes, split: lines.Lines, every: bool, path: Path, exc: ParseError
-) -> tuple[ncu_comma.Rewritten, lines.Lines, ncu_walk.Walk, dict[str, np.ndarray]]:
+    data: bytes, split: lines.Lines, every: bool, path: Path
+) -> _CommaRead | None:
     """The text read again with the value cells of its decimal-comma sections written as C
-    writes them (`ncu_comma`), after the plain read failed with `exc`: the new text (and the
-    lines it rewrote, as printed), its lines, walk and `metric_values`, said by a
-    `values.ReadNote`.
+    writes them (`ncu_comma`): the new text (and the lines it rewrote, as printed), its lines,
+    walk and `metric_values`, said by a `values.ReadNote`; None when no section shows a
+    decimal comma.
 
-    Raises: ParseError `exc` (with ncu's own error line, if any) when no section shows a
-        decimal comma; the new read's error when it fails too.
+    Raises: ParseError, the new read's error, when it fails.
     """
     comma = ncu_comma.rewritten(data, split)
     if comma is None:
-        raise _with_ncu_error(exc, data) from None
+        return None
     split = lines.split(comma.data)
     walk = ncu_walk.walk(comma.data, split, every)
     try:

@@ -44,10 +44,10 @@ _NOTE = "  # "
 _MAX_TAIL = 120  # the launch shape, time and ids after a kernel name fit in this
 _SHORT = 512  # lines up to this long are grouped by their bytes with NumPy (`_distinct`)
 NAMES = {name: target for target, (_, names) in ncu_csv.METRICS.items() for name in names}
-# The first 8 characters of a mapped metric's row (6 of `SM [%]`), of a table's header and of
-# a `Section:` line.
+# The first 8 characters of a mapped metric's row (6 of `SM [%]` and `SOL FB`), of a table's
+# header and of a `Section:` line.
 _PREFIXES = np.array(sorted({lines.pack(n[:8].encode()) for n in NAMES if len(n) >= 8}), np.uint64)
-_SIX = np.uint64(lines.pack(b"SM [%]") << 16)
+_SIXES = np.array(sorted({lines.pack(n.encode()) << 16 for n in NAMES if len(n) == 6}), np.uint64)
 _SIX_MASK = np.uint64(((1 << 48) - 1) << 16)
 _SECTION_WORD = np.uint64(lines.pack(b"Section:"))
 _HEADER_WORD = np.uint64(lines.pack(b"Metric N"))
@@ -224,14 +224,14 @@ def _looked_at(
 
     Looked at: lines with `, Context ` in them (kernel lines), lines whose lead is not known
     (`lines.UNKNOWN`: not ASCII, or long), rules (led by `-`), headers (led by `Metric N`) and
-    rows whose first 8 characters are a mapped metric's (6 of `SM [%]`); with `every`, every
-    line that is not blank. Any other line is blank, advice, program output or a row of no
-    mapped metric: it moves nothing and gives no value."""
+    rows whose first 8 characters are a mapped metric's (6 of `SM [%]`, `SOL FB`); with
+    `every`, every line that is not blank. Any other line is blank, advice, program output or a
+    row of no mapped metric: it moves nothing and gives no value."""
     word = found.prefix(8)
     context = np.zeros(len(found), dtype=bool)
     offsets = [m.start() for m in _CONTEXT.finditer(data)]
     context[np.searchsorted(found.start, np.array(offsets, dtype=np.int64), side="right") - 1] = 1
-    looked = np.isin(word, _PREFIXES) | ((word & _SIX_MASK) == _SIX)
+    looked = np.isin(word, _PREFIXES) | np.isin(word & _SIX_MASK, _SIXES)
     looked |= (found.first == ord("-")) | (word == _HEADER_WORD)
     looked |= context | (found.lead == lines.UNKNOWN)
     if every:

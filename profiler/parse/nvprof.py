@@ -46,6 +46,7 @@ from profiler.errors import ParseError
 from profiler.parse import (
     csvtext,
     headings,
+    nvprof_export,
     nvprof_metrics,
     nvprof_summary,
     nvprof_trace,
@@ -741,7 +742,8 @@ def _nothing(text: str) -> str:
     """Why a file with no table is refused, in nvprof's own words when it has some."""
     quoted = _quoted(text)
     if quoted is not None:
-        return f"nvprof output with no table profgen reads; nvprof says: {quoted}"
+        exported = f": {nvprof_export.IMPORT_IT}" if nvprof_export.RESULT_FILE in quoted else ""
+        return f"nvprof output with no table profgen reads; nvprof says: {quoted}{exported}"
     ran = text.find(_TRACE_WORDS)  # not at a line's start: no header was found there
     return "no nvprof table header found" if ran < 0 else _RUN_TOGETHER
 

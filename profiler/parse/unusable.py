@@ -33,6 +33,8 @@ pattern that can backtrack:
   table is read from its header, which says what its columns and rows are;
 - an nvprof `--csv` gpu trace with a column a script put before nvprof's own on every line
   (`131072,"Start","Duration",...`), or its rows without the header above them;
+- nvprof's console output of a run that wrote its results to a file (`nvprof -o run.nvvp`):
+  no table, but the file it names can be imported (`nvprof_export`);
 - a profiler's usage text (`ncu --help`, `nsys --help`, `nvprof --help`): its first line is
   `usage: ncu [options] ...`;
 - a log of the CUDA command-line profiler that came before nvprof (`CUDA_PROFILE=1` or
@@ -52,7 +54,7 @@ import csv
 from collections.abc import Callable
 from pathlib import PurePath
 
-from profiler.parse import bare_rows, values
+from profiler.parse import bare_rows, nvprof_export, values
 
 _HTML_STARTS = ("<!doctype html", "<html")
 _METRIC_TYPES = ("Counter", "Ratio", "Throughput")
@@ -92,6 +94,7 @@ def describe(lines: list[str]) -> str | None:
     one of the kinds above; else None."""
     return (
         _metric_list(lines)
+        or nvprof_export.described(lines)
         or _rule_output(lines)
         or _profile_without_report(lines)
         or _ncu_sections_without_kernel(lines)
