@@ -194,3 +194,18 @@ def test_may_show_finds_every_deciding_cell_at_a_rows_end(cell, shown):
 def test_may_show_passes_c_pages_by(path):
     """Real C pages (decimal points, comma groups) hold no such token: read once, as before."""
     assert not ncu_comma.may_show(path.read_bytes())
+
+
+def test_a_c_page_whose_kernels_are_templates_is_read_once(tmp_path, monkeypatch):
+    """A kernel line's template arguments (`gemm<128,64>`, here written over the real page's
+    kernel name) look like decimal commas, but only table rows are searched: the page is not
+    rewritten and read again."""
+    text = (NCU / "2023.x" / "ppc-max-flops.txt").read_text()
+    templated = tmp_path / "templated.txt"
+    templated.write_text(text.replace("gpu_kernel (", "void gemm<128,64,2> ("))
+    assert ncu_comma.may_show(templated.read_bytes())  # the whole text would be read twice
+    looked = []
+    monkeypatch.setattr(ncu_comma, "rewritten", lambda *args: looked.append(args))
+    tables = ncu_text.read_tables(templated, "s")
+    assert looked == []
+    assert set(tables["metrics"]["name"]) == {"void gemm<128,64,2>"}

@@ -161,7 +161,7 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
         again = _with_decimal_comma(data, split, every, path)
         if again is None:
             raise _with_ncu_error(exc, data) from None
-    if again is None and ncu_comma.may_show(data):  # so may an unmapped counter's
+    if again is None and ncu_comma.may_show(_table_rows(walk)):  # so may an unmapped counter's
         again = _with_decimal_comma(data, split, every, path)
     printed: dict[int, str] = {}  # the lines read with a decimal comma, as printed
     if again is not None:
@@ -188,6 +188,14 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
         return {schema.METRICS.name: metrics}
     counters = ncu_text_counters.text(walk, (ids, list(names)), stage, printed)
     return {schema.METRICS.name: metrics, schema.COUNTERS.name: counters}
+
+
+def _table_rows(walk: ncu_walk.Walk) -> bytes:
+    """The table rows the walk read, each distinct line once (a million rows of a repeated
+    kernel are a few hundred lines): what `ncu_comma.may_show` searches. Not the whole text,
+    whose kernel lines' template arguments (`gemm<128,64>`) look like decimal commas and would
+    make every such page be read twice."""
+    return "".join(walk.texts[line] + "\n" for line in np.unique(walk.line).tolist()).encode()
 
 
 def _with_decimal_comma(
