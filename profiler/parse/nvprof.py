@@ -278,9 +278,8 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
     its own, and each that has none (`No kernels were profiled.`, an error) is left out, said so
     in nvprof's own words; a file read as one run says so too of a run with no table that
     nvprof's own message explains (`_said_empty`). A paste without those lines whose summaries
-    or gpu traces repeat (a
-    README that quotes each step's summary in a block of its own) is cut into runs where they
-    repeat (`_pasted_runs`).
+    or gpu traces repeat (a README that quotes each step's summary in a block of its own) is cut
+    into runs where they repeat (`_pasted_runs`).
 
     Args:
         path: as `read_log`.
