@@ -375,4 +375,20 @@ def _launch_ids(data: bytes, found: lines.Lines, count: int) -> list[int]:
         number = line[cut + 4 :].split(":", 1)[0] if cut >= 0 else ""
         if number.isdecimal() and len(number) < 12:  # (isdigit: "²" is a digit int refuses)
             ids.append(int(number))
+    if len(ids) > count and b", Invocations " not in data:  # a summary: one result a kernel
+        _note_unprinted(len(ids), count, data, found)
     return ids if len(ids) == count else list(range(count))
+
+
+def _note_unprinted(profiled: int, count: int, data: bytes, found: lines.Lines) -> None:
+    """Warn (`values.ReadNote`, partial) when ncu's `==PROF== Profiling` lines name more
+    launches than the file holds results of: ncu prints a result for each launch it profiled
+    (unless it sums them up, `--print-summary`), so the others were cut out of the file."""
+    first = data.find(b'==PROF== Profiling "')
+    line = data.count(b"\n", 0, first) + 1
+    said = (
+        f"line {line}: ncu's `==PROF== Profiling` lines name {profiled} profiled launches and the "
+        f"file holds the results of {count}: the others are not in it (cut out?); launches "
+        "numbered in file order"
+    )
+    warnings.warn(values.ReadNote(said, line, partial=True), stacklevel=3)
