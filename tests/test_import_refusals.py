@@ -216,6 +216,7 @@ def test_only_an_nvprof_command_with_an_export_flag_is_said_to_have_written_one(
     assert unusable.describe(["time -o log nvprof ./app"]) is None
     assert unusable.describe(["nvprof ./app -o"]) is None
     assert unusable.describe(["nvprofx -o a ./app"]) is None
+    assert unusable.describe(["$ nsys nvprof -o profile-output ./main"]) is None  # an nsys report
 
 
 def test_nvprof_gpu_trace_rows_pasted_without_their_header_say_so(tmp_path, capsys):

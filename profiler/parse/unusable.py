@@ -232,11 +232,12 @@ _EXPORT_FLAGS = ("-o", "--export-profile")
 def _nvprof_export(lines: list[str]) -> str | None:
     """What a file is that shows an nvprof command writing its profile to a file (`nvprof -o
     run.nvvp ./app`, `--export-profile`) and, detection having found none, no nvprof table: the
-    data is in that file, which nvprof prints no summary of."""
+    data is in that file, which nvprof prints no summary of. `nsys nvprof -o` is not one: nsys
+    writes its own report."""
     for n, line in enumerate(lines):
         words = line.split()
         at = next((k for k, w in enumerate(words) if w.rsplit("/", 1)[-1] == "nvprof"), None)
-        if at is None:
+        if at is None or (at and words[at - 1].rsplit("/", 1)[-1] == "nsys"):  # nsys's report
             continue
         flag = next((k for k in range(at + 1, len(words) - 1) if words[k] in _EXPORT_FLAGS), None)
         if flag is not None:
