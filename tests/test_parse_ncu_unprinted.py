@@ -54,3 +54,17 @@ def test_a_per_kernel_summary_is_not_said_cut(tmp_path):
         ncu_text.read_metrics(path, "s")
     said = [str(w.message) for w in caught if isinstance(w.message, values.ReadNote)]
     assert not any("profiled launches" in s for s in said)
+
+
+def test_a_launch_named_once_per_replay_pass_counts_once(tmp_path):
+    """`--replay-mode application` runs the program once per pass and names each launch again
+    (`- 0: Application replay pass 2`): launches are counted by their number, so no note."""
+    text = TCPTX.read_text()
+    again = re.sub(r'(==PROF== Profiling "[^"]*") - [12]:', r"\1 - 0:", text)
+    path = tmp_path / "passes.txt"
+    path.write_text(again)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ncu_text.read_metrics(path, "s")
+    said = [str(w.message) for w in caught if isinstance(w.message, values.ReadNote)]
+    assert not any("profiled launches" in s for s in said)

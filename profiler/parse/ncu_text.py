@@ -375,8 +375,9 @@ def _launch_ids(data: bytes, found: lines.Lines, count: int) -> list[int]:
         number = line[cut + 4 :].split(":", 1)[0] if cut >= 0 else ""
         if number.isdecimal() and len(number) < 12:  # (isdigit: "²" is a digit int refuses)
             ids.append(int(number))
-    if len(ids) > count and b", Invocations " not in data:  # a summary: one result a kernel
-        _note_unprinted(len(ids), count, data, found)
+    profiled = len(set(ids))  # application replay names a launch once per pass
+    if profiled > count and b", Invocations " not in data:  # a summary: one result a kernel
+        _note_unprinted(profiled, count, data, found)
     return ids if len(ids) == count else list(range(count))
 
 
