@@ -159,6 +159,7 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
     names, grids, blocks = zip(*walk.launches, strict=True)
     names = _without_stray_bracket(names, walk)
     ids = _launch_ids(data, split, len(walk.launches))
+    _note_unprinted(data, split, len(walk.launches))
     _note_bare(data, split, walk, ids)
     ncu_elided.note(split, walk)
     launches = pd.DataFrame(
@@ -364,6 +365,12 @@ def _without_stray_bracket(names: tuple[str, ...], walk: ncu_walk.Walk) -> tuple
 def _launch_ids(data: bytes, found: lines.Lines, count: int) -> list[int]:
     """The launch numbers of ncu's `==PROF== Profiling "name" - N: ...` lines when there is one
     per launch found, else 0 .. count - 1."""
+    ids = _profiled(data, found)
+    return ids if len(ids) == count else list(range(count))
+
+
+def _profiled(data: bytes, found: lines.Lines) -> list[int]:
+    """The launch numbers of ncu's `==PROF== Profiling "name" - N: ...` lines, in file order."""
     ids = []
     mark = b'==PROF== Profiling "'
     for i in np.flatnonzero((found.lead == 0) & (found.first == ord("="))).tolist():
@@ -375,16 +382,18 @@ def _launch_ids(data: bytes, found: lines.Lines, count: int) -> list[int]:
         number = line[cut + 4 :].split(":", 1)[0] if cut >= 0 else ""
         if number.isdecimal() and len(number) < 12:  # (isdigit: "²" is a digit int refuses)
             ids.append(int(number))
-    profiled = len(set(ids))  # application replay names a launch once per pass
-    if profiled > count and b", Invocations " not in data:  # a summary: one result a kernel
-        _note_unprinted(profiled, count, data, found)
-    return ids if len(ids) == count else list(range(count))
+    return ids
 
 
-def _note_unprinted(profiled: int, count: int, data: bytes, found: lines.Lines) -> None:
+def _note_unprinted(data: bytes, found: lines.Lines, count: int) -> None:
     """Warn (`values.ReadNote`, partial) when ncu's `==PROF== Profiling` lines name more
-    launches than the file holds results of: ncu prints a result for each launch it profiled
-    (unless it sums them up, `--print-summary`), so the others were cut out of the file."""
+    launches (distinct numbers: application replay names a launch once per pass) than the file
+    holds results of (`count`): ncu prints a result for each launch it profiled, unless it sums
+    them up (`--print-summary`: `, Invocations N` on its kernel lines), so the others were cut
+    out of the file."""
+    profiled = len(set(_profiled(data, found)))
+    if profiled <= count or b", Invocations " in data:
+        return
     first = data.find(b'==PROF== Profiling "')
     line = data.count(b"\n", 0, first) + 1
     said = (
@@ -392,4 +401,4 @@ def _note_unprinted(profiled: int, count: int, data: bytes, found: lines.Lines) 
         f"file holds the results of {count}: the others are not in it (cut out?); launches "
         "numbered in file order"
     )
-    warnings.warn(values.ReadNote(said, line, partial=True), stacklevel=3)
+    warnings.warn(values.ReadNote(said, line, partial=True), stacklevel=2)
