@@ -158,8 +158,9 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
         data, printed = comma.data, comma.printed
     names, grids, blocks = zip(*walk.launches, strict=True)
     names = _without_stray_bracket(names, walk)
-    ids = _launch_ids(data, split, len(walk.launches))
-    _note_unprinted(data, split, len(walk.launches))
+    numbers = _profiled(data, split)
+    ids = numbers if len(numbers) == len(walk.launches) else list(range(len(walk.launches)))
+    _note_unprinted(numbers, len(walk.launches), data)
     _note_bare(data, split, walk, ids)
     ncu_elided.note(split, walk)
     launches = pd.DataFrame(
@@ -385,13 +386,13 @@ def _profiled(data: bytes, found: lines.Lines) -> list[int]:
     return ids
 
 
-def _note_unprinted(data: bytes, found: lines.Lines, count: int) -> None:
-    """Warn (`values.ReadNote`, partial) when ncu's `==PROF== Profiling` lines name more
-    launches (distinct numbers: application replay names a launch once per pass) than the file
-    holds results of (`count`): ncu prints a result for each launch it profiled, unless it sums
-    them up (`--print-summary`: `, Invocations N` on its kernel lines), so the others were cut
-    out of the file."""
-    profiled = len(set(_profiled(data, found)))
+def _note_unprinted(numbers: list[int], count: int, data: bytes) -> None:
+    """Warn (`values.ReadNote`, partial) when ncu's `==PROF== Profiling` lines (their launch
+    `numbers`) name more launches (distinct numbers: application replay names a launch once per
+    pass) than the file holds results of (`count`): ncu prints a result for each launch it
+    profiled, unless it sums them up (`--print-summary`: `, Invocations N` on its kernel lines),
+    so the others were cut out of the file."""
+    profiled = len(set(numbers))
     if profiled <= count or b", Invocations " in data:
         return
     first = data.find(b'==PROF== Profiling "')
