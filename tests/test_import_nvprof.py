@@ -281,6 +281,31 @@ def test_runs_with_no_table_are_left_out_and_said_so(tmp_path, capsys):
     assert_logged(run, "s.2", expected)
 
 
+def test_an_empty_run_beside_one_with_tables_is_said_left_out(tmp_path, capsys):
+    """JuliaGPU/CUDA.jl#371: a run whose `Profiling result:` (line 7) is followed by `No kernels
+    were profiled.` only, then another run's summary (quoted from the docs). The file is read as
+    one run, its tables the second's; the first is said left out in nvprof's words (it was
+    passed over without a word)."""
+    path = NVPROF / "9.x" / "juliagpu-371-empty-run-then-quoted-summary.md"
+    result = profgen(["import", "--model", "m", "--out", tmp_path, "--stage", f"s={path}"], capsys)
+    assert result.code == 0, result.err
+    why = (
+        "nvprof output with no table profgen reads; nvprof says: 'No kernels were profiled.' / "
+        "'No API activities were profiled.'"
+    )
+    assert result.err == f"profgen: warning: stage s: {path}: line 7: nvprof run left out: {why}\n"
+    run = store.load_run(result.out.strip())
+    gpu, api = run.table("gpu_activities"), run.table("api_calls")
+    # `GPU activities:  100.00%  247.61ms  1  247.61ms  247.61ms  247.61ms  ptxcall_gpu_add1__1`
+    assert gpu[["name", "total_ns", "calls"]].values.tolist() == [
+        ["ptxcall_gpu_add1__1", 247_610_000, 1]
+    ]
+    # `0.00%  960ns  2  480ns  358ns  602ns  cuCtxGetCurrent`, the last of five
+    assert len(api) == 5 and api.iloc[-1][["name", "total_ns", "calls", "min_ns"]].tolist() == [
+        "cuCtxGetCurrent", 960, 2, 358
+    ]  # fmt: skip
+
+
 def test_a_last_run_that_ended_in_nvprofs_error_is_said_to_be_left_out(tmp_path, capsys):
     """A log of eight runs whose last one ends at `==12181== Error: Internal profiling error
     1749:999.` before any `Profiling result:` line: the seven runs with tables are the stages,

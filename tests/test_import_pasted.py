@@ -383,6 +383,48 @@ def test_a_header_goes_above_each_run_of_typed_rows():
     assert pasted.headed(b" GPU activities: 60% of the time\n") is None  # no row
 
 
+OCEANANIGANS = NVPROF / "9.x" / "oceananigans-1912-untyped-rows-then-api.md"
+
+
+def test_untyped_rows_above_the_first_row_type_are_said_not_read(tmp_path, capsys):
+    """CliMA/Oceananigans.jl#1912: two summary rows with neither header nor row type (another
+    run's GPU activities tail), prose, then `API calls:` rows. The API calls import under nvprof's
+    header; the two rows cannot be typed, and the warning says they are not read (they were
+    dropped without a word)."""
+    run, err = imported(OCEANANIGANS, tmp_path, capsys)
+    left = (
+        "; 2 summary rows with no header or row type above them (lines 2-3) are not read: nothing "
+        "says if they are GPU activities or API calls"
+    )
+    said = run.meta["inputs"][0]["warnings"]  # the whole text: a terminal line is clipped
+    assert said[0] == f"{OCEANANIGANS}: {headed_note(7)}{left}" and "(lines 2-3)" in err
+    api = run.table("api_calls").set_index("name")
+    # line 7: `API calls: 70.92% 702.12ms 468805 1.4970us 1.2730us 101.02us cuStreamQuery`
+    # line 12: `0.03% 344.38us 20 17.218us 12.297us 22.727us cuMemAlloc`
+    assert api.index.tolist()[0] == "cuStreamQuery" and len(api) == 6
+    assert api.loc["cuStreamQuery", ["total_ns", "calls", "min_ns", "max_ns"]].tolist() == [
+        702_120_000, 468_805, 1_273, 101_020
+    ]  # fmt: skip
+    assert api.loc["cuMemAlloc", ["total_ns", "calls", "min_ns", "max_ns"]].tolist() == [
+        344_380, 20, 12_297, 22_727
+    ]  # fmt: skip
+    assert not run.has("gpu_activities")
+
+
+def test_only_rows_that_no_typed_row_is_above_are_said_left():
+    """Rows under a typed row (right under it or under rows under it) are read; an untyped run
+    before the first type, or after a blank line, is said left out with its lines."""
+    gpu = b" GPU activities:   60.00%  6.0000ms  1  6.0000ms  6.0000ms  6.0000ms  k\n"
+    more = b"                   40.00%  4.0000ms  1  4.0000ms  4.0000ms  4.0000ms  j\n"
+    whole = pasted.headed(gpu + more + more)
+    assert whole is not None and whole.note == pasted.HEADED.format(line=1)
+    cut = pasted.headed(more + b"\n" + gpu + more + b"\n" + more + more)
+    assert cut is not None
+    assert cut.note == pasted.HEADED.format(line=3) + pasted.UNTYPED_LEFT.format(
+        rows=3, first=1, last=7
+    )
+
+
 def test_an_nvprof_summary_laid_out_as_a_markdown_pipe_table_imports(tmp_path, capsys):
     """A Spanish exam report (carlosmx45/Programacion_Paralela_CJFM, its first two reports, CRLF
     line ends) rewrites each nvprof summary as a Markdown pipe table under its `==PID==` lines:

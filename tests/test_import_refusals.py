@@ -227,6 +227,33 @@ def test_nvprof_summary_rows_pasted_without_their_header_say_so(tmp_path, capsys
     )
 
 
+def test_an_nvprof_run_that_wrote_its_profile_to_a_file_names_that_file(tmp_path, capsys):
+    """gunrock#580: `nvprof -f -o run.nvvp ...` then the program's output, no table (was: "a
+    Markdown document in which no profiler table was found"): the line says where the data is."""
+    path = DATA / "nvprof" / "9.x" / "gunrock-580-nvprof-o-no-tables.md"
+    command = (
+        "$ nvprof -f -o run.nvvp --log-file-verbose nv.log ../../../build/bin/bfs market "
+        "hollywood-2009.mtx"
+    )
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        f"it shows an nvprof run that wrote its profile to a file (line 4: '{command}'), and no "
+        "nvprof table: import that file ('run.nvvp': profgen reads .nvprof and .nvvp profiles), "
+        "or nvprof's printed summary",
+    )
+
+
+def test_only_an_nvprof_command_with_an_export_flag_is_said_to_have_written_one():
+    """`--export-profile` too, after nvprof's path; a flag before `nvprof` or without its file
+    (the line's last word) is not one."""
+    said = unusable.describe(["/usr/local/cuda/bin/nvprof --export-profile a.nvprof ./app"])
+    assert said is not None and "('a.nvprof':" in said and "(line 1:" in said
+    assert unusable.describe(["time -o log nvprof ./app"]) is None
+    assert unusable.describe(["nvprof ./app -o"]) is None
+    assert unusable.describe(["nvprofx -o a ./app"]) is None
+    assert unusable.describe(["$ nsys nvprof -o profile-output ./main"]) is None  # an nsys report
+
+
 def test_nvprof_gpu_trace_rows_pasted_without_their_header_say_so(tmp_path, capsys):
     """manifold#120's Unified Memory rows of a gpu trace, under a fence and no header (was: "it
     looks like a program's own output, starting '```'")."""

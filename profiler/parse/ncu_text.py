@@ -169,7 +169,9 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
         data, printed = comma.data, comma.printed
     names, grids, blocks = zip(*walk.launches, strict=True)
     names = _without_stray_bracket(names, walk)
-    ids = _launch_ids(data, split, len(walk.launches))
+    numbers = _profiled(data, split)
+    ids = numbers if len(numbers) == len(walk.launches) else list(range(len(walk.launches)))
+    _note_unprinted(numbers, len(walk.launches), data)
     _note_bare(data, split, walk, ids)
     ncu_elided.note(split, walk)
     launches = pd.DataFrame(
@@ -382,6 +384,12 @@ def _without_stray_bracket(names: tuple[str, ...], walk: ncu_walk.Walk) -> tuple
 def _launch_ids(data: bytes, found: lines.Lines, count: int) -> list[int]:
     """The launch numbers of ncu's `==PROF== Profiling "name" - N: ...` lines when there is one
     per launch found, else 0 .. count - 1."""
+    ids = _profiled(data, found)
+    return ids if len(ids) == count else list(range(count))
+
+
+def _profiled(data: bytes, found: lines.Lines) -> list[int]:
+    """The launch numbers of ncu's `==PROF== Profiling "name" - N: ...` lines, in file order."""
     ids = []
     mark = b'==PROF== Profiling "'
     for i in np.flatnonzero((found.lead == 0) & (found.first == ord("="))).tolist():
@@ -393,4 +401,23 @@ def _launch_ids(data: bytes, found: lines.Lines, count: int) -> list[int]:
         number = line[cut + 4 :].split(":", 1)[0] if cut >= 0 else ""
         if number.isdecimal() and len(number) < 12:  # (isdigit: "²" is a digit int refuses)
             ids.append(int(number))
-    return ids if len(ids) == count else list(range(count))
+    return ids
+
+
+def _note_unprinted(numbers: list[int], count: int, data: bytes) -> None:
+    """Warn (`values.ReadNote`, partial) when ncu's `==PROF== Profiling` lines (their launch
+    `numbers`) name more launches (distinct numbers: application replay names a launch once per
+    pass) than the file holds results of (`count`): ncu prints a result for each launch it
+    profiled, unless it sums them up (`--print-summary`: `, Invocations N` on its kernel lines),
+    so the others were cut out of the file."""
+    profiled = len(set(numbers))
+    if profiled <= count or b", Invocations " in data:
+        return
+    first = data.find(b'==PROF== Profiling "')
+    line = data.count(b"\n", 0, first) + 1
+    said = (
+        f"line {line}: ncu's `==PROF== Profiling` lines name {profiled} profiled launches and the "
+        f"file holds the results of {count}: the others are not in it (cut out?); launches "
+        "numbered in file order"
+    )
+    warnings.warn(values.ReadNote(said, line, partial=True), stacklevel=2)

@@ -277,9 +277,10 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
     A file is read as one run, as `read_log` reads it, unless two runs (each after its
     `Profiling result:` line) give tables of one kind; then each run that has tables is read on
     its own, and each that has none (`No kernels were profiled.`, an error) is left out, said so
-    in nvprof's own words. A paste without those lines whose summaries or gpu traces repeat (a
-    README that quotes each step's summary in a block of its own) is cut into runs where they
-    repeat (`_pasted_runs`).
+    in nvprof's own words; a file read as one run says so too of a run with no table that
+    nvprof's own message explains (`_said_empty`). A paste without those lines whose summaries
+    or gpu traces repeat (a README that quotes each step's summary in a block of its own) is cut
+    into runs where they repeat (`_pasted_runs`).
 
     Args:
         path: as `read_log`.
@@ -303,7 +304,8 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
     markers = _marker_lines(text, _RESULT, leads)
     if _several_runs(tables) is None:
         first = Run(_read(tables, stage, name), tables[0].origin.first_line)
-        return Runs([first], _unfinished(text, markers, leads))
+        empty = _said_empty(text, markers, {table.run for table in tables})
+        return Runs([first], sorted(empty + _unfinished(text, markers, leads)))
     by_run: dict[int, list[Table]] = {}
     for table in tables:
         by_run.setdefault(table.run, []).append(table)
@@ -319,6 +321,20 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
             end = markers[run] if run < len(markers) else len(text)
             left_out.append((line.at(start), _nothing(text[start:end])))
     return Runs(kept, sorted(left_out + _unfinished(text, markers, leads)))
+
+
+def _said_empty(text: Text, results: list[int], with_tables: set[int]) -> list[tuple[int, str]]:
+    """The runs (each after its `Profiling result:` line, at `results`) that give no table and
+    whose text has nvprof's own word on why (`No kernels were profiled.`, an error), each with
+    its line and that word: a file read as one run (another run's tables) says it left them
+    out. A run with no such word is passed over, as `_unfinished` passes one over."""
+    line, out = LineCounter(text), []
+    for run in range(1, len(results) + 1):
+        end = results[run] if run < len(results) else len(text)
+        said = text[results[run - 1] : end]
+        if run not in with_tables and _quoted(said) is not None:
+            out.append((line.at(results[run - 1]), _nothing(said)))
+    return out
 
 
 def _unfinished(

@@ -54,6 +54,10 @@ PIPED = (
     "its tables written as Markdown pipe tables (`| cell | cell |`, as a README lays output out): "
     "read with the bars between cells made spaces and the `|---|` rules under headers left out"
 )
+UNTYPED_LEFT = (
+    "; {rows} summary rows with no header or row type above them (lines {first}-{last}) are not "
+    "read: nothing says if they are GPU activities or API calls"
+)
 NVPROF_API_HEADED = (
     "nvprof summary rows of CUDA API calls with neither a header line nor a row type above them "
     "(from line {line}): read as nvprof's `API calls:` rows, under the header nvprof prints"
@@ -236,12 +240,31 @@ def headed(data: bytes) -> Reshaped | None:
     each run of summary rows that starts with its row type (`GPU activities:`, `API calls:`)
     and has no summary row above it: the type says what the rows are, and nvprof (9.0 on) prints
     one header, always the same, above rows that carry their type. An inserted header is
-    located at the row below it. None when the paste has no such run."""
+    located at the row below it; rows that no typed row is above are not read, and the note
+    says which (`UNTYPED_LEFT`). None when the paste has no such run."""
     found = lines.split(data)
     starts = [i for i in _typed_rows(found) if i == 0 or not _nvprof_row(found, i - 1)]
     if not starts:
         return None
-    return _put_above(data, found, starts, NVPROF_HEADER, HEADED.format(line=starts[0] + 1))
+    note = HEADED.format(line=starts[0] + 1) + _untyped_left(found)
+    return _put_above(data, found, starts, NVPROF_HEADER, note)
+
+
+def _untyped_left(found: lines.Lines) -> str:
+    """What `headed` leaves unread, said: the summary rows of a paste that no typed row is above
+    (rows before its first row type, or after a break in the rows), as `UNTYPED_LEFT`; "" when
+    every row is under a typed one."""
+    digit = (found.first >= ord("0")) & (found.first <= ord("9")) & (found.lead >= 0)
+    left, above = [], False  # above: the line before is a row of a typed run
+    for i in range(len(found)):
+        row = bool(digit[i]) and _nvprof_row(found, i)
+        typed = not row and found.first[i] in _TYPE_FIRSTS and _nvprof_row(found, i)
+        if row and not above:
+            left.append(i)
+        above = typed or (row and above)
+    if not left:
+        return ""
+    return UNTYPED_LEFT.format(rows=len(left), first=left[0] + 1, last=left[-1] + 1)
 
 
 def api_headed(data: bytes) -> Reshaped | None:
