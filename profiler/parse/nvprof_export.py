@@ -43,11 +43,33 @@ def _result_file(lines: list[str]) -> tuple[int, str] | None:
     return None
 
 
+def commanded(lines: list[str]) -> str | None:
+    """Why a text that shows an nvprof command writing its profile to a file (`nvprof -o
+    run.nvvp ./app`, as a README or an issue quotes it) and no nvprof table holds nothing to
+    read, naming the line and the file; None when it shows no such command."""
+    found = _command(lines)
+    if found is None:
+        return None
+    at, name = found
+    return (
+        f"it shows an nvprof run that wrote its profile to a file (line {at}: "
+        f"{values.shown_cell(lines[at - 1].strip(), 100)}), and no nvprof table: import that "
+        f"file ({values.shown_cell(name, 60)}: profgen reads .nvprof and .nvvp profiles), or "
+        "nvprof's printed summary"
+    )
+
+
 def _command_output(lines: list[str]) -> tuple[int, str] | None:
     """(line number, file) of the `-o`/`--export-profile` operand of an nvprof command line in a
     text that shows nvprof's `NVPROF is profiling process` line, or None."""
     if not any(_STARTED in line for line in lines):
         return None
+    return _command(lines)
+
+
+def _command(lines: list[str]) -> tuple[int, str] | None:
+    """(line number, file) of the first nvprof command line's `-o`/`--export-profile` operand,
+    or None."""
     for n, line in enumerate(lines, 1):
         if "nvprof" not in line:
             continue
@@ -59,10 +81,10 @@ def _command_output(lines: list[str]) -> tuple[int, str] | None:
 
 def _operand(words: list[str]) -> str | None:
     """The file `-o FILE`, `--export-profile FILE` or `--export-profile=FILE` names after the
-    word that runs nvprof, or None."""
+    word that runs nvprof, or None (also when nsys runs it: `nsys nvprof`)."""
     runs = [i for i, w in enumerate(words) if _program(w) == "nvprof"]
-    if not runs:
-        return None
+    if not runs or (runs[0] and _program(words[runs[0] - 1]) == "nsys"):
+        return None  # (`nsys nvprof -o` writes nsys's own report)
     after = words[runs[0] + 1 :]
     for i, word in enumerate(after):
         if word.startswith("--export-profile="):

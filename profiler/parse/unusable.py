@@ -33,14 +33,13 @@ pattern that can backtrack:
   table is read from its header, which says what its columns and rows are;
 - an nvprof `--csv` gpu trace with a column a script put before nvprof's own on every line
   (`131072,"Start","Duration",...`), or its rows without the header above them;
-- nvprof's console output of a run that wrote its results to a file (`nvprof -o run.nvvp`):
-  no table, but the file it names can be imported (`nvprof_export`);
+- nvprof's console output of a run that wrote its results to a file (`nvprof -o run.nvvp`),
+  or only the command line of one (`--export-profile` too): no table, but the file it names
+  can be imported (`nvprof_export`);
 - a profiler's usage text (`ncu --help`, `nsys --help`, `nvprof --help`): its first line is
   `usage: ncu [options] ...`;
 - a log of the CUDA command-line profiler that came before nvprof (`CUDA_PROFILE=1` or
   `COMPUTE_PROFILE=1`): lines `method=[ memcpyHtoD ] gputime=[ 1.312 ] cputime=[ 2.020 ]`;
-- an nvprof command that wrote its profile to a file (`nvprof -o run.nvvp ./app`,
-  `--export-profile`) with no nvprof table: the data is in that file;
 - the summary of THAPI's `iprof` (Argonne's tracer of MPI, Level Zero, OpenCL, CUDA and HIP
   calls, as on Aurora): tables of `|`-separated cells under a header `Name | Time | Time(%) |
   Calls | Average | Min | Max |`, one per backend (`BACKEND_MPI | 2 Hostnames | ...`).
@@ -110,7 +109,7 @@ def describe(lines: list[str]) -> str | None:
         or _usage_text(lines)
         or _legacy_profiler_log(lines)
         or _iprof_summary(lines)
-        or _nvprof_export(lines)
+        or nvprof_export.commanded(lines)
     )
 
 
@@ -227,30 +226,6 @@ def _launch_without_stats(lines: list[str]) -> str | None:
         "stats table in it: the program's own output runs to its end (cut before nsys printed "
         "its tables?)"
     )
-
-
-_EXPORT_FLAGS = ("-o", "--export-profile")
-
-
-def _nvprof_export(lines: list[str]) -> str | None:
-    """What a file is that shows an nvprof command writing its profile to a file (`nvprof -o
-    run.nvvp ./app`, `--export-profile`) and, detection having found none, no nvprof table: the
-    data is in that file, which nvprof prints no summary of. `nsys nvprof -o` is not one: nsys
-    writes its own report."""
-    for n, line in enumerate(lines):
-        words = line.split()
-        at = next((k for k, w in enumerate(words) if w.rsplit("/", 1)[-1] == "nvprof"), None)
-        if at is None or (at and words[at - 1].rsplit("/", 1)[-1] == "nsys"):  # nsys's report
-            continue
-        flag = next((k for k in range(at + 1, len(words) - 1) if words[k] in _EXPORT_FLAGS), None)
-        if flag is not None:
-            return (
-                f"it shows an nvprof run that wrote its profile to a file (line {n + 1}: "
-                f"{values.shown_cell(line.strip(), 100)}), and no nvprof table: import that file "
-                f"({values.shown_cell(words[flag + 1], 60)}: profgen reads .nvprof and .nvvp "
-                "profiles), or nvprof's printed summary"
-            )
-    return None
 
 
 def _ncu_sections_without_kernel(lines: list[str]) -> str | None:
