@@ -308,7 +308,7 @@ def _read_block(
     and where the block starts and ends in them, when they are its characters one for one."""
     header, rule = block.header_rule()
     text = nsys_text.is_rule(rule)
-    cells = nsys_text.header_cells(header, nsys_text.spans(rule)) if text else None
+    cells = nsys_text.header_cells(header, nsys_text.columns_under(header, rule)) if text else None
     cells = cells if cells is not None else csvtext.header_cells(header)
     report = _report_of(block, cells)
     if report is not None and not nsys_fields.has_fields(cells, report):
@@ -373,7 +373,7 @@ def _past_caption(block: Block) -> Block:
     header, rule = rest.header_rule()
     if not nsys_text.is_rule(rule):
         return block
-    cells = nsys_text.header_cells(header, nsys_text.spans(rule))
+    cells = nsys_text.header_cells(header, nsys_text.columns_under(header, rule))
     return rest if cells is not None and nsys_fields.identify_cells(cells) else block
 
 

@@ -1,0 +1,56 @@
+"""`profgen import` of nsys output that people pasted into notes, issues and source files, as
+they pasted it (issue 14; tests/data/nsys/README.md says where each file is from).
+
+Expected values are read from the file's own text here (`_rows_under`), not from profgen.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from clirun import profgen
+
+from profiler import store
+
+NSYS = Path(__file__).parent / "data" / "nsys"
+
+
+def _import(tmp_path: Path, capsys: pytest.CaptureFixture[str], path: Path) -> store.Run:
+    out = tmp_path / "out"
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", out], capsys)
+    assert result.code == 0, result.err
+    return store.load_run(Path(result.out.strip().splitlines()[-1]))
+
+
+def _rows_under(text: str, banner: str, numbers: int = 8) -> list[list[str]]:
+    """The rows of the table under the line holding `banner`: its first `numbers` words, then
+    the rest of the row (a name, blanks and all)."""
+    lines = text.split("\n")
+    at = next(i for i, line in enumerate(lines) if banner in line)
+    rows = []
+    for line in lines[at + 4 :]:  # banner, blank, header, rule
+        if not line.strip():
+            break
+        words = line.split()
+        rows.append([*words[:numbers], " ".join(words[numbers:])])
+    return rows
+
+
+def test_a_rule_a_pdf_conversion_shifted_right_of_its_header_keeps_every_column(
+    tmp_path, capsys
+):
+    """The cuda_api_sum rule's last dash run starts a character right of `Name` and of every
+    name under it: the column is the header's, and each call keeps its numbers."""
+    path = NSYS / "2025.x" / "infini-add-rule-shifted-from-pdf-zh.md"
+    text = path.read_text(encoding="utf-8")
+    api = _import(tmp_path, capsys, path).table("api_calls").set_index("name")
+    rows = _rows_under(text, "** CUDA API Summary (cuda_api_sum):")
+    assert sorted(api.index) == sorted(row[-1] for row in rows)
+    for row in rows:
+        assert api.loc[row[-1], "total_ns"] == int(row[1])
+        assert api.loc[row[-1], "calls"] == int(row[2])
+        assert api.loc[row[-1], "max_ns"] == int(row[6])
+    kernels = _rows_under(text, "** CUDA GPU Kernel Summary (cuda_gpu_kern_sum):")
+    act = _import(tmp_path / "again", capsys, path).table("gpu_activities").set_index("name")
+    assert act.loc[kernels[0][-1], "total_ns"] == int(kernels[0][1])
