@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from clirun import profgen
+from clirun import assert_refused, profgen
 
 from profiler import store
 
@@ -54,3 +54,17 @@ def test_a_rule_a_pdf_conversion_shifted_right_of_its_header_keeps_every_column(
     kernels = _rows_under(text, "** CUDA GPU Kernel Summary (cuda_gpu_kern_sum):")
     act = _import(tmp_path / "again", capsys, path).table("gpu_activities").set_index("name")
     assert act.loc[kernels[0][-1], "total_ns"] == int(kernels[0][1])
+
+
+def test_a_paste_of_only_an_os_runtime_banner_and_table_names_that_report(tmp_path, capsys):
+    """The only table sits under ` ** OS Runtime Summary (osrt_sum):` (was: "... profgen does not
+    use (), ...": a banner was no marker line whose report the refusal names)."""
+    path = NSYS / "2023.x" / "power-iteration-osrt-sum-only-zh.txt"
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    assert_refused(
+        result,
+        2,
+        f"{path}: expected nsys stats output",
+        "its tables are all of nsys reports profgen does not use (osrt_sum), none of a CUDA API, "
+        "kernel or memory-copy report",
+    )

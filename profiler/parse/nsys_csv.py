@@ -265,8 +265,8 @@ def only_unused(head: str, blocks: list[Block]) -> str | None:
     them); None when no table sits under such a marker."""
     if not any(block.report == nsys_stdout.SKIP and block.text.strip() for block in blocks):
         return None
-    named = (_unused_name(line) for line in head.split("\n") if line.startswith(_MARKS))
-    names = list(dict.fromkeys(name for name in named if name))
+    marks = [line.strip() for line in head.split("\n") if line.lstrip().startswith(_MARKS)]
+    names = list(dict.fromkeys(name for name in map(_unused_name, marks) if name))
     shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
     return (
         f"its tables are all of nsys reports profgen does not use ({shown}), none of a CUDA "
@@ -290,11 +290,12 @@ def _header_alone(blocks: list[Block]) -> str | None:
     return None
 
 
-_MARKS = ("Processing [", "Running [", "Exporting [", "[")
+_MARKS = ("Processing [", "Running [", "Exporting [", "[", "**")
 
 
 def _unused_name(line: str) -> str | None:
-    """The name of the report a marker line names, when profgen does not use it (`osrtsum`)."""
+    """The name of the report a marker line names, when profgen does not use it: `osrtsum` of
+    `Running [.../osrtsum.py x.sqlite]...`, `osrt_sum` of `** OS Runtime Summary (osrt_sum):`."""
     report, _ = nsys_stdout.marker(line)
     name = nsys_stdout.named(line)
     return PurePath(name).stem if report == nsys_stdout.SKIP and name else None
