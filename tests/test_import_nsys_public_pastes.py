@@ -68,3 +68,18 @@ def test_a_paste_of_only_an_os_runtime_banner_and_table_names_that_report(tmp_pa
         "its tables are all of nsys reports profgen does not use (osrt_sum), none of a CUDA API, "
         "kernel or memory-copy report",
     )
+
+
+def test_report_banners_pasted_without_their_tables_are_named(tmp_path, capsys):
+    """nsys prints a ` ** ... (report):` banner only over a table: banners alone are a paste
+    that left the tables out (was: "no nsys report header found")."""
+    path = NSYS / "2024.5.4" / "jetson-orin-banners-without-tables-cut.md"
+    banners = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln[:4] == " ** "]
+    assert len(banners) == 5
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    assert_refused(
+        result,
+        2,
+        "its banners name reports profgen reads (cuda_api_sum, cuda_gpu_kern_sum, "
+        "cuda_gpu_mem_time_sum, ...) but no table is under any",
+    )

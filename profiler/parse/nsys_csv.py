@@ -182,6 +182,7 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
             or _all_empty(head)
             or only_unused(head, blocks)
             or _header_alone(blocks)
+            or _banners_alone(head)
             or "no nsys report header found"
         )
         raise ParseError(path, EXPECTED, reason)
@@ -288,6 +289,21 @@ def _header_alone(blocks: list[Block]) -> str | None:
                     "the paste ends there, before its rule and rows"
                 )
     return None
+
+
+def _banners_alone(head: str) -> str | None:
+    """Why a capture whose ` ** CUDA API Summary (cuda_api_sum):` banners name reports profgen
+    reads holds none of them: no table under any (nsys prints a banner only over a table, so
+    the paste kept the banners and left the tables out); None when no banner names one."""
+    named = (nsys_stdout.marker(line)[0] for line in head.split("\n") if line.lstrip()[:3] == "** ")
+    alone = list(dict.fromkeys(report for report in named if report))
+    if not alone:
+        return None
+    shown = ", ".join(alone[:3]) + (", ..." if len(alone) > 3 else "")
+    return (
+        f"its banners name reports profgen reads ({shown}) but no table is under any: the "
+        "paste kept nsys's banners and left its tables out"
+    )
 
 
 _MARKS = ("Processing [", "Running [", "Exporting [", "[", "**")
