@@ -83,3 +83,26 @@ def test_report_banners_pasted_without_their_tables_are_named(tmp_path, capsys):
         "its banners name reports profgen reads (cuda_api_sum, cuda_gpu_kern_sum, "
         "cuda_gpu_mem_time_sum, ...) but no table is under any",
     )
+
+
+def test_a_kernel_row_nsys_printed_without_a_name_is_kept_and_said(tmp_path, capsys):
+    """nsys 2019.5.2 printed one Triton kernel's row with every number and a blank name: the
+    kernel is imported as `(no name)`, with a warning naming its line (was: refused, "the cell
+    is empty (truncated file?)")."""
+    path = NSYS / "2019.5.2" / "triton-matmul-dli-unnamed-kernel-zh.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    table = lines.index("CUDA Kernel Statistics (nanoseconds)")
+    rows = [ln.split() for ln in lines[table + 4 : lines.index("", table + 4)]]
+    blank = next(i for i, row in enumerate(rows) if len(row) == 6)
+    out = tmp_path / "out"
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", out], capsys)
+    assert result.code == 0, result.err
+    assert f"line {table + 4 + blank + 1}: 1 kernel row(s) of cuda_gpu_kern_sum" in result.err
+    run = store.load_run(Path(result.out.strip().splitlines()[-1]))
+    act = run.table("gpu_activities")
+    kernels = act[act["kind"] == "kernel"].set_index("name")
+    assert len(kernels) == len(rows)
+    assert kernels.loc["(no name)", "total_ns"] == int(rows[blank][1])
+    assert kernels.loc["(no name)", "calls"] == int(rows[blank][2])
+    assert kernels.loc["(no name)", "max_ns"] == int(rows[blank][5])
+    assert kernels.loc[rows[0][-1], "total_ns"] == int(rows[0][1])
