@@ -182,6 +182,7 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
             or _all_empty(head)
             or only_unused(head, blocks)
             or _header_alone(blocks)
+            or _banners_alone(head)
             or "no nsys report header found"
         )
         raise ParseError(path, EXPECTED, reason)
@@ -265,8 +266,8 @@ def only_unused(head: str, blocks: list[Block]) -> str | None:
     them); None when no table sits under such a marker."""
     if not any(block.report == nsys_stdout.SKIP and block.text.strip() for block in blocks):
         return None
-    named = (_unused_name(line) for line in head.split("\n") if line.startswith(_MARKS))
-    names = list(dict.fromkeys(name for name in named if name))
+    marks = [line.strip() for line in head.split("\n") if line.lstrip().startswith(_MARKS)]
+    names = list(dict.fromkeys(name for name in map(_unused_name, marks) if name))
     shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
     return (
         f"its tables are all of nsys reports profgen does not use ({shown}), none of a CUDA "
@@ -290,11 +291,27 @@ def _header_alone(blocks: list[Block]) -> str | None:
     return None
 
 
-_MARKS = ("Processing [", "Running [", "Exporting [", "[")
+def _banners_alone(head: str) -> str | None:
+    """Why a capture whose ` ** CUDA API Summary (cuda_api_sum):` banners name reports profgen
+    reads holds none of them: no table under any (nsys prints a banner only over a table, so
+    the paste kept the banners and left the tables out); None when no banner names one."""
+    named = (nsys_stdout.marker(line)[0] for line in head.split("\n") if line.lstrip()[:3] == "** ")
+    alone = list(dict.fromkeys(report for report in named if report))
+    if not alone:
+        return None
+    shown = ", ".join(alone[:3]) + (", ..." if len(alone) > 3 else "")
+    return (
+        f"its banners name reports profgen reads ({shown}) but no table is under any: the "
+        "paste kept nsys's banners and left its tables out"
+    )
+
+
+_MARKS = ("Processing [", "Running [", "Exporting [", "[", "**")
 
 
 def _unused_name(line: str) -> str | None:
-    """The name of the report a marker line names, when profgen does not use it (`osrtsum`)."""
+    """The name of the report a marker line names, when profgen does not use it: `osrtsum` of
+    `Running [.../osrtsum.py x.sqlite]...`, `osrt_sum` of `** OS Runtime Summary (osrt_sum):`."""
     report, _ = nsys_stdout.marker(line)
     name = nsys_stdout.named(line)
     return PurePath(name).stem if report == nsys_stdout.SKIP and name else None
@@ -308,7 +325,7 @@ def _read_block(
     and where the block starts and ends in them, when they are its characters one for one."""
     header, rule = block.header_rule()
     text = nsys_text.is_rule(rule)
-    cells = nsys_text.header_cells(header, nsys_text.spans(rule)) if text else None
+    cells = nsys_text.header_cells(header, nsys_text.columns_under(header, rule)) if text else None
     cells = cells if cells is not None else csvtext.header_cells(header)
     report = _report_of(block, cells)
     if report is not None and not nsys_fields.has_fields(cells, report):
@@ -373,7 +390,7 @@ def _past_caption(block: Block) -> Block:
     header, rule = rest.header_rule()
     if not nsys_text.is_rule(rule):
         return block
-    cells = nsys_text.header_cells(header, nsys_text.spans(rule))
+    cells = nsys_text.header_cells(header, nsys_text.columns_under(header, rule))
     return rest if cells is not None and nsys_fields.identify_cells(cells) else block
 
 

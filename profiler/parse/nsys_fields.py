@@ -14,6 +14,7 @@ Header spellings of every nsys version seen are accepted (`Time(%)`/`Time (%)`,
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -278,7 +279,8 @@ def convert(
     none (a heading's `(KiB)`). Rows of `nvtx_gpu_proj_trace` without a range (`None` start
     and duration: GPU work outside every NVTX range) are left out. `shares_cut`: the
     `Time (%)` cells are whole numbers cut down (`81,0` for 81.4%, as nsys prints them in a
-    locale with a decimal comma), so they may add up to 1 less per row.
+    locale with a decimal comma), so they may add up to 1 less per row. A `cuda_gpu_kern_sum`
+    row with every number and no name is kept as a kernel named `UNNAMED`, and said so.
 
     Raises: ParseError naming the line and column of a cell that is no number in range or a
         required cell that is empty, or a column of totals past 2**62.
@@ -291,6 +293,8 @@ def convert(
         out[field] = _convert(raw[col], field, unit, report, origin, col)
     frame = pd.DataFrame(out, index=raw.index, copy=False)
     header_of = {field: col for col, (field, _) in cols.items()}
+    if report == "cuda_gpu_kern_sum":
+        frame = _unnamed_kernels(frame, origin)
     whole = [f for f in ("min", "max") if f in frame and report in _SUMMARIES]  # int64 columns
     for field in (*required(report), *whole):
         empty = np.flatnonzero(frame[field].isna().to_numpy())
@@ -303,6 +307,27 @@ def convert(
     if "pct" in frame and "total" in frame and frame["total"].sum() > 0:
         step = 2.0 if shares_cut else 0.1  # (cut down by up to 1: the slack of rounding to 2)
         values.check_shares(frame["pct"], step, origin, report, int(frame.index[0]))
+    return frame
+
+
+UNNAMED = "(no name)"  # a kernel nsys printed without a name (2019.x: one of a JIT's modules)
+
+
+def _unnamed_kernels(frame: pd.DataFrame, origin: Origin) -> pd.DataFrame:
+    """Kernel rows whose name cell alone is empty, named `UNNAMED` and said so (a
+    `values.ReadNote`): nsys printed the row's numbers and no name. A row with any other
+    required cell empty stays as it is (a cut row: `convert` refuses it)."""
+    numbers = [field for field in required("cuda_gpu_kern_sum") if field != "name"]
+    unnamed = frame["name"].isna() & frame[numbers].notna().all(axis=1)
+    if not unnamed.any():
+        return frame
+    frame = frame.assign(name=frame["name"].astype("string").mask(unnamed, UNNAMED))
+    line = origin.line(int(np.flatnonzero(unnamed.to_numpy())[0]))
+    said = (
+        f"line {line}: {int(unnamed.sum())} kernel row(s) of cuda_gpu_kern_sum with every "
+        f"number and no name, imported as {UNNAMED!r} (nsys printed none, or a paste cut it)"
+    )
+    warnings.warn(values.ReadNote(said, line), stacklevel=3)
     return frame
 
 

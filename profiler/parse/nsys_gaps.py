@@ -57,7 +57,7 @@ def _continues(table: list[Block], columns: list[tuple[int, int]] | None, below:
         header, rule = table[0].header_rule()
         if rule or len(table) > 1 or not nsys_text.is_rule(below_first):
             return False  # a lone line is a header only if a rule is under the gap
-        cells = nsys_text.header_cells(header, nsys_text.spans(below_first))
+        cells = nsys_text.header_cells(header, nsys_text.columns_under(header, below_first))
         return table[0].report is not None or nsys_fields.identify_cells(cells) is not None
     if nsys_text.is_rule(below_second):
         return False  # `below` is a table of its own

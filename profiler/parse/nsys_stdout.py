@@ -388,7 +388,7 @@ def recognise(head: str) -> bool:
         if "," in line and nsys_fields.identify(line):
             return True
         if previous.strip() and nsys_text.is_rule(line):
-            cells = nsys_text.header_cells(previous, nsys_text.spans(line))
+            cells = nsys_text.header_cells(previous, nsys_text.columns_under(previous, line))
             if nsys_fields.identify_cells(cells):
                 return True
         previous = line

@@ -39,6 +39,7 @@ Span = tuple[int, int]
 _DASHES = re.compile(r"-+")
 MAX_COLUMNS = 256
 MAX_GAP = 16
+_SHIFT = 2  # how far left of its dash run a header word may start (`columns_under`)
 _CHUNK_BYTES = 1 << 20
 _NUMBER_WORD = re.compile(r"[0-9][0-9,]{0,40}(?:\.[0-9]{1,20})?|None")  # a retyped cell
 # Bytes that can stand for the column separator: one the rows do not hold is used.
@@ -69,11 +70,35 @@ def header_cells(header: str, columns: list[Span]) -> list[str]:
     of it lost its leading blanks to a paste (a selection from a terminal that begins at the
     first word: `Time (%)  Total Time (ns) ...` over ` --------  ---------------`), and is read
     as if they were there."""
-    lead = len(header) - len(header.lstrip(" "))
-    if lead < columns[0][0]:
-        header = " " * (columns[0][0] - lead) + header
+    header = _padded(header, columns)
     starts = [a for a, _ in columns] + [max(len(header), columns[-1][1])]
     return [header[starts[i] : starts[i + 1]].strip() for i in range(len(columns))]
+
+
+def columns_under(header: str, rule: str) -> list[Span]:
+    """Each column's place: the rule's dash runs (`spans`), a run widened to the left where a
+    header word starts at most `_SHIFT` characters before it, in the blanks between two runs
+    (`StdDev (ns)   Name` over `------------   -----`: a copy, such as a document converted
+    from a PDF, moved the rule by a character). nsys never starts a header word there: its
+    header cells lie inside their runs, so a table it printed keeps its rule's places."""
+    runs = spans(rule)
+    if not runs:
+        return runs
+    header = _padded(header, runs)
+    out: list[Span] = []
+    for start, end in runs:
+        word = start
+        while 0 < word < len(header) and header[word] != " " and header[word - 1] != " ":
+            word -= 1
+        shifted = word < start and start - word <= _SHIFT and (not out or word > out[-1][1])
+        out.append((word if shifted else start, end))
+    return out
+
+
+def _padded(header: str, columns: list[Span]) -> str:
+    """`header` with the leading blanks a paste took from it (see `header_cells`)."""
+    lead = len(header) - len(header.lstrip(" "))
+    return " " * (columns[0][0] - lead) + header if lead < columns[0][0] else header
 
 
 def read_table(
@@ -107,7 +132,7 @@ def read_table(
     else:
         header, rule, at = _three_parts(_head(source))
         rows = (source[0], source[1] + at, source[2])
-    columns = spans(rule)
+    columns = columns_under(header, rule)
     cells = header_cells(header, columns)
     cols = nsys_fields.columns(cells, report, origin)
     raw = None if rows is None else _fast_rows(*rows, columns, cells, cols)

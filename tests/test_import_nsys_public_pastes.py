@@ -1,0 +1,108 @@
+"""`profgen import` of nsys output that people pasted into notes, issues and source files, as
+they pasted it (issue 14; tests/data/nsys/README.md says where each file is from).
+
+Expected values are read from the file's own text here (`_rows_under`), not from profgen.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from clirun import assert_refused, profgen
+
+from profiler import store
+
+NSYS = Path(__file__).parent / "data" / "nsys"
+
+
+def _import(tmp_path: Path, capsys: pytest.CaptureFixture[str], path: Path) -> store.Run:
+    out = tmp_path / "out"
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", out], capsys)
+    assert result.code == 0, result.err
+    return store.load_run(Path(result.out.strip().splitlines()[-1]))
+
+
+def _rows_under(text: str, banner: str, numbers: int = 8) -> list[list[str]]:
+    """The rows of the table under the line holding `banner`: its first `numbers` words, then
+    the rest of the row (a name, blanks and all)."""
+    lines = text.split("\n")
+    at = next(i for i, line in enumerate(lines) if banner in line)
+    rows = []
+    for line in lines[at + 4 :]:  # banner, blank, header, rule
+        if not line.strip():
+            break
+        words = line.split()
+        rows.append([*words[:numbers], " ".join(words[numbers:])])
+    return rows
+
+
+def test_a_rule_a_pdf_conversion_shifted_right_of_its_header_keeps_every_column(
+    tmp_path, capsys
+):
+    """The cuda_api_sum rule's last dash run starts a character right of `Name` and of every
+    name under it: the column is the header's, and each call keeps its numbers."""
+    path = NSYS / "2025.x" / "infini-add-rule-shifted-from-pdf-zh.md"
+    text = path.read_text(encoding="utf-8")
+    api = _import(tmp_path, capsys, path).table("api_calls").set_index("name")
+    rows = _rows_under(text, "** CUDA API Summary (cuda_api_sum):")
+    assert sorted(api.index) == sorted(row[-1] for row in rows)
+    for row in rows:
+        assert api.loc[row[-1], "total_ns"] == int(row[1])
+        assert api.loc[row[-1], "calls"] == int(row[2])
+        assert api.loc[row[-1], "max_ns"] == int(row[6])
+    kernels = _rows_under(text, "** CUDA GPU Kernel Summary (cuda_gpu_kern_sum):")
+    act = _import(tmp_path / "again", capsys, path).table("gpu_activities").set_index("name")
+    assert act.loc[kernels[0][-1], "total_ns"] == int(kernels[0][1])
+
+
+def test_a_paste_of_only_an_os_runtime_banner_and_table_names_that_report(tmp_path, capsys):
+    """The only table sits under ` ** OS Runtime Summary (osrt_sum):` (was: "... profgen does not
+    use (), ...": a banner was no marker line whose report the refusal names)."""
+    path = NSYS / "2023.x" / "power-iteration-osrt-sum-only-zh.txt"
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    assert_refused(
+        result,
+        2,
+        f"{path}: expected nsys stats output",
+        "its tables are all of nsys reports profgen does not use (osrt_sum), none of a CUDA API, "
+        "kernel or memory-copy report",
+    )
+
+
+def test_report_banners_pasted_without_their_tables_are_named(tmp_path, capsys):
+    """nsys prints a ` ** ... (report):` banner only over a table: banners alone are a paste
+    that left the tables out (was: "no nsys report header found")."""
+    path = NSYS / "2024.5.4" / "jetson-orin-banners-without-tables-cut.md"
+    banners = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln[:4] == " ** "]
+    assert len(banners) == 5
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    assert_refused(
+        result,
+        2,
+        "its banners name reports profgen reads (cuda_api_sum, cuda_gpu_kern_sum, "
+        "cuda_gpu_mem_time_sum, ...) but no table is under any",
+    )
+
+
+def test_a_kernel_row_nsys_printed_without_a_name_is_kept_and_said(tmp_path, capsys):
+    """nsys 2019.5.2 printed one Triton kernel's row with every number and a blank name: the
+    kernel is imported as `(no name)`, with a warning naming its line (was: refused, "the cell
+    is empty (truncated file?)")."""
+    path = NSYS / "2019.5.2" / "triton-matmul-dli-unnamed-kernel-zh.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    table = lines.index("CUDA Kernel Statistics (nanoseconds)")
+    rows = [ln.split() for ln in lines[table + 4 : lines.index("", table + 4)]]
+    blank = next(i for i, row in enumerate(rows) if len(row) == 6)
+    out = tmp_path / "out"
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", out], capsys)
+    assert result.code == 0, result.err
+    assert f"line {table + 4 + blank + 1}: 1 kernel row(s) of cuda_gpu_kern_sum" in result.err
+    run = store.load_run(Path(result.out.strip().splitlines()[-1]))
+    act = run.table("gpu_activities")
+    kernels = act[act["kind"] == "kernel"].set_index("name")
+    assert len(kernels) == len(rows)
+    assert kernels.loc["(no name)", "total_ns"] == int(rows[blank][1])
+    assert kernels.loc["(no name)", "calls"] == int(rows[blank][2])
+    assert kernels.loc["(no name)", "max_ns"] == int(rows[blank][5])
+    assert kernels.loc[rows[0][-1], "total_ns"] == int(rows[0][1])
