@@ -43,17 +43,21 @@ def test_a_file_with_fewer_results_than_profiled_launches_is_read_and_said_parti
     assert m["achieved_occupancy_pct"].iloc[0] == pytest.approx(float(occupancy[1]))
 
 
+def read_notes(path: Path) -> list[str]:
+    """The read notes `ncu_text.read_metrics` of `path` gives."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ncu_text.read_metrics(path, "s")
+    return [str(w.message) for w in caught if isinstance(w.message, values.ReadNote)]
+
+
 def test_a_per_kernel_summary_is_not_said_cut(tmp_path):
     """`--print-summary per-kernel` sums launches up (`, Invocations N` on its kernel lines): no
     note, though it names more launches than it has results."""
     text = TCPTX.read_text().replace("CC 8.9", "CC 8.9, Invocations 3")
     path = tmp_path / "summary.txt"
     path.write_text(text)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        ncu_text.read_metrics(path, "s")
-    said = [str(w.message) for w in caught if isinstance(w.message, values.ReadNote)]
-    assert not any("profiled launches" in s for s in said)
+    assert not any("profiled launches" in s for s in read_notes(path))
 
 
 def test_a_launch_named_once_per_replay_pass_counts_once(tmp_path):
@@ -63,8 +67,4 @@ def test_a_launch_named_once_per_replay_pass_counts_once(tmp_path):
     again = re.sub(r'(==PROF== Profiling "[^"]*") - [12]:', r"\1 - 0:", text)
     path = tmp_path / "passes.txt"
     path.write_text(again)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        ncu_text.read_metrics(path, "s")
-    said = [str(w.message) for w in caught if isinstance(w.message, values.ReadNote)]
-    assert not any("profiled launches" in s for s in said)
+    assert not any("profiled launches" in s for s in read_notes(path))

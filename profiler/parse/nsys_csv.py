@@ -247,11 +247,9 @@ def _all_empty(head: str) -> str | None:
     """Why a `--stats=true` capture whose banners name reports profgen reads holds none of
     them: nsys printed no table under any (newer versions print nothing for an empty report);
     None when no banner names such a report."""
-    named = (nsys_stdout.marker(line)[0] for line in head.split("\n") if line.startswith("["))
-    empty = list(dict.fromkeys(report for report in named if report))
-    if not empty:
+    shown = _reports_named(head, lambda line: line.startswith("["))
+    if shown is None:
         return None
-    shown = ", ".join(empty[:3]) + (", ..." if len(empty) > 3 else "")
     return (
         f"nsys ran the reports profgen reads ({shown}) and printed no table under any: the "
         "profile holds no CUDA API calls, kernels or memory copies (did the program run on "
@@ -295,15 +293,23 @@ def _banners_alone(head: str) -> str | None:
     """Why a capture whose ` ** CUDA API Summary (cuda_api_sum):` banners name reports profgen
     reads holds none of them: no table under any (nsys prints a banner only over a table, so
     the paste kept the banners and left the tables out); None when no banner names one."""
-    named = (nsys_stdout.marker(line)[0] for line in head.split("\n") if line.lstrip()[:3] == "** ")
-    alone = list(dict.fromkeys(report for report in named if report))
-    if not alone:
+    shown = _reports_named(head, lambda line: line.lstrip()[:3] == "** ")
+    if shown is None:
         return None
-    shown = ", ".join(alone[:3]) + (", ..." if len(alone) > 3 else "")
     return (
         f"its banners name reports profgen reads ({shown}) but no table is under any: the "
         "paste kept nsys's banners and left its tables out"
     )
+
+
+def _reports_named(head: str, banner: Callable[[str], bool]) -> str | None:
+    """The reports profgen reads that the lines of `head` picked by `banner` name, in order,
+    each once, the first three shown; None when they name none."""
+    named = (nsys_stdout.marker(line)[0] for line in head.split("\n") if banner(line))
+    found = list(dict.fromkeys(report for report in named if report))
+    if not found:
+        return None
+    return ", ".join(found[:3]) + (", ..." if len(found) > 3 else "")
 
 
 _MARKS = ("Processing [", "Running [", "Exporting [", "[", "**")
