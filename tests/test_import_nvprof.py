@@ -548,3 +548,19 @@ def test_a_broken_name_is_joined_only_under_a_whole_row(tmp_path, capsys):
     argv = ["import", "--model", "m", "--stage", f"a={log}", "--out", tmp_path / "o"]
     result = profgen(argv, capsys)
     assert_refused(result, 2, "line 3: a summary row has 7 fields", "this one 5")
+
+
+def test_a_cut_summary_of_a_run_that_profiled_no_kernel_quotes_nvprof(tmp_path, capsys):
+    """ApolloAuto/apollo#5764: `No kernels were profiled.`, then the `API calls:` header where
+    the excerpt ends. The refusal says the summary has no rows and quotes nvprof (it gave the
+    row count alone, which read as a cut file only)."""
+    path = NVPROF / "9.x" / "apollo-5764-no-kernels-api-header-cut.md"
+    lines = path.read_text().splitlines()
+    header = next(n for n, line in enumerate(lines, 1) if line.startswith("Time(%)"))
+    result = profgen(["import", "--model", "m", "--out", tmp_path, "--stage", f"s={path}"], capsys)
+    assert_refused(
+        result,
+        2,
+        f"(the summary at line {header} has no rows (truncated?); nvprof says: "
+        "'No kernels were profiled.')",
+    )

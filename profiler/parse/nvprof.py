@@ -99,6 +99,7 @@ _RUN_TOGETHER = (
     "one line with the text around them): its rows and cells cannot be told apart"
 )
 _ENDED = "it ended before nvprof's `Profiling result:`, with no table"
+_NO_ROWS = nvprof_summary.NO_ROWS
 _ABORTED = "\nnvprof: "  # nvprof's own message when it aborts (`_note_abort`)
 _SAYS = re.compile(
     r"^(?:==[0-9]+== |======== )?(?P<msg>(?:Error|Warning|Generated result file): [^\n]*"
@@ -245,9 +246,9 @@ def read_log(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.DataFr
         runs, a table is malformed or truncated, or a cell is no number in range (naming its
         line and column).
     """
-    _, tables, _ = _found(path)
+    text, tables, _ = _found(path)
     _check_one_run(tables, csvtext.source_path(path))
-    return _read(tables, stage, csvtext.source_path(path))
+    return _read_one(text, tables, stage, csvtext.source_path(path))
 
 
 @dataclass(frozen=True)
@@ -303,7 +304,7 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
         )
     markers = _marker_lines(text, _RESULT, leads)
     if _several_runs(tables) is None:
-        first = Run(_read(tables, stage, name), tables[0].origin.first_line)
+        first = Run(_read_one(text, tables, stage, name), tables[0].origin.first_line)
         empty = _said_empty(text, markers, {table.run for table in tables})
         return Runs([first], sorted(empty + _unfinished(text, markers, leads)))
     by_run: dict[int, list[Table]] = {}
@@ -421,6 +422,22 @@ def _found(path: str | Path | csvtext.Held) -> tuple[Text, list[Table], parse_li
         raise ParseError(name, EXPECTED, _nothing(str(text)))
     _note_abort(text, tables)
     return text, tables, leads
+
+
+def _read_one(text: Text, tables: list[Table], stage: str, path: Path) -> dict[str, pd.DataFrame]:
+    """`_read` of a file read as one run; a summary without rows is refused with nvprof's own
+    words when the text has some (`No kernels were profiled.`, an error): why it is empty is
+    then not only a cut.
+
+    Raises: ParseError as `_read`.
+    """
+    try:
+        return _read(tables, stage, path)
+    except ParseError as exc:
+        quoted = _quoted(str(text)) if exc.detail.endswith(_NO_ROWS) else None
+        if quoted is None:
+            raise
+        raise ParseError(path, EXPECTED, f"{exc.detail}; nvprof says: {quoted}") from None
 
 
 def _read(tables: list[Table], stage: str, path: Path) -> dict[str, pd.DataFrame]:

@@ -36,6 +36,8 @@ from profiler.parse import (
 )
 from profiler.parse.values import Origin
 
+NO_ROWS = "has no rows (truncated?)"  # a summary table without rows, said
+
 COLUMNS = ["type", "name", "time_pct", "calls", "total", "avg", "min", "max"]
 GPU, API = "GPU activities", "API calls"
 _TIMES = {"total": "Time", "avg": "Avg", "min": "Min", "max": "Max"}
@@ -601,7 +603,7 @@ def summary_tables(
     rows = _joined([p for _, p in parts])
     if rows.empty:
         line = parts[0][0].first_line
-        raise file.error(f"the summary at line {line} has no rows (truncated?)")
+        raise file.error(f"the summary at line {line} {NO_ROWS}")
     known = names[0] if names is not None and len(parts) == 1 else None  # names all there
     if known is None and rows["name"].isna().any():
         raise file.error("a summary row has no name (truncated file?)")
