@@ -147,7 +147,8 @@ def notebook_text(data: bytes) -> Reshaped:
     """What a Jupyter notebook's cells printed (`data`, the notebook's UTF-8 bytes): the strings
     of its outputs' `text` (and `text/plain`) decoded and run together as the terminal showed
     them, each line located at the file line its first string is on, terminal colour codes
-    taken off; a blank line for each other line of the file (all of them when no cell printed
+    and NUL characters taken off (a program's stray `\0`: a terminal shows nothing for it); a
+    blank line for each other line of the file (all of them when no cell printed
     anything)."""
     out: list[str] = []
     at: list[int] = []
@@ -164,7 +165,7 @@ def notebook_text(data: bytes) -> Reshaped:
             continue
         if not pending:
             pending_line = number
-        pending.append(_ANSI.sub("", piece))
+        pending.append(_ANSI.sub("", piece).replace("\x00", ""))
         if piece.endswith("\n"):
             _flush(out, at, pending, pending_line)
             pending = []
