@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from clirun import profgen
+from clirun import assert_refused, profgen
 
 from profiler import store
 
 NSYS = Path(__file__).parent / "data" / "nsys" / "2020.x"
 STREAMING = NSYS / "dli-streaming-nul-printed.ipynb"
+NBODY_CPU = NSYS / "dli-nbody-cpu-only-osrt.ipynb"
 
 
 def test_a_nul_a_program_printed_into_a_cell_is_no_binary_file(tmp_path, capsys):
@@ -40,3 +41,16 @@ def test_a_nul_a_program_printed_into_a_cell_is_no_binary_file(tmp_path, capsys)
     # line 1621, after the second: `100.0  192093  5  38418.6  34911  46367  printNumber`
     assert gpu.loc[("s.6", "printNumber"), "total_ns"] == 192_093
 
+
+def test_a_run_with_only_an_os_runtime_heading_names_that_heading(tmp_path, capsys):
+    """nsys 2020-2021 printed `Operating System Runtime API Statistics:` alone for a program
+    that ran on the CPU (line 802 of the notebook): the refusal names it (was: "profgen does
+    not use ()")."""
+    argv = ["import", "--model", "m", "--stage", f"s={NBODY_CPU}", "--out", tmp_path]
+    assert_refused(
+        profgen(argv, capsys),
+        2,
+        f"{NBODY_CPU}: expected nsys stats output",
+        "its tables are all of nsys reports profgen does not use (Operating System Runtime API "
+        "Statistics), none of a CUDA API, kernel or memory-copy report",
+    )

@@ -264,7 +264,7 @@ def only_unused(head: str, blocks: list[Block]) -> str | None:
     them); None when no table sits under such a marker."""
     if not any(block.report == nsys_stdout.SKIP and block.text.strip() for block in blocks):
         return None
-    marks = [line.strip() for line in head.split("\n") if line.lstrip().startswith(_MARKS)]
+    marks = [line.strip() for line in head.split("\n") if _is_mark(line)]
     names = list(dict.fromkeys(name for name in map(_unused_name, marks) if name))
     shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
     return (
@@ -315,12 +315,24 @@ def _reports_named(head: str, banner: Callable[[str], bool]) -> str | None:
 _MARKS = ("Processing [", "Running [", "Exporting [", "[", "**")
 
 
+def _is_mark(line: str) -> bool:
+    """Whether `line` may name a report: a marker (`Running [...]`, ` ** ... (osrt_sum):`) or
+    a 2020-2021 heading (`Operating System Runtime API Statistics:`)."""
+    text = line.strip()
+    return text.startswith(_MARKS) or (text.endswith(":") and " Statistics" in text)
+
+
 def _unused_name(line: str) -> str | None:
     """The name of the report a marker line names, when profgen does not use it: `osrtsum` of
-    `Running [.../osrtsum.py x.sqlite]...`, `osrt_sum` of `** OS Runtime Summary (osrt_sum):`."""
+    `Running [.../osrtsum.py x.sqlite]...`, `osrt_sum` of `** OS Runtime Summary (osrt_sum):`,
+    the heading itself of `Operating System Runtime API Statistics:` (2020-2021, no name)."""
     report, _ = nsys_stdout.marker(line)
+    if report != nsys_stdout.SKIP:
+        return None
     name = nsys_stdout.named(line)
-    return PurePath(name).stem if report == nsys_stdout.SKIP and name else None
+    if name is None and line.strip().endswith(":"):
+        return line.strip().removesuffix(":")
+    return PurePath(name).stem if name else None
 
 
 def _read_block(
