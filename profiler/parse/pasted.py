@@ -215,15 +215,16 @@ def unpiped(data: bytes) -> Reshaped | None:
 
 def lacking(shape: Reshaped) -> str | None:
     """Why the first nvprof summary header of a paste with its shape undone (a line whose words
-    include `Time(%)`, `Calls` and `Name`: a pipe table rebuilt by hand) is no header nvprof
-    prints: the columns it lacks (nvprof prints them all, `Min` and `Max` too). None when no
-    line is such a header, or the first lacks none."""
+    include `Time(%)`, `Calls` and `Name`, not `Total`: a pipe table rebuilt by hand; nsys's
+    2020 headers say `Total Time`) is no header nvprof prints: the columns it lacks (nvprof
+    prints them all, `Min` and `Max` too). None when no line is such a header, or the first
+    lacks none."""
     data = shape.data
     at = data.find(b"Time(%)")
     while at >= 0:
         start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
         words = data[start : len(data) if end < 0 else end].split()
-        if b"Calls" in words and b"Name" in words:
+        if b"Calls" in words and b"Name" in words and b"Total" not in words:
             missing = [name for name in _SUMMARY_COLUMNS if name.encode() not in words]
             if not missing:
                 return None
