@@ -265,7 +265,7 @@ def old_csv_rows(origin: Origin) -> pd.DataFrame:
     """
     header = csvtext.header_cells(str(origin.text).split("\n", 1)[0])
     csvtext.check_header(header, origin.path, origin.expected)
-    raw = csvtext.read_csv_text(origin.text, origin.path, origin.expected, lines=origin.text_line)
+    raw = csvtext.read_csv_text(origin.text, origin)
     csvtext.check_last_row(origin, len(header), len(raw) - 1)
     name = "Metric Name" if "Metric Name" in raw else "Event Name"
     frame = raw[["Device", "Kernel", "Invocations", name, "Min", "Max", "Avg"]].astype(object)

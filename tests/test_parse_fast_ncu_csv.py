@@ -57,7 +57,7 @@ def old_read_tables(path: Path, stage: str) -> dict[str, pd.DataFrame]:
     origin = old_table(text, match.start(), path)
     header = csvtext.header_cells(str(origin.text).split("\n", 1)[0])
     csvtext.check_header(header, path, ncu_csv.EXPECTED)
-    table = csvtext.read_csv_text(origin.text, path, ncu_csv.EXPECTED, lines=origin.text_line)
+    table = csvtext.read_csv_text(origin.text, origin)
     csvtext.check_last_row(origin, ncu_csv._row_cells(header), len(table) - 1)  # (the rule)
     if "Metric Name" in table.columns and "Metric Value" in table.columns:
         ncu_csv._check_metric_rows(table, origin)  # (the rule: a split row is refused)

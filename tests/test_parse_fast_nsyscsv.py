@@ -33,11 +33,7 @@ def old_read_fast(
     """The reader before: every column profgen does not use read as a string."""
     try:
         return csvtext.read_csv_text(
-            source,
-            origin.path,
-            origin.expected,
-            usecols=list(cols),
-            dtype=nsys_fields.fast_dtypes(cols),
+            source, origin, usecols=list(cols), dtype=nsys_fields.fast_dtypes(cols)
         )
     except ParseError:
         return None

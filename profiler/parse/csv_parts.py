@@ -15,13 +15,14 @@ rule's description spans lines). Only a page whose header is quoted as ncu write
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
 from pandas.api.types import union_categoricals
+
+from profiler.parse import csvtext
 
 PART_BYTES = 32 << 20  # a part's least size: below it, threads cost more than they save
 _BLOCK = 1 << 22  # bytes compared at once when quotes are counted
@@ -83,20 +84,17 @@ def quotes_in(data: bytes, start: int, end: int) -> int:
 def read_in_parts(data: bytes, cuts: Sequence[int], read: ReadPart) -> pd.DataFrame | None:
     """The records of `data` from `cuts[0]` on, each part `data[cuts[i]:cuts[i+1]]` read by
     `read` on a thread of its own and the frames joined; None when any part fails (the caller
-    then reads the page whole). pandas' `ParserWarning` is an error while the parts are read:
-    a row with more cells than the header fails its part."""
+    then reads the page whole). pandas' warnings are `csvtext.reader_warnings`' while the parts
+    are read: a row with more cells than the header fails its part."""
     ends = [*cuts[1:], len(data)]
-    with warnings.catch_warnings():  # (the filters are the process's: set once, not per thread)
-        warnings.simplefilter("error", pd.errors.ParserWarning)
-        warnings.simplefilter("ignore", RuntimeWarning)
-        with ThreadPoolExecutor(len(cuts)) as pool:
-            futures = [
-                pool.submit(_read_span, read, data, a, b) for a, b in zip(cuts, ends, strict=True)
-            ]
-            try:
-                frames = [future.result() for future in futures]
-            except Exception:  # noqa: BLE001 (any failure: the whole page is read, and says it)
-                return None
+    with csvtext.reader_warnings(), ThreadPoolExecutor(len(cuts)) as pool:
+        futures = [
+            pool.submit(_read_span, read, data, a, b) for a, b in zip(cuts, ends, strict=True)
+        ]
+        try:
+            frames = [future.result() for future in futures]
+        except Exception:  # noqa: BLE001 (any failure: the whole page is read, and says it)
+            return None
     return joined(frames)
 
 

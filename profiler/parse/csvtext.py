@@ -10,15 +10,15 @@ units rows; `profiler.parse.values` converts and checks the numbers.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
-import functools
 import io
 import os
 import re
 import stat
 import warnings
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -250,12 +250,7 @@ def byte_factor(unit: str, path: str | Path, column: str, binary: bool = False) 
 
 
 def read_csv_text(
-    source: str | bytes,
-    path: str | Path,
-    expected: str,
-    start: int = 0,
-    lines: Callable[[int], int] | None = None,
-    **kwargs: object,
+    source: str | bytes, origin: Origin, start: int = 0, **kwargs: object
 ) -> pd.DataFrame:
     """pandas' C reader over CSV text (from its byte `start` on: a table at the end of a large
     file is read where it lies, not copied), every cell a string unless `dtype` (a dict for some
@@ -265,33 +260,36 @@ def read_csv_text(
     cells as an index, or (with its own `usecols`) drop the last ones, and either way shift
     every column. So is a number too large for its dtype.
 
-    `lines` gives the file line of the text's line from `start` on (1-based; `Origin.text_line`);
-    without it `source` is taken for the whole file. pandas counts its lines from `start`: the
-    message names the file's.
+    `origin` is the table's place in its file, its header the text's line from `start` on:
+    pandas counts its lines from there, and a message names the file's (`Origin.text_line`).
 
-    Raises: ParseError naming `path` when the CSV is malformed (e.g. a truncated quoted field).
+    Raises: ParseError naming the origin's file when the CSV is malformed (e.g. a truncated
+        quoted field).
     """
     usecols = kwargs.pop("usecols", None)
     options = csv_options(kwargs.pop("dtype", "string"), **kwargs)
     data = source.encode("utf-8") if isinstance(source, str) else source
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", pd.errors.ParserWarning)
-            warnings.simplefilter("ignore", RuntimeWarning)  # `inf` cast to int64: refused below
+        with reader_warnings():
             frame = read_part(data, options, start)
         return frame if usecols is None else frame[list(usecols)]  # type: ignore[call-overload]
     except pd.errors.ParserWarning as exc:
-        raise ParseError(path, expected, f"a row has more cells than the header: {exc}") from None
+        raise origin.error(f"a row has more cells than the header: {exc}") from None
     except (ValueError, OverflowError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        if lines is None:
-            lines = functools.partial(_line_from, data, start)
-        said = _file_lines(_first_line(exc), lines)
-        raise ParseError(path, expected, f"malformed CSV: {said}") from None
+        said = _file_lines(_first_line(exc), origin.text_line)
+        raise origin.error(f"malformed CSV: {said}") from None
 
 
-def _line_from(data: bytes, start: int, line: int) -> int:
-    """The file line of line `line` (1-based) of `data` from byte `start` on."""
-    return data.count(b"\n", 0, start) + line
+@contextlib.contextmanager
+def reader_warnings() -> Iterator[None]:
+    """pandas' reader's warnings while it reads: its `ParserWarning` (a row with more cells
+    than the header) raised, NumPy's `RuntimeWarning` (`inf` cast to int64, which the checks
+    after the read refuse) silenced. The filters are the process's: set them once around
+    threads that read, not in each."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.ParserWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
 
 
 def _file_lines(message: str, lines: Callable[[int], int]) -> str:

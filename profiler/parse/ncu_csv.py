@@ -175,22 +175,11 @@ def _read_page(data: bytes, origin: Origin, start: int, header: list[str]) -> pd
     reads one byte a cell. pandas is given the header's names, so that each column gets its
     dtype by name (a dict of dtypes without every name would let pandas guess the others')."""
     if not ("Metric Name" in header and "Metric Value" in header and all(header)):
-        return csvtext.read_csv_text(
-            data, origin.path, EXPECTED, start, origin.text_line, dtype=object
-        )
+        return csvtext.read_csv_text(data, origin, start, dtype=object)
     dtypes = {name: _details_dtype(name) for name in header}
     table = _read_in_parts(data, start, header, dtypes)
     if table is None:
-        table = csvtext.read_csv_text(
-            data,
-            origin.path,
-            EXPECTED,
-            start,
-            origin.text_line,
-            dtype=dtypes,
-            names=header,
-            header=0,
-        )
+        table = csvtext.read_csv_text(data, origin, start, dtype=dtypes, names=header, header=0)
     return table.drop(columns=[c for c in header if c in _UNREAD])
 
 

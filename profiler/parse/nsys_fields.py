@@ -258,9 +258,7 @@ def parse(source: str | bytes, header_line: str, report: str, origin: Origin) ->
     cols = columns(header, report, origin)
     raw = _read_fast(source, header, cols, origin) if report == "cuda_gpu_trace" else None
     if raw is None:
-        raw = csvtext.read_csv_text(
-            source, origin.path, origin.expected, lines=origin.text_line, usecols=list(cols)
-        )
+        raw = csvtext.read_csv_text(source, origin, usecols=list(cols))
     n_cells = len(csvtext.header_cells(_first_line(source)))
     csvtext.check_last_row(origin, n_cells, len(raw) - 1)
     return convert(raw, cols, report, origin)
@@ -370,14 +368,7 @@ def _read_fast(
     dtypes: dict[str, object] = {cell: object for cell in header if cell not in cols}
     fast = fast_dtypes(cols)
     try:
-        table = csvtext.read_csv_text(
-            source,
-            origin.path,
-            origin.expected,
-            lines=origin.text_line,
-            usecols=list(cols),
-            dtype={**dtypes, **fast},
-        )
+        table = csvtext.read_csv_text(source, origin, usecols=list(cols), dtype={**dtypes, **fast})
     except ParseError:
         return None  # e.g. thousands separators: the string path below handles them
     exact = [col for col, dtype in fast.items() if dtype == "int64"]

@@ -108,7 +108,7 @@ def csv_rows(origin: Origin) -> Rows:
     """
     header = csvtext.header_cells(str(origin.text).split("\n", 1)[0])
     csvtext.check_header(header, origin.path, origin.expected)
-    raw = csvtext.read_csv_text(origin.text, origin.path, origin.expected, lines=origin.text_line)
+    raw = csvtext.read_csv_text(origin.text, origin)
     csvtext.check_last_row(origin, len(header), len(raw) - 1)
     name = "Metric Name" if "Metric Name" in raw else "Event Name"
     wanted = ["Device", "Kernel", "Invocations", name, "Min", "Max", "Avg"]

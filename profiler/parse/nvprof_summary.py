@@ -503,7 +503,7 @@ def csv_rows(origin: Origin, section: str) -> pd.DataFrame:
     """
     header = csvtext.header_cells(str(origin.text).split("\n", 1)[0])
     csvtext.check_header(header, origin.path, origin.expected)
-    raw = csvtext.read_csv_text(origin.text, origin.path, origin.expected, lines=origin.text_line)
+    raw = csvtext.read_csv_text(origin.text, origin)
     if len(raw) < 1 or str(raw["Time(%)"].iloc[0]).strip() != "%":
         raise origin.error(f"line {origin.first_line + 1}: no units row (`,%,ms,,us,...`)")
     units, raw = raw.iloc[0].fillna(""), raw.iloc[1:].reset_index(drop=True)

@@ -96,11 +96,7 @@ def csv_trace(origin: Origin, stage: str) -> pd.DataFrame:
     csvtext.check_header(cells, origin.path, origin.expected)
     labels = ("Name", "Device", "SrcMemType", "DstMemType")
     raw = csvtext.read_csv_text(
-        origin.text,
-        origin.path,
-        origin.expected,
-        lines=origin.text_line,
-        dtype={c: "category" if c in labels else "string" for c in _CSV_FIELDS},
+        origin.text, origin, dtype={c: "category" if c in labels else "string" for c in _CSV_FIELDS}
     )
     if len(raw) < 1 or "Name" not in raw or not pd.isna(raw["Name"].iloc[0]):
         raise origin.error(f"line {origin.first_line + 1}: no units row under the trace header")
