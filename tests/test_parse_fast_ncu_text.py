@@ -353,4 +353,5 @@ def test_launch_ids_are_found_as_by_str_find(seed):
     text = "\n".join(rng.choices(PROF, k=rng.randint(0, 12)))
     data = text.encode("utf-8")
     for count in range(6):
-        assert ncu_text._launch_ids(data, lines.split(data), count) == plain_launch_ids(text, count)
+        numbers = ncu_text._profiled(data, lines.split(data))
+        assert ncu_text._launch_ids(numbers, count) == plain_launch_ids(text, count)

@@ -170,7 +170,7 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
     names, grids, blocks = zip(*walk.launches, strict=True)
     names = _without_stray_bracket(names, walk)
     numbers = _profiled(data, split)
-    ids = numbers if len(numbers) == len(walk.launches) else list(range(len(walk.launches)))
+    ids = _launch_ids(numbers, len(walk.launches))
     _note_unprinted(numbers, len(walk.launches), data)
     _note_bare(data, split, walk, ids)
     ncu_elided.note(split, walk)
@@ -381,11 +381,10 @@ def _without_stray_bracket(names: tuple[str, ...], walk: ncu_walk.Walk) -> tuple
     return fixed
 
 
-def _launch_ids(data: bytes, found: lines.Lines, count: int) -> list[int]:
-    """The launch numbers of ncu's `==PROF== Profiling "name" - N: ...` lines when there is one
-    per launch found, else 0 .. count - 1."""
-    ids = _profiled(data, found)
-    return ids if len(ids) == count else list(range(count))
+def _launch_ids(numbers: list[int], count: int) -> list[int]:
+    """The launch numbers of ncu's `==PROF== Profiling "name" - N: ...` lines (`_profiled`) when
+    there is one per launch found, else 0 .. count - 1."""
+    return numbers if len(numbers) == count else list(range(count))
 
 
 def _profiled(data: bytes, found: lines.Lines) -> list[int]:
