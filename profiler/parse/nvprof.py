@@ -99,7 +99,6 @@ _RUN_TOGETHER = (
     "one line with the text around them): its rows and cells cannot be told apart"
 )
 _ENDED = "it ended before nvprof's `Profiling result:`, with no table"
-_NO_ROWS = nvprof_summary.NO_ROWS
 _ABORTED = "\nnvprof: "  # nvprof's own message when it aborts (`_note_abort`)
 _SAYS = re.compile(
     r"^(?:==[0-9]+== |======== )?(?P<msg>(?:Error|Warning|Generated result file): [^\n]*"
@@ -433,8 +432,8 @@ def _read_one(text: Text, tables: list[Table], stage: str, path: Path) -> dict[s
     """
     try:
         return _read(tables, stage, path)
-    except ParseError as exc:
-        quoted = _quoted(str(text)) if exc.detail.endswith(_NO_ROWS) else None
+    except nvprof_summary.NoRows as exc:
+        quoted = _quoted(str(text))
         if quoted is None:
             raise
         raise ParseError(path, EXPECTED, f"{exc.detail}; nvprof says: {quoted}") from None

@@ -36,7 +36,11 @@ from profiler.parse import (
 )
 from profiler.parse.values import Origin
 
-NO_ROWS = "has no rows (truncated?)"  # a summary table without rows, said
+
+class NoRows(ParseError):
+    """A summary whose tables have no rows: a file cut after a header, or a run nvprof found
+    nothing to list in (`nvprof.read_log` then quotes nvprof's own words)."""
+
 
 COLUMNS = ["type", "name", "time_pct", "calls", "total", "avg", "min", "max"]
 GPU, API = "GPU activities", "API calls"
@@ -603,7 +607,9 @@ def summary_tables(
     rows = _joined([p for _, p in parts])
     if rows.empty:
         line = parts[0][0].first_line
-        raise file.error(f"the summary at line {line} {NO_ROWS}")
+        raise NoRows(
+            file.path, file.expected, f"the summary at line {line} has no rows (truncated?)"
+        )
     known = names[0] if names is not None and len(parts) == 1 else None  # names all there
     if known is None and rows["name"].isna().any():
         raise file.error("a summary row has no name (truncated file?)")
