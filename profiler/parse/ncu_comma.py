@@ -2,9 +2,9 @@
 by blanks or points (`13 181 137`, `12 837 852,30`): nv-nsight-cu-cli 2020 run in such a locale
 (tests/data/ncu/2020.x/handson-ax-decimal-comma.txt).
 
-Tried when the plain read failed (`ncu_text`), or when the raw text holds a token that may show
-a decimal comma (`may_show`: a fast search, so C's numbers cost one scan more). ncu prints a
-page in one process's locale, so the page is judged once: when one value cell shows the decimal
+Tried when the plain read failed (`ncu_text`), or when the table rows hold a token that may
+show a decimal comma (`may_show`, over each distinct row once, not the kernel lines). ncu prints
+a page in one process's locale, so the page is judged once: when one value cell shows the decimal
 comma (`decimal_comma.decides`, or digits grouped by blanks: `43,44` is no C number) and every
 number in every value cell is of that form, every section is read so (`13.181`, which alone
 could be C's, is then 13181). A page that mixes the forms (two pastes from two machines) is
