@@ -51,7 +51,9 @@ def reference_summary_tables(
     rows = pd.concat([p for _, p in parts], ignore_index=True)
     if rows.empty:
         line = parts[0][0].first_line
-        raise file.error(f"the summary at line {line} has no rows (truncated?)")
+        raise nvprof_summary.NoRows(  # (its kind, as `summary_tables` raises it)
+            file.path, file.expected, f"the summary at line {line} has no rows (truncated?)"
+        )
     if rows["name"].isna().any():
         raise file.error("a summary row has no name (truncated file?)")
     for row_type, group in rows.groupby("type", sort=False):
