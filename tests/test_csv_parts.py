@@ -158,3 +158,10 @@ def test_cuts_are_distinct_record_starts_however_many_parts_are_asked(parts):
     assert cuts == sorted(set(cuts))
     assert set(cuts) <= set(records)
     assert len(cuts) >= 2
+
+
+def test_quotes_before_each_bound_are_those_counted_from_the_start():
+    data = b'"a","b\n""c"""\n' * 500
+    bounds = [10, 11, 2000, 5003, len(data)]
+    assert csv_parts.quotes_before(data, 3, bounds) == [data.count(b'"', 3, b) for b in bounds]
+    assert csv_parts.quotes_before(data, 3, []) == []

@@ -54,11 +54,20 @@ def usable_cores() -> int:
 def record_starts(data: bytes, start: int, parts: int) -> list[int]:
     """Where `parts` parts of the records in `data[start:]` begin (`start` first; fewer when
     the page has fewer places to cut): the first line start at or after each even share of
-    the bytes that begins with a quote and has an even count of quotes before it."""
+    the bytes that begins with a quote and has an even count of quotes before it.
+
+    The quotes before each share's first byte are counted on threads, a share each (NumPy lets
+    go of Python's lock while it compares), so that only the bytes from there to the cut are
+    counted one after another."""
+    bounds = [
+        max(start, start + (len(data) - start) * share // parts - 1) for share in range(1, parts)
+    ]
+    before = quotes_before(data, start, bounds)
     cuts, counted, quotes = [start], start, 0
-    for share in range(1, parts):
-        target = start + (len(data) - start) * share // parts
-        at = data.find(b'\n"', max(target - 1, cuts[-1]))
+    for bound, known in zip(bounds, before, strict=True):
+        if bound > counted:
+            counted, quotes = bound, known
+        at = data.find(b'\n"', max(bound, cuts[-1]))
         while at >= 0:
             quotes += quotes_in(data, counted, at)
             counted = at
@@ -69,6 +78,15 @@ def record_starts(data: bytes, start: int, parts: int) -> list[int]:
             break
         cuts.append(at + 1)
     return cuts
+
+
+def quotes_before(data: bytes, start: int, bounds: Sequence[int]) -> list[int]:
+    """How many quotes `data[start:bound]` holds for each of the ascending `bounds`, each span
+    between two bounds counted on a thread of its own."""
+    edges = [start, *bounds]
+    with ThreadPoolExecutor(max(1, len(bounds))) as pool:
+        spans = list(pool.map(lambda a, b: quotes_in(data, a, b), edges[:-1], edges[1:]))
+    return np.cumsum(spans, dtype=np.int64).tolist()
 
 
 def quotes_in(data: bytes, start: int, end: int) -> int:
