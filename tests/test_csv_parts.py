@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import threading
 from pathlib import Path
 
 import pandas as pd
@@ -165,3 +166,20 @@ def test_quotes_before_each_bound_are_those_counted_from_the_start():
     bounds = [10, 11, 2000, 5003, len(data)]
     assert csv_parts.quotes_before(data, 3, bounds) == [data.count(b'"', 3, b) for b in bounds]
     assert csv_parts.quotes_before(data, 3, []) == []
+
+
+@pytest.mark.parametrize("alone", [True, False])
+def test_begun_work_gives_its_result_and_raises_its_error(alone):
+    ran_on = []
+
+    def work():
+        ran_on.append(threading.get_ident())
+        return 7
+
+    def fails():
+        raise ValueError("bad cell")
+
+    assert csv_parts.begun(work, alone)() == 7
+    assert (ran_on[0] != threading.get_ident()) is alone
+    with pytest.raises(ValueError, match="bad cell"):
+        csv_parts.begun(fails, alone)()

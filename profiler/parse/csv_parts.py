@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,7 @@ _QUOTE = ord('"')
 MIN_CORES = 4  # on two cores the parts saved 7% idle and cost time busy (measured on a 2-core VM)
 MAX_PARTS = 8  # beyond 4-8 parts the cores wait on Python's lock (measured on an H100 host)
 
+T = TypeVar("T")
 # Reads one part: bytes -> frame; raises whatever pandas raises.
 ReadPart = Callable[[bytes], pd.DataFrame]
 
@@ -114,6 +116,18 @@ def read_in_parts(data: bytes, cuts: Sequence[int], read: ReadPart) -> pd.DataFr
         except Exception:  # noqa: BLE001 (any failure: the whole page is read, and says it)
             return None
     return joined(frames)
+
+
+def begun(work: Callable[[], T], alone: bool) -> Callable[[], T]:
+    """`work`'s result, to be had by a call: `work` begun now on a thread of its own when
+    `alone` (the caller goes on with other work meanwhile; the call waits for it and raises
+    what it raised), else run by the call."""
+    if not alone:
+        return work
+    pool = ThreadPoolExecutor(1)
+    future = pool.submit(work)
+    pool.shutdown(wait=False)
+    return future.result
 
 
 def _read_span(read: ReadPart, data: bytes, start: int, end: int) -> pd.DataFrame:

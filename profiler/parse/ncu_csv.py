@@ -144,8 +144,11 @@ def read_tables(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.Dat
         table.insert(0, "ID", _launch_ids(table))
     if "Metric Name" in table.columns and "Metric Value" in table.columns:
         _check_metric_rows(table, origin)
+        counters = csv_parts.begun(  # (its own frame over the same cells, while _details reads)
+            functools.partial(ncu_counters.details, table.copy(deep=False), stage),
+            alone=csv_parts.part_count(len(source_bytes) - start) > 1,
+        )
         launches, found = _details(table, origin)
-        counters = functools.partial(ncu_counters.details, table, stage)
     elif "Metric Name" in table.columns and "Average" in table.columns:
         table = _by_kernel(table.astype("string"))
         launches, found = _details(table, origin, value="Average")
