@@ -2,10 +2,12 @@
 
 Each stage is one file or folder, in study order: a folder of `nsys stats --format csv` files,
 a capture of `nsys stats` output, an `.nsys-rep` or `.sqlite` (turned into CSV with the real
-`nsys stats`, which must be installed, in a temporary folder), an `.ncu-rep` (read through `ncu
---import --csv`), ncu output (text or --csv), an nvprof log (text summary, `--csv` summary or `--csv
---print-gpu-trace`), an nvprof profile (`nvprof -o`, `.nvprof`/`.nvvp`: its kernels, copies and
-memsets, `parse.nvprof_db`), or a terminal capture of several tools' output
+`nsys stats`, which must be installed, in a temporary folder), an `.ncu-rep` or 2019
+`.nsight-cuprof-report` (read through `ncu --import --csv`, or where ncu is missing or fails
+on it, NVIDIA's report reader for Python: `collect.ncu_pyreport`), ncu output (text or
+--csv), an nvprof log (text summary, `--csv` summary or `--csv --print-gpu-trace`), an
+nvprof profile (`nvprof -o`, `.nvprof`/`.nvvp`: its kernels, copies and memsets,
+`parse.nvprof_db`), or a terminal capture of several tools' output
 (`profiler.import_capture`).
 The stage's tables come out as if profgen had profiled it: the same parsers and the same
 nvprof-style summaries. Nothing is checked against a reference, so every stage is
@@ -121,8 +123,9 @@ def import_run(
         ParseError: a file or folder that is not profiler output profgen reads, is corrupt, or
             has no rows.
         ToolNotFound: an .nsys-rep or .sqlite was given and nsys is not installed, or an
-            .ncu-rep and ncu is not.
-        ProfilerRunError: `nsys stats` or `ncu --import` failed on a report.
+            .ncu-rep and neither ncu nor NVIDIA's report reader for Python is.
+        ProfilerRunError: `nsys stats` failed on a report, or `ncu --import` did and the
+            report reader could not read it either.
         OutputError: the run cannot be written (a full or read-only disk).
     """
     inputs = _check(model, stages, titles)
@@ -313,7 +316,9 @@ def _read_stage(
         stats_log = folder / reports.NSYS_LOG
     elif kind == detect.NCU_REPORT:
         with _tool_for(name, "an Nsight Compute report, read through `ncu --import`"):
-            csv_file = reports.ncu_import(name, raw)
+            csv_file, note = reports.ncu_import(name, raw)
+        if note:  # (read by NVIDIA's report reader for Python, not ncu: said with the stage)
+            values.read_note(note)
         tables = ncu_csv.read_tables(csv_file, stage)
     elif kind == detect.NVPROF_DB:
         tables = {"gpu_trace": _nvprof_profile_trace(name, stage)}

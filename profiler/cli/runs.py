@@ -63,7 +63,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="build a run from nsys, ncu or nvprof output made elsewhere",
         description="Build a run directory and its report from profiler output made elsewhere: "
         "a folder of `nsys stats --format csv` files, an .nsys-rep or .sqlite (needs nsys), an "
-        ".ncu-rep (needs ncu), ncu output (its default text, `--csv --page raw` or "
+        ".ncu-rep (needs ncu, or NVIDIA's report reader for Python: pip install ncu-report), "
+        "ncu output (its default text, `--csv --page raw` or "
         "`--print-summary per-kernel`), an nvprof log (summaries, gpu trace, metrics and events; "
         "text or --csv), or a terminal capture that holds several of them (shell prompts, "
         "commands and program output around the tables are passed over), one per stage. Nothing "

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from profiler.collect.harness import EVENT_PREFIX
-from profiler.collect.tools import kill_group, spawn
+from profiler.collect.tools import describe_exit, kill_group, spawn
 
 EventSink = Callable[[str], None]
 _WATCHDOG = re.compile(r"^Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!", re.MULTILINE)
@@ -140,20 +140,6 @@ def last_error_line(text: str) -> str:
         if _EXCEPTION_LINE.match(line):
             return line[:300]
     return lines[-1][:300] if lines else ""
-
-
-def describe_exit(returncode: int | None) -> str:
-    """`exited with status 1` or `was killed by signal SIGSEGV`."""
-    import signal
-
-    if returncode is None:
-        return "did not finish"
-    if returncode < 0:
-        try:
-            return f"was killed by signal {signal.Signals(-returncode).name}"
-        except ValueError:
-            return f"was killed by signal {-returncode}"
-    return f"exited with status {returncode}" if returncode else "exited without writing its result"
 
 
 def _read(path: Path) -> str:

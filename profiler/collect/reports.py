@@ -13,8 +13,10 @@ import tempfile
 from pathlib import Path
 
 from profiler.collect import ncu as ncu_tool
+from profiler.collect import ncu_pyreport, tools
 from profiler.collect import nsys as nsys_tool
-from profiler.collect import tools
+from profiler.collect.tools import describe_exit
+from profiler.errors import ProfgenError, ProfilerRunError, ToolNotFound
 
 TIMEOUT_S = 600.0
 NSYS_LOG = "nsys-stats.log"
@@ -38,14 +40,62 @@ def nsys_stats(report: Path, out_dir: Path, timeout: float = TIMEOUT_S) -> Path:
     return out_dir
 
 
-def ncu_import(report: Path, out_dir: Path, timeout: float = TIMEOUT_S) -> Path:
+def ncu_import(report: Path, out_dir: Path, timeout: float = TIMEOUT_S) -> tuple[Path, str]:
     """Run `ncu --import report --csv --page raw`; returns the file in `out_dir` that holds
-    its output (the command line first, then ncu's CSV).
+    its output (the command line first, then ncu's CSV), and what its reader should know ('').
 
-    Raises: ToolNotFound when ncu is not installed; ProfilerRunError when ncu fails.
+    Where ncu is not installed, or fails on the report (ncu 2025.3.1 crashes on a 2019 report),
+    the report is read with NVIDIA's report reader for Python instead (`ncu_pyreport`), when
+    that is installed: the file then holds its page, and the note says so and why.
+
+    Raises: ToolNotFound when neither ncu nor the reader is installed; ProfilerRunError when
+        ncu fails and the reader is not installed or cannot read the report either.
     """
-    ncu = ncu_tool.find_ncu()
     out_dir.mkdir(parents=True, exist_ok=True)
     output = out_dir / NCU_OUTPUT
-    tools.run_tool(ncu_tool.import_cmd(ncu, report), output, timeout=timeout)
-    return output
+    try:
+        ncu = ncu_tool.find_ncu()
+    except ToolNotFound as missing:
+        return output, _read_in_python(report, output, missing, "ncu was not found")
+    try:
+        tools.run_tool(ncu_tool.import_cmd(ncu, report), output, timeout=timeout)
+    except ProfilerRunError as failed:
+        why = f"{failed.cmd[0]} --import failed on it ({describe_exit(failed.returncode)})"
+        return output, _read_in_python(report, output, failed, why, ncu)
+    return output, ""
+
+
+def _read_in_python(
+    report: Path, output: Path, failure: ProfgenError, why: str, ncu: Path | None = None
+) -> str:
+    """Write the report's raw page, as NVIDIA's report reader for Python reads it (in a child
+    process: `ncu_pyreport.read`), into `output`; returns the note that says so and `why` (ncu
+    is missing, or failed: the reader may then come with `ncu`'s install).
+
+    Raises: `failure` (ncu's) when the reader is not there, or cannot read the report either
+        (its reason then added to ncu's, `_also`).
+    """
+    with tempfile.TemporaryDirectory(prefix="profgen-ncu-report-") as work:
+        page = Path(work) / "page.csv"
+        try:
+            ncu_pyreport.read(report, page, ncu, TIMEOUT_S)
+        except ToolNotFound:
+            if isinstance(failure, ToolNotFound):
+                raise ToolNotFound(f"{failure}, or install {ncu_pyreport.PACKAGE}") from None
+            raise failure from None
+        except ProfgenError as unread:
+            raise _also(failure, str(unread)) from None
+        note = f"read with {ncu_pyreport.PACKAGE}: {why}"
+        with open(output, "a", encoding="utf-8") as out, open(page, encoding="utf-8") as text:
+            out.write(f"# {note}\n")
+            shutil.copyfileobj(text, out)
+    return note
+
+
+def _also(failure: ProfgenError, reason: str) -> ProfgenError:
+    """ncu's `failure` (not found, or failed) with the reader's `reason` added: to a missing
+    ncu's one line, or to a failed run's hint."""
+    if isinstance(failure, ProfilerRunError):
+        hint = f"{failure.hint}; {reason}" if failure.hint else reason
+        return ProfilerRunError(failure.cmd, failure.returncode, failure.log_tail, hint)
+    return type(failure)(f"{failure}; {reason}")

@@ -46,6 +46,18 @@ _HINTS: tuple[tuple[str, str], ...] = (
 )
 
 
+def describe_exit(returncode: int | None) -> str:
+    """`exited with status 1` or `was killed by signal SIGSEGV`."""
+    if returncode is None:
+        return "did not finish"
+    if returncode < 0:
+        try:
+            return f"was killed by signal {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"was killed by signal {-returncode}"
+    return f"exited with status {returncode}" if returncode else "exited without writing its result"
+
+
 def hint_for(text: str) -> str:
     """The fix for the first known problem whose message appears in `text`, or ''."""
     return next((hint for needle, hint in _HINTS if needle in text), "")

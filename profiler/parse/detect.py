@@ -54,7 +54,7 @@ EXPECTED = (
     "profile, or a terminal capture of them"
 )
 REPORT_SUFFIXES = (".nsys-rep", ".qdrep", ".sqlite")
-NCU_REPORT_SUFFIXES = (".ncu-rep",)
+NCU_REPORT_SUFFIXES = (".ncu-rep", ".nsight-cuprof-report")  # (the second: Nsight Compute 2019)
 
 # what profgen's own CUPTI record file is, and where its tables are
 CUPTI_TRACE = (

@@ -339,6 +339,11 @@ class ReadNote(UserWarning):
         self.line, self.partial = line, partial
 
 
+def read_note(said: str, line: int = 0) -> None:
+    """Warn `said` as a `ReadNote` of file line `line` (0: of the whole file)."""
+    warnings.warn(ReadNote(said, line), stacklevel=2)
+
+
 class TrimmedTable(ReadNote):
     """A summary section whose `Time(%)` shares add up to less than 100: the top rows of a
     table (what people paste). Its rows are read and this warning says which section, its file

@@ -204,3 +204,64 @@ def test_third_party_report_gives_what_its_author_saw(tmp_path, name, capsys):
     trace = run_.table("gpu_trace")
     assert sorted(trace["duration_ns"].astype(int)) == [576_465, 577_585, 1_008_390, 2_644_050]
     assert set(trace.loc[trace["kind"] == "memcpy", "bytes"].astype(int)) == {4_194_000}
+
+
+# Nsight Compute reports read by ncu and by NVIDIA's report reader for Python: the one ncu's own
+# install holds (extras/python), since the GPU machine has no `pip install ncu-report`.
+NCU_REPORTS = Path(__file__).resolve().parents[1] / "data" / "ncu" / "reports"
+
+
+def import_metrics(report: Path, tmp_path: Path, capsys) -> tuple[pd.DataFrame, list[str]]:
+    """`profgen import` of `report` alone in a new folder: its metrics and warnings."""
+    folder = tmp_path / f"in-{len(list(tmp_path.iterdir()))}"
+    folder.mkdir()
+    shutil.copy(report, folder / report.name)
+    code = main(["import", "--model", "r", "--stage", f"s={folder / report.name}",
+                 "--out", str(folder / "out")])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    run_ = store.load_run(Path(captured.out.strip().splitlines()[-1]))
+    return run_.table("metrics").reset_index(drop=True), run_.meta["inputs"][0].get("warnings", [])
+
+
+def bundled_reader(monkeypatch) -> None:
+    """ncu hidden: the import then reads a report with the `ncu_report` of an Nsight Compute
+    install (`ncu_pyreport._bundled`), as a machine without `pip install ncu-report` does."""
+    from profiler.collect import ncu_pyreport
+    from profiler.errors import ToolNotFound
+
+    assert any(f.is_dir() for f in ncu_pyreport._bundled(None))
+
+    def hidden(env=None):
+        raise ToolNotFound("ncu hidden by the test")
+
+    monkeypatch.setattr(ncu_tool, "find_ncu", hidden)
+
+
+@pytest.mark.parametrize("source", ["made here", "yzwang-profile.ncu-rep"])
+def test_ncu_report_read_by_the_python_reader_gives_what_ncu_gives(
+    reports, source, tmp_path, capsys, monkeypatch
+):
+    report = reports["ncu-rep"] if source == "made here" else NCU_REPORTS / source
+    by_ncu, said = import_metrics(report, tmp_path, capsys)
+    assert said == []
+    bundled_reader(monkeypatch)
+    by_reader, said = import_metrics(report, tmp_path, capsys)
+    print(f"{source}: ncu {by_ncu['duration_ns'].tolist()} ns, reader "
+          f"{by_reader['duration_ns'].tolist()} ns; {said}")  # fmt: skip
+    assert said and "read with NVIDIA's report reader for Python" in said[0]
+    for column in ("kernel_id", "name", "grid", "block", "duration_ns", "registers"):
+        assert by_reader[column].tolist() == by_ncu[column].tolist(), column
+    for column in ("sm_throughput_pct", "dram_throughput_pct", "achieved_occupancy_pct"):
+        ncu_said, reader_said = by_ncu[column].to_numpy(), by_reader[column].to_numpy()
+        # ncu's raw page prints percentages to 2 decimals (0.03); the reader gives the double
+        assert reader_said == pytest.approx(ncu_said, abs=0.0051, nan_ok=True), column
+
+
+def test_a_2019_report_is_read_here(tmp_path, capsys):
+    """ncu 2025.3.1 crashed on this 2019 `.nsight-cuprof-report` on the H100 host; the import
+    then reads it with the report reader of ncu's own install."""
+    metrics, said = import_metrics(NCU_REPORTS / "evozone-matrixmul.nsight-cuprof-report",
+                                   tmp_path, capsys)  # fmt: skip
+    print(f"2019 report: {len(metrics)} launches; {said}")
+    assert len(metrics) == 8 and metrics["registers"].tolist() == [16] * 8
