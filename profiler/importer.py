@@ -2,7 +2,8 @@
 
 Each stage is one file or folder, in study order: a folder of `nsys stats --format csv` files,
 a capture of `nsys stats` output, an `.nsys-rep` or `.sqlite` (turned into CSV with the real
-`nsys stats`, which must be installed, in a temporary folder), an `.ncu-rep` or 2019
+`nsys stats` in a temporary folder; a `.sqlite` with Python's sqlite3 where nsys is not
+installed: `collect.nsys_sqlite`), an `.ncu-rep` or 2019
 `.nsight-cuprof-report` (read through `ncu --import --csv`, or where ncu is missing or fails
 on it, NVIDIA's report reader for Python: `collect.ncu_pyreport`), ncu output (text or
 --csv), an nvprof log (text summary, `--csv` summary or `--csv --print-gpu-trace`), an
@@ -311,7 +312,9 @@ def _read_stage(
         tables = nsys_csv.read_stats_stdout(path, stage)
     elif kind == detect.NSYS_REPORT:
         with _tool_for(name, "an Nsight Systems report, read through `nsys stats`"):
-            folder = reports.nsys_stats(name, raw)
+            folder, note = reports.nsys_stats(name, raw)
+        if note:  # (an export read by Python's sqlite3, not nsys: said with the stage)
+            values.read_note(note)
         tables = nsys_csv.read_stats_dir(folder, stage)
         stats_log = folder / reports.NSYS_LOG
     elif kind == detect.NCU_REPORT:

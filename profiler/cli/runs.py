@@ -62,7 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "import",
         help="build a run from nsys, ncu or nvprof output made elsewhere",
         description="Build a run directory and its report from profiler output made elsewhere: "
-        "a folder of `nsys stats --format csv` files, an .nsys-rep or .sqlite (needs nsys), an "
+        "a folder of `nsys stats --format csv` files, an .nsys-rep or .sqlite (needs nsys; a "
+        ".sqlite is read without it, NVTX ranges left out), an "
         ".ncu-rep (needs ncu, or NVIDIA's report reader for Python: pip install ncu-report), "
         "ncu output (its default text, `--csv --page raw` or "
         "`--print-summary per-kernel`), an nvprof log (summaries, gpu trace, metrics and events; "

@@ -4,6 +4,10 @@ An Nsight Systems report (.nsys-rep, .qdrep, .sqlite) goes through the real `nsy
 CSV per report; an Nsight Compute report (.ncu-rep) through `ncu --import --csv`. Neither tool
 writes beside the user's file: `nsys stats` exports a .sqlite next to its input, so it is given
 a copy of the report in a temporary folder, which is removed afterwards.
+
+Where a tool is missing (or ncu fails on a report), a .sqlite is read with Python's sqlite3
+(`nsys_sqlite`) and an Nsight Compute report with NVIDIA's report reader for Python
+(`ncu_pyreport`); the note each returns says so, and the importer warns with it.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from profiler.collect import ncu as ncu_tool
-from profiler.collect import ncu_pyreport, tools
+from profiler.collect import ncu_pyreport, nsys_sqlite, tools
 from profiler.collect import nsys as nsys_tool
 from profiler.collect.tools import describe_exit
 from profiler.errors import ProfgenError, ProfilerRunError, ToolNotFound
@@ -21,23 +25,38 @@ from profiler.errors import ProfgenError, ProfilerRunError, ToolNotFound
 TIMEOUT_S = 600.0
 NSYS_LOG = "nsys-stats.log"
 NCU_OUTPUT = "ncu-import.csv"
+_NO_NSYS = "nsys was not found"
 
 
-def nsys_stats(report: Path, out_dir: Path, timeout: float = TIMEOUT_S) -> Path:
+def nsys_stats(report: Path, out_dir: Path, timeout: float = TIMEOUT_S) -> tuple[Path, str]:
     """Run `nsys stats` on a copy of `report`, its CSV files (`nsys_<report>.csv`) and log
-    written into `out_dir`; returns `out_dir`. Nothing is written beside `report`.
+    written into `out_dir`; returns `out_dir`, and what its reader should know (''). Nothing is
+    written beside `report`.
 
-    Raises: ToolNotFound when nsys is not installed (before anything is copied);
-        ProfilerRunError when nsys stats fails.
+    Where nsys is not installed, an export (.sqlite) is read with Python's sqlite3 instead
+    (`nsys_sqlite`: its CUDA traces, no NVTX ranges), and the note says so.
+
+    Raises: ToolNotFound when nsys is not installed (before anything is copied) and the report
+        is no .sqlite, or is one sqlite3 cannot read (its reason added); ProfilerRunError when
+        nsys stats fails.
     """
-    nsys = nsys_tool.find_nsys()
+    try:
+        nsys = nsys_tool.find_nsys()
+    except ToolNotFound as missing:
+        if report.suffix.lower() != ".sqlite":
+            raise
+        try:
+            nsys_sqlite.stats_dir(report, out_dir)
+        except ProfgenError as unread:
+            raise ToolNotFound(f"{missing}; {unread}") from None
+        return out_dir, f"read with Python's sqlite3 (its CUDA traces, no NVTX ranges): {_NO_NSYS}"
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="profgen-nsys-") as work:
         copy = Path(work) / f"report{report.suffix.lower()}"
         shutil.copyfile(report, copy)
         cmd = nsys_tool.stats_cmd(nsys, copy, out_dir / nsys_tool.STATS_PREFIX)
         tools.run_tool(cmd, out_dir / NSYS_LOG, timeout=timeout, cwd=Path(work))
-    return out_dir
+    return out_dir, ""
 
 
 def ncu_import(report: Path, out_dir: Path, timeout: float = TIMEOUT_S) -> tuple[Path, str]:

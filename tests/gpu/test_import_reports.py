@@ -265,3 +265,46 @@ def test_a_2019_report_is_read_here(tmp_path, capsys):
                                    tmp_path, capsys)  # fmt: skip
     print(f"2019 report: {len(metrics)} launches; {said}")
     assert len(metrics) == 8 and metrics["registers"].tolist() == [16] * 8
+
+
+@pytest.mark.parametrize("source", ["made here", "qiyue-report1.sqlite"])
+def test_an_export_read_by_sqlite3_gives_what_nsys_stats_gives(
+    reports, source, tmp_path, capsys, monkeypatch
+):
+    """The same .sqlite through `nsys stats` and, nsys hidden, through Python's sqlite3
+    (`collect.nsys_sqlite`): the same GPU work and API calls; bytes exact where nsys's CSV
+    rounds them to kB."""
+    from profiler.errors import ToolNotFound
+
+    db = reports["sqlite"] if source == "made here" else THIRD_PARTY / source
+    by_nsys = import_tables(db, tmp_path, capsys)
+
+    def hidden(env=None):
+        raise ToolNotFound("nsys hidden by the test")
+
+    monkeypatch.setattr(nsys_tool, "find_nsys", hidden)
+    by_sqlite = import_tables(db, tmp_path, capsys)
+    keys = ["start_ns", "duration_ns", "kind", "name", "grid_x", "block_x", "registers", "stream"]
+    nsys_gpu, sqlite_gpu = (t["gpu_trace"].reset_index(drop=True) for t in (by_nsys, by_sqlite))
+    print(f"{source}: nsys {len(nsys_gpu)} GPU rows, sqlite3 {len(sqlite_gpu)}")
+    pd.testing.assert_frame_equal(sqlite_gpu[keys], nsys_gpu[keys], check_dtype=False)
+    exact, rounded = sqlite_gpu["bytes"].dropna(), nsys_gpu["bytes"].dropna()
+    assert len(exact) == len(rounded) and all(
+        abs(int(e) - int(r)) < 1000 for e, r in zip(exact, rounded, strict=True)
+    )
+    api = ["start_ns", "duration_ns", "name", "correlation_id"]
+    nsys_api, sqlite_api = (t["api_trace"].reset_index(drop=True) for t in (by_nsys, by_sqlite))
+    pd.testing.assert_frame_equal(sqlite_api[api], nsys_api[api], check_dtype=False)
+
+
+def import_tables(db: Path, tmp_path: Path, capsys) -> dict[str, pd.DataFrame]:
+    """`profgen import` of `db` alone in a new folder: its gpu_trace and api_trace."""
+    folder = tmp_path / f"in-{len(list(tmp_path.iterdir()))}"
+    folder.mkdir()
+    shutil.copy(db, folder / db.name)
+    code = main(["import", "--model", "q", "--stage", f"s={folder / db.name}",
+                 "--out", str(folder / "out")])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    run_ = store.load_run(Path(captured.out.strip().splitlines()[-1]))
+    return {name: run_.table(name) for name in ("gpu_trace", "api_trace")}
