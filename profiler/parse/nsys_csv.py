@@ -288,7 +288,7 @@ def only_unused(head: str, blocks: list[Block]) -> str | None:
     if not any(block.report == nsys_stdout.SKIP and block.text.strip() for block in blocks):
         return None
     marks = [line.strip() for line in head.split("\n") if _is_mark(line)]
-    names = list(dict.fromkeys(name for name in map(_unused_name, marks) if name))
+    names = list(dict.fromkeys(name for name in map(unused_name, marks) if name))
     shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
     return (
         f"its tables are all of nsys reports profgen does not use ({shown}), none of a CUDA "
@@ -345,7 +345,7 @@ def _is_mark(line: str) -> bool:
     return text.startswith(_MARKS) or (text.endswith(":") and " Statistics" in text)
 
 
-def _unused_name(line: str) -> str | None:
+def unused_name(line: str) -> str | None:
     """The name of the report a marker line names, when profgen does not use it: `osrtsum` of
     `Running [.../osrtsum.py x.sqlite]...`, `osrt_sum` of `** OS Runtime Summary (osrt_sum):`,
     the heading itself of `Operating System Runtime API Statistics:` (2020-2021, no name)."""
