@@ -283,17 +283,48 @@ def _all_empty(head: str) -> str | None:
 def only_unused(head: str, blocks: list[Block]) -> str | None:
     """Why a capture in which no table of a report profgen reads was found, and some table sits
     under a marker of a report it does not use (`Running [.../osrtsum.py x.sqlite]...`), holds
-    none it reads: those reports' names, and that no CUDA report is in it (a paste cut before
-    them); None when no table sits under such a marker."""
+    none it reads: those reports' names, and either that nsys printed no CUDA report (the file
+    shows nsys's command or first lines above the tables and goes on past them: `_printed_all`)
+    or that none is in it (a paste cut before them); None when no table sits under such a
+    marker."""
     if not any(block.report == nsys_stdout.SKIP and block.text.strip() for block in blocks):
         return None
     marks = [line.strip() for line in head.split("\n") if _is_mark(line)]
     names = list(dict.fromkeys(name for name in map(unused_name, marks) if name))
     shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
-    return (
-        f"its tables are all of nsys reports profgen does not use ({shown}), none of a CUDA "
-        "API, kernel or memory-copy report (a paste cut before them?)"
+    said = f"its tables are all of nsys reports profgen does not use ({shown}), none of a CUDA "
+    after = _printed_all(blocks)
+    if after is None:
+        return said + "API, kernel or memory-copy report (a paste cut before them?)"
+    return said + (
+        f"API, kernel or memory-copy report, and the file shows nsys's start above them and goes "
+        f"on past them (line {after}): nsys printed none, as for a program that made no CUDA "
+        "calls (a CPU-only program, or one profiled without `-t cuda`?)"
     )
+
+
+# A line that runs nsys (`$ nsys stats x.nsys-rep`, `step2:nsys stats ...`) or starts the output
+# of `nsys stats`; matched on at most 400 characters, one lazy run (no nested repeats)
+_STARTS = re.compile(
+    r"(?:^|.*?[\s:/(])nsys[ \t]+(?:stats|profile|nvprof)\b|Generating SQLite file "
+)
+
+
+def _printed_all(blocks: list[Block]) -> int | None:
+    """The file line of the first text past the last table under a marker of a report profgen
+    does not use (neither nsys's nor an elision mark), when a line above the first such table
+    runs nsys or starts its output (`nsys stats ...`, `Generating SQLite file ...`): the paste
+    holds all nsys printed. None otherwise."""
+    tables = [n for n, b in enumerate(blocks) if b.report == nsys_stdout.SKIP and b.text.strip()]
+    above = [line for b in blocks[: tables[0] if tables else 0] for line in b.text.split("\n")]
+    if not tables or not any(_STARTS.match(line[:400]) for line in above):
+        return None
+    for block in blocks[tables[-1] + 1 :]:
+        lines = block.text.split("\n")
+        for n, line in enumerate(lines if block.report is None else []):
+            if line.strip().strip(".…[] "):
+                return block.first_line + n
+    return None
 
 
 def _header_alone(blocks: list[Block]) -> str | None:
