@@ -254,3 +254,32 @@ def test_ncu_text_whose_section_mixes_c_numbers_with_commas_is_refused_with_the_
     result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
     said = "line 6, metric 'SOL FB': '84,58' is not a number"  # the first mapped metric's row
     assert_refused(result, 2, str(path), said, "decimal comma", "LC_ALL=C")
+
+
+def test_one_run_fenced_twice_under_one_heading_is_two_stages_in_turn(tmp_path, capsys):
+    """A real 2020.x capture pasted twice, each copy in a fence under the same `## Output`
+    heading: the labels do not tell the runs apart, but each copy's first table is its first
+    report again after a fence, so each copy is a run (in turn), titled by its heading; without
+    the fences and headings nothing parts them, and every later table is of a report read
+    already: the first of each is read, with a warning."""
+    source = NSYS / "2020.x" / "meanpaper-m2-blank-lines-in-tables.txt"
+    text = source.read_text()
+    line = next(ln for ln in text.splitlines() if ln.strip().endswith(" cudaMemcpy"))
+    total, calls = int(line.split()[1]), int(line.split()[2])  # the first CUDA API table's
+    fenced = tmp_path / "twice.md"
+    fenced.write_text(f"## Output\n```\n{text}```\n\n## Output\n```\n{text}```\n")
+    run = imported(tmp_path / "a", capsys, f"s={fenced}")
+    titles = list(run.table("stages")["title"])
+    assert titles == ["s, run 1 of 2: Output", "s, run 2 of 2: Output"]
+    api = run.table("api_calls").set_index(["stage", "name"])
+    for stage in ("s.1", "s.2"):
+        got = api.loc[(stage, "cudaMemcpy")]
+        assert (got["total_ns"], got["calls"]) == (total, calls)
+    plain = tmp_path / "plain.txt"
+    plain.write_text(text + text)
+    argv = ["import", "--model", "m", "--out", tmp_path / "b", "--stage", f"s={plain}"]
+    result = profgen(argv, capsys)
+    assert result.code == 0 and "profgen reads the first table of each report" in result.err
+    run = store.load_run(Path(result.out.strip().splitlines()[-1]))
+    assert list(run.table("stages")["stage"]) == ["s"]
+    assert run.table("api_calls").set_index("name").loc["cudaMemcpy", "total_ns"] == total

@@ -24,7 +24,8 @@ headings `CUDA Kernel Statistics`, `CUDA Memory Operation Statistics (by time|by
 
 Units are taken from the headers (or the heading above a table) and converted to integer ns
 and bytes. Reports profgen does not use (osrt_sum, nvtx_kern_sum, ...) are skipped. When a
-capture holds a report twice (two runs), the first is read.
+capture holds a report twice (two runs), `read_stats_runs` reads each run the file tells apart
+(`nsys_runs`), and `read_stats_stdout` the first table of each report.
 """
 
 from __future__ import annotations
