@@ -6,9 +6,11 @@ as mixing runs; instead each run that has tables becomes a stage of its own, key
 `KEY.2`, ... in file order (numbered over the runs kept) and titled with the stage's title (its
 key when it has none) and `run N of M`, then the command the run profiled when the log shows it
 (`==PID== Profiling application: ./prog args`), else the Markdown heading a README quotes it
-under (`## Change how we initialize CuRAND`). `--repeats`, `--range` and `--title` given for
-KEY apply to each of its runs (the importer passes them on). A file of one run is the stage
-KEY, as given.
+under (`## Change how we initialize CuRAND`). A capture of `nsys stats` text that prints a
+report again is read likewise, run by run where the file tells the runs apart
+(`parse.nsys_runs`: a label above each fence titles its run). `--repeats`, `--range` and
+`--title` given for KEY apply to each of its runs (the importer passes them on). A file of one
+run is the stage KEY, as given.
 """
 
 from __future__ import annotations
