@@ -6,9 +6,11 @@ as mixing runs; instead each run that has tables becomes a stage of its own, key
 `KEY.2`, ... in file order (numbered over the runs kept) and titled with the stage's title (its
 key when it has none) and `run N of M`, then the command the run profiled when the log shows it
 (`==PID== Profiling application: ./prog args`), else the Markdown heading a README quotes it
-under (`## Change how we initialize CuRAND`). `--repeats`, `--range` and `--title` given for
-KEY apply to each of its runs (the importer passes them on). A file of one run is the stage
-KEY, as given.
+under (`## Change how we initialize CuRAND`). A capture of `nsys stats` text that prints a
+report again is read likewise, run by run where the file tells the runs apart
+(`parse.nsys_runs`: a label above each fence titles its run). `--repeats`, `--range` and
+`--title` given for KEY apply to each of its runs (the importer passes them on). A file of one
+run is the stage KEY, as given.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import pandas as pd
 
 from profiler import schema
 from profiler.errors import UsageError
-from profiler.parse import nvprof, values
+from profiler.parse import nsys_runs, nvprof, values
 
 KEY_LIMIT = 64  # a stage key names a folder (`importer.KEY_PATTERN`)
 
@@ -96,6 +98,34 @@ def nvprof_runs(
         out.append(Run(run.tables, noted(said, mine), run.command or run.heading))
         since = run.line
     return out
+
+
+def nsys_text_runs(
+    found: list[tuple[nsys_runs.Run, dict[str, pd.DataFrame]]],
+    technique: str,
+    trimmed: Sequence[values.ReadNote] = (),
+) -> list[Run]:
+    """The runs of a capture of `nsys stats` output (`nsys_csv.read_stats_runs`), each with its
+    technique: for a capture of several, `technique`, the run's place and its tables' lines;
+    and for each run the tables of its top rows only (`trimmed`: a note is the run's whose
+    table starts nearest above its line)."""
+    if len(found) == 1:
+        return [Run(found[0][1], noted(technique, trimmed))]
+    starts = sorted((t.line, n) for n, (run, _) in enumerate(found) for t in run.tables)
+    out = []
+    for n, (run, tables) in enumerate(found):
+        mine = [t for t in trimmed if _owner(starts, t.line) == n]
+        lines = ", ".join(str(t.line) for t in run.tables)
+        said = f"{technique}: run {n + 1} of {len(found)}, its tables at lines {lines}"
+        out.append(Run(tables, noted(said, mine), run.label))
+    return out
+
+
+def _owner(starts: list[tuple[int, int]], line: int) -> int:
+    """The run (`starts`: (line, run) of each table, ascending) whose table starts nearest at
+    or above `line` (the first run's when none does)."""
+    above = [n for start, n in starts if start <= line]
+    return above[-1] if above else starts[0][1]
 
 
 def noted(technique: str, trimmed: Sequence[values.ReadNote]) -> str:

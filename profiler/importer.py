@@ -258,6 +258,13 @@ def _read_input(
         left += [f"{path}: {note}" for note in trimmed]
         runs = import_runs.nvprof_runs(found, _TECHNIQUE[kind], trimmed)
         return runs, [path], {"warnings": left} if left else {}
+    if kind == detect.NSYS_TEXT:
+        with values.trimmed() as trimmed:
+            told = nsys_csv.read_stats_runs(source, stage)
+        for _, tables in told:
+            _check_rows(tables, path)
+        said = {"warnings": [f"{path}: {note}" for note in trimmed]} if trimmed else {}
+        return import_runs.nsys_text_runs(told, _TECHNIQUE[kind], trimmed), [path], said
     if kind != detect.CAPTURE:
         with values.trimmed() as trimmed:
             tables, read = _read_stage(kind, source, stage, raw)

@@ -840,3 +840,40 @@ def test_nsys_profile_output_of_two_runs_after_prompts_is_two_stages(tmp_path, c
     assert list(run.table("stages")["title"]) == titles
     api = run.table("api_calls").set_index(["stage", "name"])
     assert [api.loc[(s, "cuMemAlloc_v2"), "calls"] for s in ("s.1", "s.2")] == [8, 8]
+
+
+VINAATTY = DATA / "nsys" / "2023.x" / "vinaatty-mnist-nsys-ko.md"
+
+
+def test_a_prompt_far_above_a_tools_output_is_not_its_command(tmp_path, capsys):
+    """A Korean README: `$ ./mnistCUDNN` at line 26, the program's output and the author's notes,
+    then at line 239 (its `Generating '...'` and `[1/8]` lines cut by the paste) an `nsys
+    profile --stats=true` run, and a second one at line 403. The prompt ran the program, not
+    nsys, 200 lines above: the first run's section starts at its own first line and is not
+    said to be `./mnistCUDNN`'s (was: "nsys stats output at line 27, `./mnistCUDNN`")."""
+    lines = VINAATTY.read_text(encoding="utf-8").splitlines()
+    assert lines[25].endswith("$ ./mnistCUDNN") and lines[238].startswith("[2/8] [===")
+    assert lines[402].startswith("Generating '/tmp/nsys-report-99ad.qdstrm'")
+    result, run = imported(capsys, tmp_path, f"s={VINAATTY}")
+    stages = run.table("stages")
+    assert list(stages["title"]) == ["s, run 1 of 2", "s, run 2 of 2"]
+    techniques = list(stages["technique"])
+    assert "nsys stats output at line 239 (api_calls" in techniques[0]
+    assert "nsys stats output at line 403 (api_calls" in techniques[1]
+    assert not any("mnistCUDNN" in t for t in techniques)
+    api = run.table("api_calls").set_index(["stage", "name"])
+    first, second = api.loc[("s.1", "cudaFree")], api.loc[("s.2", "cudaFree")]  # lines 281, 446
+    assert (first["total_ns"], first["calls"], first["max_ns"]) == (806_463_976, 448, 600_477_901)
+    assert (second["total_ns"], second["calls"], second["min_ns"]) == (824_993_640, 448, 516)
+
+
+def test_a_prompt_within_reach_of_a_tools_first_line_stays_its_command():
+    """A command that runs nsys through a script prints build lines first: within
+    `capture.PROMPT_REACH` lines the tool's output is still the prompt's."""
+    chatter = [f"make: building step {n}" for n in range(capture.PROMPT_REACH - 2)]
+    text = "\n".join(["$ ./profile.sh", *chatter, "Collecting data...", "done"]) + "\n"
+    sections = [s for s in capture.split(text) if s.tool == capture.NSYS]
+    assert [s.command for s in sections] == ["./profile.sh"]
+    far = text.replace("Collecting", "\n".join(["x"] * 10) + "\nCollecting")
+    sections = [s for s in capture.split(far) if s.tool == capture.NSYS]
+    assert [s.command for s in sections] == [None]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from clirun import assert_refused, profgen
 
@@ -150,22 +151,50 @@ def test_nvtx_projection_none_row_is_the_one_left_out(tmp_path, capsys):
     assert set(run.table("range_trace")["name"]) == names - {"None"}
 
 
-def test_a_table_closed_by_a_fence_under_its_last_row_ends_there(tmp_path, capsys):
-    # a README closes each fence right under the table: the fence line is no row (the file holds
-    # each report twice, before and after a change; the first of each is read)
+def test_reports_of_two_runs_interleaved_under_labels_are_two_stages(tmp_path, capsys):
+    """A README closes each fence right under the table (the fence line is no row) and quotes
+    each report twice, before and after a change, each fence under its `(Before)` or `(After)`
+    line, the two runs' reports interleaved: one stage per label (was: the first table of each
+    report read, so the run took the memory copies of `(After)`, the only by-time table, beside
+    the API calls and kernel of `(Before)`)."""
     path = NSYS / "2020.x" / "nsys-before-after-fenced.md"
     run = imported(tmp_path, capsys, f"s={path}")
-    api = run.table("api_calls").set_index("name")
-    assert list(api.index) == [
-        "cudaDeviceSynchronize", "cudaMallocManaged", "cudaFree", "cudaLaunchKernel",
-    ]  # fmt: skip
-    assert api.loc["cudaLaunchKernel", "total_ns"] == 44_684  # the row above the fence
-    assert api.loc["cudaDeviceSynchronize", "total_ns"] == 2_272_873_106
-    act = run.table("gpu_activities").set_index("name")
-    kernel = act.loc["addVectorsInto(float*, float*, float*, int)"]
-    assert (kernel["total_ns"], kernel["calls"]) == (2_272_862_746, 1)
-    htod = act.loc["[CUDA Unified Memory memcpy HtoD]"]
-    assert (htod["total_ns"], htod["calls"], htod["bytes"]) == (68_810_237, 2_304, 402_653_184)
+    stages = run.table("stages")
+    assert list(stages["title"]) == ["s, run 1 of 2: (Before)", "s, run 2 of 2: (After)"]
+    assert "its tables at lines 32, 56, 74" in stages["technique"].iloc[0]
+    api = run.table("api_calls").set_index(["stage", "name"])
+    names = ["cudaDeviceSynchronize", "cudaMallocManaged", "cudaFree", "cudaLaunchKernel"]
+    assert list(api.loc["s.1"].index) == names
+    assert list(api.loc["s.2"].index) == [names[1], names[0], *names[2:]]
+    assert api.loc[("s.1", "cudaLaunchKernel"), "total_ns"] == 44_684  # the row above the fence
+    assert api.loc[("s.1", "cudaDeviceSynchronize"), "total_ns"] == 2_272_873_106  # line 35
+    assert api.loc[("s.2", "cudaDeviceSynchronize"), "total_ns"] == 139_151_459  # line 48
+    assert api.loc[("s.2", "cudaMallocManaged"), "calls"] == 3
+    act = run.table("gpu_activities").set_index(["stage", "name"])
+    kernel = "addVectorsInto(float*, float*, float*, int)"
+    assert (act.loc[("s.1", kernel), "total_ns"], act.loc[("s.1", kernel), "calls"]) == (
+        2_272_862_746,
+        1,
+    )
+    assert act.loc[("s.2", kernel), "total_ns"] == 139_197_810  # line 68
+    assert list(act.loc["s.1"].index) == [kernel]  # (Before) gives its copies by size only
+    htod = act.loc[("s.2", "[CUDA Unified Memory memcpy HtoD]")]
+    assert (htod["total_ns"], htod["calls"]) == (68_810_237, 2_304)  # line 86, by time
+    assert pd.isna(htod["bytes"])  # (After) gives no table by size
+
+
+def test_reports_of_two_runs_interleaved_without_labels_are_refused(tmp_path, capsys):
+    """The same README with the `(Before)`/`(After)` lines taken out: nothing tells the runs
+    apart, and reading the first table of each report would mix them (the by-time copies of
+    the second run beside the first run's calls), so the file is refused."""
+    text = (NSYS / "2020.x" / "nsys-before-after-fenced.md").read_text()
+    path = tmp_path / "unlabelled.md"
+    path.write_text(text.replace("(Before)\n", "\n").replace("(After)\n", "\n"))
+    argv = ["import", "--model", "m", "--out", tmp_path / "o", "--stage", f"s={path}"]
+    result = profgen(argv, capsys)
+    assert result.code != 0
+    assert "prints the cuda_api_sum report again at line 44" in result.err
+    assert "cuda_gpu_kern_sum table at line 56 comes after that" in result.err
 
 
 def test_ncu_csv_closed_by_a_fence_in_a_readme_ends_there(tmp_path, capsys):
@@ -225,3 +254,32 @@ def test_ncu_text_whose_section_mixes_c_numbers_with_commas_is_refused_with_the_
     result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
     said = "line 6, metric 'SOL FB': '84,58' is not a number"  # the first mapped metric's row
     assert_refused(result, 2, str(path), said, "decimal comma", "LC_ALL=C")
+
+
+def test_one_run_fenced_twice_under_one_heading_is_two_stages_in_turn(tmp_path, capsys):
+    """A real 2020.x capture pasted twice, each copy in a fence under the same `## Output`
+    heading: the labels do not tell the runs apart, but each copy's first table is its first
+    report again after a fence, so each copy is a run (in turn), titled by its heading; without
+    the fences and headings nothing parts them, and every later table is of a report read
+    already: the first of each is read, with a warning."""
+    source = NSYS / "2020.x" / "meanpaper-m2-blank-lines-in-tables.txt"
+    text = source.read_text()
+    line = next(ln for ln in text.splitlines() if ln.strip().endswith(" cudaMemcpy"))
+    total, calls = int(line.split()[1]), int(line.split()[2])  # the first CUDA API table's
+    fenced = tmp_path / "twice.md"
+    fenced.write_text(f"## Output\n```\n{text}```\n\n## Output\n```\n{text}```\n")
+    run = imported(tmp_path / "a", capsys, f"s={fenced}")
+    titles = list(run.table("stages")["title"])
+    assert titles == ["s, run 1 of 2: Output", "s, run 2 of 2: Output"]
+    api = run.table("api_calls").set_index(["stage", "name"])
+    for stage in ("s.1", "s.2"):
+        got = api.loc[(stage, "cudaMemcpy")]
+        assert (got["total_ns"], got["calls"]) == (total, calls)
+    plain = tmp_path / "plain.txt"
+    plain.write_text(text + text)
+    argv = ["import", "--model", "m", "--out", tmp_path / "b", "--stage", f"s={plain}"]
+    result = profgen(argv, capsys)
+    assert result.code == 0 and "profgen reads the first table of each report" in result.err
+    run = store.load_run(Path(result.out.strip().splitlines()[-1]))
+    assert list(run.table("stages")["stage"]) == ["s"]
+    assert run.table("api_calls").set_index("name").loc["cudaMemcpy", "total_ns"] == total

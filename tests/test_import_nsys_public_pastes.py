@@ -58,16 +58,37 @@ def test_a_rule_a_pdf_conversion_shifted_right_of_its_header_keeps_every_column(
 
 def test_a_paste_of_only_an_os_runtime_banner_and_table_names_that_report(tmp_path, capsys):
     """The only table sits under ` ** OS Runtime Summary (osrt_sum):` (was: "... profgen does not
-    use (), ...": a banner was no marker line whose report the refusal names)."""
+    use (), ...": a banner was no marker line whose report the refusal names). The file shows
+    the `nsys stats` command above it (line 2) and the author's note past it (line 22): nsys
+    printed no CUDA report, so the refusal says the program made no CUDA calls (was: "a paste
+    cut before them?", which misled)."""
     path = NSYS / "2023.x" / "power-iteration-osrt-sum-only-zh.txt"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert "nsys stats" in lines[1] and lines[21].strip().startswith("从 nsys stats")
     result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
     assert_refused(
         result,
         2,
         f"{path}: expected nsys stats output",
         "its tables are all of nsys reports profgen does not use (osrt_sum), none of a CUDA API, "
-        "kernel or memory-copy report",
+        "kernel or memory-copy report, and the file shows nsys's start above them and goes on "
+        "past them (line 22): nsys printed none, as for a program that made no CUDA calls (a "
+        "CPU-only program, or one profiled without `-t cuda`?)",
     )
+    assert "a paste cut before them" not in result.err
+
+
+def test_an_os_runtime_table_that_ends_the_file_keeps_the_cut_hint(tmp_path, capsys):
+    """The same file without the note past its table: the paste may have been cut before the
+    CUDA reports, and the refusal says so; so it does without the command above the table."""
+    path = NSYS / "2023.x" / "power-iteration-osrt-sum-only-zh.txt"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    for n, kept in enumerate((lines[:21], lines[3:])):
+        cut = tmp_path / f"cut{n}.txt"
+        cut.write_text("".join(kept), encoding="utf-8")
+        argv = ["import", "--model", "m", "--stage", f"s={cut}", "--out", tmp_path / f"o{n}"]
+        result = profgen(argv, capsys)
+        assert_refused(result, 2, "memory-copy report (a paste cut before them?)")
 
 
 def test_report_banners_pasted_without_their_tables_are_named(tmp_path, capsys):

@@ -519,3 +519,41 @@ def test_near_misses_of_the_new_kinds_are_not_described_as_them():
     assert unusable.describe(["OPT: -O3 was used", "OPTIONS  none"]) is None
     assert unusable.describe(['Saved report file to "/tmp/r.qdrep"']) is not None
     assert unusable.describe(["Saved report file to", "[CUDA memcpy HtoD] rows follow"]) is None
+
+
+def test_nsys_gui_stats_table_in_markdown_is_refused_as_one(tmp_path, capsys):
+    """SuiteSparse #554 quotes a table copied from the Nsight Systems GUI's stats view (was: "a
+    Markdown document in which no profiler table was found"): says so, with its header (line
+    5) and the first row's `Total Time` cell, which carries its own unit (line 7)."""
+    path = NSYS / "any" / "suitesparse-554-gui-api-table-markdown-cut.md"
+    lines = path.read_text().splitlines()
+    assert lines[4].startswith("|Time |Total Time|Num Calls|Avg ") and "12.340 s" in lines[6]
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "it holds a Markdown table of calls with the columns of the Nsight Systems GUI's stats "
+        "view (Time | Total Time | Num Calls | Avg | Name, line 5), a unit in each cell "
+        "('12.340 s'): a copy of the GUI's view, not `nsys stats` output (whose headers name "
+        "their unit, `Total Time (ns)`, and whose banner names the report), which profgen "
+        "reads; run `nsys stats` on the report and import its output",
+    )
+
+
+def test_nsys_osrt_table_with_elided_columns_is_refused_as_unused(tmp_path, capsys):
+    """A Japanese article quotes an `osrt_sum` table under its banner (line 13), its columns
+    elided as `...` (was: "a Markdown document in which no profiler table was found"): a
+    report profgen does not use, and no report it reads."""
+    path = NSYS / "any" / "zenn-accelprof-osrt-elided-columns-ja-cut.md"
+    assert path.read_text().splitlines()[12] == " ** OS Runtime Summary (osrt_sum):"
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "it holds tables of nsys reports profgen does not use (osrt_sum at line 13) and none "
+        "of a CUDA API, kernel or memory-copy report, which profgen reads",
+    )
+
+
+def test_gui_and_unused_tables_need_their_own_lines():
+    assert unusable.describe(["|Time|Total Time|Name|", "|--|--|--|"]) is None  # no count
+    assert unusable.describe(["Time | Total Time | Num Calls | Name"]) is None  # no pipes round
+    banner = " ** OS Runtime Summary (osrt_sum):"
+    assert unusable.describe([banner, "prose only"]) is None  # no table under it
+    assert unusable.describe([banner, " Time (%)  Name", " --------  ----"]) is not None

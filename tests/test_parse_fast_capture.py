@@ -91,6 +91,10 @@ def reference_split(text: str) -> list[capture.Section]:
             if another and cur.tool is not None:
                 cur.close(out)
                 cur = _RefOpen(first_line=number)
+            elif tool is not None and cur.tool is None and cur.command is not None:
+                if number - cur.first_line > capture.PROMPT_REACH:  # not the prompt's output
+                    cur.close(out)
+                    cur = _RefOpen(first_line=number)
             if tool is not None and (cur.tool is None or cur.run is None):
                 cur.tool, cur.run = tool, run
             if named:

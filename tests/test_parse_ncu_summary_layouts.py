@@ -66,7 +66,8 @@ def test_summary_with_elided_rows_reads_the_rest_and_says_the_tables_are_partial
     """A per-kernel summary whose author replaced each Occupancy table's header, rules and first
     rows by a `...` line: every kernel's `--metrics` rows are read (Minimum, Maximum, Average,
     thousands separators), and a partial `ReadNote` names each `...` line (the import was silent
-    before: the Occupancy rows under the cut header were dropped without a word)."""
+    before: the Occupancy rows under the cut header were dropped without a word; they are read
+    now, below)."""
     with values.trimmed() as said:
         tables = ncu_text.read_tables(ELIDED, "s")
     text = ELIDED.read_text().splitlines()
@@ -81,6 +82,39 @@ def test_summary_with_elided_rows_reads_the_rest_and_says_the_tables_are_partial
     got = [tuple(r) for r in c[c["metric"] == row][["min", "max", "value"]].itertuples(index=False)]
     assert [pytest.approx(cells) for cells in summary_cells(ELIDED, row)] == got
     assert got[1] == pytest.approx((1_016_796, 1_016_893, 1_016_842.21))
+
+
+def test_rows_under_a_header_cut_out_are_read_by_the_rule_at_their_foot():
+    """The same summary: each `...` right under `Section: Occupancy` stands for the table's
+    header and opening rule, and the rule under its four rows (five dash runs: name, unit,
+    Minimum, Maximum, Average) gives their widths. The rows are read, each under its section
+    (was: warned about, not read), `Achieved Occupancy`'s Average as the kernel's occupancy,
+    and the note says which marks were read so."""
+    with values.trimmed() as said:
+        tables = ncu_text.read_tables(ELIDED, "s")
+    text = ELIDED.read_text().splitlines()
+    marks = [n for n, line in enumerate(text, 1) if line.strip() == "..."]
+    assert all(text[n - 2].strip() == "Section: Occupancy" for n in marks)
+    shown = ", ".join(map(str, marks))
+    assert f"the rows under 3 of them (line {shown}), which stand for a table's header" in str(
+        said[0]
+    )
+    assert "not read either" not in str(said[0])
+    occupancy = [cells[-1] for cells in summary_cells(ELIDED, "Achieved")]  # `Achieved Occupancy`
+    assert occupancy == [35.26, 65.27, 63.80]
+    m = tables["metrics"]
+    assert list(m["achieved_occupancy_pct"]) == pytest.approx(occupancy)
+    c = tables["counters"]
+    rows = c[c["section"] == "Occupancy"]
+    assert list(rows["metric"][:4]) == [
+        "Block Limit Shared Mem",
+        "Block Limit Warps",
+        "Theoretical Occupancy",
+        "Achieved Occupancy",
+    ]
+    assert len(rows) == 4 * len(marks)
+    first = rows.iloc[3]
+    assert (first["unit"], first["min"], first["max"], first["value"]) == ("%", 34.68, 35.78, 35.26)
 
 
 def kernel_lines_with_device(path: Path) -> list[re.Match[str]]:

@@ -91,6 +91,7 @@ _NSYS = re.compile(
     r"|[ \t]{0,4}\*\* [^\n]{1,200}\([A-Za-z_]{1,64}\):)"
 )
 _NSYS_ONCE = ("Collecting data...", "Generating '")  # nsys profile prints each once a run
+PROMPT_REACH = 40  # lines below a prompt within which a tool's first line is its command's
 
 
 @dataclass(frozen=True)
@@ -236,6 +237,9 @@ def _walk(
             if tool is not None and cur.tool is not None and _another(cur, tool, run, line, named):
                 cur.close(out)
                 cur = _Open(first_line=number)
+            elif tool is not None and cur.tool is None and _out_of_reach(cur, number):
+                cur.close(out)  # the program's output: the tool's is no longer the prompt's
+                cur = _Open(first_line=number)
             if tool is not None and (cur.tool is None or cur.run is None):
                 cur.tool, cur.run = tool, run  # a prompt's `nvprof` gets its PID
             if named:
@@ -247,6 +251,16 @@ def _walk(
         after = i + 1
     cur.close(out)
     return out
+
+
+def _out_of_reach(cur: _Open, number: int) -> bool:
+    """Whether a tool's first line at file line `number` is too far below the prompt that
+    opened `cur` to be that command's output: a profiler prints its first line (`==PID==
+    NVPROF is profiling`, `==PROF== Connected`, `Collecting data...`) before the program's
+    own, so a command that runs one through a script or make shows it within `PROMPT_REACH`
+    lines; further down, the paste lost the tool's start and the prompt ran something else
+    (`$ ./mnistCUDNN`, 200 lines of its output and notes above a later `nsys` run's tables)."""
+    return cur.command is not None and number - cur.first_line > PROMPT_REACH
 
 
 def _another(cur: _Open, tool: str, run: str | None, line: str, named: str | None) -> bool:

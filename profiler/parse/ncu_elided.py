@@ -1,7 +1,9 @@
 """Elision marks in ncu's text: a `...` (`[...]`, `<snip>`) line that a paste put among the
-tables where it cut rows out. Nothing of ncu's is such a line, and rows cut out (a table's
-header with them) leave the tables partial: the reader says so (`values.ReadNote`), as a capture
-says it of a section (`capture`); the rows it can still read are read as ever.
+tables where it cut rows out. Nothing of ncu's is such a line, and rows cut out leave the tables
+partial: the reader says so (`values.ReadNote`), as a capture says it of a section (`capture`);
+the rows it can still read are read as ever. A mark right under a `Section:` line that stands
+for its table's header and opening rule leaves rows whose widths the rule at their foot gives:
+`ncu_walk` reads them by it (`Walk.headless`).
 """
 
 from __future__ import annotations
@@ -16,19 +18,36 @@ from profiler.parse import capture, lines, ncu_walk, values
 _FIRST = np.array([ord("."), ord("["), ord("<"), 0xE2], dtype=np.uint8)
 
 
+def marks(found: lines.Lines) -> np.ndarray:
+    """The indices of the lines of `found` that are elision marks."""
+    at = np.flatnonzero(np.isin(found.first, _FIRST) & (found.lead >= 0))
+    keep = [capture.elision(found.text(int(i)).strip()) for i in at.tolist()]
+    return at[np.array(keep, dtype=bool)] if len(at) else at
+
+
 def note(found: lines.Lines, walk: ncu_walk.Walk) -> None:
     """Warn (`values.ReadNote`, partial) when an elision mark lies below the first kernel line:
     the lines it stands for (rows, a table's header and rules) were not read, nor the rows of a
-    table whose header and opening rule it stands for (no widths to cut them by)."""
-    after = np.flatnonzero(np.isin(found.first, _FIRST) & (found.lead >= 0))
+    table whose header and opening rule it stands for unless the rule at their foot gives their
+    widths (`Walk.headless`: said so)."""
+    after = marks(found)
     after = after[after > int(walk.kernel_lines[0])]
-    marks = [int(i) + 1 for i in after.tolist() if capture.elision(found.text(int(i)).strip())]
-    if not marks:
+    at = [int(i) + 1 for i in after.tolist()]
+    if not at:
         return
-    more = f" and {len(marks) - 5} more" if len(marks) > 5 else ""
-    said = (
-        f"line {marks[0]}: `...` at line {', '.join(map(str, marks[:5]))}{more}: rows cut out "
-        "of ncu's tables by the paste; the rows under a header cut out with them are not read "
-        "either: tables partial"
+    more = f" and {len(at) - 5} more" if len(at) > 5 else ""
+    headless = [i + 1 for i in walk.headless]
+    read = (
+        f"; the rows under {len(headless)} of them (line {', '.join(map(str, headless[:5]))}"
+        f"{', ...' if len(headless) > 5 else ''}), which stand for a table's header, are read "
+        "by the widths of the rule at their foot"
+        if headless
+        else ""
     )
-    warnings.warn(values.ReadNote(said, marks[0], partial=True), stacklevel=2)
+    unread = "; the rows under a header cut out with them are not read either"
+    unread = "" if len(headless) == len(at) else unread
+    said = (
+        f"line {at[0]}: `...` at line {', '.join(map(str, at[:5]))}{more}: rows cut out "
+        f"of ncu's tables by the paste{read}{unread}: tables partial"
+    )
+    warnings.warn(values.ReadNote(said, at[0], partial=True), stacklevel=2)

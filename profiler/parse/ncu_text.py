@@ -150,7 +150,7 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
         raise ParseError(path, EXPECTED, "no ==PROF== line nor Section: table at its start")
     data = csvtext.read_utf8(path, EXPECTED)
     split = lines.split(data)
-    walk = ncu_walk.walk(data, split, every)
+    walk = ncu_walk.walk(data, split, every, ncu_elided.marks(split))
     if not walk.launches:
         text = data.decode("utf-8")
         raise ParseError(path, EXPECTED, ncu_csv.nothing_profiled(text, _no_kernel(walk)))
@@ -214,7 +214,7 @@ def _with_decimal_comma(
     if comma is None:
         return None
     split = lines.split(comma.data)
-    walk = ncu_walk.walk(comma.data, split, every)
+    walk = ncu_walk.walk(comma.data, split, every, ncu_elided.marks(split))
     try:
         found = metric_values(walk, path)
     except ParseError as again:

@@ -95,6 +95,7 @@ class Walk:
     table: np.ndarray
     texts: list[str]
     widths: list[tuple[int, ...]]
+    headless: tuple[int, ...] = ()  # elision marks read as a header cut out (`_headless`)
 
 
 @dataclass
@@ -125,9 +126,13 @@ class _Distinct:
         self.tables.append(table)
 
 
-def walk(data: bytes, found: lines.Lines, every: bool = False) -> Walk:
+def walk(
+    data: bytes, found: lines.Lines, every: bool = False, elided: np.ndarray | None = None
+) -> Walk:
     """The launches and open tables' rows of ncu's text `data` (UTF-8; its lines `found`): the
-    rows that can be a mapped metric's, or with `every` all of them."""
+    rows that can be a mapped metric's, or with `every` all of them; `elided`: the indices of
+    the lines that are elision marks (`ncu_elided.marks`), of which one under a `Section:` line
+    may stand for its table's header (`_headless`)."""
     looked, sections, nvtx = _looked_at(data, found, every)
     codes, distinct = _distinct(data, found, looked)
     kind = np.full(len(found), _NOTHING, dtype=np.int8)
@@ -137,6 +142,7 @@ def walk(data: bytes, found: lines.Lines, every: bool = False) -> Walk:
     kind[looked] = np.array(distinct.kinds, dtype=np.int8)[codes]
     if _RULE1 in distinct.kinds:
         _one_run_rules(kind)
+    headless = _headless(kind, code, elided) if elided is not None and len(elided) else ()
     repeated = _repeated(kind, code, distinct.old_summaries)
     kind[repeated] = _SECTION  # (closes the table as a kernel line does; starts no launch)
     headings = (kind == _SECTION) & ~repeated
@@ -181,7 +187,29 @@ def walk(data: bytes, found: lines.Lines, every: bool = False) -> Walk:
         table=np.array(distinct.tables, dtype=np.int64)[code[events[opener[last]]]],
         texts=distinct.texts,
         widths=list(distinct.widths),
+        headless=headless,
     )
+
+
+def _headless(kind: np.ndarray, code: np.ndarray, elided: np.ndarray) -> tuple[int, ...]:
+    """Make each elision mark right under a `Section:` line whose rows run to a rule that
+    closes them open their table (`_RULE3`), the widths that rule's: the paste cut out the
+    table's header and opening rule, and ncu rules the foot of a table as its head, so its rows
+    (each a metric's name, unit and values) are cut by the foot. The rule must be the first
+    structural line below the mark, not right under it, and not over a header (then it opens
+    a table: the mark stood for rows alone). The marks made so, as indices."""
+    structural = np.flatnonzero(kind >= _LAUNCH)
+    made = []
+    for i in elided.tolist():
+        if i == 0 or kind[i - 1] != _SECTION:
+            continue
+        at = int(np.searchsorted(structural, i, side="right"))
+        j = int(structural[at]) if at < len(structural) else -1
+        over = kind[structural[at + 1]] if at + 1 < len(structural) else _NOTHING
+        if j > i + 1 and kind[j] == _RULE3 and over != _HEADER:
+            kind[i], code[i] = _RULE3, code[j]
+            made.append(i)
+    return tuple(made)
 
 
 def _one_run_rules(kind: np.ndarray) -> None:

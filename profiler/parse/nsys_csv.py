@@ -24,7 +24,8 @@ headings `CUDA Kernel Statistics`, `CUDA Memory Operation Statistics (by time|by
 
 Units are taken from the headers (or the heading above a table) and converted to integer ns
 and bytes. Reports profgen does not use (osrt_sum, nvtx_kern_sum, ...) are skipped. When a
-capture holds a report twice (two runs), the first is read.
+capture holds a report twice (two runs), `read_stats_runs` reads each run the file tells apart
+(`nsys_runs`), and `read_stats_stdout` the first table of each report.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from profiler.parse import (
     csvtext,
     nsys_fields,
     nsys_gaps,
+    nsys_runs,
     nsys_stdout,
     nsys_tables,
     nsys_text,
@@ -141,9 +143,40 @@ def read_stats_stdout(path: str | Path | csvtext.Held, stage: str) -> dict[str, 
     return nsys_tables.build(read_stdout_reports(path), stage)
 
 
+def read_stats_runs(
+    path: str | Path | csvtext.Held, stage: str
+) -> list[tuple[nsys_runs.Run, dict[str, pd.DataFrame]]]:
+    """Read one capture of `nsys stats` output as `read_stats_stdout`, as one run per run it
+    tells apart when it prints a report again (`nsys_runs`): each run and its tables.
+
+    Raises: ParseError as `read_stats_stdout`, and when it prints a report again, does not
+        tell the runs apart, and reading the first table of each report would mix them.
+    """
+    tables, file = _stdout_tables(path)
+    found = nsys_runs.runs(tables)
+    if found is None:
+        why = nsys_runs.mixed(tables)
+        if why is not None:
+            raise ParseError(file, EXPECTED, why)
+        first = nsys_runs.first_of_each(tables, file)
+        return [(nsys_runs.Run(tables), nsys_tables.build(first, stage))]
+    return [(run, nsys_tables.build(run.reports(file), stage)) for run in found]
+
+
 def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.DataFrame, Path]]:
     """The reports of one capture, by canonical name: their `nsys_fields` frames (units
-    applied) and the file (what `read_stats_stdout` builds its tables from).
+    applied) and the file (what `read_stats_stdout` builds its tables from); of a report
+    printed again, the first table (`nsys_runs.first_of_each`, with a warning).
+
+    Raises: ParseError as `read_stats_stdout`.
+    """
+    tables, file = _stdout_tables(path)
+    return nsys_runs.first_of_each(tables, file)
+
+
+def _stdout_tables(path: str | Path | csvtext.Held) -> tuple[list[nsys_runs.Table], Path]:
+    """Every table with rows of a report profgen reads in one capture, in file order, and the
+    file.
 
     Raises: ParseError as `read_stats_stdout`.
     """
@@ -154,27 +187,29 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
     data, ascii = csvtext.read_utf8_ascii(source, EXPECTED)  # (ASCII: a character is a byte)
     blocks = nsys_stdout.split_ascii(data) if ascii else split_stdout(data.decode("utf-8"))
     blocks = nsys_gaps.rejoined(blocks)  # a header or rows a paste set apart by a blank line
-    frames: dict[str, tuple[pd.DataFrame, Path]] = {}
-    found = False
+    tables: list[nsys_runs.Table] = []
+    found, since = False, 0
     # A table under no report's name (its `[4/8] Executing 'osrt_sum'` line cut by the paste)
     # is known by its header only, which some reports share (osrt_sum's is cuda_api_sum's): a
     # report that the capture names elsewhere is that table's, not this one.
     named = [b.report for b in blocks if b.report not in (None, nsys_stdout.SKIP)]
-    again: list[tuple[int, str]] = []  # (line, report) of tables of a report read already
     for block in blocks:
         if block.report == nsys_stdout.SKIP:
             continue
         block = _past_caption(block)
         span = block.span if ascii else None
         raw = None if span is None else (data, *span)
-        done = list(frames) if block.report is not None else [*frames, *named]
+        read = {t.report for t in tables}
+        done = [] if block.report is not None else [r for r in named if r not in read]
         report, frame = _read_block(block, path, done, raw)
         found = found or report is not None
-        if report in frames:
-            again.append((block.first_line, report))
-        elif report is not None and frame is not None and len(frame):
-            frames[report] = (frame, path)
-    _say_again(again)
+        if report is not None and frame is not None and len(frame):
+            start, end = block.pieces[0][0], block.pieces[-1][1]
+            label, parted = nsys_runs.placed(_decoded(block.source, since, start))
+            sure = block.report is not None or report not in named
+            line = block.first_line
+            tables.append(nsys_runs.Table(report, frame, line, label, parted, sure))
+            since = end
     if not found:
         reason = (
             _written_elsewhere(head)
@@ -186,26 +221,15 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
             or "no nsys report header found"
         )
         raise ParseError(path, EXPECTED, reason)
-    if not frames:
+    if not tables:
         raise ParseError(path, EXPECTED, "its reports have a header but no rows")
-    return frames
+    return tables, path
 
 
-def _say_again(again: list[tuple[int, str]]) -> None:
-    """Warn (`values.ReadNote`) that tables of reports read already, at (line, report) `again`,
-    were left out: another run's output pasted under the first's with nothing between them that
-    tells the runs apart (`capture` cuts runs whose markers name a report again)."""
-    if not again:
-        return
-    line, reports = again[0][0], list(dict.fromkeys(report for _, report in again))
-    shown = ", ".join(reports[:3]) + (", ..." if len(reports) > 3 else "")
-    lines = ", ".join(str(n) for n, _ in again[:3]) + (", ..." if len(again) > 3 else "")
-    said = (
-        f"line {line}: {len(again)} more table{'s' if len(again) > 1 else ''} of reports read "
-        f"above left out ({shown} at line {lines}): profgen reads the first table of each "
-        "report (another run? give it a file of its own)"
-    )
-    warnings.warn(values.ReadNote(said, line), stacklevel=3)
+def _decoded(source: str | bytes, start: int, end: int) -> str:
+    """`source[start:end]` as text (a capture's bytes are ASCII)."""
+    cut = source[start:end]
+    return cut.decode("ascii", "replace") if isinstance(cut, bytes) else cut
 
 
 def _written_elsewhere(head: str) -> str | None:
@@ -260,17 +284,48 @@ def _all_empty(head: str) -> str | None:
 def only_unused(head: str, blocks: list[Block]) -> str | None:
     """Why a capture in which no table of a report profgen reads was found, and some table sits
     under a marker of a report it does not use (`Running [.../osrtsum.py x.sqlite]...`), holds
-    none it reads: those reports' names, and that no CUDA report is in it (a paste cut before
-    them); None when no table sits under such a marker."""
+    none it reads: those reports' names, and either that nsys printed no CUDA report (the file
+    shows nsys's command or first lines above the tables and goes on past them: `_printed_all`)
+    or that none is in it (a paste cut before them); None when no table sits under such a
+    marker."""
     if not any(block.report == nsys_stdout.SKIP and block.text.strip() for block in blocks):
         return None
     marks = [line.strip() for line in head.split("\n") if _is_mark(line)]
-    names = list(dict.fromkeys(name for name in map(_unused_name, marks) if name))
+    names = list(dict.fromkeys(name for name in map(unused_name, marks) if name))
     shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
-    return (
-        f"its tables are all of nsys reports profgen does not use ({shown}), none of a CUDA "
-        "API, kernel or memory-copy report (a paste cut before them?)"
+    said = f"its tables are all of nsys reports profgen does not use ({shown}), none of a CUDA "
+    after = _printed_all(blocks)
+    if after is None:
+        return said + "API, kernel or memory-copy report (a paste cut before them?)"
+    return said + (
+        f"API, kernel or memory-copy report, and the file shows nsys's start above them and goes "
+        f"on past them (line {after}): nsys printed none, as for a program that made no CUDA "
+        "calls (a CPU-only program, or one profiled without `-t cuda`?)"
     )
+
+
+# A line that runs nsys (`$ nsys stats x.nsys-rep`, `step2:nsys stats ...`) or starts the output
+# of `nsys stats`; matched on at most 400 characters, one lazy run (no nested repeats)
+_STARTS = re.compile(
+    r"(?:^|.*?[\s:/(])nsys[ \t]+(?:stats|profile|nvprof)\b|Generating SQLite file "
+)
+
+
+def _printed_all(blocks: list[Block]) -> int | None:
+    """The file line of the first text past the last table under a marker of a report profgen
+    does not use (neither nsys's nor an elision mark), when a line above the first such table
+    runs nsys or starts its output (`nsys stats ...`, `Generating SQLite file ...`): the paste
+    holds all nsys printed. None otherwise."""
+    tables = [n for n, b in enumerate(blocks) if b.report == nsys_stdout.SKIP and b.text.strip()]
+    above = [line for b in blocks[: tables[0] if tables else 0] for line in b.text.split("\n")]
+    if not tables or not any(_STARTS.match(line[:400]) for line in above):
+        return None
+    for block in blocks[tables[-1] + 1 :]:
+        lines = block.text.split("\n")
+        for n, line in enumerate(lines if block.report is None else []):
+            if line.strip().strip(".…[] "):
+                return block.first_line + n
+    return None
 
 
 def _header_alone(blocks: list[Block]) -> str | None:
@@ -322,7 +377,7 @@ def _is_mark(line: str) -> bool:
     return text.startswith(_MARKS) or (text.endswith(":") and " Statistics" in text)
 
 
-def _unused_name(line: str) -> str | None:
+def unused_name(line: str) -> str | None:
     """The name of the report a marker line names, when profgen does not use it: `osrtsum` of
     `Running [.../osrtsum.py x.sqlite]...`, `osrt_sum` of `** OS Runtime Summary (osrt_sum):`,
     the heading itself of `Operating System Runtime API Statistics:` (2020-2021, no name)."""
@@ -339,8 +394,9 @@ def _read_block(
     block: Block, path: Path, done: list[str], raw: tuple[bytes, int, int] | None = None
 ) -> tuple[str | None, pd.DataFrame | None]:
     """The report a block holds (None when it is no report) and its fields (None when that
-    report was read already: a capture of two runs gives the first); `raw`: the file's bytes
-    and where the block starts and ends in them, when they are its characters one for one."""
+    report is in `done`: one the capture names elsewhere, not this unnamed table); `raw`: the
+    file's bytes and where the block starts and ends in them, when they are its characters one
+    for one."""
     header, rule = block.header_rule()
     text = nsys_text.is_rule(rule)
     cells = nsys_text.header_cells(header, nsys_text.columns_under(header, rule)) if text else None

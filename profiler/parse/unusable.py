@@ -42,7 +42,9 @@ pattern that can backtrack:
   `COMPUTE_PROFILE=1`): lines `method=[ memcpyHtoD ] gputime=[ 1.312 ] cputime=[ 2.020 ]`;
 - the summary of THAPI's `iprof` (Argonne's tracer of MPI, Level Zero, OpenCL, CUDA and HIP
   calls, as on Aurora): tables of `|`-separated cells under a header `Name | Time | Time(%) |
-  Calls | Average | Min | Max |`, one per backend (`BACKEND_MPI | 2 Hostnames | ...`).
+  Calls | Average | Min | Max |`, one per backend (`BACKEND_MPI | 2 Hostnames | ...`);
+- a table of the Nsight Systems GUI's stats view copied into Markdown, or tables of nsys
+  reports profgen does not use only (`unusable_nsys`).
 
 A Markdown document or an HTML page with none of these is said to be one (`document`); another
 file none of whose lines is a profiler's (`program_output`) is said to look like a program's
@@ -55,7 +57,7 @@ import csv
 from collections.abc import Callable
 from pathlib import PurePath
 
-from profiler.parse import bare_rows, nvprof_export, values
+from profiler.parse import bare_rows, nvprof_export, unusable_nsys, values
 
 _HTML_STARTS = ("<!doctype html", "<html")
 _METRIC_TYPES = ("Counter", "Ratio", "Throughput")
@@ -109,6 +111,7 @@ def describe(lines: list[str]) -> str | None:
         or _usage_text(lines)
         or _legacy_profiler_log(lines)
         or _iprof_summary(lines)
+        or unusable_nsys.describe(lines)
         or nvprof_export.commanded(lines)
     )
 
