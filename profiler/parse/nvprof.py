@@ -86,11 +86,14 @@ _RESULT = "Profiling result:"
 _APPLICATION = "Profiling application: "
 _NVTX = "NVTX result:"
 # A table ends at a blank line, a line starting `==`, a Markdown code fence (``` or ~~~: a log
-# pasted into a README or an issue), or a message nvprof itself printed (`nvprof: ...: Assertion
-# ... failed.`, when it aborts after its tables). Possessive blanks: the search tries every
+# pasted into a README or an issue), the end of a C block comment (`*/`, ` * ***/`: a log kept in
+# a source file's comment), or a message nvprof itself printed (`nvprof: ...: Assertion ...
+# failed.`, when it aborts after its tables). Possessive blanks and stars: the search tries every
 # newline of a table, and a line's leading blanks are read once, not again for each way it could
 # end.
-_TABLE_END = re.compile(r"\n(?:==|nvprof: |[ \t]*+(?:```|~~~|[ \t\r]*+(?:\n|\Z)))")
+_TABLE_END = re.compile(
+    r"\n(?:==|nvprof: |[ \t]*+(?:```|~~~|\*[* \t]*+/|[ \t\r]*+(?:\n|\Z)))"
+)
 # A gpu trace's header words inside a line: a page ran the trace's lines together (`_nothing`)
 _TRACE_WORDS = " Start Duration Grid Size "
 _RUN_TOGETHER = (
@@ -549,7 +552,7 @@ def _tables(
         leads = parse_lines.split_led(data)
     line_of = LineCounter(text).at if leads is None else functools.partial(_line_of, leads)
     runs, nvtx = _marker_lines(text, _RESULT, leads), _marker_lines(text, _NVTX, leads)
-    ends = None if leads is None else _lines_led_by(leads, b"=`~n", blank=True)
+    ends = None if leads is None else _lines_led_by(leads, b"=`~n*", blank=True)
     found = []
     for match in _headers(text, leads):
         kind = next(k for k, v in match.groupdict().items() if v is not None)
@@ -599,7 +602,7 @@ def _breaks(leads: parse_lines.Lines, start: int, end: int) -> np.ndarray:
 def _table_end(text: Text, start: int, ends: np.ndarray | None) -> int:
     """Where the table whose header starts at `start` ends: after the newline before the first
     line that ends a table (`_TABLE_END`); `ends`, when known, holds the starts of the only lines
-    that can (led by `=`, a backtick, `~` or `n`, blank, or led by what `parse.lines` does not
+    that can (led by `=`, a backtick, `~`, `*` or `n`, blank, or led by what `parse.lines` does not
     know)."""
     if ends is None:
         end_match = _TABLE_END.search(str(text), start)
