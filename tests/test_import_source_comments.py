@@ -9,6 +9,7 @@ from pathlib import Path
 from clirun import profgen
 
 from profiler import store
+from profiler.parse import pasted
 
 NVPROF = Path(__file__).parent / "data" / "nvprof" / "9.x"
 PINNED = NVPROF / "pinned-gputrace-in-block-comment.cu"
@@ -36,3 +37,30 @@ def test_a_gpu_trace_ended_by_the_comments_close_imports(tmp_path, capsys):
     copies = trace[trace["kind"] == "memcpy"]
     assert copies["bytes"].tolist() == [262144] * 4  # 256.00KB each
     assert copies["copy_kind"].tolist() == ["HtoD", "HtoD", "HtoD", "DtoH"]
+
+OMP = NVPROF / "omp-offload-events-metrics-star-comment-pt.c"
+STARRED_NOTE = (
+    "the file has its lines in a block comment with a star down its left side (` * text`: a "
+    "program's output kept in a source file's `/* */` comment): read without the stars"
+)
+
+
+def test_nvprof_output_in_a_starred_block_comment_imports(tmp_path, capsys):
+    """The event and metric results under ` * ` (the metric one indented further) are read
+    without the stars, and the warning says so."""
+    run, err = imported(OMP, tmp_path, capsys)
+    counters = run.table("counters").set_index("metric")
+    assert counters.loc["warps_launched", "value"] == 72
+    assert counters.loc["warp_execution_efficiency", "value"] == 86.81
+    assert counters.loc["warp_execution_efficiency", "unit"] == "%"
+    assert set(counters["name"]) == {"mm$_omp_fn$0"}
+    assert counters["invocations"].tolist() == [1, 1]
+    assert STARRED_NOTE in err
+
+
+def test_unstarring_takes_the_star_and_one_space_but_not_a_comments_close():
+    data = b"/*\n * ==1== Event result:\n *   Kernel: k\n *\n */\nint x;\n"
+    shape = pasted.unstarred(data)
+    assert shape is not None
+    assert shape.data == b"/*\n==1== Event result:\n  Kernel: k\n\n */\nint x;\n"
+    assert pasted.unstarred(b"a\n * one line only\n") is None
