@@ -4,6 +4,7 @@ tests/data/nvprof/9.x (its README says where each comes from)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from clirun import profgen
@@ -38,6 +39,7 @@ def test_a_gpu_trace_ended_by_the_comments_close_imports(tmp_path, capsys):
     assert copies["bytes"].tolist() == [262144] * 4  # 256.00KB each
     assert copies["copy_kind"].tolist() == ["HtoD", "HtoD", "HtoD", "DtoH"]
 
+
 OMP = NVPROF / "omp-offload-events-metrics-star-comment-pt.c"
 STARRED_NOTE = (
     "the file has its lines in a block comment with a star down its left side (` * text`: a "
@@ -64,3 +66,23 @@ def test_unstarring_takes_the_star_and_one_space_but_not_a_comments_close():
     assert shape is not None
     assert shape.data == b"/*\n==1== Event result:\n  Kernel: k\n\n */\nint x;\n"
     assert pasted.unstarred(b"a\n * one line only\n") is None
+
+
+VARIANTS = NVPROF / "omp-offload-three-variants-events-metrics-pt.c"
+EFFICIENCY = re.compile(r"warp_execution_efficiency +Warp Execution Efficiency +([0-9.]+)%")
+
+
+def test_each_variants_event_and_metric_results_are_a_run_of_their_own(tmp_path, capsys):
+    """Three `Event result:` + `Metric result:` pairs with no `Profiling result:` line between
+    them: a run starts where an event (or metric) table comes again, so each variant is a stage
+    of its own, not three rows of one kernel in one stage."""
+    run, _ = imported(VARIANTS, tmp_path, capsys)
+    counters = run.table("counters")
+    assert counters["stage"].unique().tolist() == ["s.1", "s.2", "s.3"]
+    efficiency = counters[counters["metric"] == "warp_execution_efficiency"]
+    expected = [float(v) for v in EFFICIENCY.findall(VARIANTS.read_text())]
+    assert expected == [98.32, 100.00, 86.81]
+    assert efficiency["value"].tolist() == expected
+    launched = counters[counters["metric"] == "warps_launched"]
+    assert launched["value"].tolist() == [154224] * 3
+    assert set(counters["name"]) == {"mm$_omp_fn$0"}

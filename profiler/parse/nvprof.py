@@ -91,9 +91,7 @@ _NVTX = "NVTX result:"
 # failed.`, when it aborts after its tables). Possessive blanks and stars: the search tries every
 # newline of a table, and a line's leading blanks are read once, not again for each way it could
 # end.
-_TABLE_END = re.compile(
-    r"\n(?:==|nvprof: |[ \t]*+(?:```|~~~|\*[* \t]*+/|[ \t\r]*+(?:\n|\Z)))"
-)
+_TABLE_END = re.compile(r"\n(?:==|nvprof: |[ \t]*+(?:```|~~~|\*[* \t]*+/|[ \t\r]*+(?:\n|\Z)))")
 # A gpu trace's header words inside a line: a page ran the trace's lines together (`_nothing`)
 _TRACE_WORDS = " Start Duration Grid Size "
 _RUN_TOGETHER = (
@@ -356,13 +354,17 @@ def _unfinished(
     return out
 
 
-_ONCE_A_RUN = ("summary", "trace")  # what nvprof prints once a run (NVTX ranges aside)
+# What nvprof prints once a run (NVTX ranges aside): an event table and a metric table are one
+# kind of table to the readers (`metrics`), but each comes once (`Event result:`, `Metric result:`).
+_ONCE_A_RUN = ("summary", "trace", "events", "metrics")
 
 
 def _pasted_runs(tables: list[Table]) -> list[list[Table]] | None:
     """The runs of a paste that left out nvprof's `Profiling result:` lines: a new run starts at
-    each summary or gpu trace whose kind the run so far already has (a README that quotes one
-    summary per optimisation step, each in its own block), with the tables after it.
+    each summary, gpu trace, event or metric table whose kind the run so far already has (a
+    README that quotes one summary per optimisation step, each in its own block; a source file
+    that keeps each variant's `Event result:` and `Metric result:` in its comment), with the
+    tables after it.
 
     None when a `Profiling result:` line comes before a table (the runs are those lines'), when a
     summary has a `Device "..."` line right above it (`--print-summary-per-gpu`: one run's
@@ -372,13 +374,22 @@ def _pasted_runs(tables: list[Table]) -> list[list[Table]] | None:
     runs: list[list[Table]] = [[]]
     seen: set[str] = set()
     for table in tables:
-        kind = "ranges" if table.nvtx else _KIND_OF[table.kind]
+        kind = _once_kind(table)
         if kind in _ONCE_A_RUN and kind in seen:
             runs.append([])
             seen = set()
         runs[-1].append(table)
         seen.add(kind)
     return runs if len(runs) > 1 else None
+
+
+def _once_kind(table: Table) -> str:
+    """What a table is to `_pasted_runs`: its kind (`_KIND_OF`), an NVTX range's summary
+    `ranges`, and a table of events (`Event Name` in its header) `events`, not `metrics`."""
+    if table.nvtx:
+        return "ranges"
+    kind = _KIND_OF[table.kind]
+    return "events" if kind == "metrics" and "Event Name" in table.header() else kind
 
 
 def _headings(text: Text, runs: list[list[Table]]) -> list[str | None]:
