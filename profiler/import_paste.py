@@ -14,9 +14,10 @@ quoted copy of some earlier output beside its own, say) is read as before. So ar
 rows pasted from their `GPU activities:` (or `API calls:`) line down: nvprof's header is put
 back above them only when nothing in the file is recognised as it is (or unquoted), and so is
 the header of nsys's CUDA API summary above `nsys stats` rows that all name CUDA API calls. So
-is a source file that keeps its program's output in `//` line comments, and a script that keeps
-its commands' output in `#` comments: each is read without the comment marks only when nothing
-in it is recognised otherwise. A Jupyter notebook whose cells printed nothing recognised is read
+is a source file that keeps its program's output in `//` line comments or in a `/* */` comment
+with a star down its left side (` * text`), and a script that keeps its commands' output in `#`
+comments: each is read without the comment marks only when nothing in it is recognised
+otherwise. A Jupyter notebook whose cells printed nothing recognised is read
 from the fenced blocks of its Markdown cells (`published.notebook_blocks`: a course notebook,
 its outputs cleared, that shows the output a run gives in its prose).
 `nsys stats --format table` output, its tables drawn in boxes, is read with the boxes of nsys's
@@ -61,6 +62,7 @@ from profiler.parse import (
 
 _QUOTE = re.compile(r"^ {0,3}>", re.MULTILINE)
 _COMMENT = re.compile(r"^[ \t]*+//", re.MULTILINE)
+_STAR = re.compile(r"^[ \t]*+\*(?:[ \t]|$)", re.MULTILINE)  # ` * text`: a block comment's line
 _HASH = re.compile(r"^[ \t]*+#", re.MULTILINE)
 # an nvprof summary's header or typed row as a Markdown pipe-table row: `| Type | Time(%) |`
 _PIPED_NVPROF = re.compile(
@@ -113,6 +115,7 @@ def detected(path: Path) -> Input:
         (quoted or shape, _TYPED_ROW, pasted.headed),
         (quoted or shape, _API_NAME, pasted.api_headed),
         (shape, _COMMENT, pasted.uncommented),
+        (shape, _STAR, pasted.unstarred),
         (shape, _HASH, pasted.unhashed),
     )
     # in this order, each read (the file again) only when the ones before it detected nothing

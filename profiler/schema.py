@@ -327,7 +327,11 @@ COUNTERS = Table(
             "NaN when the cell is no number",
         ),
         _c("text", "string", doc="the value's cell as printed"),
-        _c("invocations", "Int64", doc="nvprof: the kernel's launches the row covers"),
+        _c(
+            "invocations",
+            "Int64",
+            doc="nvprof, or ncu's per-kernel summary: the launches the row covers",
+        ),
         _c("min", "float64", doc="nvprof: the smallest value over the invocations, in `unit`"),
         _c("max", "float64", doc="nvprof: the largest value over the invocations, in `unit`"),
     ),

@@ -75,11 +75,15 @@ def reference_split(text: str) -> list[capture.Section]:
     out: list[capture.Section] = []
     cur = _RefOpen(first_line=1)
     previous_blank = True
-    for number, line in enumerate(text.splitlines(keepends=True), start=1):
+    every = text.splitlines(keepends=True)
+    for number, line in enumerate(every, start=1):
         stripped = line.rstrip("\r\n")
         prompt = capture._prompt(stripped)
         if prompt is not None or capture._FENCE.match(stripped):
             cur.close(out)
+            if prompt is not None:  # a command continued with `\` (the lines stay rows)
+                typed = lambda j: every[j].rstrip("\r\n")  # noqa: E731
+                prompt = capture._continued(prompt, number - 1, typed, len(every))
             cur = _RefOpen(first_line=number + 1, command=prompt, marked=True)
             cur.tool = None if prompt is None else capture.profiler_run(prompt)
         elif len(stripped) <= capture._ELISION_MAX and capture._ELISION.fullmatch(stripped):

@@ -112,7 +112,8 @@ def old_counters(every: pd.DataFrame, kernels: pd.DataFrame, stage: str) -> pd.D
 def old_text_rows(origin: Origin, above: str = "") -> pd.DataFrame:
     """The rows of one text metric or event table (`origin.text` starts at its header); a
     `Kernel:` line right above the header (`above`, a paste's layout) names the rows that come
-    before any `Kernel:` line below it.
+    before any `Kernel:` line below it, as does the `Device ...    Kernel:` line a header runs on
+    into (`AvgDevice "..."`).
 
     The `Device` and `Kernel:` lines (and blank ones) are read one by one; the metric rows
     between them, nearly every line, are cut into tokens all at once (`tokens.split`), and only
@@ -125,6 +126,9 @@ def old_text_rows(origin: Origin, above: str = "") -> pd.DataFrame:
         `Kernel:` line.
     """
     header, *lines = str(origin.text).split("\n")
+    run_on = re.search(r"(?:Avg|Total)(?=Device \"|Kernel: )", header)
+    if run_on is not None:  # (on purpose: the line a header ran on into names its kernel)
+        header, above = header[: run_on.end()], header[run_on.end() :]
     n_values = 4 if header.split()[-1] == "Total" else 3
     events = "Event Name" in header
     bodies = [line.strip() for line in lines]

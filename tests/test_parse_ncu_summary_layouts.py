@@ -17,8 +17,9 @@ ANY = Path(__file__).parent / "data" / "ncu" / "any"
 GROUPED = ANY / "bitonic-h100-summary-under-device-line.md"
 ELIDED = ANY.parent / "2025.x" / "thor-import-summary-elided-occupancy.md"
 KERNEL_LINE = re.compile(
-    r"^ +(?P<name>.+) \((?P<grid>[0-9, ]+)\)x\((?P<block>[0-9, ]+)\), Invocations [0-9]+$"
+    r"^ +(?P<name>.+) \((?P<grid>[0-9, ]+)\)x\((?P<block>[0-9, ]+)\), Invocations (?P<n>[0-9]+)$"
 )
+INVOCATIONS = re.compile(r", (?:Device 0, CC [0-9.]+, )?Invocations (?P<n>[0-9]+)$")
 
 
 def kernel_lines(path: Path) -> list[re.Match[str]]:
@@ -60,6 +61,22 @@ def test_summary_under_a_device_line_reads_every_kernel():
     assert [pytest.approx(cells) for cells in summary_cells(GROUPED, row)] == got
     assert got[0] == pytest.approx((56.59, 72.29, 64.43))
 
+
+@pytest.mark.parametrize("path", [GROUPED, ELIDED], ids=["grouped", "with-device"])
+def test_summary_rows_carry_the_launches_their_kernel_line_sums_up(path):
+    """Each counter row of a per-kernel summary has its kernel line's `Invocations N` (it was
+    left empty, as for a launch's own row, though ncu printed it)."""
+    c = ncu_text.read_tables(path, "s")["counters"]
+    counts = [int(m["n"]) for m in map(INVOCATIONS.search, path.read_text().splitlines()) if m]
+    per_kernel = c.groupby("kernel_id", sort=True)["invocations"].agg(["min", "max"])
+    assert per_kernel["min"].tolist() == counts
+    assert per_kernel["max"].tolist() == counts
+
+
+def test_the_bitonic_summary_counts_300_launches_of_its_merge_kernel():
+    c = ncu_text.read_tables(GROUPED, "s")["counters"]
+    merge = c[c["name"] == "bitonic_merge(int *, int, int, int)"]
+    assert merge["invocations"].tolist() == [300, 300]
 
 
 def test_summary_with_elided_rows_reads_the_rest_and_says_the_tables_are_partial():

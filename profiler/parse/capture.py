@@ -227,6 +227,8 @@ def _walk(
         prompt = _prompt(line)
         if prompt is not None or _FENCE.match(line):
             cur.close(out)
+            if prompt is not None:
+                prompt = _continued(prompt, i, stripped, len(bounds) - 1)
             cur = _Open(first_line=number + 1, command=prompt, marked=True)
             cur.tool = None if prompt is None else profiler_run(prompt)
         elif elision(line):
@@ -261,6 +263,21 @@ def _out_of_reach(cur: _Open, number: int) -> bool:
     lines; further down, the paste lost the tool's start and the prompt ran something else
     (`$ ./mnistCUDNN`, 200 lines of its output and notes above a later `nsys` run's tables)."""
     return cur.command is not None and number - cur.first_line > PROMPT_REACH
+
+
+_CONTINUED_MAX = 32  # the most lines a command continued with `\` is read over
+
+
+def _continued(command: str, at: int, stripped: Callable[[int], str], last: int) -> str:
+    """A command typed at line `at` with the lines it is continued on (each line before them
+    ending `\\`: `ncu --kernel-name k \\`, `    --launch-count 1 \\`, `    ./a.out`) joined to
+    it, one space apart; those lines stay rows of the section, as they are in the file."""
+    parts, j = [command], at + 1
+    while parts[-1].endswith("\\") and j < last and j - at <= _CONTINUED_MAX:
+        parts[-1] = parts[-1][:-1].rstrip()
+        parts.append(stripped(j).strip())
+        j += 1
+    return " ".join(part for part in parts if part)
 
 
 def _another(cur: _Open, tool: str, run: str | None, line: str, named: str | None) -> bool:

@@ -40,7 +40,7 @@ def text(
             them, by line index: their `text` is their cell as printed (`1,23`, not `1.23`).
 
     Returns: DataFrame with `schema.COUNTERS` columns; a per-kernel summary's rows give the
-        Average as `value`, with Minimum and Maximum.
+        Average as `value`, with Minimum, Maximum and the launches summed up (`Invocations`).
     """
     pair, _ = pd.factorize(walk.line * max(len(walk.widths), 1) + walk.table)
     firsts = byte_spans.first_rows(pair)
@@ -64,7 +64,7 @@ def text(
         "unit": values.coded_strings(code, [r[1] or pd.NA for r in rows]),
         "value": _cell_numbers([r[2] for r in rows])[code],
         "text": _texts(walk, kept, code, [r[2] for r in rows], printed or {}),
-        "invocations": None,
+        "invocations": None if np.isnan(walk.counts).all() else walk.counts[launch],
         "min": None
         if all(r[3] is None for r in rows)
         else _cell_numbers([r[3] for r in rows])[code],

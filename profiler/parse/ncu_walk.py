@@ -34,6 +34,8 @@ _SUMMARY_TAIL = re.compile(r", Device [0-9]+, CC [0-9.]+, Invocations [0-9]+\Z")
 _GROUPED_SUMMARY_TAIL = re.compile(r", Invocations [0-9]+\Z")
 # ncu 2020.x-2021.x's `--print-summary` (under a `Device 0` line): the block and grid as sizes.
 _OLD_SUMMARY_TAIL = re.compile(r", Block Size ([0-9]+), Grid Size ([0-9]+), [0-9]+ invocations\Z")
+# The launches a summary's kernel line sums up: `, Invocations 300` (ncu 2020.x: `, 1 invocations`).
+_COUNT = re.compile(r", Invocations ([0-9]+)\Z|, ([0-9]+) invocations\Z")
 # A kernel line edited down to its launch shape and compute capability (no Context, Stream).
 _BARE_TAIL = re.compile(r", CC [0-9]+\.[0-9]+\Z")
 _SHAPE = re.compile(r" \(([0-9]+, [0-9]+, [0-9]+)\)x\(([0-9]+, [0-9]+, [0-9]+)\)\Z")
@@ -82,10 +84,12 @@ class Walk:
     lines that start with an NVTX block's title (`ncu_nvtx.text_ranges`), the `Section:` lines
     (and, with `every`, their text, `texts[section_texts[i]]`), and the rows read in open
     tables, in file order: each row's line index, launch, line text (`texts[line[i]]`) and
-    table widths (`widths[table[i]]`)."""
+    table widths (`widths[table[i]]`). `counts` holds, per launch, the launches a per-kernel
+    summary's kernel line sums up (`, Invocations 300`), NaN for a launch's own line."""
 
     launches: list[Shape]
     kernel_lines: np.ndarray
+    counts: np.ndarray
     nvtx_lines: np.ndarray
     section_lines: np.ndarray
     section_texts: np.ndarray
@@ -153,6 +157,7 @@ def walk(
         return Walk(
             [],
             none,
+            np.zeros(0),
             nvtx,
             np.flatnonzero(headings),  # (tables of no launch: said in a refusal)
             none,
@@ -178,6 +183,7 @@ def walk(
     return Walk(
         launches=[_named(data, found, a, distinct.shapes[code[a]]) for a in at.tolist()],
         kernel_lines=at,
+        counts=_counts(code[at], distinct.texts),
         nvtx_lines=nvtx,
         section_lines=np.flatnonzero(headings),
         section_texts=code[headings],
@@ -210,6 +216,13 @@ def _headless(kind: np.ndarray, code: np.ndarray, elided: np.ndarray) -> tuple[i
             kind[i], code[i] = _RULE3, code[j]
             made.append(i)
     return tuple(made)
+
+
+def _counts(codes: np.ndarray, texts: list[str]) -> np.ndarray:
+    """Per launch (its kernel line's distinct-line number in `codes`), the launches its line
+    sums up (`invocations`): each distinct kernel line read once, not once per launch."""
+    distinct, back = np.unique(codes, return_inverse=True)
+    return np.array([invocations(texts[c]) for c in distinct.tolist()], dtype=float)[back]
 
 
 def _one_run_rules(kind: np.ndarray) -> None:
@@ -375,6 +388,14 @@ def blank_cells(line: str) -> tuple[str, str, str] | None:
     if len(cells) == 2:
         return cells[0], "", cells[1]
     return None
+
+
+def invocations(line: str) -> float:
+    """How many launches a per-kernel summary's kernel line sums up (`name (grid)x(block),
+    Invocations 300`; ncu 2020.x-2021.x's `name, Block Size 256, Grid Size 8192, 1
+    invocations`), NaN for any other line (a launch's own)."""
+    tail = _COUNT.search(line[-_MAX_TAIL:].rstrip())
+    return float("nan") if tail is None else float(tail[1] or tail[2])
 
 
 def bare(line: str) -> bool:

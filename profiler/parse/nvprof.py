@@ -86,11 +86,12 @@ _RESULT = "Profiling result:"
 _APPLICATION = "Profiling application: "
 _NVTX = "NVTX result:"
 # A table ends at a blank line, a line starting `==`, a Markdown code fence (``` or ~~~: a log
-# pasted into a README or an issue), or a message nvprof itself printed (`nvprof: ...: Assertion
-# ... failed.`, when it aborts after its tables). Possessive blanks: the search tries every
+# pasted into a README or an issue), the end of a C block comment (`*/`, ` * ***/`: a log kept in
+# a source file's comment), or a message nvprof itself printed (`nvprof: ...: Assertion ...
+# failed.`, when it aborts after its tables). Possessive blanks and stars: the search tries every
 # newline of a table, and a line's leading blanks are read once, not again for each way it could
 # end.
-_TABLE_END = re.compile(r"\n(?:==|nvprof: |[ \t]*+(?:```|~~~|[ \t\r]*+(?:\n|\Z)))")
+_TABLE_END = re.compile(r"\n(?:==|nvprof: |[ \t]*+(?:```|~~~|\*[* \t]*+/|[ \t\r]*+(?:\n|\Z)))")
 # A gpu trace's header words inside a line: a page ran the trace's lines together (`_nothing`)
 _TRACE_WORDS = " Start Duration Grid Size "
 _RUN_TOGETHER = (
@@ -353,13 +354,17 @@ def _unfinished(
     return out
 
 
-_ONCE_A_RUN = ("summary", "trace")  # what nvprof prints once a run (NVTX ranges aside)
+# What nvprof prints once a run (NVTX ranges aside): an event table and a metric table are one
+# kind of table to the readers (`metrics`), but each comes once (`Event result:`, `Metric result:`).
+_ONCE_A_RUN = ("summary", "trace", "events", "metrics")
 
 
 def _pasted_runs(tables: list[Table]) -> list[list[Table]] | None:
     """The runs of a paste that left out nvprof's `Profiling result:` lines: a new run starts at
-    each summary or gpu trace whose kind the run so far already has (a README that quotes one
-    summary per optimisation step, each in its own block), with the tables after it.
+    each summary, gpu trace, event or metric table whose kind the run so far already has (a
+    README that quotes one summary per optimisation step, each in its own block; a source file
+    that keeps each variant's `Event result:` and `Metric result:` in its comment), with the
+    tables after it.
 
     None when a `Profiling result:` line comes before a table (the runs are those lines'), when a
     summary has a `Device "..."` line right above it (`--print-summary-per-gpu`: one run's
@@ -369,13 +374,22 @@ def _pasted_runs(tables: list[Table]) -> list[list[Table]] | None:
     runs: list[list[Table]] = [[]]
     seen: set[str] = set()
     for table in tables:
-        kind = "ranges" if table.nvtx else _KIND_OF[table.kind]
+        kind = _once_kind(table)
         if kind in _ONCE_A_RUN and kind in seen:
             runs.append([])
             seen = set()
         runs[-1].append(table)
         seen.add(kind)
     return runs if len(runs) > 1 else None
+
+
+def _once_kind(table: Table) -> str:
+    """What a table is to `_pasted_runs`: its kind (`_KIND_OF`), an NVTX range's summary
+    `ranges`, and a table of events (`Event Name` in its header) `events`, not `metrics`."""
+    if table.nvtx:
+        return "ranges"
+    kind = _KIND_OF[table.kind]
+    return "events" if kind == "metrics" and "Event Name" in table.header() else kind
 
 
 def _headings(text: Text, runs: list[list[Table]]) -> list[str | None]:
@@ -549,7 +563,7 @@ def _tables(
         leads = parse_lines.split_led(data)
     line_of = LineCounter(text).at if leads is None else functools.partial(_line_of, leads)
     runs, nvtx = _marker_lines(text, _RESULT, leads), _marker_lines(text, _NVTX, leads)
-    ends = None if leads is None else _lines_led_by(leads, b"=`~n", blank=True)
+    ends = None if leads is None else _lines_led_by(leads, b"=`~n*", blank=True)
     found = []
     for match in _headers(text, leads):
         kind = next(k for k, v in match.groupdict().items() if v is not None)
@@ -599,7 +613,7 @@ def _breaks(leads: parse_lines.Lines, start: int, end: int) -> np.ndarray:
 def _table_end(text: Text, start: int, ends: np.ndarray | None) -> int:
     """Where the table whose header starts at `start` ends: after the newline before the first
     line that ends a table (`_TABLE_END`); `ends`, when known, holds the starts of the only lines
-    that can (led by `=`, a backtick, `~` or `n`, blank, or led by what `parse.lines` does not
+    that can (led by `=`, a backtick, `~`, `*` or `n`, blank, or led by what `parse.lines` does not
     know)."""
     if ends is None:
         end_match = _TABLE_END.search(str(text), start)

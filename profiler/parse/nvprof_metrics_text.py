@@ -17,6 +17,7 @@ so (a wider value, a level, a non-ASCII byte, trailing blanks) and every line of
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import cast
 
@@ -35,9 +36,14 @@ _CHUNK = 1 << 14  # rows checked at once: their windows stay in the cache
 _VALUES = ("min", "max", "avg")
 # said of a row above which no `Kernel:` line stands (a README that kept only the table)
 NO_KERNEL = (
-    "a metric row with no `Kernel:` line above it (nvprof prints `Device \"...\"` and "
+    'a metric row with no `Kernel:` line above it (nvprof prints `Device "..."` and '
     "`Kernel: NAME` lines above each kernel's rows; trimmed output?)"
 )
+
+
+# A header whose line runs on into the `Device "..."` (or `Kernel:`) line nvprof printed below it,
+# a paste that lost that line break: `...  Max         AvgDevice "Tesla K80 (0)"    Kernel: k`.
+_RUN_ON = re.compile(r"(?:Avg|Total)(?=Device \"|Kernel: )")
 
 
 @dataclass(frozen=True)
@@ -80,7 +86,9 @@ def text_rows(
     when given, is that text in UTF-8 (a view into the file's bytes spares a copy of them, and
     `origin.text` may then be left empty), and `breaks`, when given, its newlines' offsets.
     `above`: the line right above the header; a `Kernel:` line there (a paste that put it
-    above the header) is the kernel of the rows right below the header (`_kernel_above`).
+    above the header) is the kernel of the rows right below the header (`_kernel_above`), and
+    so is the `Device "..."    Kernel:` line a header runs on into (`AvgDevice "..."`: a paste
+    that lost the line break after the header).
 
     Returns: the table's `Rows`; `at` is each row's line below the header (0 the first).
 
@@ -94,6 +102,9 @@ def text_rows(
     start = breaks + 1  # the lines below the header (none when the header ends the text)
     end = np.append(breaks[1:], len(data)) if len(breaks) else breaks
     header = str(data[: len(data) if not len(breaks) else int(breaks[0])], "utf-8")
+    run_on = _RUN_ON.search(header)
+    if run_on is not None:  # the `Device` and `Kernel:` line the header ran on into
+        header, above = header[: run_on.end()], header[run_on.end() :]
     n_values = 4 if header.split()[-1] == "Total" else 3
     events = "Event Name" in header
     layout = _layout(data, start, end, n_values, events)

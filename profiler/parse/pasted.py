@@ -2,16 +2,17 @@
 line (a reply to a GitHub issue or pull request sent by email doubles every line end), one
 whose lines are quoted with `>` (a reply that quotes an earlier comment), one whose lines are
 commented out with `//` (a CUDA source file that keeps its program's output under its code),
-one whose lines are commented out with `#` (a batch script that keeps its commands' output under
+one whose lines are starred in a block comment (` * text`, the same in a `/* */` comment), one
+whose lines are commented out with `#` (a batch script that keeps its commands' output under
 them), nvprof summary rows pasted from their `GPU activities:` line down, without the header line
 above them, an nvprof summary edited so that each row type stands alone on its line above its
 first row, the rows of nsys's CUDA API summary pasted without theirs, and a table rewritten as a
 Markdown pipe table (`| GPU activities: |  51.53% | ... |`, a README's way to lay it out).
 
-`double_spaced`, `unquoted`, `uncommented`, `unhashed`, `headed`, `retyped`, `api_headed` and
-`unpiped` give the text as the profiler printed it, with the file line of each of its lines
-(`Reshaped.located` makes a message's line numbers the file's own). They only say what a file's
-shape is; `profiler.import_paste` decides when a shape is undone.
+`double_spaced`, `unquoted`, `uncommented`, `unstarred`, `unhashed`, `headed`, `retyped`,
+`api_headed` and `unpiped` give the text as the profiler printed it, with the file line of each
+of its lines (`Reshaped.located` makes a message's line numbers the file's own). They only say
+what a file's shape is; `profiler.import_paste` decides when a shape is undone.
 
 Linear in the text: the lines and their first non-blank bytes come from `parse.lines` (a few
 NumPy passes), and the bytes kept are taken with one mask. `double_spaced_head` rejects a file
@@ -35,6 +36,8 @@ DOUBLE_SPACED += "single-spaced, those blank lines skipped"
 QUOTED = "its lines quoted with `>` (a reply quoting a comment): read without the quote marks"
 COMMENTED = "its lines commented out with `//` (a program's output kept in a source file's "
 COMMENTED += "comments): read without the comment marks"
+STARRED = "its lines in a block comment with a star down its left side (` * text`: a program's "
+STARRED += "output kept in a source file's `/* */` comment): read without the stars"
 HASHED = "its lines commented out with `#` (a program's output kept in a script's comments): "
 HASHED += "read without the comment marks"
 HEADED = (
@@ -151,6 +154,22 @@ def uncommented(data: bytes) -> Reshaped | None:
     second = found.start[at] + found.lead[at] + 1
     slash[at] = (second < found.end[at]) & (codes[np.minimum(second, len(codes) - 1)] == ord("/"))
     return _unmarked(data, found, slash, 2, COMMENTED)
+
+
+def unstarred(data: bytes) -> Reshaped | None:
+    """The text of a paste (`data`, its UTF-8 bytes) with the `*` taken off the lines of a block
+    comment written with a star down its left side (` * text`, ` *`: the `*`, what is before it
+    and one space after it), as a C or CUDA source file keeps its program's output in a
+    `/* ... */` comment under its code; its other lines as they are (a comment's close, ` */`, is
+    no such line: a star and a slash). None when fewer than two lines are starred."""
+    found = lines.split(data)
+    codes = np.frombuffer(data, dtype=np.uint8)
+    starred = (found.first == ord("*")) & (found.lead >= 0)
+    at = np.flatnonzero(starred)
+    after = found.start[at] + found.lead[at] + 1
+    inside = after < found.end[at]
+    starred[at[inside]] = codes[after[inside]] != ord("/")
+    return _unmarked(data, found, starred, 1, STARRED)
 
 
 def unhashed(data: bytes) -> Reshaped | None:

@@ -36,6 +36,8 @@ pattern that can backtrack:
 - nvprof's console output of a run that wrote its results to a file (`nvprof -o run.nvvp`),
   or only the command line of one (`--export-profile` too): no table, but the file it names
   can be imported (`nvprof_export`);
+- rows of ncu's `--csv` output without their header line, and the list of sections ncu can
+  collect (`ncu --list-sections`): `unusable_ncu`;
 - a profiler's usage text (`ncu --help`, `nsys --help`, `nvprof --help`): its first line is
   `usage: ncu [options] ...`;
 - a log of the CUDA command-line profiler that came before nvprof (`CUDA_PROFILE=1` or
@@ -57,7 +59,7 @@ import csv
 from collections.abc import Callable
 from pathlib import PurePath
 
-from profiler.parse import bare_rows, nvprof_export, unusable_nsys, values
+from profiler.parse import bare_rows, nvprof_export, unusable_ncu, unusable_nsys, values
 
 _HTML_STARTS = ("<!doctype html", "<html")
 _METRIC_TYPES = ("Counter", "Ratio", "Throughput")
@@ -108,6 +110,8 @@ def describe(lines: list[str]) -> str | None:
         or _headless_trace(lines)
         or _prefixed_csv_trace(lines)
         or _headless_csv_trace(lines)
+        or unusable_ncu.headless_csv(lines)
+        or unusable_ncu.section_list(lines)
         or _usage_text(lines)
         or _legacy_profiler_log(lines)
         or _iprof_summary(lines)
