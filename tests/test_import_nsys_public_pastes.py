@@ -106,3 +106,41 @@ def test_a_kernel_row_nsys_printed_without_a_name_is_kept_and_said(tmp_path, cap
     assert kernels.loc["(no name)", "calls"] == int(rows[blank][2])
     assert kernels.loc["(no name)", "max_ns"] == int(rows[blank][5])
     assert kernels.loc[rows[0][-1], "total_ns"] == int(rows[0][1])
+
+
+def _csv_under(lines: list[str], header: str) -> list[list[str]]:
+    """The CSV rows under the first line that starts with `header`, up to the fence or the
+    `...` a paste put after them."""
+    at = next(i for i, line in enumerate(lines) if line.startswith(header))
+    rows = []
+    for line in lines[at + 1 :]:
+        if line.startswith(("```", "...")):
+            break
+        rows.append(line.split(","))
+    return rows
+
+
+def test_csv_reports_right_under_a_fence_import_with_the_elided_rows_said(tmp_path, capsys):
+    """`nsys stats --format csv` output pasted right under a code fence, the second table cut
+    with `...`: both import, the elision said (was: refused, "the last row has fewer than the
+    header's 9 cells": the header under the fence was not seen as nsys's, nor the `...`)."""
+    path = NSYS / "2024.6.2" / "dotllm-csv-in-fences-elided-zh-cut.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    kernels = _csv_under(lines, "Time (%),Total Time (ns),Instances,")
+    calls = _csv_under(lines, "Time (%),Total Time (ns),Num Calls,")
+    out = tmp_path / "out"
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", out], capsys)
+    assert result.code == 0, result.err
+    elided = lines.index("...") + 1
+    assert f"rows elided at line {elided}: tables partial" in result.err
+    run = store.load_run(Path(result.out.strip().splitlines()[-1]))
+    act = run.table("gpu_activities").set_index("name")
+    assert sorted(act.index) == sorted(row[-1] for row in kernels)
+    for row in kernels:
+        assert act.loc[row[-1], "total_ns"] == int(row[1])
+        assert act.loc[row[-1], "calls"] == int(row[2])
+        assert act.loc[row[-1], "max_ns"] == int(row[6])
+    api = run.table("api_calls").set_index("name")
+    assert sorted(api.index) == sorted(row[-1] for row in calls)
+    assert api.loc[calls[0][-1], "total_ns"] == int(calls[0][1])
+    assert api.loc[calls[-1][-1], "min_ns"] == int(calls[-1][5])
