@@ -144,3 +144,26 @@ def test_csv_reports_right_under_a_fence_import_with_the_elided_rows_said(tmp_pa
     assert sorted(api.index) == sorted(row[-1] for row in calls)
     assert api.loc[calls[0][-1], "total_ns"] == int(calls[0][1])
     assert api.loc[calls[-1][-1], "min_ns"] == int(calls[-1][5])
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["lec8-mlp-hand-summary-tables-zh-cut.md", "colab-guide-illustrative-kern-table-zh-tw-cut.md"],
+)
+def test_a_table_written_by_hand_under_a_report_banner_is_named(name, tmp_path, capsys):
+    """A lecture's `Time(%)  Total(ns)  Calls  Avg(ns)  Name` table (`1.88e8`) under a
+    ` ** CUDA API Summary` banner, a guide's illustrative table under `CUDA Kernel Statistics:`:
+    refused naming the report, the table's line and its header (was: "no table is under any:
+    the paste ... left its tables out", and "no nsys report header found", neither true)."""
+    path = NSYS / "any" / name
+    lines = path.read_text(encoding="utf-8").split("\n")
+    mark = next(k for k, line in enumerate(lines) if "Statistics:" in line or "Summary (" in line)
+    at = next(k for k in range(mark + 1, len(lines)) if lines[k].strip())
+    report = "cuda_api_sum" if "API" in lines[mark] else "cuda_gpu_kern_sum"
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    assert_refused(
+        result,
+        2,
+        f"the {report} table at line {at + 1} is not in nsys's layout",
+        f"its header '{' '.join(lines[at].split())}' lacks the columns nsys prints for it",
+    )

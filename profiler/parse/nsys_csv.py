@@ -182,6 +182,7 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
             or _all_empty(head)
             or only_unused(head, blocks)
             or _header_alone(blocks)
+            or _not_nsys_layout(blocks)
             or _banners_alone(head)
             or "no nsys report header found"
         )
@@ -286,6 +287,23 @@ def _header_alone(blocks: list[Block]) -> str | None:
                     f"the {block.report} table at line {block.first_line} is its header alone: "
                     "the paste ends there, before its rule and rows"
                 )
+    return None
+
+
+def _not_nsys_layout(blocks: list[Block]) -> str | None:
+    """Why a capture whose markers name reports profgen reads holds none of them, when a table
+    is under one but its header lacks the columns nsys prints for that report (a table written
+    or cut down by hand: `Time(%)  Total(ns)  Calls  Avg(ns)  Name`): that report, the table's
+    line and its header; None when no such table is under a marker."""
+    for block in blocks:
+        lines = [line for line in block.text.split("\n") if line.strip()]
+        if block.report in REPORTS and len(lines) > 1:
+            header = values.shown_cell(" ".join(lines[0].split()), 80)
+            return (
+                f"the {block.report} table at line {block.first_line} is not in nsys's layout: "
+                f"its header {header} lacks the columns nsys prints for it (written or cut "
+                "down by hand?)"
+            )
     return None
 
 
