@@ -167,3 +167,20 @@ def test_a_table_written_by_hand_under_a_report_banner_is_named(name, tmp_path, 
         f"the {report} table at line {at + 1} is not in nsys's layout",
         f"its header '{' '.join(lines[at].split())}' lacks the columns nsys prints for it",
     )
+
+
+def test_a_cell_a_paste_split_with_a_blank_is_refused_not_cut(tmp_path, capsys):
+    """A copy from a wrapping terminal put a blank into the `Operation` cells and into the rule
+    under them (`-------------------- --------`): the text under the unheaded run is named
+    with its line (was: imported, `[CUDA memcpy Device-` and `[CUDA memcpy Host-to`, without a
+    word)."""
+    path = NSYS / "2025.3.2" / "saxpy-mem-time-cell-split-by-paste-cut.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    row = next(k for k, line in enumerate(lines) if "Device- to-Host]" in line)
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    assert_refused(
+        result,
+        2,
+        "expected nsys cuda_gpu_mem_time_sum report",
+        f"line {row + 1}: 'to-Host]' lies under a run of the rule with no header over it",
+    )
