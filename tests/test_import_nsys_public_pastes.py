@@ -184,3 +184,21 @@ def test_a_cell_a_paste_split_with_a_blank_is_refused_not_cut(tmp_path, capsys):
         "expected nsys cuda_gpu_mem_time_sum report",
         f"line {row + 1}: 'to-Host]' lies under a run of the rule with no header over it",
     )
+
+
+def test_an_os_runtime_table_without_its_banner_is_not_read_as_cuda_api_calls(tmp_path, capsys):
+    """osrt_sum's header is cuda_api_sum's: pasted without its banner, a table of `poll`,
+    `pthread_cond_wait`, `sem_wait`, ... (no `cu` function) is that report, refused as one
+    profgen does not use (was: imported as seven CUDA API calls)."""
+    path = NSYS / "any" / "pangeo-hackathon-osrt-table-no-banner-cut.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    header = next(k for k, line in enumerate(lines) if "Num Calls" in line)
+    names = [line.split()[-1] for line in lines[header + 2 :] if line.strip()[:1].isdigit()]
+    assert names and not any(name.startswith("cu") for name in names)
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    assert_refused(
+        result,
+        2,
+        f"its table at line {header + 1} is an OS runtime summary (osrt_sum",
+        "no CUDA API, kernel or memory-copy report is in it",
+    )

@@ -161,6 +161,7 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
     # report that the capture names elsewhere is that table's, not this one.
     named = [b.report for b in blocks if b.report not in (None, nsys_stdout.SKIP)]
     again: list[tuple[int, str]] = []  # (line, report) of tables of a report read already
+    os_runtime: list[int] = []  # lines of tables of OS calls under no marker
     for block in blocks:
         if block.report == nsys_stdout.SKIP:
             continue
@@ -169,6 +170,9 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
         raw = None if span is None else (data, *span)
         done = list(frames) if block.report is not None else [*frames, *named]
         report, frame = _read_block(block, path, done, raw)
+        if block.report is None and report == "cuda_api_sum" and _os_calls(frame):
+            os_runtime.append(block.first_line)  # osrt_sum's header is cuda_api_sum's
+            continue
         found = found or report is not None
         if report in frames:
             again.append((block.first_line, report))
@@ -181,6 +185,7 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
             or all_skipped(head)
             or _all_empty(head)
             or only_unused(head, blocks)
+            or _os_runtime_only(os_runtime)
             or _header_alone(blocks)
             or _not_nsys_layout(blocks)
             or _banners_alone(head)
@@ -271,6 +276,27 @@ def only_unused(head: str, blocks: list[Block]) -> str | None:
     return (
         f"its tables are all of nsys reports profgen does not use ({shown}), none of a CUDA "
         "API, kernel or memory-copy report (a paste cut before them?)"
+    )
+
+
+def _os_calls(frame: pd.DataFrame | None) -> bool:
+    """Whether a table read as a CUDA API summary under no marker is one of OS runtime calls
+    (`osrt_sum`, whose header is the same): rows, and no name of a CUDA runtime or driver API
+    function (`cudaMalloc`, `cuLaunchKernel`: every name in `cuda_api_sum` starts `cu`)."""
+    if frame is None or not len(frame):
+        return False
+    return not frame["name"].astype("string").str.startswith("cu").fillna(False).any()
+
+
+def _os_runtime_only(lines: list[int]) -> str | None:
+    """Why a capture whose only tables are of OS calls (`poll`, `ioctl`, ...) under no marker
+    holds none profgen reads; None when it has none."""
+    if not lines:
+        return None
+    return (
+        f"its table at line {lines[0]} is an OS runtime summary (osrt_sum: no CUDA API function "
+        "among its names; its header is cuda_api_sum's), which profgen does not use, and no "
+        "CUDA API, kernel or memory-copy report is in it"
     )
 
 
