@@ -80,3 +80,24 @@ def test_an_indented_os_runtime_heading_skips_its_table(tmp_path, capsys):
             assert got.loc[row[-1], "total_ns"] == int(row[1])
             assert got.loc[row[-1], "calls"] == int(row[2])
     assert not set(calls["name"]) & {row[-1] for rows in osrt for row in rows}
+
+
+def test_an_rst_code_block_run_keeps_its_ranges_and_no_os_calls_as_api_calls(tmp_path, capsys):
+    """A `--stats=true` run in a reStructuredText code block, indented by three: the NVTX ranges
+    are read with their values, and the `Operating System Runtime API Statistics:` table (no CUDA
+    trace: `SKIPPED`) is not read as CUDA API calls (was: its 11 OS calls, `select` first,
+    imported as the run's CUDA API calls)."""
+    path = NSYS / "2022.x" / "ncsa-delta-nvtx-osrt-rst-indented-cut.rst"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    rows = _indented_table(lines, "NVTX Range Statistics:")[0]
+    argv = ["import", "--model", "m", "--out", tmp_path, "--stage", f"s={path}"]
+    result = profgen(argv, capsys)
+    assert result.code == 0, result.err
+    run = store.load_run(result.out.strip().splitlines()[-1])
+    ranges = run.table("ranges").set_index("name")
+    assert sorted(ranges.index) == sorted(row[9] for row in rows)
+    for row in rows:
+        assert ranges.loc[row[9], "total_ns"] == int(row[1].replace(",", ""))
+        assert ranges.loc[row[9], "calls"] == int(row[2])
+        assert ranges.loc[row[9], "max_ns"] == int(row[6].replace(",", ""))
+    assert run.table("api_calls").empty
