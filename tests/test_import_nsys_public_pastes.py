@@ -127,3 +127,99 @@ def test_a_kernel_row_nsys_printed_without_a_name_is_kept_and_said(tmp_path, cap
     assert kernels.loc["(no name)", "calls"] == int(rows[blank][2])
     assert kernels.loc["(no name)", "max_ns"] == int(rows[blank][5])
     assert kernels.loc[rows[0][-1], "total_ns"] == int(rows[0][1])
+
+
+def _csv_under(lines: list[str], header: str) -> list[list[str]]:
+    """The CSV rows under the first line that starts with `header`, up to the fence or the
+    `...` a paste put after them."""
+    at = next(i for i, line in enumerate(lines) if line.startswith(header))
+    rows = []
+    for line in lines[at + 1 :]:
+        if line.startswith(("```", "...")):
+            break
+        rows.append(line.split(","))
+    return rows
+
+
+def test_csv_reports_right_under_a_fence_import_with_the_elided_rows_said(tmp_path, capsys):
+    """`nsys stats --format csv` output pasted right under a code fence, the second table cut
+    with `...`: both import, the elision said (was: refused, "the last row has fewer than the
+    header's 9 cells": the header under the fence was not seen as nsys's, nor the `...`)."""
+    path = NSYS / "2024.6.2" / "dotllm-csv-in-fences-elided-zh-cut.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    kernels = _csv_under(lines, "Time (%),Total Time (ns),Instances,")
+    calls = _csv_under(lines, "Time (%),Total Time (ns),Num Calls,")
+    out = tmp_path / "out"
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", out], capsys)
+    assert result.code == 0, result.err
+    elided = lines.index("...") + 1
+    assert f"rows elided at line {elided}: tables partial" in result.err
+    run = store.load_run(Path(result.out.strip().splitlines()[-1]))
+    act = run.table("gpu_activities").set_index("name")
+    assert sorted(act.index) == sorted(row[-1] for row in kernels)
+    for row in kernels:
+        assert act.loc[row[-1], "total_ns"] == int(row[1])
+        assert act.loc[row[-1], "calls"] == int(row[2])
+        assert act.loc[row[-1], "max_ns"] == int(row[6])
+    api = run.table("api_calls").set_index("name")
+    assert sorted(api.index) == sorted(row[-1] for row in calls)
+    assert api.loc[calls[0][-1], "total_ns"] == int(calls[0][1])
+    assert api.loc[calls[-1][-1], "min_ns"] == int(calls[-1][5])
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["lec8-mlp-hand-summary-tables-zh-cut.md", "colab-guide-illustrative-kern-table-zh-tw-cut.md"],
+)
+def test_a_table_written_by_hand_under_a_report_banner_is_named(name, tmp_path, capsys):
+    """A lecture's `Time(%)  Total(ns)  Calls  Avg(ns)  Name` table (`1.88e8`) under a
+    ` ** CUDA API Summary` banner, a guide's illustrative table under `CUDA Kernel Statistics:`:
+    refused naming the report, the table's line and its header (was: "no table is under any:
+    the paste ... left its tables out", and "no nsys report header found", neither true)."""
+    path = NSYS / "any" / name
+    lines = path.read_text(encoding="utf-8").split("\n")
+    mark = next(k for k, line in enumerate(lines) if "Statistics:" in line or "Summary (" in line)
+    at = next(k for k in range(mark + 1, len(lines)) if lines[k].strip())
+    report = "cuda_api_sum" if "API" in lines[mark] else "cuda_gpu_kern_sum"
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    assert_refused(
+        result,
+        2,
+        f"the {report} table at line {at + 1} is not in nsys's layout",
+        f"its header '{' '.join(lines[at].split())}' lacks the columns nsys prints for it",
+    )
+
+
+def test_a_cell_a_paste_split_with_a_blank_is_refused_not_cut(tmp_path, capsys):
+    """A copy from a wrapping terminal put a blank into the `Operation` cells and into the rule
+    under them (`-------------------- --------`): the text under the unheaded run is named
+    with its line (was: imported, `[CUDA memcpy Device-` and `[CUDA memcpy Host-to`, without a
+    word)."""
+    path = NSYS / "2025.3.2" / "saxpy-mem-time-cell-split-by-paste-cut.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    row = next(k for k, line in enumerate(lines) if "Device- to-Host]" in line)
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    assert_refused(
+        result,
+        2,
+        "expected nsys cuda_gpu_mem_time_sum report",
+        f"line {row + 1}: 'to-Host]' lies under a run of the rule with no header over it",
+    )
+
+
+def test_an_os_runtime_table_without_its_banner_is_not_read_as_cuda_api_calls(tmp_path, capsys):
+    """osrt_sum's header is cuda_api_sum's: pasted without its banner, a table of `poll`,
+    `pthread_cond_wait`, `sem_wait`, ... (no `cu` function) is that report, refused as one
+    profgen does not use (was: imported as seven CUDA API calls)."""
+    path = NSYS / "any" / "pangeo-hackathon-osrt-table-no-banner-cut.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    header = next(k for k, line in enumerate(lines) if "Num Calls" in line)
+    names = [line.split()[-1] for line in lines[header + 2 :] if line.strip()[:1].isdigit()]
+    assert names and not any(name.startswith("cu") for name in names)
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    assert_refused(
+        result,
+        2,
+        f"its table at line {header + 1} is an OS runtime summary (osrt_sum",
+        "no CUDA API, kernel or memory-copy report is in it",
+    )

@@ -112,3 +112,25 @@ def test_grouping_a_point_decides_and_a_misfit_group_stays_refused(tmp_path):
     row = "100.0 2,6815,12 13 2062.7 2016.0 1952 2496"
     with pytest.raises(ParseError, match=r"'2,6815,12' is not a number\)"):
         nsys_csv.read_stats_stdout(nvtx_table(tmp_path, row), "s")
+
+
+INDIAN = (
+    Path(__file__).parent / "data" / "nsys" / "2025.x" / "deepspeed-parser-test-indian-groups.py"
+)
+
+
+def test_numbers_grouped_in_lakhs_are_read_with_their_values():
+    """nsys in an en_IN locale groups by two digits before the last three (`27,65,96,75,62,725`,
+    `14,244`): the nvtx_sum table of a real test file is read with its values (was: refused,
+    "'27,65,96,75,62,725' is not a number")."""
+    lines = INDIAN.read_text().splitlines()
+    at = next(k for k, line in enumerate(lines) if "(nvtx_sum):" in line) + 4
+    rows = [line.split() for line in lines[at : lines.index("", at)]]
+    ranges = nsys_csv.read_stats_stdout(INDIAN, "s")["ranges"].set_index("name")
+    assert len(ranges) == len(rows) == 2
+    for row in rows:
+        got = ranges.loc[row[-1].lstrip(":")]
+        assert got["total_ns"] == number(row[1]) and got["calls"] == number(row[2])
+        assert got["avg_ns"] == number(row[3])
+        assert (got["min_ns"], got["max_ns"]) == (number(row[5]), number(row[6]))
+    assert ranges.loc["DeepSpeedEngine.backward", "total_ns"] == 2_765_967_562_725

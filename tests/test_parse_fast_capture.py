@@ -108,7 +108,8 @@ def reference_split(text: str) -> list[capture.Section]:
             if not cur.lines:
                 cur.first_line = number
             cur.lines.append(line)
-        previous_blank = not stripped or stripped.isspace()
+        fence = prompt is None and capture._FENCE.match(stripped) is not None
+        previous_blank = not stripped or stripped.isspace() or fence  # (since the fence rule)
     cur.close(out)
     return out
 

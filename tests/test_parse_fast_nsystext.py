@@ -295,6 +295,8 @@ def reference_split(text: str) -> list[nsys_stdout.Block]:
         end = len(text) if brk is None else brk.start() + 1
         specials = []
         first = nsys_stdout._SPECIAL.match(text, start, end)
+        if first is None:  # (since indented headings are markers)
+            first = nsys_stdout._INDENTED_HEADING.match(text, start, end)
         if first is not None:
             specials.append((first.start(), first.end(), first["marker"] is not None))
         for found in _SPECIAL_AFTER_NEWLINE.finditer(text, start, end):

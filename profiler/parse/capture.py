@@ -12,7 +12,8 @@ layout (the parsers, which other formats join, find the tables in each section):
 - the first line of another tool's output: nvprof (`==PID==`, and a new PID is a new run),
   Nsight Compute (`==PROF==`) or Nsight Systems (`Processing [...]`, `Generating '...'`, a
   `[3/8] Executing 'nvtx_sum'` step or `[1/8] [====100%]` bar, a `** ... (report):` banner,
-  or an nsys CSV header at the start of a paragraph); a program's own `[1/10] epoch` is none;
+  or an nsys CSV header at the start of a paragraph, or right under a code fence, as a README
+  pastes `nsys stats --format csv`); a program's own `[1/10] epoch` is none;
 - nsys's output starting again: a marker naming a report the section named already, or
   `Generating '/tmp/nsys-report-....qdstrm'` after one (two runs pasted one under the other);
   or a line nsys profile prints once a run (`Collecting data...`, `Generating '...'`) again;
@@ -249,7 +250,8 @@ def _walk(
             if tool is not None:
                 cur.note(tool, line)
             cur.add(i, int(bounds[i]), int(bounds[i + 1]), bool(line.strip()))
-        previous_blank = not line or line.isspace()
+        # a fence ends a paragraph: the line after it starts one (an nsys CSV header may)
+        previous_blank = not line or line.isspace() or (prompt is None and bool(_FENCE.match(line)))
         after = i + 1
     cur.close(out)
     return out
@@ -433,6 +435,8 @@ class _Open:
 # prompt (`$` `%` `(` `[` `-` `b` `P`, or a `user@host` one: every line that holds an `@`).
 _LOOK = np.zeros(256, dtype=bool)
 _LOOK[list(b"`~.[<=PRGC*$%(-b")] = True
+_FENCE_LEAD = np.zeros(256, dtype=bool)  # a fence's first byte: the line after it is looked at
+_FENCE_LEAD[list(b"`~")] = True
 _BLANK = np.array([c < 128 and chr(c).isspace() for c in range(256)])  # as `parse.lines`
 _BLANK_IN_LINE = _BLANK & (np.arange(256) != 10)
 _HOLDING_FIND_MAX = 4096  # more lines that hold the byte: one NumPy pass instead
@@ -491,7 +495,7 @@ def _lines(data: bytes, ends: np.ndarray) -> tuple[np.ndarray, list[int], np.nda
     look = unknown | _LOOK[lead]
     if len(look):
         look[0] = True  # a paragraph's first line (an nsys CSV header may start one)
-        look[1:] |= blank[:-1] | unknown[:-1]
+        look[1:] |= blank[:-1] | unknown[:-1] | _FENCE_LEAD[lead[:-1]]
         look[_holding(data, b"@", bounds)] = True
     solid = np.concatenate(([0], np.cumsum(~blank & ~unknown, dtype=np.int64)))
     return bounds, np.flatnonzero(look).tolist(), blank, solid

@@ -1,5 +1,10 @@
 """Numbers grouped by four digits (`44,0087,8248`, `32,3999.0`), as nsys prints its column text
-in a locale that groups so (a Jetson's: tests/data/nsys/2022.x/jetson-nvtx-four-digit-groups.txt).
+in a locale that groups so (a Jetson's: tests/data/nsys/2022.x/jetson-nvtx-four-digit-groups.txt),
+or in lakhs and crores (`27,65,96,75,62,725`, `14,244`: three digits last, two before, as in
+en_IN: tests/data/nsys/2025.x/deepspeed-parser-test-indian-groups.py).
+
+A cell grouped by two digits before its last three (`6,79,65,697`) can be no decimal comma: then
+the table is in lakhs, and its cells so grouped (`14,244` among them) are read without commas.
 
 The commas of a table are grouping, not a decimal comma, when one of its numeric cells shows it:
 a cell with two commas, or a comma and then a point, or a point with one or two digits after it
@@ -22,6 +27,10 @@ _DECIDES = (
     r"|[0-9]{1,4},[0-9]{4}\.[0-9]+"  # a comma, then a point
     r"|[0-9]*\.[0-9]{1,2}"  # a point with one or two digits after it
 )
+# In lakhs: up to three digits, or groups of two before a last group of three; `_LAKHS` is one
+# with a group of two (two commas at least), which no other grouping or decimal comma writes.
+_INDIAN = r"[0-9]{1,2}(?:,[0-9]{2})*,[0-9]{3}(?:\.[0-9]+)?"
+_LAKHS = r"[0-9]{1,2}(?:,[0-9]{2})+,[0-9]{3}(?:\.[0-9]+)?"
 
 
 def ungrouped(raw: pd.DataFrame, cols: nsys_fields.Columns, error: ParseError) -> pd.DataFrame:
@@ -34,6 +43,9 @@ def ungrouped(raw: pd.DataFrame, cols: nsys_fields.Columns, error: ParseError) -
     Raises: `error` when no numeric cell is grouped by four digits; `error` saying the grouping
         is ambiguous when no cell shows it.
     """
+    lakhs = _in_lakhs(raw, cols)
+    if lakhs is not None:
+        return lakhs
     grouped: dict[str, tuple[pd.Series, pd.Series]] = {}  # a column's cells, which are grouped
     decided = False
     for col, (field, _) in cols.items():
@@ -55,5 +67,23 @@ def ungrouped(raw: pd.DataFrame, cols: nsys_fields.Columns, error: ParseError) -
         raise ParseError(error.path, error.expected, detail)
     out = raw.copy()
     for col, (text, match) in grouped.items():
+        out[col] = text.mask(match, text.str.replace(",", "", regex=False))
+    return out
+
+
+def _in_lakhs(raw: pd.DataFrame, cols: nsys_fields.Columns) -> pd.DataFrame | None:
+    """`raw` with the commas taken out of its numeric cells grouped in lakhs (`_INDIAN`), when a
+    cell has a group of two (`_LAKHS`); None when none has."""
+    numeric = [
+        col
+        for col, (field, _) in cols.items()
+        if field not in nsys_fields.TEXT and raw[col].dtype.kind not in "iuf"
+    ]
+    texts = {col: raw[col].astype("string") for col in numeric}
+    if not any(text.str.fullmatch(_LAKHS).fillna(False).any() for text in texts.values()):
+        return None
+    out = raw.copy()
+    for col, text in texts.items():
+        match = text.str.fullmatch(_INDIAN).fillna(False).astype(bool)
         out[col] = text.mask(match, text.str.replace(",", "", regex=False))
     return out

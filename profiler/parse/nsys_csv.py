@@ -193,6 +193,7 @@ def _stdout_tables(path: str | Path | csvtext.Held) -> tuple[list[nsys_runs.Tabl
     # is known by its header only, which some reports share (osrt_sum's is cuda_api_sum's): a
     # report that the capture names elsewhere is that table's, not this one.
     named = [b.report for b in blocks if b.report not in (None, nsys_stdout.SKIP)]
+    os_runtime: list[int] = []  # lines of tables of OS calls under no marker
     for block in blocks:
         if block.report == nsys_stdout.SKIP:
             continue
@@ -202,6 +203,9 @@ def _stdout_tables(path: str | Path | csvtext.Held) -> tuple[list[nsys_runs.Tabl
         read = {t.report for t in tables}
         done = [] if block.report is not None else [r for r in named if r not in read]
         report, frame = _read_block(block, path, done, raw)
+        if block.report is None and report == "cuda_api_sum" and _os_calls(frame):
+            os_runtime.append(block.first_line)  # osrt_sum's header is cuda_api_sum's
+            continue
         found = found or report is not None
         if report is not None and frame is not None and len(frame):
             start, end = block.pieces[0][0], block.pieces[-1][1]
@@ -216,7 +220,9 @@ def _stdout_tables(path: str | Path | csvtext.Held) -> tuple[list[nsys_runs.Tabl
             or all_skipped(head)
             or _all_empty(head)
             or only_unused(head, blocks)
+            or _os_runtime_only(os_runtime)
             or _header_alone(blocks)
+            or _not_nsys_layout(blocks)
             or _banners_alone(head)
             or "no nsys report header found"
         )
@@ -328,6 +334,27 @@ def _printed_all(blocks: list[Block]) -> int | None:
     return None
 
 
+def _os_calls(frame: pd.DataFrame | None) -> bool:
+    """Whether a table read as a CUDA API summary under no marker is one of OS runtime calls
+    (`osrt_sum`, whose header is the same): rows, and no name of a CUDA runtime or driver API
+    function (`cudaMalloc`, `cuLaunchKernel`: every name in `cuda_api_sum` starts `cu`)."""
+    if frame is None or not len(frame):
+        return False
+    return not frame["name"].astype("string").str.startswith("cu").fillna(False).any()
+
+
+def _os_runtime_only(lines: list[int]) -> str | None:
+    """Why a capture whose only tables are of OS calls (`poll`, `ioctl`, ...) under no marker
+    holds none profgen reads; None when it has none."""
+    if not lines:
+        return None
+    return (
+        f"its table at line {lines[0]} is an OS runtime summary (osrt_sum: no CUDA API function "
+        "among its names; its header is cuda_api_sum's), which profgen does not use, and no "
+        "CUDA API, kernel or memory-copy report is in it"
+    )
+
+
 def _header_alone(blocks: list[Block]) -> str | None:
     """Why a capture whose last table is a header with nothing under it (a paste that ends at
     the header of a report profgen reads) holds no table: that report and the header's line;
@@ -341,6 +368,23 @@ def _header_alone(blocks: list[Block]) -> str | None:
                     f"the {block.report} table at line {block.first_line} is its header alone: "
                     "the paste ends there, before its rule and rows"
                 )
+    return None
+
+
+def _not_nsys_layout(blocks: list[Block]) -> str | None:
+    """Why a capture whose markers name reports profgen reads holds none of them, when a table
+    is under one but its header lacks the columns nsys prints for that report (a table written
+    or cut down by hand: `Time(%)  Total(ns)  Calls  Avg(ns)  Name`): that report, the table's
+    line and its header; None when no such table is under a marker."""
+    for block in blocks:
+        lines = [line for line in block.text.split("\n") if line.strip()]
+        if block.report in REPORTS and len(lines) > 1:
+            header = values.shown_cell(" ".join(lines[0].split()), 80)
+            return (
+                f"the {block.report} table at line {block.first_line} is not in nsys's layout: "
+                f"its header {header} lacks the columns nsys prints for it (written or cut "
+                "down by hand?)"
+            )
     return None
 
 

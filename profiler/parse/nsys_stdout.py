@@ -53,6 +53,10 @@ _SPECIAL_LINE = (
     r"|Creating final|Capturing symbol|Collecting data|Exported successfully)[^\n]*"
 )
 _SPECIAL = re.compile(_SPECIAL_LINE)  # matched at a line's start
+# A 2020-2021 heading indented as a Markdown code block or a notebook's output exported to
+# Markdown (`    Operating System Runtime API Statistics:`): a marker when it starts a paragraph
+# (only there: a blank-led line is passed over as a table row is, `_BREAK_OR_SPECIAL`).
+_INDENTED_HEADING = re.compile(r"[ \t]{1,8}(?P<marker>[A-Z][A-Za-z /-]{0,60} Statistics\b)[^\n]*")
 # One pass over the newlines finds both what ends a paragraph, a run of blank lines (`brk`:
 # tried first), and the special lines inside one. A pattern that starts with a literal is
 # searched for that literal first, several times faster than `^` in MULTILINE mode over a
@@ -77,7 +81,7 @@ _NOT_FIRST[[ord("\n"), ord("\r"), ord("*"), ord("`"), ord("~"), ord(" "), ord("\
 # The same patterns over the bytes of an ASCII capture (`split_ascii`).
 _BYTES = {
     pattern: re.compile(pattern.pattern.encode("ascii"))
-    for pattern in (_SPECIAL, _BREAK_OR_SPECIAL, _LEADING_BLANKS)
+    for pattern in (_SPECIAL, _BREAK_OR_SPECIAL, _LEADING_BLANKS, _INDENTED_HEADING)
 }
 _BYTES[_SPACES] = re.compile(rb"[\s\x1c-\x1f]*+")
 _SCRIPT = re.compile(r"\] with \[(?P<script>[^\]\n]*)\]")
@@ -283,8 +287,11 @@ def _blank(text: str | bytes, a: int, b: int) -> bool:
 
 
 def _first_special(text: str | bytes, start: int) -> list[tuple[int, int, bool]]:
-    """The special line a paragraph starts with (the pass over newlines sees the others)."""
+    """The special line a paragraph starts with (the pass over newlines sees the others), or
+    the indented heading it starts with."""
     first = _pattern(_SPECIAL, text).match(text, start)  # type: ignore[arg-type]
+    if first is None:
+        first = _pattern(_INDENTED_HEADING, text).match(text, start)  # type: ignore[arg-type]
     return [] if first is None else [(first.start(), first.end(), first["marker"] is not None)]
 
 

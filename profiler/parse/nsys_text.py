@@ -135,6 +135,8 @@ def read_table(
     columns = columns_under(header, rule)
     cells = header_cells(header, columns)
     cols = nsys_fields.columns(cells, report, origin)
+    if "" in cells:  # (nsys prints a header word over every run of its rule)
+        _check_unheaded((text if text is not None else _made(block))[at:], columns, cells, origin)
     raw = None if rows is None else _fast_rows(*rows, columns, cells, cols)
     if raw is None:
         rest = (text if text is not None else _made(block))[at:]
@@ -412,6 +414,25 @@ def _check_gaps(
                 worst = min(worst, int(bad[0]))
     if worst < len(starts):
         raise _outside(origin, worst)
+
+
+def _check_unheaded(rows: str, columns: list[Span], cells: list[str], origin: Origin) -> None:
+    """Raise when a row holds text under a run of the rule with no header word over it: a
+    paste that put a blank inside a long cell split its run in two (`----- ---` under
+    `Operation`), and reading the columns that have a header would cut the cell (`[CUDA memcpy
+    Device-` of `[CUDA memcpy Device- to-Host]`) without a word."""
+    unheaded = [columns[i] for i, cell in enumerate(cells) if not cell]
+    row = -1
+    for line in rows.split("\n"):
+        if not line.strip():
+            continue
+        row += 1
+        held = next((line[a:b].strip() for a, b in unheaded if line[a:b].strip()), "")
+        if held:
+            raise origin.error(
+                f"line {origin.line(row)}: {values.shown_cell(held, 40)} lies under a run of "
+                "the rule with no header over it (a blank pasted into a cell split its column?)"
+            )
 
 
 def _outside(origin: Origin, row: int) -> ParseError:
