@@ -80,17 +80,21 @@ def test_an_older_export_without_the_copy_kind_table_names_copies_alike(tmp_path
     assert text.count(",Pageable,Device,") == 2
 
 
-def test_only_a_cuda_version_suffix_leaves_an_api_name(tmp_path):
-    """nsys prints `cudaMalloc_v3020` as `cudaMalloc` but `cuGetProcAddress_v2` as it is (seen
-    through nsys 2025.3.1 on the H100 host: tests/gpu/test_import_reports.py)."""
+def test_api_names_are_cut_as_nsys_cuts_them(tmp_path):
+    """nsys's cuda_api_trace drops a name's last six characters when they start `_v`: it
+    printed `cudaMalloc_v3020` as `cudaMalloc` but kept `cuGetProcAddress_v2` and
+    `cudaStreamIsCapturing_v10000` (nsys 2025.3.1 on the H100 host:
+    tests/gpu/test_import_reports.py)."""
     db = tmp_path / "v2.sqlite"
     shutil.copy(EXPORT, db)
     with sqlite3.connect(db) as con:
-        con.execute("UPDATE StringIds SET value = 'cuGetProcAddress_v2' "
-                    "WHERE value = 'cuModuleGetLoadingMode'")  # fmt: skip
+        for old, new in [("cuModuleGetLoadingMode", "cuGetProcAddress_v2"),
+                         ("cudaLaunchKernel_v7000", "cudaStreamIsCapturing_v10000")]:  # fmt: skip
+            con.execute("UPDATE StringIds SET value = ? WHERE value = ?", (new, old))
     nsys_sqlite.stats_dir(db, tmp_path / "csv")
     names = [line.split(",")[2] for line in (tmp_path / "csv" / "cuda_api_trace.csv").open()]
     assert names[:3] == ["Name", "cuGetProcAddress_v2", "cudaMalloc"]
+    assert "cudaStreamIsCapturing_v10000" in names and "cudaMemcpy" in names
 
 
 def test_an_export_without_cuda_activity_is_refused_saying_so(tmp_path, capsys, monkeypatch):

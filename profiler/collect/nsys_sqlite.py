@@ -6,8 +6,9 @@ writes (the 2025 layout), for `parse.nsys_csv.read_stats_dir`.
 The tables read are those nsys's own reports read: `CUPTI_ACTIVITY_KIND_KERNEL`, `_MEMCPY`,
 `_MEMSET` and `_RUNTIME`, names through `StringIds`. A copy's name is nsys's, `[CUDA memcpy
 Host-to-Device]` (its label in `ENUM_CUDA_MEMCPY_OPER`, or CUPTI's copy kinds where an older
-export lacks that table). An API call's name loses its CUDA version suffix, as nsys prints it
-(`cudaMalloc_v3020` -> `cudaMalloc`; `cuGetProcAddress_v2` is kept, a function of that name).
+export lacks that table). An API call's name is cut as nsys's `cuda_api_trace` report cuts it
+(`cudaMalloc_v3020` -> `cudaMalloc`; `cuGetProcAddress_v2` and `cudaStreamIsCapturing_v10000`
+kept: `_unversioned`).
 
 Two things differ from `nsys stats`, both on purpose: bytes are exact (`4.194304` MB where nsys
 rounds to `4.194`), and NVTX ranges are not read (their GPU projection is nsys's own), so
@@ -17,7 +18,6 @@ rounds to `4.194`), and NVTX ranges are not read (their GPU projection is nsys's
 from __future__ import annotations
 
 import csv
-import re
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -46,7 +46,6 @@ _MEMORY_KINDS = {
     0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 5: "Device Static",
     6: "Managed Static",
 }  # fmt: skip
-_VERSION = re.compile(r"_v\d{4,}$")  # a CUDA version (`_v3020`); `cuGetProcAddress_v2` is a name
 _ACTIVITY = ("KERNEL", "MEMCPY", "MEMSET", "RUNTIME")
 
 
@@ -139,9 +138,16 @@ def _api_rows(
         return
     query = f"SELECT start, end, nameId, returnValue, correlationId, globalTid FROM {runtime}"
     for start, end, name, result, corr, tid in con.execute(query):
-        call = _VERSION.sub("", names.get(name) or "")
+        call = _unversioned(names.get(name) or "")
         pid, thread = (tid >> 24) & 0xFFFFFF, tid & 0xFFFFFF
         yield [start, end - start, call, result, corr, pid, thread, "", ""]
+
+
+def _unversioned(name: str) -> str:
+    """An API function's name as nsys's `cuda_api_trace` prints it: its last six characters
+    dropped when they start `_v` (`cudaMalloc_v3020`), else whole (`cuGetProcAddress_v2`,
+    `cudaStreamIsCapturing_v10000`)."""
+    return name[:-6] if name[-6:-4] == "_v" else name
 
 
 def _devices(con: sqlite3.Connection, tables: dict[str, set[str]]) -> Callable[[int], str]:
