@@ -211,8 +211,8 @@ def test_third_party_report_gives_what_its_author_saw(tmp_path, name, capsys):
 NCU_REPORTS = Path(__file__).resolve().parents[1] / "data" / "ncu" / "reports"
 
 
-def import_metrics(report: Path, tmp_path: Path, capsys) -> tuple[pd.DataFrame, list[str]]:
-    """`profgen import` of `report` alone in a new folder: its metrics and warnings."""
+def import_alone(report: Path, tmp_path: Path, capsys) -> store.Run:
+    """`profgen import` of `report` alone in a new folder of `tmp_path`: the run."""
     folder = tmp_path / f"in-{len(list(tmp_path.iterdir()))}"
     folder.mkdir()
     shutil.copy(report, folder / report.name)
@@ -220,7 +220,12 @@ def import_metrics(report: Path, tmp_path: Path, capsys) -> tuple[pd.DataFrame, 
                  "--out", str(folder / "out")])  # fmt: skip
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    run_ = store.load_run(Path(captured.out.strip().splitlines()[-1]))
+    return store.load_run(Path(captured.out.strip().splitlines()[-1]))
+
+
+def import_metrics(report: Path, tmp_path: Path, capsys) -> tuple[pd.DataFrame, list[str]]:
+    """`import_alone`'s metrics and warnings."""
+    run_ = import_alone(report, tmp_path, capsys)
     return run_.table("metrics").reset_index(drop=True), run_.meta["inputs"][0].get("warnings", [])
 
 
@@ -298,13 +303,6 @@ def test_an_export_read_by_sqlite3_gives_what_nsys_stats_gives(
 
 
 def import_tables(db: Path, tmp_path: Path, capsys) -> dict[str, pd.DataFrame]:
-    """`profgen import` of `db` alone in a new folder: its gpu_trace and api_trace."""
-    folder = tmp_path / f"in-{len(list(tmp_path.iterdir()))}"
-    folder.mkdir()
-    shutil.copy(db, folder / db.name)
-    code = main(["import", "--model", "q", "--stage", f"s={folder / db.name}",
-                 "--out", str(folder / "out")])  # fmt: skip
-    captured = capsys.readouterr()
-    assert code == 0, captured.err
-    run_ = store.load_run(Path(captured.out.strip().splitlines()[-1]))
+    """`import_alone`'s gpu_trace and api_trace."""
+    run_ = import_alone(db, tmp_path, capsys)
     return {name: run_.table(name) for name in ("gpu_trace", "api_trace")}
