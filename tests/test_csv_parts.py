@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from profiler.errors import ParseError
-from profiler.parse import csv_parts, csvtext, ncu_csv, nsys_csv
+from profiler.parse import csv_parts, csvtext, ncu_csv
 
 DATA = Path(__file__).parent / "data"
 DETAILS = sorted(
@@ -183,70 +183,3 @@ def test_begun_work_gives_its_result_and_raises_its_error(alone):
     assert (ran_on[0] != threading.get_ident()) is alone
     with pytest.raises(ValueError, match="bad cell"):
         csv_parts.begun(fails, alone)()
-
-
-NSYS_TRACES = sorted(
-    p
-    for p in (DATA / "nsys").rglob("*.csv")
-    if nsys_csv.canonical_report(p.stem) == "cuda_gpu_trace"
-) + sorted((DATA / "report").rglob("cuda_gpu_trace.csv"))
-
-
-def test_the_real_nsys_traces_are_found():
-    assert len(NSYS_TRACES) >= 7
-
-
-@pytest.mark.parametrize("path", NSYS_TRACES, ids=lambda p: f"{p.parent.name}/{p.name}")
-@pytest.mark.parametrize("parts", [2, 3, 7])
-def test_an_nsys_trace_in_parts_gives_the_whole_trace(path, parts, monkeypatch, tmp_path):
-    """nsys quotes only the cells that need it (a name with commas): a trace is cut at any line
-    start with an even count of quotes before it, and gives the same tables."""
-    (tmp_path / path.name).write_bytes(path.read_bytes())
-    whole = read_nsys(tmp_path, 1, monkeypatch)
-    cut = read_nsys(tmp_path, parts, monkeypatch)
-    assert whole.keys() == cut.keys() and "gpu_trace" in whole
-    for name in whole:
-        pd.testing.assert_frame_equal(cut[name], whole[name])
-
-
-def test_a_quoted_name_over_two_lines_is_never_cut(monkeypatch, tmp_path):
-    """A kernel name quoted over two lines, its second line like a row, in every part's way."""
-    head = (
-        "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,Device,Strm,Name\n"
-    )
-    tricky = '"k<1,\n2,3,4,5,6,7,8,9,10,11,12,13>(int)"'
-    rows = [
-        f"{1000 + 10 * i},5,{i},1,1,1,32,1,1,8,GPU (0),7,{tricky if i % 2 else 'plain'}\n"
-        for i in range(61)
-    ]  # fmt: skip  (the last row plain)
-    data = (head + "".join(rows)).encode()
-    cuts = csv_parts.record_starts(data, len(head), 9, lead=b"")
-    starts = {len(head) + len("".join(rows[:i]).encode()) for i in range(len(rows))}
-    assert len(cuts) > 2 and set(cuts) <= starts
-    (tmp_path / "cuda_gpu_trace.csv").write_bytes(data)
-    cut = read_nsys(tmp_path, 5, monkeypatch)["gpu_trace"]
-    assert cut["name"].tolist() == [
-        "k<1,\n2,3,4,5,6,7,8,9,10,11,12,13>(int)" if i % 2 else "plain" for i in range(61)
-    ]
-
-
-def read_nsys(folder: Path, parts: int, monkeypatch: pytest.MonkeyPatch) -> dict:
-    """`nsys_csv.read_stats_dir` with a trace read in `parts` parts (1: whole)."""
-    monkeypatch.setattr(csv_parts, "part_count", lambda size, cores=None: parts)
-    return nsys_csv.read_stats_dir(folder, "s")
-
-
-def test_an_nsys_trace_is_read_in_parts(monkeypatch, tmp_path):
-    """The parts reader is what runs on an nsys trace (not a fall-back to the whole trace)."""
-    seen = []
-    real = csv_parts.read_in_parts
-
-    def counted(data, cuts, read_part):
-        seen.append(len(cuts))
-        return real(data, cuts, read_part)
-
-    monkeypatch.setattr(csv_parts, "read_in_parts", counted)
-    trace = DATA / "nsys" / "2025.3.1" / "overlap" / "cuda_gpu_trace.csv"
-    (tmp_path / trace.name).write_bytes(trace.read_bytes())
-    read_nsys(tmp_path, 4, monkeypatch)
-    assert seen == [4]

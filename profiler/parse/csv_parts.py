@@ -53,11 +53,10 @@ def usable_cores() -> int:
     return os.cpu_count() or 1
 
 
-def record_starts(data: bytes, start: int, parts: int, lead: bytes = b'"') -> list[int]:
+def record_starts(data: bytes, start: int, parts: int) -> list[int]:
     """Where `parts` parts of the records in `data[start:]` begin (`start` first; fewer when
     the page has fewer places to cut): the first line start at or after each even share of
-    the bytes that begins with `lead` (a quote, as ncu writes every cell; `b""`: any line, as
-    nsys quotes only the cells that need it) and has an even count of quotes before it.
+    the bytes that begins with a quote and has an even count of quotes before it.
 
     The quotes before each share's first byte are counted on threads, a share each (NumPy lets
     go of Python's lock while it compares), so that only the bytes from there to the cut are
@@ -70,13 +69,13 @@ def record_starts(data: bytes, start: int, parts: int, lead: bytes = b'"') -> li
     for bound, known in zip(bounds, before, strict=True):
         if bound > counted:
             counted, quotes = bound, known
-        at = data.find(b"\n" + lead, max(bound, cuts[-1]))
+        at = data.find(b'\n"', max(bound, cuts[-1]))
         while at >= 0:
             quotes += quotes_in(data, counted, at)
             counted = at
             if quotes % 2 == 0:
                 break
-            at = data.find(b"\n" + lead, at + 1)
+            at = data.find(b'\n"', at + 1)
         if at < 0:
             break
         cuts.append(at + 1)

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from profiler.errors import ParseError
-from profiler.parse import csv_parts, csvtext, values
+from profiler.parse import csvtext, values
 from profiler.parse.values import Origin
 
 # Every report profgen reads, by canonical name, and the old names nsys used before 2021.
@@ -368,35 +368,13 @@ def _read_fast(
     dtypes: dict[str, object] = {cell: object for cell in header if cell not in cols}
     fast = fast_dtypes(cols)
     try:
-        table = _read_trace(source, header, cols, origin, {**dtypes, **fast})
+        table = csvtext.read_csv_text(source, origin, usecols=list(cols), dtype={**dtypes, **fast})
     except ParseError:
         return None  # e.g. thousands separators: the string path below handles them
     exact = [col for col, dtype in fast.items() if dtype == "int64"]
     if any(table[col].dtype != np.int64 for col in exact):
         return None  # refused below, naming the cell as written (see the docstring)
     return table
-
-
-def _read_trace(
-    source: str | bytes, header: list[str], cols: Columns, origin: Origin, dtypes: dict
-) -> pd.DataFrame:
-    """The trace's `cols`, read whole, or in parts on threads (`csv_parts`) when it is a large
-    file's bytes that start with its header: each part from a line start with an even count
-    of quotes before it (nsys quotes a cell only where it needs to), the header's names and
-    `dtypes` given to each. Any part that fails makes the whole trace be read, whose error
-    names the line.
-
-    Raises: ParseError as `csvtext.read_csv_text`.
-    """
-    if isinstance(source, bytes) and (rows := source.find(b"\n") + 1):
-        parts = csv_parts.part_count(len(source) - rows)
-        if parts > 1 and source.count(b'"', 0, rows) % 2 == 0:
-            cuts = csv_parts.record_starts(source, rows, parts, lead=b"")
-            options = csvtext.csv_options(dtypes, names=header, header=None)
-            read = csv_parts.read_in_parts(source, cuts, lambda p: csvtext.read_part(p, options))
-            if read is not None:
-                return read[list(cols)]
-    return csvtext.read_csv_text(source, origin, usecols=list(cols), dtype=dtypes)
 
 
 def fast_dtypes(cols: Columns) -> dict[str, str]:
