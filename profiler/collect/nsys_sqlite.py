@@ -100,33 +100,39 @@ def _gpu_rows(
         for r in con.execute(query):
             launch = [*r[3:10], _mb(r[10]), _mb(r[11]), "", "", "", ""]
             yield [r[0], r[1] - r[0], r[2], *launch, devices(r[12]), *r[13:16], names.get(r[16])]
+    memory = _labels(con, tables, "ENUM_CUDA_MEM_KIND", _MEMORY_KINDS)
     copies = "CUPTI_ACTIVITY_KIND_MEMCPY"
     if copies in tables:
         kinds = _labels(con, tables, "ENUM_CUDA_MEMCPY_OPER", _COPY_KINDS)
-        memory = _labels(con, tables, "ENUM_CUDA_MEM_KIND", _MEMORY_KINDS)
-        green = _or_null(tables[copies], "greenContextId")
         query = (
-            f"SELECT start, end, correlationId, bytes, srcKind, dstKind, deviceId, contextId, "
-            f"{green}, streamId, copyKind FROM {copies}"
+            f"SELECT {_memory_columns(tables[copies])}, srcKind, dstKind, copyKind FROM {copies}"
         )
         for r in con.execute(query):
-            moved = _moved(r[3], r[1] - r[0])
-            ends = [memory.get(r[4], ""), memory.get(r[5], "")]
+            ends = [memory.get(r[8], ""), memory.get(r[9], "")]
             name = f"[CUDA memcpy {kinds.get(r[10], 'Unknown')}]"
-            yield [r[0], r[1] - r[0], r[2], *[""] * 9, *moved, *ends, devices(r[6]), *r[7:10], name]
+            yield _memory_row(r[:8], ends, devices, name)
     sets = "CUPTI_ACTIVITY_KIND_MEMSET"
     if sets in tables:
-        memory = _labels(con, tables, "ENUM_CUDA_MEM_KIND", _MEMORY_KINDS)
-        green = _or_null(tables[sets], "greenContextId")
-        query = (
-            f"SELECT start, end, correlationId, bytes, memKind, deviceId, contextId, {green}, "
-            f"streamId FROM {sets}"
-        )
+        query = f"SELECT {_memory_columns(tables[sets])}, memKind FROM {sets}"
         for r in con.execute(query):
-            moved = _moved(r[3], r[1] - r[0])
-            where = [memory.get(r[4], ""), ""]
-            yield [r[0], r[1] - r[0], r[2], *[""] * 9, *moved, *where, devices(r[5]), *r[6:9],
-                   "[CUDA memset]"]  # fmt: skip
+            yield _memory_row(r[:8], [memory.get(r[8], ""), ""], devices, "[CUDA memset]")
+
+
+def _memory_columns(columns: set[str]) -> str:
+    """The columns `_memory_row` takes from a copy's or set's table, in its order."""
+    green = _or_null(columns, "greenContextId")
+    return f"start, end, correlationId, bytes, deviceId, contextId, {green}, streamId"
+
+
+def _memory_row(
+    r: Sequence[Any], ends: list[str], devices: Callable[[int], str], name: str
+) -> list[Any]:
+    """A copy's or set's trace row from its `_memory_columns` (`r`) and its source and
+    destination memory kinds."""
+    start, end, corr, size, device, *place = r
+    launch = [""] * 9  # (a kernel's grid, block, registers and shared memory)
+    return [start, end - start, corr, *launch, *_moved(size, end - start), *ends, devices(device),
+            *place, name]  # fmt: skip
 
 
 def _api_rows(
