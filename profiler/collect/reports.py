@@ -25,7 +25,6 @@ from profiler.errors import ProfgenError, ProfilerRunError, ToolNotFound
 TIMEOUT_S = 600.0
 NSYS_LOG = "nsys-stats.log"
 NCU_OUTPUT = "ncu-import.csv"
-_NO_NSYS = "nsys was not found"
 
 
 def nsys_stats(report: Path, out_dir: Path, timeout: float = TIMEOUT_S) -> tuple[Path, str]:
@@ -48,8 +47,11 @@ def nsys_stats(report: Path, out_dir: Path, timeout: float = TIMEOUT_S) -> tuple
         try:
             nsys_sqlite.stats_dir(report, out_dir)
         except ProfgenError as unread:
-            raise ToolNotFound(f"{missing}; {unread}") from None
-        return out_dir, f"read with Python's sqlite3 (its CUDA traces, no NVTX ranges): {_NO_NSYS}"
+            raise _also(missing, str(unread)) from None
+        return (
+            out_dir,
+            "read with Python's sqlite3 (its CUDA traces, no NVTX ranges): nsys was not found",
+        )
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="profgen-nsys-") as work:
         copy = Path(work) / f"report{report.suffix.lower()}"
@@ -75,21 +77,27 @@ def ncu_import(report: Path, out_dir: Path, timeout: float = TIMEOUT_S) -> tuple
     try:
         ncu = ncu_tool.find_ncu()
     except ToolNotFound as missing:
-        return output, _read_in_python(report, output, missing, "ncu was not found")
+        return output, _read_in_python(report, output, missing, "ncu was not found", timeout)
     try:
         tools.run_tool(ncu_tool.import_cmd(ncu, report), output, timeout=timeout)
     except ProfilerRunError as failed:
         why = f"{failed.cmd[0]} --import failed on it ({describe_exit(failed.returncode)})"
-        return output, _read_in_python(report, output, failed, why, ncu)
+        return output, _read_in_python(report, output, failed, why, timeout, ncu)
     return output, ""
 
 
 def _read_in_python(
-    report: Path, output: Path, failure: ProfgenError, why: str, ncu: Path | None = None
+    report: Path,
+    output: Path,
+    failure: ProfgenError,
+    why: str,
+    timeout: float,
+    ncu: Path | None = None,
 ) -> str:
     """Write the report's raw page, as NVIDIA's report reader for Python reads it (in a child
-    process: `ncu_pyreport.read`), into `output`; returns the note that says so and `why` (ncu
-    is missing, or failed: the reader may then come with `ncu`'s install).
+    process: `ncu_pyreport.read`, given `timeout` seconds as ncu is), into `output`; returns the
+    note that says so and `why` (ncu is missing, or failed: the reader may then come with
+    `ncu`'s install).
 
     Raises: `failure` (ncu's) when the reader is not there, or cannot read the report either
         (its reason then added to ncu's, `_also`).
@@ -97,7 +105,7 @@ def _read_in_python(
     with tempfile.TemporaryDirectory(prefix="profgen-ncu-report-") as work:
         page = Path(work) / "page.csv"
         try:
-            ncu_pyreport.read(report, page, ncu, TIMEOUT_S)
+            ncu_pyreport.read(report, page, ncu, timeout)
         except ToolNotFound:
             if isinstance(failure, ToolNotFound):
                 raise ToolNotFound(f"{failure}, or install {ncu_pyreport.PACKAGE}") from None
@@ -112,8 +120,8 @@ def _read_in_python(
 
 
 def _also(failure: ProfgenError, reason: str) -> ProfgenError:
-    """ncu's `failure` (not found, or failed) with the reader's `reason` added: to a missing
-    ncu's one line, or to a failed run's hint."""
+    """A tool's `failure` (nsys or ncu not found, or ncu failed) with the fallback reader's
+    `reason` added: to a missing tool's one line, or to a failed run's hint."""
     if isinstance(failure, ProfilerRunError):
         hint = f"{failure.hint}; {reason}" if failure.hint else reason
         return ProfilerRunError(failure.cmd, failure.returncode, failure.log_tail, hint)
