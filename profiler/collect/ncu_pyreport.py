@@ -36,7 +36,7 @@ MODULE = "ncu_report"
 PACKAGE = "NVIDIA's report reader for Python (`pip install ncu-report`)"
 # The launch's own columns, as ncu's raw page names them, and the metrics that fill them.
 IDENTITY = ("ID", "Process ID", "Process Name", "Kernel Name", "Block Size", "Grid Size", "CC")
-_DIMS = {"Block Size": "launch__block_dim_", "Grid Size": "launch__grid_dim_"}
+_DIMS = ("launch__block_dim_", "launch__grid_dim_")  # Block Size, Grid Size
 _INSTALLS = "/opt/nvidia/nsight-compute/*/ncu"
 _CC = ("device__attribute_compute_capability_major", "device__attribute_compute_capability_minor")
 
@@ -128,7 +128,7 @@ def _identity(reader: Any, action: Any, cells: dict[str, str], number: int) -> l
     it), demangled name as ncu prints it by default, block and grid shape `(x, y, z)`, and
     compute capability `9.0`."""
     name = action.name(reader.IAction.NameBase_DEMANGLED)
-    shapes = [_shape(cells, prefix) for prefix in _DIMS.values()]
+    shapes = [_shape(cells, prefix) for prefix in _DIMS]
     major, minor = (cells.get(metric, "") for metric in _CC)
     cc = f"{major}.{minor}" if major and minor else ""
     return [str(number), "", "", name, *shapes, cc]
