@@ -233,3 +233,10 @@ def test_one_value_is_judged_as_a_column_is(rule, factor):
         column = values._reasons(number, number * factor, rule)
     one = [values._reason(n, n * factor, rule) for n in cells]
     assert one == column.tolist()
+
+
+def test_listed_names_a_few_of_many():
+    assert values.listed([]) == ""
+    assert values.listed(["a", "b", "c"]) == "a, b, c"
+    assert values.listed(["a", "b", "c", "d"]) == "a, b, c, ..."
+    assert values.listed((n for n in range(8)), 6) == "0, 1, 2, 3, 4, 5, ..."

@@ -298,7 +298,7 @@ def only_unused(head: str, blocks: list[Block]) -> str | None:
         return None
     marks = [line.strip() for line in head.split("\n") if _is_mark(line)]
     names = list(dict.fromkeys(name for name in map(unused_name, marks) if name))
-    shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+    shown = values.listed(names)
     said = f"its tables are all of nsys reports profgen does not use ({shown}), none of a CUDA "
     after = _printed_all(blocks)
     if after is None:
@@ -408,7 +408,7 @@ def _reports_named(head: str, banner: Callable[[str], bool]) -> str | None:
     found = list(dict.fromkeys(report for report in named if report))
     if not found:
         return None
-    return ", ".join(found[:3]) + (", ..." if len(found) > 3 else "")
+    return values.listed(found)
 
 
 _MARKS = ("Processing [", "Running [", "Exporting [", "[", "**")

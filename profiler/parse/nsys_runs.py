@@ -162,8 +162,7 @@ def _say_again(again: list[tuple[int, str]]) -> None:
     if not again:
         return
     line, reports = again[0][0], list(dict.fromkeys(report for _, report in again))
-    shown = ", ".join(reports[:3]) + (", ..." if len(reports) > 3 else "")
-    lines = ", ".join(str(n) for n, _ in again[:3]) + (", ..." if len(again) > 3 else "")
+    shown, lines = values.listed(reports), values.listed(n for n, _ in again)
     said = (
         f"line {line}: {len(again)} more table{'s' if len(again) > 1 else ''} of reports read "
         f"above left out ({shown} at line {lines}): profgen reads the first table of each "

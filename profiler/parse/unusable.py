@@ -182,7 +182,7 @@ def _rule_output(lines: list[str]) -> str | None:
             report = report or source
     if not rules:
         return None
-    names = ", ".join(list(rules)[:6]) + (", ..." if len(rules) > 6 else "")
+    names = values.listed(rules, 6)
     return (
         f"it is the output of Nsight Systems' expert-system rules (`nsys analyze`: {names}): "
         "advice with at most 50 example rows per rule, no stats report; import "

@@ -26,7 +26,7 @@ import hashlib
 import math
 import re
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -469,6 +469,13 @@ def locale_hint(detail: str) -> str | None:
     if _COMMA_DECIMAL.search(detail) is None:
         return None
     return f"{detail}; numbers with a decimal comma: print them with LC_ALL=C"
+
+
+def listed(items: Iterable[object], limit: int = 3) -> str:
+    """The first `limit` items, comma-separated, and `, ...` when there are more: how a message
+    names a few of many (`cuda_api_sum, cuda_gpu_trace, nvtx_sum, ...`)."""
+    shown = list(items)
+    return ", ".join(map(str, shown[:limit])) + (", ..." if len(shown) > limit else "")
 
 
 def shown_cell(cell: object, width: int = 40) -> str:
