@@ -493,13 +493,27 @@ def test_stage_with_no_rows_is_refused(tmp_path, capsys):
     assert_refused(result, 2, str(only), "no rows to import")
 
 
-def test_import_turns_numpys_huge_page_advice_off_for_its_process(tmp_path, capsys, monkeypatch):
+def test_import_sets_its_processs_huge_pages_and_string_storage(tmp_path, capsys, monkeypatch):
     from profiler.parse import pages
 
     calls = []
     monkeypatch.setattr(pages, "set_huge_pages", lambda enabled: calls.append(enabled))
+    monkeypatch.setattr(pages, "set_string_storage", lambda storage: calls.append(storage))
     assert main(["import", "--model", "m", "--stage", f"a={DEMO}", "--out", str(tmp_path)]) == 0
-    assert calls == [False]
+    assert calls == [False, "python"]
+
+
+def test_set_string_storage_changes_new_string_columns_and_gives_the_old_one_back():
+    from profiler.parse import pages
+
+    before = pages.set_string_storage("python")
+    try:
+        assert pd.array(["a"], dtype="string").dtype.storage == "python"
+        assert pages.set_string_storage("pyarrow") == "python"
+        assert pd.get_option("mode.string_storage") == "pyarrow"
+    finally:
+        pages.set_string_storage(before)
+    assert pd.get_option("mode.string_storage") == before
 
 
 def test_set_huge_pages_changes_numpys_advice_and_gives_the_old_one_back():

@@ -240,3 +240,14 @@ def test_listed_names_a_few_of_many():
     assert values.listed(["a", "b", "c"]) == "a, b, c"
     assert values.listed(["a", "b", "c", "d"]) == "a, b, c, ..."
     assert values.listed((n for n in range(8)), 6) == "0, 1, 2, 3, 4, 5, ..."
+
+
+def test_coded_strings_refer_to_their_names_whatever_the_default_storage():
+    """Each row is its name, not a copy of its bytes (pyarrow's storage copies every row's):
+    the column is kept in Python's storage even where pyarrow's is the default."""
+    codes = np.array([1, 0, -1, 1, 1])
+    with pd.option_context("mode.string_storage", "pyarrow"):  # (pyarrow need not be installed)
+        column = values.coded_strings(codes, ["conv", "gemm"])
+    assert column.dtype == "string[python]"
+    assert column.tolist()[:2] == ["gemm", "conv"] and column.isna().tolist()[2]
+    assert column.iloc[0] is column.iloc[3] is column.iloc[4]  # one object, not three copies

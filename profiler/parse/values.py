@@ -420,9 +420,14 @@ def renumbered(text: str, file_line: Callable[[int], int]) -> str:
 
 def coded_strings(codes: np.ndarray, names: list[Any]) -> pd.Series:
     """A `string` column of `names[codes]` (code -1: missing), taken from the names: no string
-    is made per row."""
-    pool = pd.array([*names, pd.NA], dtype="string")
+    is made per row. Its storage is Python's whatever pandas' default: a row then refers to its
+    name, where pyarrow's storage would copy the name's bytes into every row (0.5 s of a
+    million-row metric table's read, its kernel names a few hundred bytes each)."""
+    pool = pd.array([*names, pd.NA], dtype=_BY_REFERENCE)
     return pd.Series(pool.take(np.where(codes < 0, len(names), codes)))
+
+
+_BY_REFERENCE = pd.StringDtype("python")
 
 
 def cap_names(names: pd.Series) -> pd.Series:

@@ -70,10 +70,13 @@ def trace_lines(n: int) -> list[str]:
 
 @pytest.fixture(scope="module", autouse=True)
 def as_profgen_import_runs():
-    """The parsers run as `profgen import` runs them: NumPy's huge-page advice off for the
-    process (profiler.parse.pages), restored after this module."""
+    """The parsers run as `profgen import` runs them: NumPy's huge-page advice off and pandas'
+    strings in Python's storage for the process (profiler.parse.pages), restored after this
+    module."""
     before = pages.set_huge_pages(False)
+    storage = pages.set_string_storage("python")
     yield
+    pages.set_string_storage(storage)
     if before is not None:
         pages.set_huge_pages(before)
 
