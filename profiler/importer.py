@@ -66,6 +66,7 @@ from profiler.parse import (
     cupti,
     detect,
     ncu_csv,
+    ncu_runs,
     ncu_text,
     nsys_csv,
     nvprof,
@@ -265,6 +266,8 @@ def _read_input(
             _check_rows(tables, path)
         said = {"warnings": [f"{path}: {note}" for note in trimmed]} if trimmed else {}
         return import_runs.nsys_text_runs(told, _TECHNIQUE[kind], trimmed), [path], said
+    if kind == detect.NCU_TEXT:
+        return _ncu_text_runs(source, stage, path)
     if kind != detect.CAPTURE:
         with values.trimmed() as trimmed:
             tables, read = _read_stage(kind, source, stage, raw)
@@ -282,6 +285,26 @@ def _read_input(
         for f in found_runs
     ]
     return runs, [path], extra
+
+
+def _ncu_text_runs(
+    source: Path | csvtext.Held, stage: str, path: Path
+) -> tuple[list[import_runs.Run], list[Path], dict[str, Any]]:
+    """`_read_input` of a file of ncu text output: one run per ncu run it tells apart
+    (`ncu_runs`), else one.
+
+    Raises: ParseError as `ncu_text.read_tables`.
+    """
+    if isinstance(source, csvtext.Held):
+        with _on_disk(source) as file:
+            return _ncu_text_runs(file, stage, path)
+    with values.trimmed() as trimmed:
+        found = ncu_runs.read_runs(source, stage)
+    for run in found.kept:
+        _check_rows(run.tables, path)
+    said = {"warnings": [f"{path}: {note}" for note in trimmed]} if trimmed else {}
+    runs = import_runs.nvprof_runs(found, _TECHNIQUE[detect.NCU_TEXT], trimmed)
+    return runs, [path], said
 
 
 def warnings(run_dir: Path) -> list[str]:

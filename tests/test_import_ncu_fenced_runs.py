@@ -56,3 +56,45 @@ def test_a_run_whose_section_line_was_cut_out(tmp_path, capsys):
     assert list(got["stage"]) == ["s.1", "s.2"]
     assert list(got["value"]) == sectors(RUNS)
     assert list(got["section"].isna()) == [True, False]
+
+
+UNFENCED = NCU / "any" / "bitonic-h100-two-runs-unfenced-cut.md"
+
+
+def test_two_unfenced_runs_of_two_processes_are_two_stages(tmp_path, capsys):
+    """Notes that paste two `--print-summary per-kernel` results without a fence, each after
+    its `==PROF== Disconnected from process N` line (11139, then 17772), the grade script's
+    output and other notes between: a new process after the first run's results starts the
+    second run, and each is a stage with its own kernels and values (both were one stage)."""
+    text = UNFENCED.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    second = next(k for k, line in enumerate(lines) if line.startswith("==PROF== Disconnected"))
+    second = next(k for k in range(second + 1, len(lines)) if "Disconnected" in lines[k])
+    kernel = re.compile(r"^ {4}(?P<name>\S.*) \([0-9, ]+\)x\([0-9, ]+\), Invocations (?P<n>\d+)$")
+    warps = r"sm__warps_active\.avg\.pct_of_peak_sustained_active"
+    row = re.compile(rf"^ +{warps} +% +[0-9.]+ +[0-9.]+ +([0-9.]+)$")
+    expected: list[list[tuple[str, int, float]]] = [[], []]
+    name, count = "", 0
+    for k, line in enumerate(lines):
+        if (m := kernel.match(line)) is not None:
+            name, count = m["name"], int(m["n"])
+        elif (m := row.match(line)) is not None:
+            expected[k > second].append((name, count, float(m[1])))
+    assert [len(run) for run in expected] == [2, 4]
+    argv = ["import", "--model", "m", "--out", tmp_path, "--stage", f"s={UNFENCED}"]
+    result = profgen(argv, capsys)
+    assert result.code == 0, result.err
+    run = store.load_run(result.out.strip().splitlines()[-1])
+    stages = run.table("stages")
+    assert list(stages["stage"]) == ["s.1", "s.2"]
+    assert "run 2 of 2, its tables from line" in stages["technique"].iloc[1]
+    c = run.table("counters")
+    got = c[c["metric"] == "sm__warps_active.avg.pct_of_peak_sustained_active"]
+    for key, want in zip(["s.1", "s.2"], expected, strict=True):
+        mine = got[got["stage"] == key]
+        assert list(mine["name"]) == [name for name, _, _ in want]
+        assert list(mine["invocations"]) == [n for _, n, _ in want]
+        assert list(mine["value"]) == [value for _, _, value in want]
+        assert list(mine["kernel_id"]) == list(range(len(want)))  # each run's own launches
+    metrics = run.table("metrics")
+    assert list(metrics["stage"]) == ["s.1"] * 2 + ["s.2"] * 4
