@@ -71,6 +71,7 @@ from profiler.parse import (
     nsys_csv,
     nvprof,
     nvprof_db,
+    unusable,
     values,
 )
 from profiler.render import html
@@ -227,14 +228,16 @@ def _read_pasted(
     is read is named as the file, the file is what is copied, and every line number is the
     file's own (`import_paste`).
 
-    Raises: ParseError as `_read_input`, naming the file's own lines.
+    Raises: ParseError as `_read_input`, naming the file's own lines, and what the file is
+        when it is a program's source (`unusable.quoted_in`).
     """
-    if inp.shape is None:
-        return _read_input(inp.kind, inp.path, stage, raw)
     try:
+        if inp.shape is None:
+            return _read_input(inp.kind, inp.path, stage, raw)
         runs, _, extra = _read_input(inp.kind, inp.source, stage, raw, inp.path)
     except ParseError as exc:
-        raise import_paste.noted(exc, inp.shape, inp.path) from None
+        noted = exc if inp.shape is None else import_paste.noted(exc, inp.shape, inp.path)
+        raise unusable.quoted_in(noted, inp.path.suffix) from None
     runs, extra = import_paste.relocated(inp, runs, extra)
     return runs, [inp.path], extra
 

@@ -260,3 +260,44 @@ def test_tables_a_terminal_wrapped_are_left_out_with_a_warning_and_the_rest_read
     for name, row in zip(names, nvtx, strict=True):
         assert ranges.loc[name, "total_ns"] == int(row[1].replace(",", ""))
         assert ranges.loc[name, "max_ns"] == int(row[6].replace(",", ""))
+
+
+def test_a_summary_without_the_columns_nsys_always_prints_is_said_to_be_no_table_of_nsys(
+    tmp_path, capsys
+):
+    """A blog's ` ** CUDA API Summary (cudaapisum):` table whose author left out Min, Max and
+    StdDev: refused naming the header's line and that nsys prints those columns in every such
+    table, so the table was written or cut down by hand (it said only "no column for min,
+    max")."""
+    path = NSYS / "any" / "nsight-ai-blog-api-sum-without-min-max-cut.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    header = next(k for k, line in enumerate(lines) if "Num Calls" in line)
+    assert "Min" not in lines[header] and "Max" not in lines[header]
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    assert_refused(
+        result,
+        2,
+        "expected nsys cuda_api_sum report",
+        f"line {header + 1}: no column for min, max, which nsys prints in every cuda_api_sum "
+        "table: its header is not nsys's (written or cut down by hand?)",
+    )
+
+
+def test_nsys_text_in_a_python_fixture_that_cannot_be_read_names_the_file_as_python(
+    tmp_path, capsys
+):
+    """A test's fixture: `nsys stats --format csv` output made by hand in a Python string, its
+    trace header continued onto the next line with a backslash. The refusal says why (no Name
+    column) and that the file is Python source quoting the output (it named no file kind)."""
+    path = NSYS / "any" / "hpcagent-bench-nsys-csv-fixture-cut.py"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    header = next(k for k, line in enumerate(lines) if line.startswith("Start (ns),"))
+    assert lines[header].endswith("\\") and lines[header + 1].endswith(",Name")
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    assert_refused(
+        result,
+        2,
+        "expected nsys cuda_gpu_trace report",
+        f"line {header + 1}: no column for name",
+        "the file is a Python source file that quotes it (a test's fixture, a comment?)",
+    )

@@ -59,6 +59,7 @@ import csv
 from collections.abc import Callable
 from pathlib import PurePath
 
+from profiler.errors import ParseError
 from profiler.parse import bare_rows, nvprof_export, unusable_ncu, unusable_nsys, values
 
 _HTML_STARTS = ("<!doctype html", "<html")
@@ -118,6 +119,18 @@ def describe(lines: list[str]) -> str | None:
         or unusable_nsys.describe(lines)
         or nvprof_export.commanded(lines)
     )
+
+
+def quoted_in(refused: ParseError, suffix: str) -> ParseError:
+    """`refused` (profiler output in a file that could not be read) saying what the file is
+    when its name's suffix is a program's source (`x.py`: a test's fixture, output pasted into
+    a comment), where a table is often made up or reflowed by hand; else `refused` as it is."""
+    kind = _SOURCES.get(suffix.lower())
+    if kind is None:
+        return refused
+    said = f"{refused.detail}; " if refused.detail else ""
+    said += f"the file is {kind} source file that quotes it (a test's fixture, a comment?)"
+    return ParseError(refused.path, refused.expected, said)
 
 
 def document(suffix: str, lines: list[str]) -> str | None:
