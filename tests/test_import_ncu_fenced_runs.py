@@ -98,3 +98,30 @@ def test_two_unfenced_runs_of_two_processes_are_two_stages(tmp_path, capsys):
         assert list(mine["kernel_id"]) == list(range(len(want)))  # each run's own launches
     metrics = run.table("metrics")
     assert list(metrics["stage"]) == ["s.1"] * 2 + ["s.2"] * 4
+
+
+def test_an_excerpt_of_a_section_without_its_kernel_line_is_said_to_be_left_out(
+    tmp_path, capsys
+):
+    """A post's `ncu vector_add.exe` result, then a fenced excerpt of its `GPU Speed Of Light
+    Throughput` table alone (no kernel line, values of another run, `<- KEY!` notes): the
+    result is read (`Duration 181.09 us`) and the excerpt named as left out, with its line
+    and why (it was passed over without a word)."""
+    path = NCU / "2025.x" / "hugo-speedrun-section-excerpt-without-kernel-line-cut.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    sections = [k for k, line in enumerate(lines) if line.strip().startswith("Section: GPU Speed")]
+    excerpt = sections[-1]
+    assert lines[excerpt].startswith("Section:")  # flush left: the excerpt, not ncu's result
+    durations = [line.split()[-1] for line in lines if line.strip().startswith("Duration ")]
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    assert result.code == 0, result.err
+    said = (
+        f"line {excerpt + 1}: ncu-text output left out: it quotes Nsight Compute's `Section:` "
+        f"tables (1, the first at line {excerpt + 1}: 'GPU Speed Of Light Throughput') with no "
+        "kernel line above them"
+    )
+    assert said in result.err, result.err
+    run = store.load_run(result.out.strip().splitlines()[-1])
+    metrics = run.table("metrics")
+    assert len(metrics) == 1 and len(durations) == 2
+    assert metrics["duration_ns"].iloc[0] == round(float(durations[0]) * 1000)

@@ -103,7 +103,7 @@ def describe(lines: list[str]) -> str | None:
         or nvprof_export.described(lines)
         or _rule_output(lines)
         or _profile_without_report(lines)
-        or _ncu_sections_without_kernel(lines)
+        or ncu_sections_without_kernel(lines)
         or _ncu_advice(lines)
         or _cpu_profile(lines)
         or _comma_joined_summary(lines)
@@ -248,7 +248,7 @@ def _launch_without_stats(lines: list[str]) -> str | None:
     )
 
 
-def _ncu_sections_without_kernel(lines: list[str]) -> str | None:
+def ncu_sections_without_kernel(lines: list[str]) -> str | None:
     """What a file is in which Nsight Compute's `Section: GPU Speed Of Light Throughput` tables
     (a `Section:` line, a dash rule under it) stand with no kernel line (`... (grid)x(block),
     Context 1, Stream 7`) anywhere (detection found none): metrics of no kernel."""
