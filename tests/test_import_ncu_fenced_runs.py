@@ -8,9 +8,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 from clirun import profgen
 
 from profiler import store
+from profiler.parse import ncu_runs
 
 NCU = Path(__file__).parent / "data" / "ncu"
 RUNS = NCU / "2023.x" / "blog-two-runs-fenced-one-space-indent.md"
@@ -125,3 +127,23 @@ def test_an_excerpt_of_a_section_without_its_kernel_line_is_said_to_be_left_out(
     metrics = run.table("metrics")
     assert len(metrics) == 1 and len(durations) == 2
     assert metrics["duration_ns"].iloc[0] == round(float(durations[0]) * 1000)
+
+
+def test_processes_of_one_run_stay_one_run_and_a_new_process_after_results_starts_one():
+    """`--target-processes all`: a parent and its child connect before any result, so they are
+    one run; a process connecting after the results starts the next; a process line after the
+    last result (nothing under it) starts none."""
+    text = [
+        "==PROF== Connected to process 10 (/a)",  # 0
+        "==PROF== Connected to process 11 (/b)",  # 1: the child, same run
+        "==PROF== Disconnected from process 11",  # 2
+        "==PROF== Disconnected from process 10",  # 3
+        "  k(int) (1, 1, 1)x(32, 1, 1), Context 1, Stream 7",  # 4: a result
+        "==PROF== Connected to process 12 (/a)",  # 5: the next run
+        "  k(int) (1, 1, 1)x(32, 1, 1), Context 1, Stream 7",  # 6
+        "==PROF== Connected to process 13 (/a)",  # 7: no result under it
+    ]
+    data = "\n".join(text).encode()
+    starts = ncu_runs.run_starts(data, np.array([4, 6]))
+    assert [line for line, _ in starts] == [5]
+    assert data[starts[0][1] :].startswith(b"==PROF== Connected to process 12")

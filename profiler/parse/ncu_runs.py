@@ -13,6 +13,7 @@ Profiling "k" - 0` lines numbering its launches from 0), whose rows the IDs do n
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -20,9 +21,8 @@ import pandas as pd
 
 from profiler.parse import headings, ncu_text, nvprof
 
-_PROCESS = re.compile(
-    rb"^==PROF== (?:Connected to|Disconnected from) process ([0-9]{1,12})\b", re.MULTILINE
-)
+_MARK = b"==PROF== "
+_PROCESS = re.compile(rb"==PROF== (?:Connected to|Disconnected from) process ([0-9]{1,12})\b")
 
 
 def read_runs(path: str | Path, stage: str) -> nvprof.Runs:
@@ -40,7 +40,7 @@ def read_runs(path: str | Path, stage: str) -> nvprof.Runs:
         return nvprof.Runs([nvprof.Run(tables, int(kernel_lines[0]) + 1)], [])
     run_of = np.searchsorted(np.array([line for line, _ in starts]), kernel_lines, side="right")
     ids = np.array(placed.ids)
-    at = [_PROCESS.search(placed.data).start(), *(at for _, at in starts)]  # type: ignore[union-attr]
+    at = [next(_processes(placed.data)).start(), *(at for _, at in starts)]
     above = headings.above(
         lambda a, b: placed.data[a:b].decode("utf-8", "replace"), [[(a, a)] for a in at]
     )
@@ -61,7 +61,7 @@ def run_starts(data: bytes, kernel_lines: np.ndarray) -> list[tuple[int, int]]:
     starts: list[tuple[int, int]] = []
     names: set[bytes] = set()
     since, line, pos = -1, 0, 0  # the current run's first line; a line index and its offset
-    for found in _PROCESS.finditer(data):
+    for found in _processes(data):
         line, pos = line + data.count(b"\n", pos, found.start()), found.start()
         results = np.searchsorted(kernel_lines, line) > np.searchsorted(kernel_lines, since)
         if results and found[1] not in names:
@@ -71,6 +71,18 @@ def run_starts(data: bytes, kernel_lines: np.ndarray) -> list[tuple[int, int]]:
     if starts and not (kernel_lines > starts[-1][0]).any():
         starts.pop()  # (a process line after the last result: no run of its own)
     return starts
+
+
+def _processes(data: bytes) -> Iterator[re.Match[bytes]]:
+    """The `==PROF==` lines of `data` that name a process ncu connected to or disconnected from,
+    in order: found by their literal start (a pattern anchored at every line of a million-row
+    text would try each)."""
+    at = data.find(_MARK)
+    while at >= 0:
+        found = _PROCESS.match(data, at) if at == 0 or data[at - 1] == 10 else None
+        if found is not None:
+            yield found
+        at = data.find(_MARK, at + len(_MARK))
 
 
 def _only(tables: dict[str, pd.DataFrame], ids: set[int], first: int) -> dict[str, pd.DataFrame]:
