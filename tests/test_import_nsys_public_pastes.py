@@ -232,7 +232,9 @@ def test_tables_a_terminal_wrapped_are_left_out_with_a_warning_and_the_rest_read
     memory-time tables have their header's tail on a line of blanks, the API rule's tail on a
     line of dashes, names cut (`cuMemAllocAsy nc`, `[CUDA memcpy Device- to-Host]`). Those two
     are left out, each named with its line and why; the intact NVTX and kernel tables are read
-    (was: the whole file refused for `'-------' is not a number`)."""
+    (was: the whole file refused for `'-------' is not a number`). The `...` that ends the
+    kernel report's `Processing [...]` line, wrapped onto a line of its own, is no elision
+    mark (the tables were said to be partial)."""
     path = NSYS / "2025.3.2" / "rust-saxpy-nsys-stats-wrapped-cut.md"
     text = path.read_text(encoding="utf-8")
     lines = text.split("\n")
@@ -246,7 +248,11 @@ def test_tables_a_terminal_wrapped_are_left_out_with_a_warning_and_the_rest_read
         said = f"line {header + 1}: the {report} table is left out: a terminal wrapped it"
         assert said in result.err, result.err
         assert f"its header's tail is on line {header + 2}, blanks alone" in result.err
+    kern = next(k for k, line in enumerate(lines) if "cuda_gpu_kern_sum.py]" in line)
+    assert lines[kern + 1].strip() == "..."  # the marker's tail, wrapped: no elision mark
+    assert "rows elided" not in result.err, result.err
     run = store.load_run(Path(result.out.strip().splitlines()[-1]))
+    assert "elide" not in run.table("stages")["technique"].iloc[0]
     assert not run.has("api_calls")
     kernels = _rows_under(text, "(cuda_gpu_kern_sum):")
     act = run.table("gpu_activities")
