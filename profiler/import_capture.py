@@ -47,6 +47,7 @@ from profiler.parse import (
     fenced_reports,
     headings,
     nvprof_export,
+    unusable,
     values,
 )
 
@@ -201,7 +202,7 @@ def _read_section(
     try:
         kind = detect.detect(held)
     except ParseError:
-        return None  # not profiler output: the rest of the capture
+        return _quoted_sections(section, held)  # else not profiler output: the rest of it
     entry: dict[str, Any] = {"line": section.first_line, "kind": kind, "command": section.command}
     entry["elided"] = list(section.elided)
     if kind in _NOT_SECTIONS:
@@ -223,6 +224,21 @@ def _read_section(
     if len(entry["trimmed"]) < len(said):  # notes that the tables are whole (`ReadNote`)
         entry["notes"] = [line for partial, line in said if not partial]
     return entry, tables
+
+
+def _quoted_sections(section: capture.Piece, held: csvtext.Held) -> Read | None:
+    """The entry of a section that is no output profgen reads, when it quotes Nsight Compute's
+    `Section:` tables with no kernel line (a post's excerpt of one section, its values marked
+    `<- KEY!`): left out, said with why (`unusable`), since their values differ from any run
+    read (passed over without a word before); None for any other."""
+    lines = bytes(held.view()[: 1 << 16]).decode("utf-8", "replace").splitlines()
+    why = unusable.ncu_sections_without_kernel(lines)
+    if why is None:
+        return None
+    entry: dict[str, Any] = {"line": section.first_line, "kind": detect.NCU_TEXT}
+    entry.update(command=section.command, elided=list(section.elided))
+    entry["left_out"] = values.renumbered(why, section.file_line)
+    return entry, {}
 
 
 def _tables(

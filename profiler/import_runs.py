@@ -8,9 +8,10 @@ key when it has none) and `run N of M`, then the command the run profiled when t
 (`==PID== Profiling application: ./prog args`), else the Markdown heading a README quotes it
 under (`## Change how we initialize CuRAND`). A capture of `nsys stats` text that prints a
 report again is read likewise, run by run where the file tells the runs apart
-(`parse.nsys_runs`: a label above each fence titles its run). `--repeats`, `--range` and
-`--title` given for KEY apply to each of its runs (the importer passes them on). A file of one
-run is the stage KEY, as given.
+(`parse.nsys_runs`: a label above each fence titles its run), and a file of ncu text output
+whose `==PROF==` lines show a new process after a run's results (`parse.ncu_runs`).
+`--repeats`, `--range` and `--title` given for KEY apply to each of its runs (the importer
+passes them on). A file of one run is the stage KEY, as given.
 """
 
 from __future__ import annotations

@@ -66,10 +66,12 @@ from profiler.parse import (
     cupti,
     detect,
     ncu_csv,
+    ncu_runs,
     ncu_text,
     nsys_csv,
     nvprof,
     nvprof_db,
+    unusable,
     values,
 )
 from profiler.render import html
@@ -226,14 +228,16 @@ def _read_pasted(
     is read is named as the file, the file is what is copied, and every line number is the
     file's own (`import_paste`).
 
-    Raises: ParseError as `_read_input`, naming the file's own lines.
+    Raises: ParseError as `_read_input`, naming the file's own lines, and what the file is
+        when it is a program's source (`unusable.quoted_in`).
     """
-    if inp.shape is None:
-        return _read_input(inp.kind, inp.path, stage, raw)
     try:
+        if inp.shape is None:
+            return _read_input(inp.kind, inp.path, stage, raw)
         runs, _, extra = _read_input(inp.kind, inp.source, stage, raw, inp.path)
     except ParseError as exc:
-        raise import_paste.noted(exc, inp.shape, inp.path) from None
+        noted = exc if inp.shape is None else import_paste.noted(exc, inp.shape, inp.path)
+        raise unusable.quoted_in(noted, inp.path.suffix) from None
     runs, extra = import_paste.relocated(inp, runs, extra)
     return runs, [inp.path], extra
 
@@ -265,6 +269,8 @@ def _read_input(
             _check_rows(tables, path)
         said = {"warnings": [f"{path}: {note}" for note in trimmed]} if trimmed else {}
         return import_runs.nsys_text_runs(told, _TECHNIQUE[kind], trimmed), [path], said
+    if kind == detect.NCU_TEXT:
+        return _ncu_text_runs(source, stage, path)
     if kind != detect.CAPTURE:
         with values.trimmed() as trimmed:
             tables, read = _read_stage(kind, source, stage, raw)
@@ -282,6 +288,26 @@ def _read_input(
         for f in found_runs
     ]
     return runs, [path], extra
+
+
+def _ncu_text_runs(
+    source: Path | csvtext.Held, stage: str, path: Path
+) -> tuple[list[import_runs.Run], list[Path], dict[str, Any]]:
+    """`_read_input` of a file of ncu text output: one run per ncu run it tells apart
+    (`ncu_runs`), else one.
+
+    Raises: ParseError as `ncu_text.read_tables`.
+    """
+    if isinstance(source, csvtext.Held):
+        with _on_disk(source) as file:
+            return _ncu_text_runs(file, stage, path)
+    with values.trimmed() as trimmed:
+        found = ncu_runs.read_runs(source, stage)
+    for run in found.kept:
+        _check_rows(run.tables, path)
+    said = {"warnings": [f"{path}: {note}" for note in trimmed]} if trimmed else {}
+    runs = import_runs.nvprof_runs(found, _TECHNIQUE[detect.NCU_TEXT], trimmed)
+    return runs, [path], said
 
 
 def warnings(run_dir: Path) -> list[str]:

@@ -8,9 +8,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 from clirun import profgen
 
 from profiler import store
+from profiler.parse import ncu_runs
 
 NCU = Path(__file__).parent / "data" / "ncu"
 RUNS = NCU / "2023.x" / "blog-two-runs-fenced-one-space-indent.md"
@@ -56,3 +58,92 @@ def test_a_run_whose_section_line_was_cut_out(tmp_path, capsys):
     assert list(got["stage"]) == ["s.1", "s.2"]
     assert list(got["value"]) == sectors(RUNS)
     assert list(got["section"].isna()) == [True, False]
+
+
+UNFENCED = NCU / "any" / "bitonic-h100-two-runs-unfenced-cut.md"
+
+
+def test_two_unfenced_runs_of_two_processes_are_two_stages(tmp_path, capsys):
+    """Notes that paste two `--print-summary per-kernel` results without a fence, each after
+    its `==PROF== Disconnected from process N` line (11139, then 17772), the grade script's
+    output and other notes between: a new process after the first run's results starts the
+    second run, and each is a stage with its own kernels and values (both were one stage)."""
+    text = UNFENCED.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    second = next(k for k, line in enumerate(lines) if line.startswith("==PROF== Disconnected"))
+    second = next(k for k in range(second + 1, len(lines)) if "Disconnected" in lines[k])
+    kernel = re.compile(r"^ {4}(?P<name>\S.*) \([0-9, ]+\)x\([0-9, ]+\), Invocations (?P<n>\d+)$")
+    warps = r"sm__warps_active\.avg\.pct_of_peak_sustained_active"
+    row = re.compile(rf"^ +{warps} +% +[0-9.]+ +[0-9.]+ +([0-9.]+)$")
+    expected: list[list[tuple[str, int, float]]] = [[], []]
+    name, count = "", 0
+    for k, line in enumerate(lines):
+        if (m := kernel.match(line)) is not None:
+            name, count = m["name"], int(m["n"])
+        elif (m := row.match(line)) is not None:
+            expected[k > second].append((name, count, float(m[1])))
+    assert [len(run) for run in expected] == [2, 4]
+    argv = ["import", "--model", "m", "--out", tmp_path, "--stage", f"s={UNFENCED}"]
+    result = profgen(argv, capsys)
+    assert result.code == 0, result.err
+    run = store.load_run(result.out.strip().splitlines()[-1])
+    stages = run.table("stages")
+    assert list(stages["stage"]) == ["s.1", "s.2"]
+    assert "run 2 of 2, its tables from line" in stages["technique"].iloc[1]
+    c = run.table("counters")
+    got = c[c["metric"] == "sm__warps_active.avg.pct_of_peak_sustained_active"]
+    for key, want in zip(["s.1", "s.2"], expected, strict=True):
+        mine = got[got["stage"] == key]
+        assert list(mine["name"]) == [name for name, _, _ in want]
+        assert list(mine["invocations"]) == [n for _, n, _ in want]
+        assert list(mine["value"]) == [value for _, _, value in want]
+        assert list(mine["kernel_id"]) == list(range(len(want)))  # each run's own launches
+    metrics = run.table("metrics")
+    assert list(metrics["stage"]) == ["s.1"] * 2 + ["s.2"] * 4
+
+
+def test_an_excerpt_of_a_section_without_its_kernel_line_is_said_to_be_left_out(
+    tmp_path, capsys
+):
+    """A post's `ncu vector_add.exe` result, then a fenced excerpt of its `GPU Speed Of Light
+    Throughput` table alone (no kernel line, values of another run, `<- KEY!` notes): the
+    result is read (`Duration 181.09 us`) and the excerpt named as left out, with its line
+    and why (it was passed over without a word)."""
+    path = NCU / "2025.x" / "hugo-speedrun-section-excerpt-without-kernel-line-cut.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    sections = [k for k, line in enumerate(lines) if line.strip().startswith("Section: GPU Speed")]
+    excerpt = sections[-1]
+    assert lines[excerpt].startswith("Section:")  # flush left: the excerpt, not ncu's result
+    durations = [line.split()[-1] for line in lines if line.strip().startswith("Duration ")]
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    assert result.code == 0, result.err
+    said = (
+        f"line {excerpt + 1}: ncu-text output left out: it quotes Nsight Compute's `Section:` "
+        f"tables (1, the first at line {excerpt + 1}: 'GPU Speed Of Light Throughput') with no "
+        "kernel line above them"
+    )
+    assert said in result.err, result.err
+    run = store.load_run(result.out.strip().splitlines()[-1])
+    metrics = run.table("metrics")
+    assert len(metrics) == 1 and len(durations) == 2
+    assert metrics["duration_ns"].iloc[0] == round(float(durations[0]) * 1000)
+
+
+def test_processes_of_one_run_stay_one_run_and_a_new_process_after_results_starts_one():
+    """`--target-processes all`: a parent and its child connect before any result, so they are
+    one run; a process connecting after the results starts the next; a process line after the
+    last result (nothing under it) starts none."""
+    text = [
+        "==PROF== Connected to process 10 (/a)",  # 0
+        "==PROF== Connected to process 11 (/b)",  # 1: the child, same run
+        "==PROF== Disconnected from process 11",  # 2
+        "==PROF== Disconnected from process 10",  # 3
+        "  k(int) (1, 1, 1)x(32, 1, 1), Context 1, Stream 7",  # 4: a result
+        "==PROF== Connected to process 12 (/a)",  # 5: the next run
+        "  k(int) (1, 1, 1)x(32, 1, 1), Context 1, Stream 7",  # 6
+        "==PROF== Connected to process 13 (/a)",  # 7: no result under it
+    ]
+    data = "\n".join(text).encode()
+    starts = ncu_runs.run_starts(data, np.array([4, 6]))
+    assert [line for line, _ in starts] == [5]
+    assert data[starts[0][1] :].startswith(b"==PROF== Connected to process 12")

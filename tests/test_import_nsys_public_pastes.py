@@ -223,3 +223,87 @@ def test_an_os_runtime_table_without_its_banner_is_not_read_as_cuda_api_calls(tm
         f"its table at line {header + 1} is an OS runtime summary (osrt_sum",
         "no CUDA API, kernel or memory-copy report is in it",
     )
+
+
+def test_tables_a_terminal_wrapped_are_left_out_with_a_warning_and_the_rest_read(
+    tmp_path, capsys
+):
+    """`nsys stats` copied from a terminal narrower than its lines: the CUDA API and
+    memory-time tables have their header's tail on a line of blanks, the API rule's tail on a
+    line of dashes, names cut (`cuMemAllocAsy nc`, `[CUDA memcpy Device- to-Host]`). Those two
+    are left out, each named with its line and why; the intact NVTX and kernel tables are read
+    (was: the whole file refused for `'-------' is not a number`). The `...` that ends the
+    kernel report's `Processing [...]` line, wrapped onto a line of its own, is no elision
+    mark (the tables were said to be partial)."""
+    path = NSYS / "2025.3.2" / "rust-saxpy-nsys-stats-wrapped-cut.md"
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    out = tmp_path / "out"
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", out], capsys)
+    assert result.code == 0, result.err
+    for report in ("cuda_api_sum", "cuda_gpu_mem_time_sum"):
+        banner = next(k for k, line in enumerate(lines) if f"({report}):" in line)
+        header = banner + 2  # banner, blank, header
+        assert lines[header + 1].strip() == ""  # the header's tail: blanks alone
+        said = f"line {header + 1}: the {report} table is left out: a terminal wrapped it"
+        assert said in result.err, result.err
+        assert f"its header's tail is on line {header + 2}, blanks alone" in result.err
+    kern = next(k for k, line in enumerate(lines) if "cuda_gpu_kern_sum.py]" in line)
+    assert lines[kern + 1].strip() == "..."  # the marker's tail, wrapped: no elision mark
+    assert "rows elided" not in result.err, result.err
+    run = store.load_run(Path(result.out.strip().splitlines()[-1]))
+    assert "elide" not in run.table("stages")["technique"].iloc[0]
+    assert not run.has("api_calls")
+    kernels = _rows_under(text, "(cuda_gpu_kern_sum):")
+    act = run.table("gpu_activities")
+    assert list(act["name"]) == [row[-1] for row in kernels] == ["saxpy"]
+    assert list(act["total_ns"]) == [int(row[1].replace(",", "")) for row in kernels]
+    assert list(act["min_ns"]) == [int(row[5].replace(",", "")) for row in kernels]
+    nvtx = _rows_under(text, "(nvtx_sum):")  # ... StdDev, then Style and Range
+    ranges = run.table("ranges").set_index("name")
+    names = [row[-1].split(None, 1)[1].lstrip(":") for row in nvtx]
+    assert sorted(ranges.index) == sorted(names) and len(names) == 3
+    for name, row in zip(names, nvtx, strict=True):
+        assert ranges.loc[name, "total_ns"] == int(row[1].replace(",", ""))
+        assert ranges.loc[name, "max_ns"] == int(row[6].replace(",", ""))
+
+
+def test_a_summary_without_the_columns_nsys_always_prints_is_said_to_be_no_table_of_nsys(
+    tmp_path, capsys
+):
+    """A blog's ` ** CUDA API Summary (cudaapisum):` table whose author left out Min, Max and
+    StdDev: refused naming the header's line and that nsys prints those columns in every such
+    table, so the table was written or cut down by hand (it said only "no column for min,
+    max")."""
+    path = NSYS / "any" / "nsight-ai-blog-api-sum-without-min-max-cut.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    header = next(k for k, line in enumerate(lines) if "Num Calls" in line)
+    assert "Min" not in lines[header] and "Max" not in lines[header]
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    assert_refused(
+        result,
+        2,
+        "expected nsys cuda_api_sum report",
+        f"line {header + 1}: no column for min, max, which nsys prints in every cuda_api_sum "
+        "table: its header is not nsys's (written or cut down by hand?)",
+    )
+
+
+def test_nsys_text_in_a_python_fixture_that_cannot_be_read_names_the_file_as_python(
+    tmp_path, capsys
+):
+    """A test's fixture: `nsys stats --format csv` output made by hand in a Python string, its
+    trace header continued onto the next line with a backslash. The refusal says why (no Name
+    column) and that the file is Python source quoting the output (it named no file kind)."""
+    path = NSYS / "any" / "hpcagent-bench-nsys-csv-fixture-cut.py"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    header = next(k for k, line in enumerate(lines) if line.startswith("Start (ns),"))
+    assert lines[header].endswith("\\") and lines[header + 1].endswith(",Name")
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    assert_refused(
+        result,
+        2,
+        "expected nsys cuda_gpu_trace report",
+        f"line {header + 1}: no column for name",
+        "the file is a Python source file that quotes it (a test's fixture, a comment?)",
+    )

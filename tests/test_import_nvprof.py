@@ -186,7 +186,9 @@ def test_each_nvprof_run_of_a_log_is_a_stage(tmp_path, capsys):
     log = NVPROF / "9.x" / "nichitapavel-nbody-runs.txt"
     argv = ["import", "--model", "m", "--out", tmp_path, "--stage", f"nb={log}"]
     result = profgen(argv, capsys)
-    assert result.code == 0 and result.err == "", result.err
+    um = log.read_text().split("\n").index("==297== Unified Memory profiling result:") + 1
+    said = f"line {um}: nvprof's Unified Memory profiling result (line {um}) left out"
+    assert result.code == 0 and result.err.count("\n") == 1 and said in result.err, result.err
     run = store.load_run(result.out.strip())
     stages = run.table("stages")
     assert list(stages["stage"]) == [f"nb.{n}" for n in range(1, 8)]
@@ -267,7 +269,11 @@ def test_runs_with_no_table_are_left_out_and_said_so(tmp_path, capsys):
                      capsys)  # fmt: skip
     assert result.code == 0, result.err
     why = "nvprof output with no table profgen reads; nvprof says: 'No kernels were profiled.'"
-    assert result.err == f"profgen: warning: stage s: {path}: line 4: nvprof run left out: {why}\n"
+    um = "line 7: nvprof's Unified Memory profiling result (line 7) left out: profgen has no table"
+    assert result.err == (
+        f"profgen: warning: stage s: {path}: line 4: nvprof run left out: {why}\n"
+        f"profgen: warning: stage s: {path}: {um} for it\n"
+    )
     run = store.load_run(result.out.strip())
     stages = run.table("stages")
     second = len(empty.splitlines()) + len(stream.splitlines()) + 4  # its header line
@@ -564,3 +570,43 @@ def test_a_cut_summary_of_a_run_that_profiled_no_kernel_quotes_nvprof(tmp_path, 
         f"(the summary at line {header} has no rows (truncated?); nvprof says: "
         "'No kernels were profiled.')",
     )
+
+
+def test_unified_memory_and_dependency_analysis_tables_are_said_to_be_left_out(
+    tmp_path, capsys
+):
+    """A lab's `nvprof --dependency-analysis` run: its GPU summary is read (nine kernels, each
+    row's time exact), and its `Unified Memory profiling result` and `Dependency Analysis`
+    (critical path) tables, which profgen has no table for, are named with their lines in a
+    warning (they were passed over without a word)."""
+    path = NVPROF / "9.x" / "gtc2018-openacc-um-dependency-analysis.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    um = next(k for k, line in enumerate(lines) if line.endswith("Memory profiling result:"))
+    dep = next(k for k, line in enumerate(lines) if line.endswith("== Dependency Analysis:"))
+    header = next(k for k, line in enumerate(lines) if line.startswith("Time(%)"))
+    rows = [line.split() for line in lines[header + 1 : um] if line.strip()]
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    assert result.code == 0, result.err
+    said = (
+        f"line {um + 1}: nvprof's Unified Memory profiling result (line {um + 1}), Dependency "
+        f"Analysis (critical path) (line {dep + 1}) left out: profgen has no table for them"
+    )
+    assert said in result.err, result.err
+    run = store.load_run(Path(result.out.strip().splitlines()[-1]))
+    act = run.table("gpu_activities").set_index("name")
+    assert len(rows) == 9 and sorted(act.index) == sorted(row[-1] for row in rows)
+    for row in rows:
+        assert act.loc[row[-1], "total_ns"] == ns(row[1])
+        assert act.loc[row[-1], "calls"] == int(row[2])
+
+
+def test_a_unified_memory_table_under_a_summary_is_said_to_be_left_out(tmp_path, capsys):
+    """Rodinia's cfd under nvprof 9.x: the summary is read and the `Unified Memory profiling
+    result` table under it named as left out, with its line."""
+    path = NVPROF / "9.x" / "cfd-text-gpu-summary.txt"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    um = next(k for k, line in enumerate(lines) if "== Unified Memory profiling result:" in line)
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path], capsys)
+    assert result.code == 0, result.err
+    said = f"line {um + 1}: nvprof's Unified Memory profiling result (line {um + 1}) left out"
+    assert said in result.err, result.err

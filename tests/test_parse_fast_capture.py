@@ -86,7 +86,11 @@ def reference_split(text: str) -> list[capture.Section]:
                 prompt = capture._continued(prompt, number - 1, typed, len(every))
             cur = _RefOpen(first_line=number + 1, command=prompt, marked=True)
             cur.tool = None if prompt is None else capture.profiler_run(prompt)
-        elif len(stripped) <= capture._ELISION_MAX and capture._ELISION.fullmatch(stripped):
+        elif (
+            len(stripped) <= capture._ELISION_MAX
+            and capture._ELISION.fullmatch(stripped)
+            and not capture.marker_tail(every[number - 2] if number > 1 else "", stripped)
+        ):  # (a wrapped nsys marker's `...` since `marker_tail`: a row)
             cur.elided.append(number)
         else:
             tool, run = capture._signature(stripped, previous_blank)

@@ -140,3 +140,24 @@ def kernel_lines_with_device(path: Path) -> list[re.Match[str]]:
     line = re.compile(r"^ +(?P<name>.+) \([0-9, ]+\)x\([0-9, ]+\), Device 0, CC [0-9.]+, Inv")
     found = (line.match(text) for text in path.read_text().splitlines())
     return [m for m in found if m]
+
+
+def test_rows_under_a_mark_are_filed_under_the_section_above_it_and_the_note_says_so():
+    """A `...` right under `Section: Occupancy` may stand for more than that table's header
+    (other `Section:` lines with it: nothing in the text tells): the rows under it are filed
+    under the `Section:` line above the mark, and the note says that their section is another
+    if the mark stands for more (it said only that they were read)."""
+    with values.trimmed() as said:
+        tables = ncu_text.read_tables(ELIDED, "s")
+    text = ELIDED.read_text().splitlines()
+    marks = [n for n, line in enumerate(text, 1) if line.strip() == "..."]
+    under = {text[n - 2].strip().removeprefix("Section: ") for n in marks}
+    assert under == {"Occupancy"}
+    assert "filed under the `Section:` line above the mark" in str(said[0])
+    assert "their section is another if the mark also stands for more `Section:` lines" in str(
+        said[0]
+    )
+    c = tables["counters"]
+    rows = {line.strip().split("  ")[0] for n in marks for line in text[n : n + 4]}
+    assert set(c.loc[c["metric"].isin(rows), "section"]) == under
+    assert len(c[c["metric"].isin(rows)]) == 4 * len(marks)

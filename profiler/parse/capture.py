@@ -76,6 +76,7 @@ _DOTS = r"(?:\.{3,20}|…{1,3})"
 _SNIP = r"(?:<[ \t]{0,3}snip[ \t]{0,3}>|\[[ \t]{0,3}snip[ \t]{0,3}\])"
 _SNIPPED = rf"{_DOTS}[ \t]{{0,3}}{_SNIP}[ \t]{{0,3}}{_DOTS}"
 _ELISION = re.compile(rf"[ \t]*(?:{_DOTS}|\[{_DOTS}[^\]\n]{{0,80}}\]|{_SNIP}|{_SNIPPED})[ \t\r]*")
+_MARKER_HEADS = ("Processing [", "Running [", "Exporting [")  # nsys lines that end in `...`
 _ELISION_MAX = 100  # longer lines are no elision mark (table rows, mostly: not even tried)
 # A profiler named as a word of a command: `nvprof ./a`, `sudo /usr/local/cuda/bin/ncu ...`,
 # `$(which nsys) profile` (not `nvprof.log`, `nsys_notes.md`)
@@ -145,6 +146,17 @@ class Piece:
     def file_line(self, line: int) -> int:
         """As `Section.file_line`."""
         return _file_line(self.first_line, self.elided, line)
+
+
+def marker_tail(above: str, line: str) -> bool:
+    """Whether `line` is the `...` that ends nsys's `Processing [x.sqlite] with [.../r.py]...`
+    line `above`, put on a line of its own by a terminal that wrapped it there: no elision."""
+    head = above.lstrip(" \t")
+    return (
+        line.strip() == "..."
+        and head.startswith(_MARKER_HEADS)
+        and above.rstrip().endswith("]")
+    )
 
 
 def elision(line: str) -> bool:
@@ -232,7 +244,7 @@ def _walk(
                 prompt = _continued(prompt, i, stripped, len(bounds) - 1)
             cur = _Open(first_line=number + 1, command=prompt, marked=True)
             cur.tool = None if prompt is None else profiler_run(prompt)
-        elif elision(line):
+        elif elision(line) and not marker_tail(stripped(i - 1) if i else "", line):
             cur.elided.append(number)  # left out; the section goes on
         else:
             tool, run = _signature(line, previous_blank)

@@ -3,7 +3,8 @@ tables where it cut rows out. Nothing of ncu's is such a line, and rows cut out 
 partial: the reader says so (`values.ReadNote`), as a capture says it of a section (`capture`);
 the rows it can still read are read as ever. A mark right under a `Section:` line that stands
 for its table's header and opening rule leaves rows whose widths the rule at their foot gives:
-`ncu_walk` reads them by it (`Walk.headless`).
+`ncu_walk` reads them by it (`Walk.headless`), under that `Section:` line: the mark may stand
+for more sections than its own (nothing tells), so the note says whose rows they are taken for.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def note(found: lines.Lines, walk: ncu_walk.Walk) -> None:
     read = (
         f"; the rows under {len(headless)} of them (line {', '.join(map(str, headless[:5]))}"
         f"{', ...' if len(headless) > 5 else ''}), which stand for a table's header, are read "
-        "by the widths of the rule at their foot"
+        "by the widths of the rule at their foot, filed under the `Section:` line above the mark "
+        "(their section is another if the mark also stands for more `Section:` lines)"
         if headless
         else ""
     )

@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -114,12 +115,21 @@ def read_metrics(path: str | Path, stage: str) -> pd.DataFrame:
         message quotes ncu's own error or warning line), a metric row does not fit its table, or
         a mapped value is no number in range (naming its line).
     """
-    return _read(path, stage, every=False)[schema.METRICS.name]
+    return _read(path, stage, every=False)[0][schema.METRICS.name]
 
 
 def read_tables(path: str | Path, stage: str) -> dict[str, pd.DataFrame]:
     """Read ncu's text output: `metrics` as `read_metrics` gives it, and `counters`, every row
     of its tables that fits their columns (`ncu_text_counters`).
+
+    Raises: ParseError as `read_metrics`.
+    """
+    return _read(path, stage, every=True)[0]
+
+
+def read_placed(path: str | Path, stage: str) -> tuple[dict[str, pd.DataFrame], Placed]:
+    """`read_tables`, and where each launch is in the file (`Placed`: what `ncu_runs` splits
+    the tables into runs by).
 
     Raises: ParseError as `read_metrics`.
     """
@@ -139,8 +149,18 @@ def _no_kernel(walk: ncu_walk.Walk) -> str:
     )
 
 
-def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
-    """`metrics`, and with `every` `counters` (`read_tables`).
+@dataclass(frozen=True)
+class Placed:
+    """The launches of a text: each one's `kernel_id`, the line index of its kernel line, and
+    the text's bytes (as read: a decimal comma's cells as profgen read them)."""
+
+    ids: list[int]
+    kernel_lines: np.ndarray
+    data: bytes
+
+
+def _read(path: str | Path, stage: str, every: bool) -> tuple[dict[str, pd.DataFrame], Placed]:
+    """`metrics`, and with `every` `counters` (`read_tables`); and where each launch is.
 
     Raises: ParseError as `read_metrics`.
     """
@@ -186,10 +206,11 @@ def _read(path: str | Path, stage: str, every: bool) -> dict[str, pd.DataFrame]:
     ranges = ncu_nvtx.text_ranges(split, walk.kernel_lines, walk.nvtx_lines)
     origin = values.Origin(path, EXPECTED)
     metrics = ncu_csv.metrics_table(launches, columns, stage, origin, ranges)
+    placed = Placed(ids, walk.kernel_lines, data)
     if not every:
-        return {schema.METRICS.name: metrics}
+        return {schema.METRICS.name: metrics}, placed
     counters = ncu_text_counters.text(walk, (ids, list(names)), stage, printed)
-    return {schema.METRICS.name: metrics, schema.COUNTERS.name: counters}
+    return {schema.METRICS.name: metrics, schema.COUNTERS.name: counters}, placed
 
 
 def _table_rows(walk: ncu_walk.Walk) -> bytes:

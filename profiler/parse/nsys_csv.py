@@ -47,6 +47,7 @@ from profiler.parse import (
     nsys_stdout,
     nsys_tables,
     nsys_text,
+    nsys_wrapped,
     values,
 )
 from profiler.parse.nsys_fields import OLD_NAMES, REPORTS, canonical_report, identify
@@ -194,6 +195,7 @@ def _stdout_tables(path: str | Path | csvtext.Held) -> tuple[list[nsys_runs.Tabl
     # report that the capture names elsewhere is that table's, not this one.
     named = [b.report for b in blocks if b.report not in (None, nsys_stdout.SKIP)]
     os_runtime: list[int] = []  # lines of tables of OS calls under no marker
+    wrapped: list[ParseError] = []  # why each table a terminal wrapped was left out
     for block in blocks:
         if block.report == nsys_stdout.SKIP:
             continue
@@ -202,7 +204,13 @@ def _stdout_tables(path: str | Path | csvtext.Held) -> tuple[list[nsys_runs.Tabl
         raw = None if span is None else (data, *span)
         read = {t.report for t in tables}
         done = [] if block.report is not None else [r for r in named if r not in read]
-        report, frame = _read_block(block, path, done, raw)
+        try:
+            report, frame = _read_block(block, path, done, raw)
+        except ParseError as exc:
+            if not nsys_wrapped.left_out(block, exc):
+                raise
+            wrapped.append(exc)
+            continue
         if block.report is None and report == "cuda_api_sum" and _os_calls(frame):
             os_runtime.append(block.first_line)  # osrt_sum's header is cuda_api_sum's
             continue
@@ -214,6 +222,8 @@ def _stdout_tables(path: str | Path | csvtext.Held) -> tuple[list[nsys_runs.Tabl
             line = block.first_line
             tables.append(nsys_runs.Table(report, frame, line, label, parted, sure))
             since = end
+    if not tables and wrapped:
+        raise wrapped[0]
     if not found:
         reason = (
             _written_elsewhere(head)

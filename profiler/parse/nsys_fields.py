@@ -227,7 +227,10 @@ def columns(header: list[str], report: str, origin: Origin) -> Columns:
         found[h] = (fields[name], unit)
     missing = [f for f in required(report) if f not in {v[0] for v in found.values()}]
     if missing:
-        raise origin.error(f"no column for {', '.join(missing)}")
+        raise origin.error(
+            f"line {origin.first_line}: no column for {', '.join(missing)}, which nsys prints in "
+            f"every {report} table: its header is not nsys's (written or cut down by hand?)"
+        )
     return found
 
 

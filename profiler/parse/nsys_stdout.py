@@ -321,7 +321,7 @@ def _paragraph(
         pieces.append((a, b))
 
     def flush() -> None:
-        if pieces and not all(_blank(text, a, b) for a, b in pieces):
+        if pieces and not all(_blank(text, a, b) for a, b in pieces) and not _tail(text, pieces):
             at = pieces[0][0] if len(pieces) == 1 else -1
             report, units = pending[0]
             blocks.append(Block(report, first, tuple(dropped), units, at, text, tuple(pieces)))
@@ -344,6 +344,15 @@ def _paragraph(
     if end > pos:
         add(pos, end)
     flush()
+
+
+def _tail(text: str | bytes, pieces: list[tuple[int, int]]) -> bool:
+    """Whether a block is the `...` of a marker line a terminal wrapped onto a line of its own
+    (`Processing [...cuda_gpu_kern_sum.py]` then `...`): no table, and the marker above it still
+    names the table below."""
+    if len(pieces) != 1 or pieces[0][1] - pieces[0][0] > 16:
+        return False
+    return _decoded(text, *pieces[0]).strip() == "..."
 
 
 def marker(line: str) -> tuple[str | None, dict[str, str]]:

@@ -51,6 +51,7 @@ from profiler.parse import (
     nvprof_summary,
     nvprof_trace,
     nvprof_unfinished,
+    nvprof_unread,
     values,
 )
 from profiler.parse import lines as parse_lines
@@ -434,6 +435,7 @@ def _found(path: str | Path | csvtext.Held) -> tuple[Text, list[Table], parse_li
     if not tables:
         raise ParseError(name, EXPECTED, _nothing(str(text)))
     _note_abort(text, tables)
+    nvprof_unread.note(text)
     return text, tables, leads
 
 

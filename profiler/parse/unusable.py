@@ -59,6 +59,7 @@ import csv
 from collections.abc import Callable
 from pathlib import PurePath
 
+from profiler.errors import ParseError
 from profiler.parse import bare_rows, nvprof_export, unusable_ncu, unusable_nsys, values
 
 _HTML_STARTS = ("<!doctype html", "<html")
@@ -102,7 +103,7 @@ def describe(lines: list[str]) -> str | None:
         or nvprof_export.described(lines)
         or _rule_output(lines)
         or _profile_without_report(lines)
-        or _ncu_sections_without_kernel(lines)
+        or ncu_sections_without_kernel(lines)
         or _ncu_advice(lines)
         or _cpu_profile(lines)
         or _comma_joined_summary(lines)
@@ -118,6 +119,18 @@ def describe(lines: list[str]) -> str | None:
         or unusable_nsys.describe(lines)
         or nvprof_export.commanded(lines)
     )
+
+
+def quoted_in(refused: ParseError, suffix: str) -> ParseError:
+    """`refused` (profiler output in a file that could not be read) saying what the file is
+    when its name's suffix is a program's source (`x.py`: a test's fixture, output pasted into
+    a comment), where a table is often made up or reflowed by hand; else `refused` as it is."""
+    kind = _SOURCES.get(suffix.lower())
+    if kind is None:
+        return refused
+    said = f"{refused.detail}; " if refused.detail else ""
+    said += f"the file is {kind} source file that quotes it (a test's fixture, a comment?)"
+    return ParseError(refused.path, refused.expected, said)
 
 
 def document(suffix: str, lines: list[str]) -> str | None:
@@ -235,7 +248,7 @@ def _launch_without_stats(lines: list[str]) -> str | None:
     )
 
 
-def _ncu_sections_without_kernel(lines: list[str]) -> str | None:
+def ncu_sections_without_kernel(lines: list[str]) -> str | None:
     """What a file is in which Nsight Compute's `Section: GPU Speed Of Light Throughput` tables
     (a `Section:` line, a dash rule under it) stand with no kernel line (`... (grid)x(block),
     Context 1, Stream 7`) anywhere (detection found none): metrics of no kernel."""

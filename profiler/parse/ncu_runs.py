@@ -1,0 +1,95 @@
+"""A file of ncu's text output that holds several ncu runs (notes that paste the result of each
+step without a fence) -> one set of tables per run.
+
+ncu names the process it profiles in its `==PROF== Connected to process 11139 (...)` and
+`==PROF== Disconnected from process 11139` lines. A run ends where such a line names a process
+that the run has not named, after the run's kernel results: that line starts the next run. The
+processes of one run (`--target-processes all`: a parent and its children) all connect before
+any result is printed, so they stay one run. A file whose runs its text does not tell apart
+this way is one run, as before; so is one whose launch IDs repeat (each run's `==PROF==
+Profiling "k" - 0` lines numbering its launches from 0), whose rows the IDs do not tell apart.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from profiler.parse import headings, ncu_text, nvprof
+
+_MARK = b"==PROF== "
+_PROCESS = re.compile(rb"==PROF== (?:Connected to|Disconnected from) process ([0-9]{1,12})\b")
+
+
+def read_runs(path: str | Path, stage: str) -> nvprof.Runs:
+    """The runs of a file of ncu text output, each with its tables, the line of its first
+    launch's kernel line and the Markdown heading it is quoted under (see the module
+    docstring): one run when the file tells none apart.
+
+    Raises: ParseError as `ncu_text.read_tables`.
+    """
+    tables, placed = ncu_text.read_placed(path, stage)
+    kernel_lines = placed.kernel_lines
+    unique = len(set(placed.ids)) == len(placed.ids)  # (else rows cannot be told apart by id)
+    starts = run_starts(placed.data, kernel_lines) if unique else []
+    if not starts:
+        return nvprof.Runs([nvprof.Run(tables, int(kernel_lines[0]) + 1)], [])
+    run_of = np.searchsorted(np.array([line for line, _ in starts]), kernel_lines, side="right")
+    ids = np.array(placed.ids)
+    at = [next(_processes(placed.data)).start(), *(at for _, at in starts)]
+    above = headings.above(
+        lambda a, b: placed.data[a:b].decode("utf-8", "replace"), [[(a, a)] for a in at]
+    )
+    in_order = placed.ids == list(range(len(placed.ids)))  # (numbered in file order)
+    runs = []
+    for n, heading in enumerate(above):
+        mine = run_of == n
+        line = int(kernel_lines[mine][0]) + 1
+        first = int(ids[mine][0]) if in_order else 0  # each run's launches from 0, as ncu's
+        mine_only = _only(tables, set(ids[mine].tolist()), first)
+        runs.append(nvprof.Run(mine_only, line, heading=heading))
+    return nvprof.Runs(runs, [])
+
+
+def run_starts(data: bytes, kernel_lines: np.ndarray) -> list[tuple[int, int]]:
+    """The line index (0-based) and offset of each `==PROF==` process line that starts a run
+    after the first (see the module docstring); each run has a launch."""
+    starts: list[tuple[int, int]] = []
+    names: set[bytes] = set()
+    since, line, pos = -1, 0, 0  # the current run's first line; a line index and its offset
+    for found in _processes(data):
+        line, pos = line + data.count(b"\n", pos, found.start()), found.start()
+        results = np.searchsorted(kernel_lines, line) > np.searchsorted(kernel_lines, since)
+        if results and found[1] not in names:
+            starts.append((line, pos))
+            since, names = line, set()
+        names.add(found[1])
+    if starts and not (kernel_lines > starts[-1][0]).any():
+        starts.pop()  # (a process line after the last result: no run of its own)
+    return starts
+
+
+def _processes(data: bytes) -> Iterator[re.Match[bytes]]:
+    """The `==PROF==` lines of `data` that name a process ncu connected to or disconnected from,
+    in order: found by their literal start (a pattern anchored at every line of a million-row
+    text would try each)."""
+    at = data.find(_MARK)
+    while at >= 0:
+        found = _PROCESS.match(data, at) if at == 0 or data[at - 1] == 10 else None
+        if found is not None:
+            yield found
+        at = data.find(_MARK, at + len(_MARK))
+
+
+def _only(tables: dict[str, pd.DataFrame], ids: set[int], first: int) -> dict[str, pd.DataFrame]:
+    """The rows of `tables` of the launches `ids` (their `kernel_id`), `first` taken from each
+    `kernel_id`."""
+    out = {}
+    for name, table in tables.items():
+        rows = table[table["kernel_id"].isin(ids)].reset_index(drop=True)
+        out[name] = rows.assign(kernel_id=rows["kernel_id"] - first)
+    return out
