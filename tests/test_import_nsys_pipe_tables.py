@@ -12,6 +12,7 @@ from profiler.parse import piped_nsys
 
 NSYS = Path(__file__).parent / "data" / "nsys" / "2023.x"
 REDUCTIONS = NSYS / "determ-reductions-md-pipe-kern-table-cut.md"
+LINREG = NSYS / "linreg-cuda-cublas-md-pipe-tables-captions-cut.md"
 
 
 def test_a_readme_kernel_summary_as_a_pipe_table_imports_its_kernels(tmp_path, capsys):
@@ -27,6 +28,28 @@ def test_a_readme_kernel_summary_as_a_pipe_table_imports_its_kernels(tmp_path, c
     assert (last["total_ns"], last["min_ns"], last["max_ns"]) == (963570, 9537, 10080)
     assert "Markdown pipe tables" in err
     assert "api_calls" not in run.tables  # the README's own table of row sums is no report
+
+
+def test_pipe_tables_under_a_heading_and_a_caption_import_both_runs(tmp_path, capsys):
+    run, _ = imported(LINREG, tmp_path, capsys)
+    api = run.table("api_calls")
+    assert api.groupby("stage").size().to_dict() == {"s.1": 7, "s.2": 15}
+    malloc = api[(api["stage"] == "s.1") & (api["name"] == "cudaMalloc")].iloc[0]
+    assert (malloc["calls"], malloc["total_ns"], malloc["max_ns"]) == (8, 126094891, 125828040)
+    capture = api[api["name"] == "cudaStreamGetCaptureInfo_v2_v11030"].iloc[0]
+    assert (capture["stage"], capture["calls"], capture["total_ns"]) == ("s.2", 25, 17083)
+    gpu = run.table("gpu_activities")
+    kinds = gpu.groupby(["stage", "kind"]).size().to_dict()
+    assert kinds == {
+        ("s.1", "kernel"): 4,
+        ("s.1", "memcpy"): 2,
+        ("s.1", "memset"): 1,
+        ("s.2", "kernel"): 4,
+        ("s.2", "memcpy"): 2,
+    }
+    dot = gpu[gpu["name"].str.startswith("void dot_kernel")].iloc[0]
+    assert dot["name"].endswith("cublasGemvT…")  # the name as the README cut it
+    assert (dot["calls"], dot["total_ns"], dot["min_ns"]) == (3, 53727, 9216)
 
 
 def test_laying_out_keeps_every_line_and_leaves_other_pipe_tables_alone():
