@@ -506,11 +506,12 @@ def _past_caption(block: Block) -> Block:
     cuda_api_sum`): the table below those lines. Any other block as it is."""
     if block.report is not None or nsys_text.is_rule(block.header_rule()[1]):
         return block
-    rest: Block | None = block
+    rest = block
     for _ in range(_CAPTION_LINES):
-        rest = rest.less_first_line()
-        if rest is None:
+        below = rest.less_first_line()
+        if below is None:
             return block
+        rest = below
         header, rule = rest.header_rule()
         if nsys_text.is_rule(rule):
             cells = nsys_text.header_cells(header, nsys_text.columns_under(header, rule))
