@@ -1,6 +1,7 @@
 """`profgen import` of `nsys stats` tables written as Markdown pipe tables (a README's or a lab
-report's way to show them). The files are in tests/data/nsys/2023.x (its README says where each
-comes from); every expected value is read off the file."""
+report's way to show them), and of numbers grouped with apostrophes (a Swiss locale). The files
+are in tests/data/nsys/2023.x (its README says where each comes from); every expected value is
+read off the file."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from profiler.parse import piped_nsys
 NSYS = Path(__file__).parent / "data" / "nsys" / "2023.x"
 REDUCTIONS = NSYS / "determ-reductions-md-pipe-kern-table-cut.md"
 LINREG = NSYS / "linreg-cuda-cublas-md-pipe-tables-captions-cut.md"
+SWISS = NSYS / "jetson-lab-fr-pipe-tables-apostrophe-groups-cut.md"
 
 
 def test_a_readme_kernel_summary_as_a_pipe_table_imports_its_kernels(tmp_path, capsys):
@@ -50,6 +52,18 @@ def test_pipe_tables_under_a_heading_and_a_caption_import_both_runs(tmp_path, ca
     dot = gpu[gpu["name"].str.startswith("void dot_kernel")].iloc[0]
     assert dot["name"].endswith("cublasGemvT…")  # the name as the README cut it
     assert (dot["calls"], dot["total_ns"], dot["min_ns"]) == (3, 53727, 9216)
+
+
+def test_numbers_grouped_by_apostrophes_are_read_whole(tmp_path, capsys):
+    run, _ = imported(SWISS, tmp_path, capsys)
+    api = run.table("api_calls").set_index("name")
+    assert api.loc["cudaMalloc", "total_ns"] == 220_092_864  # `220’092’864`
+    assert api.loc["cudaMalloc", "avg_ns"] == 73_364_288.0
+    assert api.loc["cudaMemcpy", "min_ns"] == 118_752
+    assert api.loc["cudaLaunchKernel", "calls"] == 1
+    kernel = run.table("gpu_activities").iloc[0]
+    assert kernel["name"] == "vectorAdd(const float *, const float *, float *, int)"
+    assert (kernel["total_ns"], kernel["max_ns"]) == (25056, 25056)
 
 
 def test_laying_out_keeps_every_line_and_leaves_other_pipe_tables_alone():
