@@ -56,6 +56,7 @@ from profiler.parse import (
     detect,
     late_start,
     pasted,
+    piped_nsys,
     published,
     unusable,
 )
@@ -67,6 +68,12 @@ _HASH = re.compile(r"^[ \t]*+#", re.MULTILINE)
 # an nvprof summary's header or typed row as a Markdown pipe-table row: `| Type | Time(%) |`
 _PIPED_NVPROF = re.compile(
     r"^[ \t]*+\|[ \t]*+(?:Type[ \t]*+\||GPU activities:|API calls:)", re.MULTILINE
+)
+# an `nsys stats` table as a Markdown pipe-table row: a cell that names an nsys column with its
+# unit (`| Time (%) | Total Time (ns) |`, `| Start (ns) |`, `| Total (MB) |`)
+_PIPED_NSYS = re.compile(
+    r"^[ \t]*+\|[^\n]*?\|[ \t]*+(?:Total Time \(ns\)|Start \(ns\)|Total \(MB\))[ \t]*+\|",
+    re.MULTILINE,
 )
 _BOXED = re.compile(r"^[ \t]*+\+-++\+", re.MULTILINE)  # a box's rule: `+----+---`
 _TYPED_ROW = re.compile(r"^[ \t]*(?:GPU activities|API calls):", re.MULTILINE)
@@ -112,6 +119,7 @@ def detected(path: Path) -> Input:
         refused = exc if shape is None else noted(exc, shape, path)
     quoted = _reshaped(path, shape, _QUOTE, pasted.unquoted)
     later = (
+        (shape, _PIPED_NSYS, piped_nsys.unpiped),
         (quoted or shape, _TYPED_ROW, pasted.headed),
         (quoted or shape, _API_NAME, pasted.api_headed),
         (shape, _COMMENT, pasted.uncommented),

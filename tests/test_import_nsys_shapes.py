@@ -1,7 +1,8 @@
 """`profgen import` of `nsys stats` output in shapes the column-text reader did not take as they
 are: a table drawn in a box (`--format table`) and written in the Windows code page, and the
 `--stats=true` output of several MPI ranks printed into one stream, whose banners name other
-reports than the tables under them. The files are in tests/data/nsys/2023.x (its README says
+reports than the tables under them, and an agent's transcript whose next line follows a table's
+last row with no blank line between. The files are in tests/data/nsys/2023.x (its README says
 where each comes from)."""
 
 from __future__ import annotations
@@ -148,3 +149,21 @@ def test_mpi_ranks_banners_and_tables_interleaved_read_as_their_headers_say(tmp_
     assert not ops.index.str.startswith("cu").any()  # the CUDA API table was left out
     assert "line 3: a table of calls (CUDA API or OS runtime) under the banner of" in err
     assert "line 42: a cuda_gpu_kern_sum table under the banner of cuda_gpu_mem_size_sum" in err
+
+
+CODEX = NSYS / "codex-transcript-grep-sections-no-blank-after-cut.log"
+
+
+def test_a_table_with_a_log_line_right_under_its_last_row_imports(tmp_path, capsys):
+    run, err = imported(CODEX, tmp_path, capsys)
+    gpu = run.table("gpu_activities").set_index("name")
+    kernel = gpu.loc["nvkernel__Z11runTest_GPUiiPiS_i_F1L162_4"]
+    assert (kernel["calls"], kernel["total_ns"], kernel["max_ns"]) == (2046, 2554738, 2080)
+    # the cuda_gpu_mem_size_sum table the agent's next `exec` line follows: 33.587 MB each way
+    assert gpu.loc["[CUDA memcpy HtoD]", "bytes"] == 33_587_000
+    assert gpu.loc["[CUDA memcpy DtoH]", "total_ns"] == 2671570
+    api = run.table("api_calls").set_index("name")
+    assert len(api) == 7
+    assert api.loc["cuStreamSynchronize", "calls"] == 4096
+    assert api.loc["cuMemAlloc_v2", "total_ns"] == 180801
+    assert "line 23: text right under the table's last row ('exec'" in err

@@ -1,7 +1,10 @@
 """Numbers grouped by four digits (`44,0087,8248`, `32,3999.0`), as nsys prints its column text
 in a locale that groups so (a Jetson's: tests/data/nsys/2022.x/jetson-nvtx-four-digit-groups.txt),
 or in lakhs and crores (`27,65,96,75,62,725`, `14,244`: three digits last, two before, as in
-en_IN: tests/data/nsys/2025.x/deepspeed-parser-test-indian-groups.py).
+en_IN: tests/data/nsys/2025.x/deepspeed-parser-test-indian-groups.py), or by three digits with
+an apostrophe (`220’092’864`, `73’364’288.0`: a Swiss locale, de_CH or fr_CH, writes `’`, older
+glibc `'`; tests/data/nsys/2023.x/jetson-lab-fr-pipe-tables-apostrophe-groups-cut.md). No locale
+writes an apostrophe for anything else, so any cell so grouped says the table is.
 
 A cell grouped by two digits before its last three (`6,79,65,697`) can be no decimal comma: then
 the table is in lakhs, and its cells so grouped (`14,244` among them) are read without commas.
@@ -31,6 +34,8 @@ _DECIDES = (
 # with a group of two (two commas at least), which no other grouping or decimal comma writes.
 _INDIAN = r"[0-9]{1,2}(?:,[0-9]{2})*,[0-9]{3}(?:\.[0-9]+)?"
 _LAKHS = r"[0-9]{1,2}(?:,[0-9]{2})+,[0-9]{3}(?:\.[0-9]+)?"
+_APOSTROPHES = "\u2019'"  # the right single quotation mark (de_CH, fr_CH), the ASCII one
+_SWISS = rf"[0-9]{{1,3}}(?:[{_APOSTROPHES}][0-9]{{3}})+(?:\.[0-9]+)?"
 
 
 def ungrouped(raw: pd.DataFrame, cols: nsys_fields.Columns, error: ParseError) -> pd.DataFrame:
@@ -46,6 +51,9 @@ def ungrouped(raw: pd.DataFrame, cols: nsys_fields.Columns, error: ParseError) -
     lakhs = _in_lakhs(raw, cols)
     if lakhs is not None:
         return lakhs
+    swiss = _by_apostrophes(raw, cols)
+    if swiss is not None:
+        return swiss
     grouped: dict[str, tuple[pd.Series, pd.Series]] = {}  # a column's cells, which are grouped
     decided = False
     for col, (field, _) in cols.items():
@@ -71,15 +79,34 @@ def ungrouped(raw: pd.DataFrame, cols: nsys_fields.Columns, error: ParseError) -
     return out
 
 
+def _numeric_texts(raw: pd.DataFrame, cols: nsys_fields.Columns) -> dict[str, pd.Series]:
+    """The numeric columns of `raw` that a reader left as text, as strings, by header."""
+    return {
+        col: raw[col].astype("string")
+        for col, (field, _) in cols.items()
+        if field not in nsys_fields.TEXT and raw[col].dtype.kind not in "iuf"
+    }
+
+
+def _by_apostrophes(raw: pd.DataFrame, cols: nsys_fields.Columns) -> pd.DataFrame | None:
+    """`raw` with the apostrophes taken out of its numeric cells grouped by them (`_SWISS`);
+    None when no cell is."""
+    texts = _numeric_texts(raw, cols)
+    matches = {
+        col: text.str.fullmatch(_SWISS).fillna(False).astype(bool) for col, text in texts.items()
+    }
+    if not any(match.any() for match in matches.values()):
+        return None
+    out = raw.copy()
+    for col, text in texts.items():
+        out[col] = text.mask(matches[col], text.str.replace(f"[{_APOSTROPHES}]", "", regex=True))
+    return out
+
+
 def _in_lakhs(raw: pd.DataFrame, cols: nsys_fields.Columns) -> pd.DataFrame | None:
     """`raw` with the commas taken out of its numeric cells grouped in lakhs (`_INDIAN`), when a
     cell has a group of two (`_LAKHS`); None when none has."""
-    numeric = [
-        col
-        for col, (field, _) in cols.items()
-        if field not in nsys_fields.TEXT and raw[col].dtype.kind not in "iuf"
-    ]
-    texts = {col: raw[col].astype("string") for col in numeric}
+    texts = _numeric_texts(raw, cols)
     if not any(text.str.fullmatch(_LAKHS).fillna(False).any() for text in texts.values()):
         return None
     out = raw.copy()

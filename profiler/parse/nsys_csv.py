@@ -479,6 +479,9 @@ _GPU_SUMS = frozenset(
 _CALLS = frozenset({"calls", "numcalls"})  # a CUDA API (or OS runtime) summary's count of calls
 
 
+_CAPTION_LINES = 3  # the lines of a command or caption typed right above a table
+
+
 def _report_of(block: Block, cells: list[str]) -> str | None:
     """The report of a block's table (header `cells`): its marker's, or its header's when it has
     no marker. The processes of one job (MPI ranks) that print into one stream interleave one's
@@ -507,19 +510,23 @@ def _contradicted(block: Block, what: str, done: str) -> None:
 
 
 def _past_caption(block: Block) -> Block:
-    """A block under no marker whose first line is no table but whose next two are a report's
-    column-text header and rule (`sudo nsys nvprof bin/x` typed right above its table): the
-    table below that line. Any other block as it is."""
+    """A block under no marker whose first lines (up to `_CAPTION_LINES`) are no table but
+    whose next two are a report's column-text header and rule (`sudo nsys nvprof bin/x` typed
+    right above its table; a README's heading and caption, `### CUDA` then `#### Table 1:
+    cuda_api_sum`): the table below those lines. Any other block as it is."""
     if block.report is not None or nsys_text.is_rule(block.header_rule()[1]):
         return block
-    rest = block.less_first_line()
-    if rest is None:
-        return block
-    header, rule = rest.header_rule()
-    if not nsys_text.is_rule(rule):
-        return block
-    cells = nsys_text.header_cells(header, nsys_text.columns_under(header, rule))
-    return rest if cells is not None and nsys_fields.identify_cells(cells) else block
+    rest = block
+    for _ in range(_CAPTION_LINES):
+        below = rest.less_first_line()
+        if below is None:
+            return block
+        rest = below
+        header, rule = rest.header_rule()
+        if nsys_text.is_rule(rule):
+            cells = nsys_text.header_cells(header, nsys_text.columns_under(header, rule))
+            return rest if cells is not None and nsys_fields.identify_cells(cells) else block
+    return block
 
 
 def _text(block: Block) -> Callable[[], str]:

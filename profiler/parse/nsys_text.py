@@ -295,9 +295,41 @@ def _rows_or_words(
         return _rows(rows, columns, cells, cols, origin)
     except ParseError:
         words = _words(rows, cells, cols)
-        if words is None:
+        if words is not None:
+            return words
+        kept = _before_trailing_text(rows, columns, cells, cols)
+        if kept is None:
             raise
-        return words
+    frame = _rows(rows[:kept], columns, cells, cols, origin)
+    line = origin.line(sum(1 for row in rows[:kept].split("\n") if row.strip()) - 1) + 1
+    shown = values.shown_cell(rows[kept:].strip().split("\n", 1)[0], 60)
+    said = (
+        f"line {line}: text right under the table's last row ({shown}: a terminal capture with "
+        "no blank line after the output) is no row of it: left out"
+    )
+    warnings.warn(values.ReadNote(said, line), stacklevel=4)
+    return frame
+
+
+def _before_trailing_text(
+    rows: str, columns: list[Span], cells: list[str], cols: nsys_fields.Columns
+) -> int | None:
+    """Where the rows end when the lines after them are text (a prompt or a log line typed
+    right under the table, no blank line between: `exec`, `$ ls`), not rows: every line from
+    there on holds no digit in the first column, a number in every row nsys prints (the text
+    of a table whose first column is text, a name, is never cut). None when no line is such
+    text, or the first line already is."""
+    field = cols.get(cells[0], ("", ""))[0] if cells else ""
+    if not field or field in nsys_fields.TEXT:
+        return None
+    start, end = columns[0]
+    lines = rows.split("\n")
+    k = len(lines)
+    while k and not any(ch.isdigit() for ch in lines[k - 1][: end + 1]):
+        k -= 1
+    if k == 0 or k == len(lines) or not "".join(lines[k:]).strip():
+        return None
+    return sum(len(line) + 1 for line in lines[:k])
 
 
 def _words(rows: str, cells: list[str], cols: nsys_fields.Columns) -> pd.DataFrame | None:
