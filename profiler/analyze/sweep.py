@@ -106,7 +106,9 @@ def batch_versus(curves: pd.DataFrame, roles: Mapping[str, str]) -> pd.DataFrame
         empty when the sweep has no framework stage or no custom stage.
     """
     schema.validate(curves, BATCH_CURVES)
-    role = curves["stage"].map(dict(roles))
+    # (as objects: pandas maps a pyarrow-backed column through an empty dict to doubles, which
+    # `isin` then refuses to compare with strings)
+    role = curves["stage"].astype(object).map(dict(roles))
     frameworks = curves[role == "framework"]
     custom = curves[role.isin(CUSTOM_ROLES)]
     if frameworks.empty or custom.empty:
