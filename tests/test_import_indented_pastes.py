@@ -10,6 +10,7 @@ from pathlib import Path
 from clirun import profgen
 
 from profiler import store
+from profiler.parse import pasted
 
 NVPROF = Path(__file__).parent / "data" / "nvprof" / "9.x"
 API_TRACE = NVPROF / "rlscope-api-trace-docstring-elided.py"
@@ -47,3 +48,55 @@ def test_a_pid_less_api_trace_cut_with_dots_imports_as_partial(tmp_path, capsys)
     assert "rows elided at line 19" in err
     assert "partial" in run.table("stages").iloc[0]["technique"]
 
+
+GPU_SUMMARY = NVPROF / "rlscope-gpu-summary-csv-docstring.py"
+RAW_NCU_CSV = Path(__file__).parent / "data" / "ncu" / "2025.3.1" / "raw-metrics.csv"
+
+
+def test_an_indented_csv_summary_in_a_docstring_imports(tmp_path, capsys):
+    """The docstring indents `nvprof --print-gpu-summary --csv` eight spaces: its header, units
+    row (`,%,us,,us,us,us,`) and three rows are read with the indent taken off, in microseconds
+    as the units row says, and the `...` below them makes the table partial."""
+    run, err = imported(GPU_SUMMARY, tmp_path, capsys)
+    gpu = run.table("gpu_activities")
+    assert gpu["name"].tolist() == [
+        "volta_sgemm_128x64_nn",
+        "void cudnn::winograd_nonfused::winogradForwardData4x4<float, float>"
+        "(cudnn::winograd_nonfused::WinogradDataParams<float, float>)",
+        "void cudnn::winograd_nonfused::winogradForwardOutput4x4<float, float>"
+        "(cudnn::winograd_nonfused::WinogradOutputParams<float, float>)",
+    ]
+    assert gpu["time_pct"].tolist() == [29.820746, 8.283205, 7.780943]
+    assert gpu["total_ns"].tolist() == [6659683, 1849837, 1737670]  # 6659.683000 us, ...
+    assert gpu["calls"].tolist() == [510, 458, 458]
+    assert gpu["min_ns"].tolist() == [10944, 3904, 3712]
+    assert gpu["max_ns"].tolist() == [22048, 5952, 5504]
+    assert "partial" in run.table("stages").iloc[0]["technique"]
+
+
+def test_unindenting_takes_the_indent_off_csv_blocks_only():
+    """From an indented line that starts with two quoted cells down to the first line indented
+    otherwise; a docstring's `\"\"\"`, a list's `"x",` (one quoted cell) and the lines indented
+    otherwise stay as they are."""
+    data = b'def f():\n    """\n    "a","b"\n    1,2\n        "x",\n    text\n'
+    shape = pasted.unindented(data)
+    assert shape is not None
+    assert shape.data == b'def f():\n    """\n"a","b"\n1,2\n        "x",\n    text\n'
+    assert shape.file_line(3) == 3
+    assert pasted.unindented(b'    "a","b"\n  1,2\n') is None  # a block of one line
+
+
+def test_ncu_csv_in_a_code_block_indented_by_four_reads_as_the_file_itself(tmp_path, capsys):
+    """A README's code block indented by four around a real `ncu --csv` capture: read as the
+    capture itself (its counters, value for value), with a warning that the indent was taken
+    off."""
+    indented = tmp_path / "readme.md"
+    text = RAW_NCU_CSV.read_text()
+    indented.write_text("Output:\n\n" + "".join(f"    {line}" for line in text.splitlines(True)))
+    plain, _ = imported(RAW_NCU_CSV, tmp_path / "plain", capsys)
+    shifted, err = imported(indented, tmp_path / "indented", capsys)
+    want = plain.table("counters").drop(columns=["stage"])
+    got = shifted.table("counters").drop(columns=["stage"])
+    assert len(want) > 0
+    assert got.equals(want)
+    assert "indented" in err
