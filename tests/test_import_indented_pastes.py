@@ -1,6 +1,7 @@
-"""`profgen import` of profiler output that a paste indents: a Python docstring's example of
+"""`profgen import` of profiler output that source code keeps: a Python docstring's example of
 `nvprof -i` (whose lines carry no PID: `======== Profiling result:`), indented eight spaces and
-cut with `...`. The real files are in tests/data/nvprof/9.x (its README says where each comes
+cut with `...`, and a C++ file's `#if 0` block of nvprof's `--csv` API and gpu traces, commented
+out with `//`. The real files are in tests/data/nvprof/9.x (its README says where each comes
 from)."""
 
 from __future__ import annotations
@@ -100,3 +101,26 @@ def test_ncu_csv_in_a_code_block_indented_by_four_reads_as_the_file_itself(tmp_p
     assert len(want) > 0
     assert got.equals(want)
     assert "indented" in err
+
+
+IF0_TRACES = NVPROF / "rlscope-api-and-gpu-trace-csv-in-if0.cc"
+
+
+def test_a_csv_api_trace_and_gpu_trace_kept_under_if0_import_as_one_run(tmp_path, capsys):
+    """The `--csv` API trace (units `us,us,,`) is read as nvprof's text one is, and the gpu
+    trace under it ends at `#endif`, not at a row of one cell; the two are two tables of one run
+    (one profile's two exports), not two runs of one kind."""
+    run, _ = imported(IF0_TRACES, tmp_path, capsys)
+    api = run.table("api_trace")
+    assert api["name"].tolist() == ["cuDeviceGetPCIBusId", "cuDeviceGetCount"]
+    assert api["start_ns"].tolist() == [0, 35863518]  # 0.000000, 35863.518000 us
+    assert api["duration_ns"].tolist() == [2866, 952]  # 2.866000, 0.952000 us
+    assert api["correlation_id"].tolist() == [1, 2]
+    trace = run.table("gpu_trace")
+    assert trace["name"].tolist() == ["[CUDA memset]", "[CUDA memcpy HtoD]"]
+    assert trace["start_ns"].tolist() == [0, 4643346]
+    assert trace["duration_ns"].tolist() == [1888, 1536]
+    assert trace["bytes"].tolist() == [1028, 128]  # 1.003906 KB, 0.125000 KB
+    assert trace["stream"].tolist() == [7, 22]
+    assert trace["correlation_id"].tolist() == [272, 316]
+    assert run.table("stages")["stage"].tolist() == ["s"]
