@@ -1,8 +1,8 @@
 """`profgen import` of profiler output that source code keeps: a Python docstring's example of
 `nvprof -i` (whose lines carry no PID: `======== Profiling result:`), indented eight spaces and
-cut with `...`, and a C++ file's `#if 0` block of nvprof's `--csv` API and gpu traces, commented
-out with `//`. The real files are in tests/data/nvprof/9.x (its README says where each comes
-from)."""
+cut with `...`, a C++ file's `#if 0` block of nvprof's `--csv` API and gpu traces, commented
+out with `//`, and a C comment's runs indented four spaces, one of which profiled nothing. The
+real files are in tests/data/nvprof/9.x (its README says where each comes from)."""
 
 from __future__ import annotations
 
@@ -124,3 +124,19 @@ def test_a_csv_api_trace_and_gpu_trace_kept_under_if0_import_as_one_run(tmp_path
     assert trace["stream"].tolist() == [7, 22]
     assert trace["correlation_id"].tolist() == [272, 316]
     assert run.table("stages")["stage"].tolist() == ["s"]
+
+
+EVENTS_NONE = NVPROF / "omp-cuda-events-metrics-none-profiled-pt.cu"
+
+
+def test_a_run_that_profiled_no_events_is_said_left_out_in_nvprofs_words(tmp_path, capsys):
+    """The comment's second run (`==8528== Profiling result:`, line 38, indented four spaces)
+    holds no table, only nvprof's `No events/metrics were profiled.`: the import says it left
+    that run out and why, and reads the first run's event and metric."""
+    run, err = imported(EVENTS_NONE, tmp_path, capsys)
+    counters = run.table("counters").set_index("metric")
+    assert counters.loc["warps_launched", "value"] == 72
+    assert counters.loc["warp_execution_efficiency", "value"] == 86.81
+    assert set(counters["name"]) == {"mm$_omp_fn$0"}
+    assert "line 38: nvprof run left out" in err
+    assert "'No events/metrics were profiled.'" in err

@@ -107,8 +107,9 @@ _RUN_TOGETHER = (
 _ENDED = "it ended before nvprof's `Profiling result:`, with no table"
 _ABORTED = "\nnvprof: "  # nvprof's own message when it aborts (`_note_abort`)
 _SAYS = re.compile(
-    r"^(?:==[0-9]+== |======== )?(?P<msg>(?:Error|Warning|Generated result file): [^\n]*"
-    r"|No kernels were profiled\.|No API activities were profiled\.)",
+    r"^[ \t]*+(?:==[0-9]+== |======== )?(?P<msg>(?:Error|Warning|Generated result file): [^\n]*"
+    r"|No kernels were profiled\.|No API activities were profiled\.|No events/metrics were "
+    r"profiled\.)",
     re.MULTILINE,
 )
 _TIME_UNITS = ("ns", "us", "ms", "s")  # two-letter units first: `ms` also ends with `s`
