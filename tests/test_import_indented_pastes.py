@@ -140,3 +140,27 @@ def test_a_run_that_profiled_no_events_is_said_left_out_in_nvprofs_words(tmp_pat
     assert set(counters["name"]) == {"mm$_omp_fn$0"}
     assert "line 38: nvprof run left out" in err
     assert "'No events/metrics were profiled.'" in err
+
+
+MANDELBROT = NVPROF / "mandelbrot-five-resolutions-headings.md"
+
+
+def test_runs_without_a_command_are_titled_by_the_headings_they_are_quoted_under(tmp_path, capsys):
+    """Five runs, each after its `==PID== Profiling result:` line and none with a `Profiling
+    application:` line: each stage is titled by the resolution heading above its fence."""
+    run, _ = imported(MANDELBROT, tmp_path, capsys)
+    stages = run.table("stages")
+    resolutions = ["**1000:**", "**2000:**", "**4000:**", "**8000:**", "**16000**"]
+    assert stages["title"].tolist() == [
+        f"s, run {k} of 5: {r}" for k, r in enumerate(resolutions, 1)
+    ]
+    gpu = run.table("gpu_activities")
+    kernels = gpu[gpu["name"] == "mandelbrot_kernel(int*)"]
+    # 302.95ms, 624.28ms, 2.03438s, 7.56941s, 29.6919s
+    assert kernels["total_ns"].tolist() == [
+        302950000,
+        624280000,
+        2034380000,
+        7569410000,
+        29691900000,
+    ]

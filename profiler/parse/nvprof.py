@@ -283,8 +283,9 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
 
     A file is read as one run, as `read_log` reads it, unless two runs (each after its
     `Profiling result:` line) give tables of one kind; then each run that has tables is read on
-    its own, and each that has none (`No kernels were profiled.`, an error) is left out, said so
-    in nvprof's own words; a file read as one run says so too of a run with no table that
+    its own (titled by the Markdown heading it is quoted under, when it names no command), and
+    each that has none (`No kernels were profiled.`, an error) is left out, said so in nvprof's
+    own words; a file read as one run says so too of a run with no table that
     nvprof's own message explains (`_said_empty`). A paste without those lines whose summaries
     or gpu traces repeat (a README that quotes each step's summary in a block of its own) is cut
     into runs where they repeat (`_pasted_runs`).
@@ -317,13 +318,16 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
     for table in tables:
         by_run.setdefault(table.run, []).append(table)
     kept, left_out, line = [], [], LineCounter(text)
+    order = sorted(by_run)
+    titles = dict(zip(order, _headings(text, [by_run[r] for r in order]), strict=True))
     for run in range(len(markers) + 1):
         start = markers[run - 1] if run else 0
         before = markers[run - 2] if run > 1 else 0
         if run in by_run:
             got = by_run[run]
             command = _command(text, before, start if run else got[0].at)
-            kept.append(Run(_read(got, stage, name), got[0].origin.first_line, command))
+            at_line = got[0].origin.first_line
+            kept.append(Run(_read(got, stage, name), at_line, command, titles[run]))
         elif run:
             end = markers[run] if run < len(markers) else len(text)
             left_out.append((line.at(start), _nothing(text[start:end])))
