@@ -27,8 +27,9 @@ def api_trace(origin: Origin, stage: str) -> pd.DataFrame:
 
     Returns: DataFrame with `schema.API_TRACE` columns (thread unknown).
 
-    Raises: ParseError for a missing units row, a truncated last row or a bad cell (named by
-        line and column).
+    Raises: ParseError for a missing units row, a truncated last row, a bad cell (named by
+        line and column), or a row that is no CUDA call (`[CUDA memcpy HtoD]`, a kernel: a gpu
+        trace cut down to these columns, which nvprof never prints).
     """
     cells = csvtext.header_cells(str(origin.text).split("\n", 1)[0])
     csvtext.check_header(cells, origin.path, origin.expected)
@@ -38,6 +39,7 @@ def api_trace(origin: Origin, stage: str) -> pd.DataFrame:
     units = raw.iloc[0].astype("string").fillna("")
     raw = raw.iloc[1:].set_axis(pd.RangeIndex(len(raw) - 1))
     csvtext.check_last_row(origin, len(cells), len(raw) - 1)
+    _check_calls(raw["Name"].astype("string"), origin)
     start, duration = (
         values.integers(
             raw[c], origin, c, values.TIME, csvtext.time_factor(str(units[c]), origin.path, c)
@@ -60,3 +62,16 @@ def api_trace(origin: Origin, stage: str) -> pd.DataFrame:
         index=rows,
     )
     return schema.validate(trace, schema.API_TRACE)
+
+
+def _check_calls(names: pd.Series, origin: Origin) -> None:
+    """Every row names a CUDA runtime or driver call (`cuda...`, `cu...`).
+
+    Raises: ParseError naming the first row that does not."""
+    bad = np.flatnonzero(~names.str.startswith("cu").fillna(False).to_numpy(dtype=bool))
+    if len(bad):
+        raise origin.error(
+            f"line {origin.first_line + 2 + int(bad[0])}: a table with an API trace's columns "
+            f"(Start, Duration, Name) whose rows are no CUDA calls "
+            f"({values.shown_cell(str(names.iloc[bad[0]]), 60)}): no trace nvprof prints"
+        )
