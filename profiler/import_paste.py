@@ -65,6 +65,7 @@ _QUOTE = re.compile(r"^ {0,3}>", re.MULTILINE)
 _COMMENT = re.compile(r"^[ \t]*+//", re.MULTILINE)
 _STAR = re.compile(r"^[ \t]*+\*(?:[ \t]|$)", re.MULTILINE)  # ` * text`: a block comment's line
 _HASH = re.compile(r"^[ \t]*+#", re.MULTILINE)
+_INDENTED_CSV = re.compile(r'^[ \t]++"[^"\n]{1,200}","', re.MULTILINE)  # `  "Type","Time(%)",...`
 # an nvprof summary's header or typed row as a Markdown pipe-table row: `| Type | Time(%) |`
 _PIPED_NVPROF = re.compile(
     r"^[ \t]*+\|[ \t]*+(?:Type[ \t]*+\||GPU activities:|API calls:)", re.MULTILINE
@@ -111,6 +112,7 @@ def detected(path: Path) -> Input:
     shape = _reshaped(path, shape, _PIPED_NVPROF, pasted.unpiped) or shape
     shape = _reshaped(path, shape, _BOXED, boxed.unboxed) or shape
     shape = _reshaped(path, shape, _LONE_TYPE, pasted.retyped) or shape
+    shape = _reshaped(path, shape, _INDENTED_CSV, pasted.unindented) or shape
     if shape is not None and (nothing := published.nothing_shown(shape)) is not None:
         return _prose_blocks(path, shape, ParseError(path, detect.EXPECTED, nothing))
     try:

@@ -135,7 +135,9 @@ def test_what_is_a_prompt(line: str, command: str | None) -> None:
         ("[1/8] [========================100%] vector_add_v3.nsys-rep", (capture.NSYS, None)),
         ("Generating '/tmp/nsys-report-2ee6.qdstrm'", (capture.NSYS, None)),
         ("[1/10] epoch 1, loss 0.31", (None, None)),  # a program's progress, not nsys's
-        ("======== Warning: No CUDA application was profiled, exiting", (None, None)),
+        ("======== Warning: No CUDA application was profiled, exiting", (capture.NVPROF, None)),
+        ("========", (None, None)),  # a Markdown heading's underline
+        ("======== ", (None, None)),
         ("Train Epoch: 1 [0/60000 (0%)]\tLoss: 2.291555", (None, None)),
     ],
 )  # fmt: skip

@@ -267,6 +267,19 @@ def test_nvprof_gpu_trace_rows_pasted_without_their_header_say_so(tmp_path, caps
     )
 
 
+def test_nvprof_api_trace_rows_pasted_without_their_header_say_so(tmp_path, capsys):
+    """dynet#176's `--print-api-trace` rows (a start, a duration, a CUDA call) in two fences and
+    no header (was: "a Markdown document in which no profiler table was found")."""
+    path = DATA / "nvprof" / "8.x" / "dynet-176-api-trace-rows-headless.md"
+    assert refusal(path, tmp_path, capsys) == unrecognised(
+        path,
+        "10 rows of an nvprof API trace (`--print-api-trace`: Start, Duration, Name) from line 8 "
+        "on, pasted without the header line that names their columns: a paste that left the "
+        "header out; profgen reads a table from its header line, which says what its columns "
+        "(and, for nsys, its rows) are",
+    )
+
+
 def test_nvprof_csv_gpu_traces_a_script_remade_say_so(tmp_path, capsys):
     """marcosamaris/gpuperfpredict's logs: the matrix size put before every line of nvprof's
     `--csv` gpu trace, and kernel rows kept without their header (was: "it starts '131072,

@@ -986,12 +986,15 @@ def test_summaries_per_device_without_result_lines_are_one_run(tmp_path):
     assert [len(run.tables["gpu_activities"]) for run in runs.kept] == [7, 7]
 
 
-def test_csv_api_trace_is_refused(tmp_path):
+def test_a_gpu_trace_cut_to_an_api_traces_columns_is_refused(tmp_path):
+    """nvprof's `--csv` API trace is read (tests/test_import_indented_pastes.py); a gpu trace
+    cut down to its Start, Duration and Name columns is none: its rows are copies and kernels,
+    no CUDA calls."""
     rows = list(csv.reader(TRACE8.read_text().splitlines()[3:]))
     keep = [rows[0].index(c) for c in ("Start", "Duration", "Name")]
     path = tmp_path / "api.csv"
     path.write_text("\n".join(",".join(f'"{r[i]}"' for i in keep) for r in rows) + "\n")
-    with pytest.raises(ParseError, match="an API trace"):
+    with pytest.raises(ParseError, match=r"line 3: a table with an API trace's columns .*\[CUDA"):
         nvprof.read_log(path, "s")
 
 

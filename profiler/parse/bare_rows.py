@@ -93,6 +93,13 @@ def trace_row(cells: list[str]) -> bool:
     return cells[2] == "-" or cells[2].startswith("(")
 
 
+def api_trace_row(cells: list[str]) -> bool:
+    """Whether the cells are a row of nvprof's text API trace (`--print-api-trace`): a start
+    time with its unit, a duration with its unit, then a CUDA call (`cudaLaunch`, `cuCtxCreate`,
+    a launch's kernel after it in brackets)."""
+    return len(cells) >= 3 and _timed(cells[0]) and _timed(cells[1]) and cells[2].startswith("cu")
+
+
 def _timed(text: str) -> bool:
     """Whether `text` is a time as nvprof prints it: a number and its unit (`287.20ms`)."""
     return text.endswith(NVPROF_UNITS) and number(text.rstrip("nums")) is not None

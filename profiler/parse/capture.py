@@ -84,6 +84,9 @@ _RUNS = re.compile(r"(?:^|[\s/(])(?P<tool>nvprof|nsys|ncu|nv-nsight-cu-cli)(?=[\
 _RUNS_UNMARKED = (NVPROF, NCU)
 _TOOL_OF = {"nvprof": NVPROF, "nsys": NSYS, "ncu": NCU, "nv-nsight-cu-cli": NCU}
 _NVPROF = re.compile(r"==(?P<pid>[0-9]{1,10})== ")
+# nvprof's lines with no PID: CUDA 5's nvprof and `nvprof -i profile.nvprof` (`======== Profiling
+# result:`, `======== Warning: ...`); a Markdown heading's `========` underline has no word after it
+_NVPROF_NO_PID = re.compile(r"={8} [A-Z]")
 _NVPROF_STARTS = "== NVPROF is profiling process "
 _NCU_CONNECTED = "==PROF== Connected to process "  # ncu attached to a process of its run
 _NCU_DISCONNECTED = "==PROF== Disconnected from process "
@@ -303,7 +306,7 @@ def _another(cur: _Open, tool: str, run: str | None, line: str, named: str | Non
     runs pasted one under the other), or ncu connecting to a process after every process `cur`
     connected to has disconnected (`==PROF== Connected to process 5342 (...)`: the processes of
     one run, `--target-processes all`, connect before the first disconnects)."""
-    if tool != cur.tool or (cur.run is not None and run != cur.run):
+    if tool != cur.tool or (cur.run is not None and run is not None and run != cur.run):
         return True
     if tool == NCU:
         return cur.ncu_done and line.lstrip(" \t").startswith(_NCU_CONNECTED)
@@ -380,6 +383,8 @@ def _signature(line: str, paragraph_start: bool) -> tuple[str | None, str | None
         if line.startswith(("==PROF==", "==ERROR==", "==WARNING==")):
             return NCU, None
         found = _NVPROF.match(line)
+        if found is None and _NVPROF_NO_PID.match(line):
+            return NVPROF, None  # the run its PID-less lines are part of: the section's
         return (NVPROF, found["pid"]) if found else (None, None)
     if _NSYS.match(line):
         return NSYS, None

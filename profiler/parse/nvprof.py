@@ -9,8 +9,8 @@ Everything nvprof prints that profgen has a table for, with or without the `==PI
   its units row (`,%,ms,,us,us,ms,`), `--print-gpu-summary` and `--print-api-summary`
   -> `gpu_activities`, `api_calls`;
 - the gpu trace (`nvprof_trace`), text and `--csv` -> `gpu_trace`;
-- the text API trace (`--print-api-trace`: `Start  Duration  Name`) -> `api_trace` (the
-  importer summarises it into `api_calls`);
+- the API trace (`--print-api-trace`: `Start  Duration  Name`), text and `--csv`
+  (`nvprof_api_csv`) -> `api_trace` (the importer summarises it into `api_calls`);
 - `--metrics` / `--events`, text and `--csv` (`nvprof_metrics`) -> `counters` (every row) and
   `metrics` (what maps).
 
@@ -22,9 +22,9 @@ stage of its own); `read_log` refuses it. NVTX range summaries (under `NVTX resu
 the `ranges` table.
 
 Refused with a reason: nvprof output with no table profgen reads (`No kernels were profiled.`,
-an error, a warning page), quoting nvprof's own message; a metric table with no rows; a `--csv`
-API trace; a gpu trace of Unified Memory events only; one summary per device; a gpu trace whose
-column alignment (or its line breaks too) a web page lost.
+an error, a warning page), quoting nvprof's own message; a metric table with no rows; a gpu
+trace of Unified Memory events only; one summary per device; a gpu trace whose column alignment
+(or its line breaks too) a web page lost.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from profiler.errors import ParseError
 from profiler.parse import (
     csvtext,
     headings,
+    nvprof_api_csv,
     nvprof_export,
     nvprof_metrics,
     nvprof_summary,
@@ -92,7 +93,11 @@ _NVTX = "NVTX result:"
 # failed.`, when it aborts after its tables). Possessive blanks and stars: the search tries every
 # newline of a table, and a line's leading blanks are read once, not again for each way it could
 # end.
-_TABLE_END = re.compile(r"\n(?:==|nvprof: |[ \t]*+(?:```|~~~|\*[* \t]*+/|[ \t\r]*+(?:\n|\Z)))")
+# what ends a table: nvprof's next line, a fence, a block comment's close, `#endif` (a C file
+# keeps output between `#if 0` and `#endif`), a blank line
+_TABLE_END = re.compile(
+    r"\n(?:==|nvprof: |[ \t]*+(?:```|~~~|\*[* \t]*+/|#[ \t]*+endif\b|[ \t\r]*+(?:\n|\Z)))"
+)
 # A gpu trace's header words inside a line: a page ran the trace's lines together (`_nothing`)
 _TRACE_WORDS = " Start Duration Grid Size "
 _RUN_TOGETHER = (
@@ -103,8 +108,9 @@ _RUN_TOGETHER = (
 _ENDED = "it ended before nvprof's `Profiling result:`, with no table"
 _ABORTED = "\nnvprof: "  # nvprof's own message when it aborts (`_note_abort`)
 _SAYS = re.compile(
-    r"^(?:==[0-9]+== |======== )?(?P<msg>(?:Error|Warning|Generated result file): [^\n]*"
-    r"|No kernels were profiled\.|No API activities were profiled\.)",
+    r"^[ \t]*+(?:==[0-9]+== |======== )?(?P<msg>(?:Error|Warning|Generated result file): [^\n]*"
+    r"|No kernels were profiled\.|No API activities were profiled\.|No events/metrics were "
+    r"profiled\.)",
     re.MULTILINE,
 )
 _TIME_UNITS = ("ns", "us", "ms", "s")  # two-letter units first: `ms` also ends with `s`
@@ -278,8 +284,9 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
 
     A file is read as one run, as `read_log` reads it, unless two runs (each after its
     `Profiling result:` line) give tables of one kind; then each run that has tables is read on
-    its own, and each that has none (`No kernels were profiled.`, an error) is left out, said so
-    in nvprof's own words; a file read as one run says so too of a run with no table that
+    its own (titled by the Markdown heading it is quoted under, when it names no command), and
+    each that has none (`No kernels were profiled.`, an error) is left out, said so in nvprof's
+    own words; a file read as one run says so too of a run with no table that
     nvprof's own message explains (`_said_empty`). A paste without those lines whose summaries
     or gpu traces repeat (a README that quotes each step's summary in a block of its own) is cut
     into runs where they repeat (`_pasted_runs`).
@@ -312,13 +319,16 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
     for table in tables:
         by_run.setdefault(table.run, []).append(table)
     kept, left_out, line = [], [], LineCounter(text)
+    order = sorted(by_run)
+    titles = dict(zip(order, _headings(text, [by_run[r] for r in order]), strict=True))
     for run in range(len(markers) + 1):
         start = markers[run - 1] if run else 0
         before = markers[run - 2] if run > 1 else 0
         if run in by_run:
             got = by_run[run]
             command = _command(text, before, start if run else got[0].at)
-            kept.append(Run(_read(got, stage, name), got[0].origin.first_line, command))
+            at_line = got[0].origin.first_line
+            kept.append(Run(_read(got, stage, name), at_line, command, titles[run]))
         elif run:
             end = markers[run] if run < len(markers) else len(text)
             left_out.append((line.at(start), _nothing(text[start:end])))
@@ -357,7 +367,7 @@ def _unfinished(
 
 # What nvprof prints once a run (NVTX ranges aside): an event table and a metric table are one
 # kind of table to the readers (`metrics`), but each comes once (`Event result:`, `Metric result:`).
-_ONCE_A_RUN = ("summary", "trace", "events", "metrics")
+_ONCE_A_RUN = ("summary", "trace", "api_trace", "events", "metrics")
 
 
 def _pasted_runs(tables: list[Table]) -> list[list[Table]] | None:
@@ -385,12 +395,20 @@ def _pasted_runs(tables: list[Table]) -> list[list[Table]] | None:
 
 
 def _once_kind(table: Table) -> str:
-    """What a table is to `_pasted_runs`: its kind (`_KIND_OF`), an NVTX range's summary
-    `ranges`, and a table of events (`Event Name` in its header) `events`, not `metrics`."""
+    """What a table is to `_pasted_runs`: what it gives (`_gives`), a table of events (`Event
+    Name` in its header) `events`, not `metrics`."""
+    kind = _gives(table)
+    return "events" if kind == "metrics" and "Event Name" in table.header() else kind
+
+
+def _gives(table: Table) -> str:
+    """What a table gives: its kind's (`_KIND_OF`), `ranges` for an NVTX range's summary, and
+    `api_trace` for an API trace (a run's gpu trace and API trace are two tables of it)."""
     if table.nvtx:
         return "ranges"
-    kind = _KIND_OF[table.kind]
-    return "events" if kind == "metrics" and "Event Name" in table.header() else kind
+    if table.kind in ("csv_trace", "text_trace") and _is_api_trace(table):
+        return "api_trace"
+    return _KIND_OF[table.kind]
 
 
 def _headings(text: Text, runs: list[list[Table]]) -> list[str | None]:
@@ -467,12 +485,12 @@ def _read(tables: list[Table], stage: str, path: Path) -> dict[str, pd.DataFrame
     if ranges:
         out["ranges"] = nvprof_summary.range_table(_summary_rows(ranges), stage)
     traces = [t for t in tables if t.kind in ("csv_trace", "text_trace")]
-    api_traces = [t for t in traces if t.kind == "text_trace" and _is_api_trace(t)]
+    api_traces = [t for t in traces if _is_api_trace(t)]
     traces = [t for t in traces if t not in api_traces]
     if traces:
         out["gpu_trace"] = _gpu_trace(traces, stage, path)
     if api_traces:
-        api = [nvprof_trace.text_api_trace(t.full_origin(), stage) for t in api_traces]
+        api = [_api_trace(t, stage) for t in api_traces]
         out["api_trace"] = pd.concat(api, ignore_index=True) if len(api) > 1 else api[0]
     metrics = [t for t in tables if t.kind in _METRIC_KINDS]
     if metrics:
@@ -565,7 +583,7 @@ def _tables(
         leads = parse_lines.split_led(data)
     line_of = LineCounter(text).at if leads is None else functools.partial(_line_of, leads)
     runs, nvtx = _marker_lines(text, _RESULT, leads), _marker_lines(text, _NVTX, leads)
-    ends = None if leads is None else _lines_led_by(leads, b"=`~n*", blank=True)
+    ends = None if leads is None else _lines_led_by(leads, b"=`~n*#", blank=True)
     found = []
     for match in _headers(text, leads):
         kind = next(k for k, v in match.groupdict().items() if v is not None)
@@ -615,8 +633,8 @@ def _breaks(leads: parse_lines.Lines, start: int, end: int) -> np.ndarray:
 def _table_end(text: Text, start: int, ends: np.ndarray | None) -> int:
     """Where the table whose header starts at `start` ends: after the newline before the first
     line that ends a table (`_TABLE_END`); `ends`, when known, holds the starts of the only lines
-    that can (led by `=`, a backtick, `~`, `*` or `n`, blank, or led by what `parse.lines` does not
-    know)."""
+    that can (led by `=`, a backtick, `~`, `*`, `n` or `#`, blank, or led by what `parse.lines`
+    does not know)."""
     if ends is None:
         end_match = _TABLE_END.search(str(text), start)
         return len(text) if end_match is None else end_match.start() + 1
@@ -740,8 +758,7 @@ def _several_runs(tables: list[Table]) -> dict[int, int] | None:
     give, or None when each kind comes from one run."""
     firsts: dict[str, dict[int, int]] = {}
     for table in tables:
-        kind = "ranges" if table.nvtx else _KIND_OF[table.kind]
-        firsts.setdefault(kind, {}).setdefault(table.run, table.origin.first_line)
+        firsts.setdefault(_gives(table), {}).setdefault(table.run, table.origin.first_line)
     return next((runs for runs in firsts.values() if len(runs) > 1), None)
 
 
@@ -837,9 +854,18 @@ def _summary_parts(
 
 
 def _is_api_trace(table: Table) -> bool:
-    """Whether a text trace is `--print-api-trace`'s: `Start  Duration  Name`, no launch
-    columns."""
+    """Whether a trace is `--print-api-trace`'s: `Start  Duration  Name`, or its `--csv`
+    header (`"Start","Duration","Name","Correlation_ID"`), no launch columns."""
+    if table.kind == "csv_trace":
+        return nvprof_api_csv.is_api_header(csvtext.header_cells(table.header()))
     return table.header().split() == ["Start", "Duration", "Name"]
+
+
+def _api_trace(table: Table, stage: str) -> pd.DataFrame:
+    """An API trace table -> `api_trace`."""
+    if table.kind == "csv_trace":
+        return nvprof_api_csv.api_trace(table.origin, stage)
+    return nvprof_trace.text_api_trace(table.full_origin(), stage)
 
 
 def _gpu_trace(tables: list[Table], stage: str, path: Path) -> pd.DataFrame:

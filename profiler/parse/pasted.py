@@ -4,12 +4,15 @@ whose lines are quoted with `>` (a reply that quotes an earlier comment), one wh
 commented out with `//` (a CUDA source file that keeps its program's output under its code),
 one whose lines are starred in a block comment (` * text`, the same in a `/* */` comment), one
 whose lines are commented out with `#` (a batch script that keeps its commands' output under
-them), nvprof summary rows pasted from their `GPU activities:` line down, without the header line
-above them, an nvprof summary edited so that each row type stands alone on its line above its
-first row, the rows of nsys's CUDA API summary pasted without theirs, and a table rewritten as a
+them), one whose lines are indented (a Markdown code block indented by four, a docstring's
+example: the CSV readers read a line from its first byte), nvprof summary rows pasted from
+their `GPU activities:` line down, without the header line above them, an nvprof summary edited
+so that each row type stands alone on its line above its first row, the rows of nsys's CUDA API
+summary pasted without theirs, and a table rewritten as a
 Markdown pipe table (`| GPU activities: |  51.53% | ... |`, a README's way to lay it out).
 
-`double_spaced`, `unquoted`, `uncommented`, `unstarred`, `unhashed`, `headed`, `retyped`,
+`double_spaced`, `unquoted`, `uncommented`, `unstarred`, `unhashed`, `unindented`, `headed`,
+`retyped`,
 `api_headed` and `unpiped` give the text as the profiler printed it, with the file line of each
 of its lines (`Reshaped.located` makes a message's line numbers the file's own). They only say
 what a file's shape is; `profiler.import_paste` decides when a shape is undone.
@@ -40,6 +43,8 @@ STARRED = "its lines in a block comment with a star down its left side (` * text
 STARRED += "output kept in a source file's `/* */` comment): read without the stars"
 HASHED = "its lines commented out with `#` (a program's output kept in a script's comments): "
 HASHED += "read without the comment marks"
+INDENTED = "its lines indented (a Markdown code block, a docstring's example): read with the "
+INDENTED += "indent taken off"
 HEADED = (
     "nvprof summary rows with no header line above them (from line {line}): read under the one "
     "header nvprof prints above rows that start with their type (Type Time(%) Time Calls Avg "
@@ -180,6 +185,28 @@ def unhashed(data: bytes) -> Reshaped | None:
     found = lines.split(data)
     hashed = (found.first == ord("#")) & (found.lead >= 0)
     return _unmarked(data, found, hashed, 1, HASHED)
+
+
+def unindented(data: bytes) -> Reshaped | None:
+    """The text of a paste (`data`, its UTF-8 bytes) with the indent taken off its indented CSV
+    blocks, as a README's code block indented by four, or a docstring's example, indents a
+    profiler's CSV output: the lines from an indented line that starts with two quoted cells
+    (`    "Type","Time(%)",...`; a JSON list's `"item",` is none) down to the first line indented
+    otherwise. Its other lines as they are. None when fewer than two lines are in such blocks."""
+    found = lines.split(data)
+    codes = np.frombuffer(data, dtype=np.uint8)
+    quote, comma = codes == ord('"'), codes == ord(",")
+    pairs = np.flatnonzero(quote[:-2] & comma[1:-1] & quote[2:])  # `","`
+    quoted = np.zeros(len(found), dtype=bool)
+    quoted[np.searchsorted(found.start, pairs, side="right") - 1] = True
+    heads = np.flatnonzero((found.lead > 0) & (found.first == ord('"')) & quoted)
+    run = np.cumsum(np.diff(found.lead, prepend=found.lead[:1] - 1) != 0)  # equal indents' run
+    heads = heads[np.diff(run[heads], prepend=-1) != 0]  # the first head of each run
+    ends = np.searchsorted(run, run[heads], side="right")  # each head's run's end
+    edges = np.zeros(len(found) + 1, dtype=np.int64)
+    np.add.at(edges, heads, 1)
+    np.add.at(edges, ends, -1)
+    return _unmarked(data, found, np.cumsum(edges[:-1]) > 0, 0, INDENTED)
 
 
 def _unmarked(

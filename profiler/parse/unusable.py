@@ -396,17 +396,26 @@ _HEADLESS_WHY = (
 
 
 def _headless_trace(lines: list[str]) -> str | None:
-    """What the first run of `_HEADLESS_ROWS` or more rows of an nvprof gpu trace in `lines`
-    is (it has no header: detection found none)."""
-    found = _first_run(lines, lambda line: "trace" if bare_rows.trace_row(line.split()) else None)
+    """What the first run of `_HEADLESS_ROWS` or more rows of an nvprof gpu trace or API trace
+    in `lines` is (it has no header: detection found none)."""
+    found = _first_run(lines, _trace_kind)
     if found is None:
         return None
-    at, rows, _ = found
-    return (
-        f"{rows} rows of an nvprof gpu trace (`--print-gpu-trace`: Start, Duration, ..., "
-        f"Name) from line {at + 1} on, pasted without the header line that names their "
-        "columns" + _HEADLESS_WHY
-    )
+    at, rows, kind = found
+    return f"{rows} rows of an nvprof {kind} from line {at + 1} on, " + _HEADLESS_TRACE_WHY
+
+
+_HEADLESS_TRACE_WHY = "pasted without the header line that names their columns" + _HEADLESS_WHY
+
+
+def _trace_kind(line: str) -> str | None:
+    """What trace `line` is a row of, as `_headless_trace` names it; None for any other."""
+    cells = line.split()
+    if bare_rows.trace_row(cells):
+        return "gpu trace (`--print-gpu-trace`: Start, Duration, ..., Name)"
+    if bare_rows.api_trace_row(cells):
+        return "API trace (`--print-api-trace`: Start, Duration, Name)"
+    return None
 
 
 _CSV_TRACE = '"Start","Duration",'  # how `nvprof --csv --print-gpu-trace` starts its header
