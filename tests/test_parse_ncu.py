@@ -260,6 +260,20 @@ def test_repeated_column_is_refused(tmp_path):
         ncu_csv.read_metrics(path, "s")
 
 
+def test_header_cut_inside_a_quoted_name_is_refused(tmp_path):
+    """A header line that ends inside a quoted name (a cut paste): pandas' reader runs the
+    header on into the lines below it, so its names are not the line's cells."""
+    lines = RAW.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith('"ID","Process ID"'))
+    cells = lines[at].count('","') + 1
+    lines[at] = lines[at][: lines[at].rindex('","') + 4] + "\n"  # the last name cut after its quote
+    path = tmp_path / "raw.csv"
+    path.write_text("".join(lines))
+    said = f"its header line has {cells} cells, but a quote left open"
+    with pytest.raises(ParseError, match=said):
+        ncu_csv.read_metrics(path, "s")
+
+
 def test_long_kernel_name_and_range_are_capped(tmp_path):
     from profiler.parse.values import MAX_NAME
 

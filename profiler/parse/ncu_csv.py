@@ -178,7 +178,13 @@ def _read_page(data: bytes, origin: Origin, start: int, header: list[str]) -> pd
     reads one byte a cell. pandas is given the header's names, so that each column gets its
     dtype by name (a dict of dtypes without every name would let pandas guess the others')."""
     if not ("Metric Name" in header and "Metric Value" in header and all(header)):
-        return csvtext.read_csv_text(data, origin, start, dtype=object)
+        table = csvtext.read_csv_text(data, origin, start, dtype=object)
+        if len(table.columns) != len(header):  # (a quote left open ran the header on)
+            raise origin.error(
+                f"its header line has {len(header)} cells, but a quote left open in it runs on "
+                f"past the line ({len(table.columns)} names)"
+            )
+        return table
     dtypes = {name: _details_dtype(name) for name in header}
     table = _read_in_parts(data, start, header, dtypes)
     if table is None:
