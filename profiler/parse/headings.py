@@ -17,7 +17,18 @@ from collections.abc import Callable
 _MARKDOWN_LINE = re.compile(
     r"^ {0,3}(?:(?P<fence>```|~~~)|#{1,6}[ \t]++(?P<heading>[^\n]*))", re.MULTILINE
 )
+_MARKDOWN_BYTES = re.compile(_MARKDOWN_LINE.pattern.encode(), re.MULTILINE)
 LIMIT = 200  # characters of a heading kept in a title
+
+
+def breaks(data: bytes, start: int, end: int) -> bool:
+    """Whether a Markdown code fence line or heading line stands in `data[start:end]` (whole
+    lines): what parts two runs pasted one per block or heading. Looked for only where a
+    fence's or a heading's mark is (a scan from every line of a long text costs)."""
+    piece = data[start:end]
+    if b"```" not in piece and b"~~~" not in piece and b"#" not in piece:
+        return False
+    return _MARKDOWN_BYTES.search(piece) is not None
 
 
 def above(cut: Callable[[int, int], str], runs: list[list[tuple[int, int]]]) -> list[str | None]:
