@@ -142,6 +142,10 @@ def import_run(
         for key, inp in inputs:
             raw = tmp / "raw" / key
             runs, read, extra = _read_pasted(inp, key, raw)
+            runs, quotes = import_runs.without_quotes(runs)
+            if quotes:
+                said = [*extra.get("warnings", []), *(f"{inp.path}: {q}" for q in quotes)]
+                extra = {**extra, "warnings": said}
             made += import_runs.stages(key, runs, titles.get(key, key), [k for k, _ in stages])
             with _disk(out_root):
                 listed.append({**_copy_raw(key, inp.path, inp.kind, read, raw, tmp), **extra})
