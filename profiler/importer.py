@@ -143,6 +143,7 @@ def import_run(
             raw = tmp / "raw" / key
             runs, read, extra = _read_pasted(inp, key, raw)
             runs, quotes = import_runs.without_quotes(runs)
+            quotes += import_paste.pipes_left_out(inp)
             if quotes:
                 said = [*extra.get("warnings", []), *(f"{inp.path}: {q}" for q in quotes)]
                 extra = {**extra, "warnings": said}
