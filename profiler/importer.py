@@ -6,7 +6,7 @@ a capture of `nsys stats` output, an `.nsys-rep` or `.sqlite` (turned into CSV w
 installed: `collect.nsys_sqlite`), an `.ncu-rep` or 2019
 `.nsight-cuprof-report` (read through `ncu --import --csv`, or where ncu is missing or fails
 on it, NVIDIA's report reader for Python: `collect.ncu_pyreport`), ncu output (text or
---csv), an nvprof log (text summary, `--csv` summary or `--csv --print-gpu-trace`), an
+--csv), an nvprof log (summary, gpu trace or API trace, text or `--csv`; metrics, events), an
 nvprof profile (`nvprof -o`, `.nvprof`/`.nvvp`: its kernels, copies and memsets,
 `parse.nvprof_db`), or a terminal capture of several tools' output
 (`profiler.import_capture`).

@@ -308,7 +308,8 @@ def test_nvprof_gpu_trace_a_page_ran_together_says_so(tmp_path, capsys):
     gpu trace header ends with Name"). Each says it is a gpu trace whose alignment was lost."""
     expected = (
         "expected nvprof output: a summary (text or --csv), a gpu trace (--print-gpu-trace, text "
-        "or --csv), or --metrics/--events output (text or --csv)"
+        "or --csv), an API trace (--print-api-trace, text or --csv), or --metrics/--events "
+        "output (text or --csv)"
     )
     one_line = DATA / "nvprof" / "8.x" / "coderoad-51886311-gputrace-one-line.txt"
     assert refusal(one_line, tmp_path, capsys) == (
