@@ -571,3 +571,18 @@ def test_gui_and_unused_tables_need_their_own_lines():
     banner = " ** OS Runtime Summary (osrt_sum):"
     assert unusable.describe([banner, "prose only"]) is None  # no table under it
     assert unusable.describe([banner, " Time (%)  Name", " --------  ----"]) is not None
+
+
+def test_a_shell_script_quoting_an_nsys_csv_in_a_heredoc_says_so(tmp_path, capsys):
+    """A test script's fake `nsys` writes a `cuda_gpu_kern_sum` CSV in a heredoc (was: "no nsys
+    report header found"): the line names the CSV header's line and that the file is a shell
+    script quoting it."""
+    path = NSYS / "any" / "sbd-fake-nsys-stub-csv-heredoc-cut.sh"
+    lines = path.read_text().splitlines()
+    header = next(n for n, line in enumerate(lines, 1) if line.startswith('"Time (%)",'))
+    said = refusal(path, tmp_path, capsys)
+    assert f"line {header}: a cuda_gpu_kern_sum header in CSV" in said
+    assert "no nsys report header found" not in said
+    assert said.endswith(
+        "the file is a shell source file that quotes it (a test's fixture, a comment?))"
+    )
