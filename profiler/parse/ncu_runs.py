@@ -86,13 +86,16 @@ def block_starts(data: bytes, kernel_lines: np.ndarray, names: list[str]) -> lis
     """The line index (0-based) and offset of each kernel line that starts a run after the
     first in notes that paste one run per block or heading (see the module docstring); `names`
     are the launches' kernels, in file order."""
-    offsets = _offsets(data)
+    marks = np.array(headings.breaks(data), dtype=np.int64)
+    if not len(marks):
+        return []
+    offsets = _offsets(data)[kernel_lines]
+    parted = np.diff(np.searchsorted(marks, offsets)) > 0  # a mark between launch n and n + 1
     starts: list[tuple[int, int]] = []
     had = {names[0]}
     for n in range(1, len(names)):
-        before, at = int(offsets[kernel_lines[n - 1]]), int(offsets[kernel_lines[n]])
-        if names[n] in had and headings.breaks(data, before, at):
-            starts.append((int(kernel_lines[n]), at))
+        if parted[n - 1] and names[n] in had:
+            starts.append((int(kernel_lines[n]), int(offsets[n])))
             had = set()
         had.add(names[n])
     return starts
