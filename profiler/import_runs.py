@@ -151,7 +151,10 @@ def without_quotes(runs: list[Run]) -> tuple[list[Run], list[str]]:
     it printed whole above), and a warning for each left out: a run is a quote when it has
     times and every row of each of its tables is a row of that table of one earlier run, names
     and values alike (timing data measured again never repeats to the nanosecond; counters
-    alone may, so a run of no times is kept). A run that repeats most rows, not all, is kept."""
+    alone may, so a run of no times is kept), and that earlier run has a table or row it lacks
+    (an excerpt). A run that repeats most rows, not all, is kept; so is one that repeats a run
+    whole (one output pasted twice, as tests build two runs: what a README quotes again is an
+    excerpt)."""
     kept: list[tuple[int, Run]] = []
     said: list[str] = []
     for n, run in enumerate(runs, 1):
@@ -167,13 +170,15 @@ def without_quotes(runs: list[Run]) -> tuple[list[Run], list[str]]:
 
 
 def _quotes(run: Run, earlier: Run) -> bool:
-    """Whether `run` has times and each of its tables' rows is a row of `earlier`'s table."""
+    """Whether `run` has times and is an excerpt of `earlier`: each of its tables' rows is a
+    row of `earlier`'s table, and it lacks a table or a row `earlier` has."""
     if not any(_timed(df) for df in run.tables.values()):
         return False  # (counters measured again may well repeat: only times tell a quote)
-    for name, df in run.tables.items():
-        if len(df) and (name not in earlier.tables or not _rows(df) <= _rows(earlier.tables[name])):
-            return False
-    return True
+    mine = {name: _rows(df) for name, df in run.tables.items() if len(df)}
+    theirs = {name: _rows(df) for name, df in earlier.tables.items() if len(df)}
+    if any(name not in theirs or not rows <= theirs[name] for name, rows in mine.items()):
+        return False
+    return any(len(mine.get(name, ())) < len(rows) for name, rows in theirs.items())
 
 
 def _timed(df: pd.DataFrame) -> bool:

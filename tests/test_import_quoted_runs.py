@@ -60,9 +60,10 @@ def _run(total_ns: list[int]) -> import_runs.Run:
 
 
 def test_a_run_that_repeats_most_rows_is_kept():
-    """Only a run whose every row repeats is a quote; one new value keeps it; so does a run
-    of no time."""
-    runs = [_run([5, 7, 9]), _run([5, 7]), _run([5, 8]), _run([])]
+    """Only an excerpt whose every row repeats is a quote; one new value keeps a run; so does
+    a run of no time, and one that repeats another whole (one output pasted twice)."""
+    runs = [_run([5, 7, 9]), _run([5, 7]), _run([5, 8]), _run([]), _run([5, 7, 9])]
     kept, said = import_runs.without_quotes(runs)
-    assert [list(r.tables["gpu_activities"]["total_ns"]) for r in kept] == [[5, 7, 9], [5, 8], []]
-    assert len(said) == 1 and said[0].startswith("run 2 of 4 left out")
+    totals = [list(r.tables["gpu_activities"]["total_ns"]) for r in kept]
+    assert totals == [[5, 7, 9], [5, 8], [], [5, 7, 9]]
+    assert len(said) == 1 and said[0].startswith("run 2 of 5 left out")
