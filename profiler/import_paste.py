@@ -145,6 +145,26 @@ def detected(path: Path) -> Input:
     return _prose_blocks(path, shape, refused)
 
 
+def pipes_left_out(inp: Input) -> list[str]:
+    """A warning naming the lines of the nsys pipe tables of a text file that imported without
+    them (its plain tables read; pipe tables are read only where a file has none:
+    `piped_nsys`), if it has any."""
+    if inp.shape and piped_nsys.PIPED in inp.shape.note:
+        return []
+    if not inp.path.is_file() or inp.path.suffix.lower() in _BINARY_SUFFIXES:
+        return []
+    data = inp.path.read_bytes()
+    found = piped_nsys.header_lines(data) if b"|" in data else []
+    if not found:
+        return []
+    lines = ", ".join(map(str, found))
+    return [
+        f"line(s) {lines}: {len(found)} nsys table(s) written as Markdown pipe tables left out: "
+        "profgen reads a file's pipe tables only when it has no other table it reads (to import "
+        "them, give them a file of their own)"
+    ]
+
+
 def _prose_blocks(path: Path, shape: pasted.Reshaped | None, refused: ParseError) -> Input:
     """The notebook at `path` read from the fenced blocks of its Markdown cells
     (`published.notebook_blocks`), when what its cells printed (`shape`) was `refused` and the

@@ -144,3 +144,52 @@ def _keyed(tables: Mapping[str, pd.DataFrame], key: str) -> dict[str, pd.DataFra
         else df
         for name, df in tables.items()
     }
+
+
+def without_quotes(runs: list[Run]) -> tuple[list[Run], list[str]]:
+    """`runs` less each that quotes an earlier one (a README that prints an excerpt of a table
+    it printed whole above), and a warning for each left out: a run is a quote when it has
+    times and every row of each of its tables is a row of that table of one earlier run, names
+    and values alike (timing data measured again never repeats to the nanosecond; counters
+    alone may, so a run of no times is kept), and that earlier run has a table or row it lacks
+    (an excerpt). A run that repeats most rows, not all, is kept; so is one that repeats a run
+    whole (one output pasted twice, as tests build two runs: what a README quotes again is an
+    excerpt)."""
+    kept: list[tuple[int, Run]] = []
+    said: list[str] = []
+    for n, run in enumerate(runs, 1):
+        source = next((m for m, e in kept if _quotes(run, e)), None)
+        if source is None:
+            kept.append((n, run))
+            continue
+        said.append(
+            f"run {n} of {len(runs)} left out ({run.technique}): every row of its tables "
+            f"repeats run {source}'s ({runs[source - 1].technique}): a quote, not a measurement"
+        )
+    return [run for _, run in kept], said
+
+
+def _quotes(run: Run, earlier: Run) -> bool:
+    """Whether `run` has times and is an excerpt of `earlier`: each of its tables' rows is a
+    row of `earlier`'s table, and it lacks a table or a row `earlier` has."""
+    if not any(_timed(df) for df in run.tables.values()):
+        return False  # (counters measured again may well repeat: only times tell a quote)
+    mine = {name: _rows(df) for name, df in run.tables.items() if len(df)}
+    theirs = {name: _rows(df) for name, df in earlier.tables.items() if len(df)}
+    if any(name not in theirs or not rows <= theirs[name] for name, rows in mine.items()):
+        return False
+    return any(len(mine.get(name, ())) < len(rows) for name, rows in theirs.items())
+
+
+def _timed(df: pd.DataFrame) -> bool:
+    """Whether a table holds a time (a `*_ns` cell with a value)."""
+    times = [c for c in df.columns if str(c).endswith("_ns")]
+    return bool(len(df) and times and df[times].notna().to_numpy().any())
+
+
+def _rows(df: pd.DataFrame) -> set[tuple[str, ...]]:
+    """A table's rows, each as the text of its cells, its `stage` column and shares (`*_pct`:
+    of what else the table quoting it holds) left out."""
+    shares = [c for c in df.columns if c == "stage" or str(c).endswith("_pct")]
+    cells = df.drop(columns=shares).astype(str)
+    return set(cells.itertuples(index=False, name=None))

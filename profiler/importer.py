@@ -6,7 +6,7 @@ a capture of `nsys stats` output, an `.nsys-rep` or `.sqlite` (turned into CSV w
 installed: `collect.nsys_sqlite`), an `.ncu-rep` or 2019
 `.nsight-cuprof-report` (read through `ncu --import --csv`, or where ncu is missing or fails
 on it, NVIDIA's report reader for Python: `collect.ncu_pyreport`), ncu output (text or
---csv), an nvprof log (text summary, `--csv` summary or `--csv --print-gpu-trace`), an
+--csv), an nvprof log (summary, gpu trace or API trace, text or `--csv`; metrics, events), an
 nvprof profile (`nvprof -o`, `.nvprof`/`.nvvp`: its kernels, copies and memsets,
 `parse.nvprof_db`), or a terminal capture of several tools' output
 (`profiler.import_capture`).
@@ -142,6 +142,11 @@ def import_run(
         for key, inp in inputs:
             raw = tmp / "raw" / key
             runs, read, extra = _read_pasted(inp, key, raw)
+            runs, quotes = import_runs.without_quotes(runs)
+            quotes += import_paste.pipes_left_out(inp)
+            if quotes:
+                said = [*extra.get("warnings", []), *(f"{inp.path}: {q}" for q in quotes)]
+                extra = {**extra, "warnings": said}
             made += import_runs.stages(key, runs, titles.get(key, key), [k for k, _ in stages])
             with _disk(out_root):
                 listed.append({**_copy_raw(key, inp.path, inp.kind, read, raw, tmp), **extra})

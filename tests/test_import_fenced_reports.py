@@ -107,16 +107,19 @@ def test_a_bare_table_fenced_between_is_no_report_of_the_run(tmp_path, capsys):
     """A fence of the kernel summary's table without its banner (`** CUDA GPU Kernel Summary
     (cuda_gpu_kern_sum):` cut off: another run's, pasted bare) between the kernel summary's and
     the memory operations' fences: its report is not named, so it is not known to be none the
-    run named, and nothing is joined across it: the API and kernel summaries are one run, the
-    bare table one and the memory operations one (joined across, the bare table was left out
-    with a warning)."""
+    run named, and nothing is joined across it: the API and kernel summaries are one run and
+    the memory operations one (joined across, the bare table was left out with a warning).
+    The bare table repeats the kernel summary's rows to the nanosecond, an excerpt of the
+    first run: a quote, left out and said so (it was a run of its own)."""
     api, kern, mem = _reports()
     bare = kern.split("\n", 1)[1]
     err, run = _imported(tmp_path, _fenced([_elided(api), kern, bare, mem]), capsys)
-    assert "left out" not in err
-    assert list(run.table("stages")["stage"]) == ["s.1", "s.2", "s.3"]
+    quoted = [line for line in err.splitlines() if "a quote, not a measurement" in line]
+    assert len(quoted) == 1 and "run 2 of 3 left out" in quoted[0]
+    assert "repeats run 1's" in quoted[0]
+    assert list(run.table("stages")["stage"]) == ["s.1", "s.2"]
     assert run.table("api_calls").groupby("stage").size().to_dict() == {"s.1": 4}
     gpu = run.table("gpu_activities")
     assert gpu.groupby("stage")["total_ns"].sum().to_dict() == {
-        "s.1": 2_176, "s.2": 2_176, "s.3": 12_768 + 6_688 + 4_384
+        "s.1": 2_176, "s.2": 12_768 + 6_688 + 4_384
     }  # fmt: skip

@@ -147,3 +147,50 @@ def test_processes_of_one_run_stay_one_run_and_a_new_process_after_results_start
     starts = ncu_runs.run_starts(data, np.array([4, 6]))
     assert [line for line, _ in starts] == [5]
     assert data[starts[0][1] :].startswith(b"==PROF== Connected to process 12")
+
+
+NOTES = NCU / "2023.x" / "zh-lab-notes-two-fenced-runs-no-process-lines.md"
+
+
+def launches(path: Path) -> list[list[tuple[str, str, str]]]:
+    """Each fenced block's launches of `path`, from its text: per kernel line, the kernel's
+    name and the value of its `Duration` row (or its sectors row when it has none), the blocks
+    holding no kernel line (the command's) left out."""
+    blocks = path.read_text().split("```")[1::2]
+    kernel = re.compile(r"^ *(\w+)\(.*\) \(64, 1, 1\)x\(256, 1, 1\), Context 1")
+    value = re.compile(r"^ +(Duration|l1tex__t_sectors_\S+) +\S+ +([0-9.,]+)$")
+    out = []
+    for block in blocks:
+        found: list[tuple[str, str, str]] = []
+        for line in block.splitlines():
+            if m := kernel.match(line):
+                found.append((m[1], "", ""))
+            elif (m := value.match(line)) and found:
+                found[-1] = (found[-1][0], m[1], m[2])
+        if found:
+            out.append(found)
+    return out
+
+
+def test_runs_fenced_with_no_process_lines_are_two_stages(tmp_path, capsys):
+    """Notes that paste two `nv-nsight-cu-cli` runs of the same two kernels, each run's results
+    in a fence of its own and no `==PROF==` line: the fence is where the second run starts
+    (both were read as one stage of four launches before), each run's launches from 0."""
+    blocks = launches(NOTES)
+    assert [[name for name, _, _ in b] for b in blocks] == [["row_sums", "column_sums"]] * 2
+    argv = ["import", "--model", "m", "--out", tmp_path, "--stage", f"s={NOTES}"]
+    result = profgen(argv, capsys)
+    assert result.code == 0, result.err
+    run = store.load_run(result.out.strip().splitlines()[-1])
+    assert list(run.table("stages")["stage"]) == ["s.1", "s.2"]
+    m = run.table("metrics")
+    assert list(m["stage"]) == ["s.1", "s.1", "s.2", "s.2"]
+    assert list(m["kernel_id"]) == [0, 1, 0, 1]
+    assert [n.split("(")[0] for n in m["name"]] == ["row_sums", "column_sums"] * 2
+    durations = [round(float(v) * 1_000_000) for _, key, v in blocks[0] if key == "Duration"]
+    assert list(m["duration_ns"][:2]) == durations
+    c = run.table("counters")
+    got = c[c["metric"] == "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]
+    assert list(got["stage"]) == ["s.2", "s.2"]
+    assert list(got["kernel_id"]) == [0, 1]
+    assert list(got["value"]) == [int(v.replace(",", "")) for _, _, v in blocks[1]]

@@ -86,3 +86,21 @@ def test_laying_out_keeps_every_line_and_leaves_other_pipe_tables_alone():
     ]
     assert list(shape.lines) == list(range(1, 9))
     assert piped_nsys.unpiped(text.split(b"\n\n")[0]) is None
+
+
+def test_pipe_tables_beside_plain_tables_are_said_to_be_left_out(tmp_path, capsys):
+    """A README with both kinds (here two real files one after the other: a plain `nsys
+    profile --stats=true` capture, then the pipe kernel table): the plain tables import as
+    before, and the pipe table, left out, is named by its line instead of passed over."""
+    plain = NSYS / "vector-add-stats-head.md"
+    both = tmp_path / "both.md"
+    both.write_bytes(plain.read_bytes() + b"\n" + REDUCTIONS.read_bytes())
+    alone, _ = imported(plain, tmp_path / "plain", capsys)
+    run, err = imported(both, tmp_path / "both", capsys)
+    for name in alone.tables:
+        assert len(run.table(name)) == len(alone.table(name)), name
+    header = REDUCTIONS.read_text().splitlines().index(next(
+        line for line in REDUCTIONS.read_text().splitlines() if line.startswith("| Time (%)")
+    ))
+    line = len(plain.read_bytes().split(b"\n")) + header + 1
+    assert f"line(s) {line}: 1 nsys table(s) written as Markdown pipe tables left out" in err

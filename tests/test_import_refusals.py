@@ -308,7 +308,8 @@ def test_nvprof_gpu_trace_a_page_ran_together_says_so(tmp_path, capsys):
     gpu trace header ends with Name"). Each says it is a gpu trace whose alignment was lost."""
     expected = (
         "expected nvprof output: a summary (text or --csv), a gpu trace (--print-gpu-trace, text "
-        "or --csv), or --metrics/--events output (text or --csv)"
+        "or --csv), an API trace (--print-api-trace, text or --csv), or --metrics/--events "
+        "output (text or --csv)"
     )
     one_line = DATA / "nvprof" / "8.x" / "coderoad-51886311-gputrace-one-line.txt"
     assert refusal(one_line, tmp_path, capsys) == (
@@ -570,3 +571,18 @@ def test_gui_and_unused_tables_need_their_own_lines():
     banner = " ** OS Runtime Summary (osrt_sum):"
     assert unusable.describe([banner, "prose only"]) is None  # no table under it
     assert unusable.describe([banner, " Time (%)  Name", " --------  ----"]) is not None
+
+
+def test_a_shell_script_quoting_an_nsys_csv_in_a_heredoc_says_so(tmp_path, capsys):
+    """A test script's fake `nsys` writes a `cuda_gpu_kern_sum` CSV in a heredoc (was: "no nsys
+    report header found"): the line names the CSV header's line and that the file is a shell
+    script quoting it."""
+    path = NSYS / "any" / "sbd-fake-nsys-stub-csv-heredoc-cut.sh"
+    lines = path.read_text().splitlines()
+    header = next(n for n, line in enumerate(lines, 1) if line.startswith('"Time (%)",'))
+    said = refusal(path, tmp_path, capsys)
+    assert f"line {header}: a cuda_gpu_kern_sum header in CSV" in said
+    assert "no nsys report header found" not in said
+    assert said.endswith(
+        "the file is a shell source file that quotes it (a test's fixture, a comment?))"
+    )

@@ -17,7 +17,23 @@ from collections.abc import Callable
 _MARKDOWN_LINE = re.compile(
     r"^ {0,3}(?:(?P<fence>```|~~~)|#{1,6}[ \t]++(?P<heading>[^\n]*))", re.MULTILINE
 )
+_MARKDOWN_BYTES = re.compile(_MARKDOWN_LINE.pattern.encode(), re.MULTILINE)
 LIMIT = 200  # characters of a heading kept in a title
+
+
+def breaks(data: bytes) -> list[int]:
+    """The offset of each Markdown code fence line or heading line of `data`: what parts two
+    runs pasted one per block or heading. Found from their marks' literal bytes (a pattern
+    tried at every line of a long text would cost), each checked at its line's start."""
+    starts = set()
+    for mark in b"`~#":  # (one byte: its search is memchr's)
+        at = data.find(mark)
+        while at >= 0:
+            line = data.rfind(b"\n", 0, at) + 1
+            if at - line <= 3 and _MARKDOWN_BYTES.match(data, line):
+                starts.add(line)
+            at = data.find(mark, at + 1)
+    return sorted(starts)
 
 
 def above(cut: Callable[[int, int], str], runs: list[list[tuple[int, int]]]) -> list[str | None]:

@@ -8,6 +8,11 @@ processes of one run (`--target-processes all`: a parent and its children) all c
 any result is printed, so they stay one run. A file whose runs its text does not tell apart
 this way is one run, as before; so is one whose launch IDs repeat (each run's `==PROF==
 Profiling "k" - 0` lines numbering its launches from 0), whose rows the IDs do not tell apart.
+
+Notes that paste each run's results with no process lines, each in a code fence of its own or
+under a heading of its own, are cut as nvprof's pasted runs are (`nvprof._pasted_runs`: where
+what a run has comes again): a run ends where a fence or heading line (`headings.breaks`) stands
+between two launches and the launch after it is of a kernel the run already has.
 """
 
 from __future__ import annotations
@@ -36,11 +41,15 @@ def read_runs(path: str | Path, stage: str) -> nvprof.Runs:
     kernel_lines = placed.kernel_lines
     unique = len(set(placed.ids)) == len(placed.ids)  # (else rows cannot be told apart by id)
     starts = run_starts(placed.data, kernel_lines) if unique else []
+    process = next(_processes(placed.data), None)
+    if unique and process is None and "metrics" in tables:
+        starts = block_starts(placed.data, kernel_lines, _names(tables["metrics"], placed.ids))
     if not starts:
         return nvprof.Runs([nvprof.Run(tables, int(kernel_lines[0]) + 1)], [])
     run_of = np.searchsorted(np.array([line for line, _ in starts]), kernel_lines, side="right")
     ids = np.array(placed.ids)
-    at = [next(_processes(placed.data)).start(), *(at for _, at in starts)]
+    at = [process.start() if process else int(_offsets(placed.data)[kernel_lines[0]])]
+    at += [offset for _, offset in starts]
     above = headings.above(
         lambda a, b: placed.data[a:b].decode("utf-8", "replace"), [[(a, a)] for a in at]
     )
@@ -71,6 +80,37 @@ def run_starts(data: bytes, kernel_lines: np.ndarray) -> list[tuple[int, int]]:
     if starts and not (kernel_lines > starts[-1][0]).any():
         starts.pop()  # (a process line after the last result: no run of its own)
     return starts
+
+
+def block_starts(data: bytes, kernel_lines: np.ndarray, names: list[str]) -> list[tuple[int, int]]:
+    """The line index (0-based) and offset of each kernel line that starts a run after the
+    first in notes that paste one run per block or heading (see the module docstring); `names`
+    are the launches' kernels, in file order."""
+    marks = np.array(headings.breaks(data), dtype=np.int64)
+    if not len(marks):
+        return []
+    offsets = _offsets(data)[kernel_lines]
+    parted = np.diff(np.searchsorted(marks, offsets)) > 0  # a mark between launch n and n + 1
+    starts: list[tuple[int, int]] = []
+    had = {names[0]}
+    for n in range(1, len(names)):
+        if parted[n - 1] and names[n] in had:
+            starts.append((int(kernel_lines[n]), int(offsets[n])))
+            had = set()
+        had.add(names[n])
+    return starts
+
+
+def _offsets(data: bytes) -> np.ndarray:
+    """The offset of each line of `data` (by its 0-based index)."""
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+    return np.concatenate(([0], ends + 1))
+
+
+def _names(metrics: pd.DataFrame, ids: list[int]) -> list[str]:
+    """The kernel of each launch `ids` names, from its row of the `metrics` table."""
+    kernel = dict(zip(metrics["kernel_id"].tolist(), metrics["name"].tolist(), strict=True))
+    return [str(kernel.get(launch)) for launch in ids]
 
 
 def _processes(data: bytes) -> Iterator[re.Match[bytes]]:

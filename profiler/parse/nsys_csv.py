@@ -30,6 +30,7 @@ capture holds a report twice (two runs), `read_stats_runs` reads each run the fi
 
 from __future__ import annotations
 
+import csv
 import re
 import warnings
 from collections.abc import Callable
@@ -234,6 +235,7 @@ def _stdout_tables(path: str | Path | csvtext.Held) -> tuple[list[nsys_runs.Tabl
             or _header_alone(blocks)
             or _not_nsys_layout(blocks)
             or _banners_alone(head)
+            or _csv_in_text(head)
             or "no nsys report header found"
         )
         raise ParseError(path, EXPECTED, reason)
@@ -394,6 +396,23 @@ def _not_nsys_layout(blocks: list[Block]) -> str | None:
                 f"the {block.report} table at line {block.first_line} is not in nsys's layout: "
                 f"its header {header} lacks the columns nsys prints for it (written or cut "
                 "down by hand?)"
+            )
+    return None
+
+
+def _csv_in_text(head: str) -> str | None:
+    """Why text whose only nsys table is written as CSV (`nsys stats --format csv`'s layout,
+    quoted in a script's heredoc or a fixture) holds no table of column text: that report and
+    its header's line; None when no line is an nsys report's CSV header."""
+    for number, line in enumerate(head.split("\n"), 1):
+        if line.count(",") < 3 or '"' not in line:
+            continue
+        report = nsys_fields.identify_cells(next(csv.reader([line])))
+        if report is not None:
+            return (
+                f"line {number}: a {report} header in CSV (`nsys stats --format csv`'s layout) "
+                "amid other text: profgen reads nsys CSV as a file of its own (a report a file, "
+                "or a folder of them), not quoted in another"
             )
     return None
 

@@ -60,7 +60,8 @@ from profiler.parse.values import LineCounter, Origin
 
 EXPECTED = (
     "nvprof output: a summary (text or --csv), a gpu trace (--print-gpu-trace, text or --csv), "
-    "or --metrics/--events output (text or --csv)"
+    "an API trace (--print-api-trace, text or --csv), or --metrics/--events output (text or "
+    "--csv)"
 )
 GPU, API = nvprof_summary.GPU, nvprof_summary.API
 

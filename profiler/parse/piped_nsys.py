@@ -18,6 +18,8 @@ Linear in the text: one pass over its lines, and each table's cells twice (width
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from profiler.parse import nsys_fields
@@ -36,18 +38,36 @@ def unpiped(data: bytes) -> Reshaped | None:
     text (see the module docstring). None when it has none: a pipe row whose cells are an nsys
     report's header, with a `|---|` rule right under it."""
     rows = data.decode("utf-8").split("\n")
-    out, tables, at = list(rows), 0, 0
+    out, tables = list(rows), 0
+    for at, end in _tables(rows):
+        out[at:end] = _laid_out(rows[at:end])
+        tables += 1
+    if not tables:
+        return None
+    return Reshaped("\n".join(out).encode("utf-8"), np.arange(1, len(rows) + 1), PIPED)
+
+
+def header_lines(data: bytes) -> list[int]:
+    """The file line (1-based) of each pipe table of an nsys report in `data` (its header's),
+    as `unpiped` finds them; none in a text that is not UTF-8."""
+    try:
+        rows = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        return []
+    return [at + 1 for at, _ in _tables(rows)]
+
+
+def _tables(rows: list[str]) -> Iterator[tuple[int, int]]:
+    """The first and past-the-last row index of each pipe table of an nsys report in `rows`:
+    a run of pipe rows whose first is an nsys report's header and whose second a rule."""
+    at = 0
     while at < len(rows):
         end = at
         while end < len(rows) and rows[end].lstrip().startswith("|"):
             end += 1
         if end - at >= 3 and _is_rule(rows[at + 1]) and _nsys_header(rows[at]):
-            out[at:end] = _laid_out(rows[at:end])
-            tables += 1
+            yield at, end
         at = max(end, at + 1)
-    if not tables:
-        return None
-    return Reshaped("\n".join(out).encode("utf-8"), np.arange(1, len(rows) + 1), PIPED)
 
 
 def _cells(row: str) -> list[str]:

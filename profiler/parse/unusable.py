@@ -71,6 +71,7 @@ _SOURCES = {
     **dict.fromkeys((".cu", ".cuh"), "a CUDA"),
     **dict.fromkeys((".c", ".cc", ".cpp", ".cxx", ".h", ".hpp"), "a C or C++"),
     ".py": "a Python",
+    **dict.fromkeys((".sh", ".bash"), "a shell"),  # (a heredoc or an echo quotes output)
     ".f90": "a Fortran",
 }
 _IPROF_HEADER = ["Name", "Time", "Time(%)", "Calls", "Average", "Min", "Max"]
