@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -131,7 +131,7 @@ def detected(path: Path) -> Input:
     # in this order, each read (the file again) only when the ones before it detected nothing
     not_utf8 = shape is None and refused.detail.startswith(csvtext.NOT_UTF8)
     windows = (_windows(path) for _ in [0] if not_utf8)
-    ways = (_reshaped(path, *way) for way in later)
+    ways = (undone for way in later for undone in _with_csv_unindented(path, *way))
     for undone in itertools.chain([quoted], ways, windows):
         if undone is None:
             continue
@@ -286,6 +286,24 @@ def _late(path: Path) -> pasted.Reshaped | None:
         handle.seek(start.offset)
         data = handle.read()
     return pasted.Reshaped(data, np.array([start.line]), pasted.LATE.format(line=start.line))
+
+
+def _with_csv_unindented(
+    path: Path,
+    shape: pasted.Reshaped | None,
+    mark: re.Pattern[str],
+    undo: Callable[[bytes], pasted.Reshaped | None],
+) -> Iterator[pasted.Reshaped]:
+    """`_reshaped` of the file, first with the indent of its CSV lines taken off too, when it
+    then has some (`//   "ID","Process ID",...`: the blanks after a comment mark are the
+    comment's, not the CSV's), then as it is; nothing when `undo` finds nothing."""
+    undone = _reshaped(path, shape, mark, undo)
+    if undone is None:
+        return
+    deeper = _reshaped(path, undone, _INDENTED_CSV, pasted.unindented)
+    if deeper is not None:
+        yield deeper
+    yield undone
 
 
 def _reshaped(

@@ -164,3 +164,34 @@ def test_runs_without_a_command_are_titled_by_the_headings_they_are_quoted_under
         7569410000,
         29691900000,
     ]
+
+
+COMMENTED_NCU_CSV = RAW_NCU_CSV.parent.parent / "any" / "warp-divergence-csv-in-line-comments.cu"
+
+
+def _quoted_rows(path: Path) -> list[list[str]]:
+    """The `//`-commented rows of the file's quoted ncu CSV block, cut into cells."""
+    import csv
+
+    rows = [ln.split("//", 1)[1].strip() for ln in path.read_text().splitlines() if "//" in ln]
+    return list(csv.reader(r for r in rows if r.startswith('"')))
+
+
+def test_an_ncu_csv_kept_in_line_comments_imports_and_the_quote_stripped_copy_is_left_out(
+    tmp_path, capsys
+):
+    """`//   "ID","Process ID",...`: the comment marks and the CSV's indent are taken off, its
+    four metric rows read (refused before: the file read as source code without a table), and
+    the quote-stripped copy under `// WITHOUT WARP DIVERGENCE` is left out with a note naming
+    its line, not read as more rows."""
+    run, err = imported(COMMENTED_NCU_CSV, tmp_path, capsys)
+    header, *rows = _quoted_rows(COMMENTED_NCU_CSV)
+    cells = [dict(zip(header, r, strict=True)) for r in rows]
+    counters = run.table("counters")
+    assert counters["metric"].tolist() == [c["Metric Name"] for c in cells]
+    expected = [float(c["Metric Value"].replace(",", "")) for c in cells]
+    assert counters["value"].tolist() == expected == [2816.0, 0.0, 0.38, 1362.2]
+    assert set(counters["name"]) == {"branch()"}
+    lines = COMMENTED_NCU_CSV.read_text().splitlines()
+    left = next(i for i, ln in enumerate(lines, start=1) if "WITHOUT WARP DIVERGENCE" in ln)
+    assert f"line {left} on ('WITHOUT WARP DIVERGENCE') left out" in err

@@ -161,3 +161,30 @@ def test_rows_under_a_mark_are_filed_under_the_section_above_it_and_the_note_say
     rows = {line.strip().split("  ")[0] for n in marks for line in text[n : n + 4]}
     assert set(c.loc[c["metric"].isin(rows), "section"]) == under
     assert len(c[c["metric"].isin(rows)]) == 4 * len(marks)
+
+
+DEVICE_NAMED = ANY.parent / "2023.x" / "es-transpose-summary-per-kernel-device.md"
+OLD_LINE = re.compile(
+    r"^ +(?P<name>.+), Block Size (?P<block>[0-9]+), Grid Size (?P<grid>[0-9]+), Device 0, "
+    r"(?P<n>[0-9]+) invocations *$"
+)
+
+
+def test_old_summary_whose_kernel_line_names_the_device_is_read():
+    """ncu 2022-2023's `--print-summary per-kernel` line `name, Block Size 256, Grid Size 32,
+    Device 0, 1 invocations`: its table is read as the kernel's (left out before, as a table with
+    no kernel line above it), the Average column as the value."""
+    tables = ncu_text.read_tables(DEVICE_NAMED, "s")
+    text = DEVICE_NAMED.read_text()
+    line = next(m for m in map(OLD_LINE.match, text.splitlines()) if m)
+    assert line["name"] == "transpose_device(float *, float *, int, int)"
+    m = schema.validate(tables["metrics"], schema.METRICS)
+    summary = m[m["block"] == line["block"]]
+    assert list(summary["name"]) == [line["name"]]
+    assert list(summary["grid"]) == [line["grid"]]
+    duration = summary_cells(DEVICE_NAMED, "gpu__time_duration.sum")
+    assert duration == [(9.989888, 9.989888, 9.989888)]
+    assert list(summary["duration_ns"]) == [9_989_888]
+    c = tables["counters"]
+    rows = c[c["metric"] == "gpu__time_duration.sum"]
+    assert rows["invocations"].tolist() == [int(line["n"])]

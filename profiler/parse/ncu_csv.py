@@ -135,6 +135,7 @@ def read_tables(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.Dat
         said = nothing_profiled(data.decode("utf-8"), "no such header found")
         raise ParseError(path, EXPECTED, said)
     data = data[: _fence_line(data, match.start())]
+    data = data[: _prose_line(data, match.start())]
     origin, source_bytes, start = _table(data, match.start(), path)
     header = csvtext.header_cells(_line_at(data, match.start()))
     csvtext.check_header(header, path, EXPECTED)
@@ -276,6 +277,30 @@ def _fence_line(data: bytes, start: int) -> int:
                 end = line
                 break
             at = data.find(mark, at + 3, end)
+    return end
+
+
+# A blank line, then a line that starts with neither a quote nor `==` (what ncu writes).
+_PROSE_AFTER = re.compile(rb"\n[ \t\r]*\n[ \t]*(?=[^\s\"=])")
+
+
+def _prose_line(data: bytes, start: int) -> int:
+    """Where a table pasted among other text ends: the first blank line after the header at
+    `start` that other text follows (a heading, a second block of a README or of a source
+    file's comment), its lines then left out with a note. The end of `data` when there is none,
+    or when only ncu's own lines (`==PROF==`) come before the header: ncu's own output, which
+    can be hundreds of MB and has no blank line, is not searched."""
+    before = data[:start].split(b"\n")[:-1]
+    if all(line.startswith(b"==") or not line.strip() for line in before):
+        return len(data)
+    found = _PROSE_AFTER.search(data, start)
+    if found is None:
+        return len(data)
+    end = found.start() + 1
+    line = data.count(b"\n", 0, found.end()) + 1
+    text = data[found.end() : data.find(b"\n", found.end()) % (len(data) + 1)]
+    shown = text.decode("utf-8", "replace").strip()[:60]
+    values.read_note(f"line {line} on ('{shown}') left out: no ncu CSV row follows the blank line")
     return end
 
 

@@ -32,8 +32,11 @@ _KERNEL_TAIL = re.compile(r", Context [0-9]+, Stream [0-9]+(?:, Device [0-9]+, C
 _SUMMARY_TAIL = re.compile(r", Device [0-9]+, CC [0-9.]+, Invocations [0-9]+\Z")
 # The same summary under a `Device 0, CC 9.0` line of its own: the kernel line without the device.
 _GROUPED_SUMMARY_TAIL = re.compile(r", Invocations [0-9]+\Z")
-# ncu 2020.x-2021.x's `--print-summary` (under a `Device 0` line): the block and grid as sizes.
-_OLD_SUMMARY_TAIL = re.compile(r", Block Size ([0-9]+), Grid Size ([0-9]+), [0-9]+ invocations\Z")
+# ncu 2020.x-2021.x's `--print-summary` (under a `Device 0` line): the block and grid as sizes;
+# later 2022-2023 versions name the device on the kernel's line (`, Device 0, 1 invocations`).
+_OLD_SUMMARY_TAIL = re.compile(
+    r", Block Size ([0-9]+), Grid Size ([0-9]+)(?:, Device [0-9]+)?, [0-9]+ invocations\Z"
+)
 # The launches a summary's kernel line sums up: `, Invocations 300` (ncu 2020.x: `, 1 invocations`).
 _COUNT = re.compile(r", Invocations ([0-9]+)\Z|, ([0-9]+) invocations\Z")
 # A kernel line edited down to its launch shape and compute capability (no Context, Stream).
@@ -427,7 +430,7 @@ def launch_shape(line: str) -> Shape | None:
 
 
 def _old_summary_shape(line: str) -> Shape | None:
-    """The name, grid and block size of ncu 2020.x-2021.x's summary line (`name, Block Size 256,
+    """The name, grid and block size of ncu 2020.x-2023.x's summary line (`name, Block Size 256,
     Grid Size 8192, 1 invocations`), or None."""
     cut = line.rfind(", Block Size ")
     tail = _OLD_SUMMARY_TAIL.match(line[cut : cut + _MAX_TAIL].rstrip()) if cut >= 0 else None

@@ -47,6 +47,7 @@ from profiler.parse import (
     csvtext,
     headings,
     nvprof_api_csv,
+    nvprof_cdp,
     nvprof_export,
     nvprof_metrics,
     nvprof_summary,
@@ -73,7 +74,8 @@ _HEADER = re.compile(
     r'^(?:(?P<csv_trace>"Start","Duration",)'
     r'|(?P<csv_summary>(?:"Type",)?"Time\(%\)","Time","Calls","Avg","Min","Max","Name"[ \t\r]*$)'
     r'|(?P<csv_metrics>"Device","Kernel","Invocations","(?:Metric|Event) Name",)'
-    rf"|(?P<text_summary>[ \t]*(?:Type{_S})?Time\(%\){_S}Time{_S}Calls{_S}Avg{_S}Min{_S}Max"
+    rf"|(?P<text_summary>[ \t]*(?:Type{_S})?Time\(%\){_S}Time{_S}Calls"
+    rf"(?: \(host\){_S}Calls \(device\))?{_S}Avg{_S}Min{_S}Max"
     rf"{_S}Name[ \t\r]*$)"
     rf"|(?P<text_trace>[ \t]*Start{_S}Duration{_S}(?:Grid Size|Name))"
     rf"|(?P<text_metrics>[ \t]*Invocations{_S}(?:Metric Name{_S}Metric Description|Event Name)"
@@ -607,6 +609,9 @@ def _tables(
         in_nvtx = in_nvtx and kind in _SUMMARY_KINDS
         whole = text if lazy else None
         part = None if leads is None else leads.part(start, end)
+        if kind == "text_summary" and nvprof_cdp.is_split(text[start : match.end()]):
+            origin = nvprof_cdp.merged(origin)  # host and device calls as one column
+            raw, part, whole = None, None, None
         found.append(
             Table(kind, origin, section, run, in_nvtx, raw, breaks, part, whole, start, above)
         )
