@@ -321,7 +321,9 @@ def test_nsys_csv_then_an_ncu_csv_are_both_tools_output(tmp_path, capsys):
     not left out for the ncu table, whose `...` lines are elisions, not a cut-short row."""
     result, run = imported(capsys, tmp_path, f"s={NSYS_THEN_NCU_CSV}")
     kernels = rows(run, "gpu_activities")
-    saxpy = "vernier::bench::demo::<unnamed>::saxpyKernel(float, const float *, float *, unsigned long)"
+    saxpy = (
+        "vernier::bench::demo::<unnamed>::saxpyKernel(float, const float *, float *, unsigned long)"
+    )
     assert list(kernels["name"]) == [saxpy]
     assert list(kernels["total_ns"]) == [179106560] and list(kernels["calls"]) == [61]
     assert list(kernels["max_ns"]) == [3829824]
