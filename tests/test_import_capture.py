@@ -23,6 +23,7 @@ RUNS_MD = CAPTURES / "nvprof-runs-in-markdown.md"
 ZSH_NSYS = CAPTURES / "nsys-csv-zsh-prompts.md"
 STATS_TRUE = CAPTURES / "nsys-stats-true-prompts.md"
 SUMMARY_TRACE = CAPTURES / "assembled-nvprof-summary-then-gpu-trace.csv"
+NSYS_THEN_NCU_CSV = CAPTURES / "vernier-nsys-csv-then-ncu-csv-elided-cut.md"
 NVPROF_NSYS = CAPTURES / "assembled-nvprof-then-nsys.txt"
 PADDED_NSYS = CAPTURES / "assembled-nvprof-then-padded-nsys.txt"
 CUDA_STREAM = DATA / "nvprof" / "9.x" / "cuda-stream-summary.txt"
@@ -314,6 +315,24 @@ def test_nsys_csv_after_prompts_and_an_elision(tmp_path, capsys):
     assert "`nsys stats --format csv --output - --report cuda_api_trace" in stage["technique"]
     assert "partial: the paste elides rows" in stage["technique"]
     assert not run.has("gpu_activities")
+
+
+def test_nsys_csv_then_an_ncu_csv_are_both_tools_output(tmp_path, capsys):
+    """An ncu CSV header opening a paragraph starts ncu's output: the nsys CSV above it is
+    not left out for the ncu table, whose `...` lines are elisions, not a cut-short row."""
+    result, run = imported(capsys, tmp_path, f"s={NSYS_THEN_NCU_CSV}")
+    kernels = rows(run, "gpu_activities")
+    saxpy = (
+        "vernier::bench::demo::<unnamed>::saxpyKernel(float, const float *, float *, unsigned long)"
+    )
+    assert list(kernels["name"]) == [saxpy]
+    assert list(kernels["total_ns"]) == [179106560] and list(kernels["calls"]) == [61]
+    assert list(kernels["max_ns"]) == [3829824]
+    counters = rows(run, "counters")
+    assert list(counters["metric"]) == ["Theoretical Occupancy", "Achieved Occupancy"] * 2
+    assert list(counters["value"]) == [100.0, 74.92, 50.0, 28.52]
+    assert list(counters["min"]) == [100.0, 73.56, 50.0, 27.46]
+    assert "rows elided at line 26, 29, 32: tables partial" in result.err
 
 
 def test_a_summary_and_a_gpu_trace_are_imported_as_both(tmp_path, capsys):

@@ -307,3 +307,24 @@ def test_nsys_text_in_a_python_fixture_that_cannot_be_read_names_the_file_as_pyt
         f"line {header + 1}: no column for name",
         "the file is a Python source file that quotes it (a test's fixture, a comment?)",
     )
+
+
+def test_a_size_table_whose_counts_are_not_the_time_tables_gives_no_bytes(tmp_path, capsys):
+    """Notes of two stages: the first's memory time table, the second's size table. The size
+    table counts 378,210 Device-to-Device copies where the time table counts 252,014: another
+    run's, so its bytes are not given to these copies (they were, silently)."""
+    path = NSYS / "2023.x" / "ml-port-notes-size-table-of-another-stage.md"
+    text = path.read_text(encoding="utf-8")
+    assert "252,014" in text and "612.337  378,210" in text
+    out = tmp_path / "out"
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", out], capsys)
+    assert result.code == 0, result.err
+    assert (
+        "the memory size summary counts [CUDA memcpy Device-to-Device] 378210 times and the time "
+        "summary 252014: tables of different runs, so no bytes are taken from it"
+    ) in result.err
+    run = store.load_run(Path(result.out.strip().splitlines()[-1]))
+    copies = run.table("gpu_activities").set_index("name")
+    assert copies.loc["[CUDA memcpy DtoD]", "calls"] == 252014
+    assert copies.loc["[CUDA memcpy DtoD]", "total_ns"] == 237308475
+    assert copies["bytes"].isna().all()

@@ -586,3 +586,18 @@ def test_a_shell_script_quoting_an_nsys_csv_in_a_heredoc_says_so(tmp_path, capsy
     assert said.endswith(
         "the file is a shell source file that quotes it (a test's fixture, a comment?))"
     )
+
+
+def test_an_nsys_header_pasted_apart_from_its_rows_names_the_header(tmp_path, capsys):
+    """Notes that paste an nvtx_gpu_proj_trace header in a fence of its own and rows cut out
+    with grep in other fences: the refusal names the lone header (it said no profiler table
+    was found in the document before)."""
+    path = NSYS / "any" / "cs336-notes-proj-trace-header-apart-from-grep-rows-cut.md"
+    lines = path.read_text().splitlines()
+    assert "Projected Start (ns)" in lines[1] and lines[2] == "```"
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected {detect.EXPECTED} (recognised none of them: its "
+        "nvtx_gpu_proj_trace header at line 2 has no rule or rows under it (the next line is "
+        "'```'): rows pasted apart from it (cut out with grep?) are no table profgen can read, "
+        "which it reads from a header with its rule and rows under it; paste the table whole)"
+    )

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from profiler.parse import lines, nsys_csv, nsys_stdout
+from profiler.parse import lines, ncu_csv, nsys_csv, nsys_stdout
 
 NVPROF, NCU, NSYS = "nvprof", "ncu", "nsys"
 
@@ -376,7 +376,8 @@ def _prompt(line: str) -> str | None:
 
 def _signature(line: str, paragraph_start: bool) -> tuple[str | None, str | None]:
     """(tool, run) whose output `line` is recognisably part of; (None, None) for any other line.
-    nvprof's run is its PID; an nsys CSV header counts only at the start of a paragraph. A line
+    nvprof's run is its PID; an nsys or ncu CSV header counts only at the start of a paragraph
+    (`"Process ID","Process Name",...` under an nsys CSV is ncu's, not more nsys rows). A line
     indented as a Markdown code block (`    ==308== NVPROF is profiling ...`) counts as well."""
     line = line.lstrip(" \t")
     if line.startswith("=="):
@@ -390,6 +391,8 @@ def _signature(line: str, paragraph_start: bool) -> tuple[str | None, str | None
         return NSYS, None
     if paragraph_start and "," in line and nsys_csv.identify(line) is not None:
         return NSYS, None
+    if paragraph_start and ncu_csv.is_header(line):
+        return NCU, None
     return None, None
 
 

@@ -87,6 +87,12 @@ _HEADER_AT = (
 )
 _HEADER = re.compile(_HEADER_AT, re.MULTILINE)
 _HEADER_BYTES = re.compile(_HEADER_AT.encode(), re.MULTILINE)
+
+
+def is_header(line: str) -> bool:
+    """Whether `line` is the header of an ncu CSV table (`"ID","Process ID",...`)."""
+    return _HEADER.match(line) is not None
+
 _SUMMARY_KEYS = ("Kernel Name", "Block Size", "Grid Size", "Device", "Context", "Stream")
 # A details page's columns that nothing reads. pandas reads their cells as one byte each, not
 # a string each, and they are dropped; it still counts every row's cells, so a row with more

@@ -122,9 +122,7 @@ def gpu_activities(
         kind = pd.Series(
             np.where(memset, schema.MEMSET, schema.MEMCPY), index=names.index, dtype="string"
         )
-        sizes = (
-            {} if mem_size is None else dict(zip(mem_size["name"], mem_size["total"], strict=True))
-        )
+        sizes = {} if mem_size is None else _sizes_of(mem_time, mem_size)
         nbytes = pd.array([sizes.get(n, pd.NA) for n in names], dtype="Int64")
         copy_kind = copy_kind.where(~memset, pd.NA)
         label = gpuops.map_strings(names, gpuops.copy_name).fillna(names.astype("string"))
@@ -134,6 +132,32 @@ def gpu_activities(
     df = pd.concat(parts, ignore_index=True)
     df = df.rename(columns={"total": "total_ns", "avg": "avg_ns", "min": "min_ns", "max": "max_ns"})
     return _summary(df.assign(stage=stage), schema.GPU_ACTIVITIES)
+
+
+def _sizes_of(mem_time: pd.DataFrame, mem_size: pd.DataFrame) -> dict[str, object]:
+    """The bytes of each operation of the size summary, by name, where its count is the time
+    summary's (nsys prints both of one run, an operation counted alike in each); none, and a
+    note that says so, when any operation is counted otherwise (a size table of another run
+    pasted beside the time table: its bytes are not those copies')."""
+    if "calls" not in mem_time or "calls" not in mem_size:
+        return dict(zip(mem_size["name"], mem_size["total"], strict=True))
+    timed = dict(zip(mem_time["name"], mem_time["calls"], strict=True))
+    unlike = [
+        name for name, calls in zip(mem_size["name"], mem_size["calls"], strict=True)
+        if name in timed and timed[name] != calls
+    ]
+    if unlike:
+        values.read_note(
+            f"the memory size summary counts {unlike[0]} {_count_of(mem_size, unlike[0])} times "
+            f"and the time summary {timed[unlike[0]]}: tables of different runs, so no bytes "
+            "are taken from it"
+        )
+        return {}
+    return dict(zip(mem_size["name"], mem_size["total"], strict=True))
+
+
+def _count_of(frame: pd.DataFrame, name: str) -> object:
+    return frame.loc[frame["name"] == name, "calls"].iloc[0]
 
 
 def by_category(f: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -6,25 +6,32 @@
   cell carries its own (`12.340 s`, `689.283 μs`) and no line names the report;
 - a table under the banner of a report profgen does not use (` ** OS Runtime Summary
   (osrt_sum):`, a 2020-2021 `Operating System Runtime API Statistics:` heading) with none of a
-  report it reads: what it holds is the OS calls of the CPU, not the GPU's work.
+  report it reads: what it holds is the OS calls of the CPU, not the GPU's work;
+- the header of an nsys table with no rule under it (a fence, prose or rows of another shape
+  follow): a note that pasted the header apart from rows it cut out (`... | grep mul`) holds no
+  table profgen can read, since it reads a table from its header, rule and rows together.
 
 Only the lines detection read (the first 64 KiB) are looked at, one at a time.
 """
 
 from __future__ import annotations
 
-from profiler.parse import nsys_csv, values
+import re
+
+from profiler.parse import nsys_csv, nsys_fields, values
 
 # The GUI stats view's column names (no unit in them); a table of calls, kernels or operations
 _GUI_TOTAL = "Total Time"
 _GUI_COUNTS = {"Num Calls": "calls", "Instances": "kernels", "Count": "memory operations"}
 _GUI_NAMES = ("Name", "Operation")
+_CELL_GAP = re.compile(r"[ \t]{2,}")  # between the cells of an nsys header
+_HEADER_CELLS_MIN = 4
 
 
 def describe(lines: list[str]) -> str | None:
     """What the file whose first lines are `lines` holds and why profgen can't use it, when it
     is one of the kinds above; else None."""
-    return _gui_table(lines) or _unused_reports(lines)
+    return _gui_table(lines) or _unused_reports(lines) or _header_apart(lines)
 
 
 def _gui_table(lines: list[str]) -> str | None:
@@ -59,6 +66,24 @@ def _unused_reports(lines: list[str]) -> str | None:
         f"it holds tables of nsys reports profgen does not use ({shown}) and none of a CUDA "
         "API, kernel or memory-copy report, which profgen reads"
     )
+
+
+def _header_apart(lines: list[str]) -> str | None:
+    for at, line in enumerate(lines):
+        cells = _CELL_GAP.split(line.strip())
+        if len(cells) < _HEADER_CELLS_MIN or "(ns)" not in line:
+            continue
+        report = nsys_fields.identify_cells(cells)
+        below = next((row.strip() for row in lines[at + 1 :] if row.strip()), "")
+        if report is None or below.startswith("--"):
+            continue
+        return (
+            f"its {report} header at line {at + 1} has no rule or rows under it (the next "
+            f"line is {values.shown_cell(below, 40)}): rows pasted apart from it (cut out with "
+            "grep?) are no table profgen can read, which it reads from a header with its rule "
+            "and rows under it; paste the table whole"
+        )
+    return None
 
 
 def _is_table_mark(line: str) -> bool:
