@@ -165,6 +165,9 @@ SUMMARY = "\n".join(
 )
 
 
+_RUN_ON = "a quote left open in it runs on past the line"
+
+
 def outcome(read, path: Path):
     """The tables `read` gives, or its error's message."""
     try:
@@ -176,6 +179,8 @@ def outcome(read, path: Path):
 def same(path: Path) -> None:
     new, old = outcome(ncu_csv.read_tables, path), outcome(old_read_tables, path)
     if isinstance(old, str) or isinstance(new, str):
+        if isinstance(old, str) and isinstance(new, str) and _RUN_ON in new:
+            return  # both refuse; the new reader first names a header a quote runs on from
         assert new == old
         return
     assert new.keys() == old.keys()
