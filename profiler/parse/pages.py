@@ -12,7 +12,8 @@ Python objects where it is not. The parsers make their string columns by taking 
 code, or from Python strings they already hold: pyarrow's storage copies every row's bytes, and
 makes new objects each time a column is read out, where Python's refers to the strings it has.
 On the H100 host (pyarrow installed) a 1,000,000-row ncu `--csv` details page read in 1.51 s with
-Python's storage against 1.70 s with pyarrow's, and no parser read slower. `profgen import` keeps
+Python's storage against 1.70 s with pyarrow's (1.83 against 2.19 on a slower machine), and the
+other million-row pages read within the machines' noise either way. `profgen import` keeps
 its columns in Python's storage (`set_string_storage("python")`), the storage the tests run in on
 a machine without pyarrow.
 """
