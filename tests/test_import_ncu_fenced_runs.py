@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 from clirun import profgen
+from test_import_pasted import imported
 
 from profiler import store
 from profiler.parse import ncu_runs
@@ -30,10 +31,7 @@ def test_two_fenced_runs_are_two_stages(tmp_path, capsys):
     runs are stages `s.1` and `s.2` with their own values (both were read as one stage before,
     two launches numbered 0 and the same kernel name, the runs' values side by side)."""
     assert sectors(RUNS) == [2_097_152, 262_144]
-    argv = ["import", "--model", "m", "--out", tmp_path, "--stage", f"s={RUNS}"]
-    result = profgen(argv, capsys)
-    assert result.code == 0, result.err
-    run = store.load_run(result.out.strip().splitlines()[-1])
+    run, _ = imported(RUNS, tmp_path, capsys)
     assert list(run.table("stages")["stage"]) == ["s.1", "s.2"]
     c = run.table("counters")
     got = c[c["metric"] == "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]
@@ -83,10 +81,7 @@ def test_two_unfenced_runs_of_two_processes_are_two_stages(tmp_path, capsys):
         elif (m := row.match(line)) is not None:
             expected[k > second].append((name, count, float(m[1])))
     assert [len(run) for run in expected] == [2, 4]
-    argv = ["import", "--model", "m", "--out", tmp_path, "--stage", f"s={UNFENCED}"]
-    result = profgen(argv, capsys)
-    assert result.code == 0, result.err
-    run = store.load_run(result.out.strip().splitlines()[-1])
+    run, _ = imported(UNFENCED, tmp_path, capsys)
     stages = run.table("stages")
     assert list(stages["stage"]) == ["s.1", "s.2"]
     assert "run 2 of 2, its tables from line" in stages["technique"].iloc[1]
@@ -178,10 +173,7 @@ def test_runs_fenced_with_no_process_lines_are_two_stages(tmp_path, capsys):
     (both were read as one stage of four launches before), each run's launches from 0."""
     blocks = launches(NOTES)
     assert [[name for name, _, _ in b] for b in blocks] == [["row_sums", "column_sums"]] * 2
-    argv = ["import", "--model", "m", "--out", tmp_path, "--stage", f"s={NOTES}"]
-    result = profgen(argv, capsys)
-    assert result.code == 0, result.err
-    run = store.load_run(result.out.strip().splitlines()[-1])
+    run, _ = imported(NOTES, tmp_path, capsys)
     assert list(run.table("stages")["stage"]) == ["s.1", "s.2"]
     m = run.table("metrics")
     assert list(m["stage"]) == ["s.1", "s.1", "s.2", "s.2"]

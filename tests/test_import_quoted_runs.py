@@ -9,9 +9,9 @@ import re
 from pathlib import Path
 
 import pandas as pd
-from clirun import profgen
+from test_import_pasted import imported
 
-from profiler import import_runs, store
+from profiler import import_runs
 
 NSYS = Path(__file__).parent / "data" / "nsys"
 NOTES = NSYS / "2023.x" / "zh-unified-memory-notes-requoted-kern-table.md"
@@ -35,17 +35,14 @@ def test_quoted_kern_tables_are_left_out_with_a_warning(tmp_path, capsys):
     assert len(rows) == 5  # run 1, quote, run 2, the comparison's two
     first, quote, second, again, _ = rows
     assert quote[1:] == first[1:] == again[1:] != second[1:]
-    argv = ["import", "--model", "m", "--out", tmp_path, "--stage", f"s={NOTES}"]
-    result = profgen(argv, capsys)
-    assert result.code == 0, result.err
-    run = store.load_run(result.out.strip().splitlines()[-1])
+    run, err = imported(NOTES, tmp_path, capsys)
     assert list(run.table("stages")["stage"]) == ["s.1", "s.2"]
     g = run.table("gpu_activities")
     kernels = g[g["kind"] == "kernel"]
     assert list(kernels["stage"]) == ["s.1", "s.2"]
     assert list(kernels["total_ns"]) == [first[1], second[1]]
     assert list(kernels["calls"]) == [first[2], second[2]]
-    quoted = [w for w in result.err.splitlines() if "a quote, not a measurement" in w]
+    quoted = [w for w in err.splitlines() if "a quote, not a measurement" in w]
     assert len(quoted) == 2
     assert f"line {quote[0] - 2} " in quoted[0] and "run 2 of 4" in quoted[0]
     assert f"line {again[0] - 3} " in quoted[1] and "run 4 of 4" in quoted[1]
