@@ -7,9 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from clirun import profgen
-
-from profiler import store
+from test_import_pasted import imported
 
 SGEMM = (
     Path(__file__).parent
@@ -18,14 +16,6 @@ SGEMM = (
     / "2024.x"
     / "colab-sgemm-three-runs-continued-commands.md"
 )
-
-
-def imported(path: Path, tmp_path: Path, capsys) -> store.Run:
-    """The run `profgen import` makes of `path` as stage `s`."""
-    argv = ["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path / "out"]
-    result = profgen(argv, capsys)
-    assert result.code == 0, result.err
-    return store.load_run(result.out.strip().splitlines()[-1])
 
 
 def typed_commands(path: Path) -> list[str]:
@@ -43,7 +33,7 @@ def typed_commands(path: Path) -> list[str]:
 
 
 def test_runs_are_titled_with_their_whole_continued_command(tmp_path, capsys):
-    run = imported(SGEMM, tmp_path, capsys)
+    run, _ = imported(SGEMM, tmp_path, capsys)
     titles = run.table("stages")["title"].tolist()
     commands = typed_commands(SGEMM)
     assert len(commands) == 2 and all("\\" not in c for c in commands)
@@ -55,7 +45,7 @@ def test_runs_are_titled_with_their_whole_continued_command(tmp_path, capsys):
 
 def test_each_runs_duration_is_read_in_its_own_unit(tmp_path, capsys):
     """`Duration  s  6.07`, then `ms  472.84` and `ms  460.39`."""
-    run = imported(SGEMM, tmp_path, capsys)
+    run, _ = imported(SGEMM, tmp_path, capsys)
     text = SGEMM.read_text()
     scale = {"s": 10**9, "ms": 10**6, "us": 10**3}
     found = re.findall(r"^ +Duration +(s|ms|us) +([0-9.]+)$", text, re.MULTILINE)

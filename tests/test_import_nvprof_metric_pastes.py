@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clirun import profgen
-
-from profiler import store
+from test_import_pasted import imported
 
 AMATH = (
     Path(__file__).parent
@@ -17,14 +15,6 @@ AMATH = (
     / "9.x"
     / "amath583-metrics-header-run-on-device-line.rst"
 )
-
-
-def imported(path: Path, tmp_path: Path, capsys) -> store.Run:
-    """The run `profgen import` makes of `path` as stage `s`."""
-    argv = ["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path / "out"]
-    result = profgen(argv, capsys)
-    assert result.code == 0, result.err
-    return store.load_run(result.out.strip().splitlines()[-1])
 
 
 def occupancy_rows(path: Path) -> list[tuple[int, float, float, float]]:
@@ -41,7 +31,7 @@ def test_a_header_run_on_into_its_kernel_line_reads_that_kernels_rows(tmp_path, 
     """The second table's header ends `AvgDevice "Tesla K80 (0)"    Kernel: madd(...)`: its
     rows are madd's (they were refused as rows with no `Kernel:` line above them), and each
     table, pasted without `Profiling result:` lines, is a run of its own."""
-    run = imported(AMATH, tmp_path, capsys)
+    run, _ = imported(AMATH, tmp_path, capsys)
     c = run.table("counters")
     occupancy = c[c["metric"] == "achieved_occupancy"]
     got = list(occupancy[["invocations", "min", "max", "value"]].itertuples(index=False))

@@ -7,21 +7,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from clirun import profgen
+from test_import_pasted import imported
 
-from profiler import store
 from profiler.parse import pasted
 
 NVPROF = Path(__file__).parent / "data" / "nvprof" / "9.x"
 PINNED = NVPROF / "pinned-gputrace-in-block-comment.cu"
-
-
-def imported(path: Path, tmp_path: Path, capsys) -> tuple[store.Run, str]:
-    """The run `profgen import` makes of `path` as stage `s`, and what it said on stderr."""
-    argv = ["import", "--model", "m", "--stage", f"s={path}", "--out", tmp_path / "out"]
-    result = profgen(argv, capsys)
-    assert result.code == 0, result.err
-    return store.load_run(result.out.strip().splitlines()[-1]), result.err
 
 
 def test_a_gpu_trace_ended_by_the_comments_close_imports(tmp_path, capsys):
