@@ -456,7 +456,7 @@ def _found(path: str | Path | csvtext.Held) -> tuple[Text, list[Table], parse_li
     if not tables:
         raise ParseError(name, EXPECTED, _nothing(str(text)))
     _note_abort(text, tables)
-    nvprof_unread.note(text)
+    nvprof_unread.note(text, lambda title: _marker_lines(text, title, leads))
     return text, tables, leads
 
 

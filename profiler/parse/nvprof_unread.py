@@ -10,6 +10,7 @@ so (`values.ReadNote`), naming each with its line, rather than passing over them
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Protocol
 
 from profiler.parse import values
@@ -23,16 +24,23 @@ _MAX_PREFIX = 24  # `==1234567== `: longer text before the title is no nvprof li
 
 
 class _Searchable(Protocol):
-    def find(self, sub: str, start: int = 0, end: int | None = None) -> int: ...
-    def rfind(self, sub: str, start: int = 0, end: int | None = None) -> int: ...
-    def count(self, sub: str, start: int, end: int, /) -> int: ...
     def __getitem__(self, cut: slice) -> str: ...
+    def count(self, sub: str, start: int, end: int, /) -> int: ...
 
 
-def note(text: _Searchable) -> None:
+# The starts of the lines that are a given title (after blanks and an `==PID==` prefix, if any):
+# `nvprof._marker_lines`, which given the leads of an ASCII text's lines searches only those led
+# by `=` (a 300 MB log is not searched whole twice).
+MarkerLines = Callable[[str], list[int]]
+
+
+def note(text: _Searchable, marker_lines: MarkerLines) -> None:
     """Warn (`values.ReadNote`) naming the first table of each kind above in `text` (an nvprof
-    log, as `str` or `nvprof.AsciiText`) and its line: left out."""
-    found = [(line, what) for title, what in _TITLES if (line := _line_of(text, title))]
+    log, as `str` or `nvprof.AsciiText`; `marker_lines` finds its title lines) and its line:
+    left out."""
+    found = [
+        (line, what) for title, what in _TITLES if (line := _line_of(text, marker_lines(title)))
+    ]
     if not found:
         return
     said = ", ".join(f"{what} (line {line})" for line, what in sorted(found))
@@ -44,15 +52,10 @@ def note(text: _Searchable) -> None:
     warnings.warn(values.ReadNote(message, first), stacklevel=3)
 
 
-def _line_of(text: _Searchable, title: str) -> int | None:
-    """The line (1-based) of the first nvprof line titled `title` (`==PID== ` before it, or
-    `======== `), or None."""
-    at = text.find(title)
-    while at >= 0:
-        start = text.rfind("\n", max(0, at - _MAX_PREFIX), at) + 1
-        prefix = text[start:at]
-        if start > 0 or at < _MAX_PREFIX:
-            if prefix.startswith("==") and prefix.endswith("== "):
-                return text.count("\n", 0, start) + 1
-        at = text.find(title, at + len(title))
+def _line_of(text: _Searchable, starts: list[int]) -> int | None:
+    """The line (1-based) of the first of the title lines starting at `starts` whose title has
+    nvprof's prefix (`==PID== ` or `======== ` before it, not the bare title), or None."""
+    for start in starts:
+        if text[start : start + _MAX_PREFIX].lstrip(" \t").startswith("=="):
+            return text.count("\n", 0, start) + 1
     return None
