@@ -292,7 +292,8 @@ def _distinct(data: bytes, found: lines.Lines, looked: np.ndarray) -> tuple[np.n
     """Each looked-at line's number among the distinct ones (a table's rules and rows repeat
     from launch to launch), and what each distinct line is: lines of up to `_SHORT` bytes
     grouped by their bytes with NumPy (`byte_spans.factorize`), longer ones (and all, should
-    two lines share a hash) in a dict."""
+    two lines share a hash) by their text in a dict, each decoded once (a page of 20,000 deeply
+    indented lines is 200 MB of them: a copy of their bytes kept beside the text cost 1 s)."""
     start, end = found.start[looked], found.end[looked]
     short = end - start <= _SHORT
     keys = np.zeros(len(looked), dtype=np.int64)
@@ -305,16 +306,30 @@ def _distinct(data: bytes, found: lines.Lines, looked: np.ndarray) -> tuple[np.n
     else:
         keys[rows] = grouped[0]
     rest = np.setdiff1d(np.arange(len(looked)), rows, assume_unique=True)
-    numbers: dict[bytes, int] = {}  # each line's first place among the rest
-    texts = map(data.__getitem__, map(slice, start[rest].tolist(), end[rest].tolist()))
-    first = np.array(list(map(numbers.setdefault, texts, range(len(rest)))), dtype=np.int64)
+    first, first_texts = _first_places(data, start[rest], end[rest])
     keys[rest] = len(looked) + first  # (apart from the codes of short lines)
     codes, _ = pd.factorize(keys)
     firsts = byte_spans.first_rows(codes)
+    long_texts = dict(zip(rest[list(first_texts)].tolist(), first_texts.values(), strict=True))
     distinct = _Distinct(notes=_NOTE.encode() in data)
-    for a, b in zip(start[firsts].tolist(), end[firsts].tolist(), strict=True):
-        distinct.add(data[a:b].decode("utf-8"))
+    for row, a, b in zip(
+        firsts.tolist(), start[firsts].tolist(), end[firsts].tolist(), strict=True
+    ):
+        text = long_texts.get(row)
+        distinct.add(data[a:b].decode("utf-8") if text is None else text)
     return codes.astype(np.int64), distinct
+
+
+def _first_places(
+    data: bytes, start: np.ndarray, end: np.ndarray
+) -> tuple[np.ndarray, dict[int, str]]:
+    """For the lines `data[start[i]:end[i]]`: the place of the first line with each line's text,
+    and the text at each such first place."""
+    view = memoryview(data)
+    texts = (str(view[a:b], "utf-8") for a, b in zip(start.tolist(), end.tolist(), strict=True))
+    numbers: dict[str, int] = {}  # each text's first place
+    first = np.array(list(map(numbers.setdefault, texts, range(len(start)))), dtype=np.int64)
+    return first, {place: text for text, place in numbers.items()}
 
 
 def _kind(line: str) -> tuple[int, Shape | None, tuple[int, ...] | None]:
