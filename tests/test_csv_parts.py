@@ -1,6 +1,7 @@
-"""A large ncu `--csv` details page read in parts on threads (`profiler.parse.csv_parts`) gives
-the same tables as the page read whole, on every real details page in tests/data; a page
-whose part fails is read whole, and refused with the whole read's message."""
+"""A large ncu `--csv` details page or nsys `cuda_gpu_trace` read in parts on threads
+(`profiler.parse.csv_parts`) gives the same tables as the page read whole, on every real details
+page and GPU trace in tests/data; a page whose part fails is read whole, and refused with the
+whole read's message."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pandas as pd
 import pytest
 
 from profiler.errors import ParseError
-from profiler.parse import csv_parts, csvtext, ncu_csv
+from profiler.parse import csv_parts, csvtext, ncu_csv, nsys_csv
 
 DATA = Path(__file__).parent / "data"
 DETAILS = sorted(
@@ -22,6 +23,11 @@ DETAILS = sorted(
 )
 # (the pages `ncu_csv` reads itself: not those quoted in a document or a program's comments)
 DETAILS = [p for p in DETAILS if p.suffix not in (".md", ".cu") or "readme-head" in p.name]
+
+
+# nsys GPU traces as `nsys stats --format csv` writes them (each file one report)
+TRACES = sorted(p for p in (DATA / "nsys").rglob("*gpu_trace.csv") if p.is_file())
+STDOUT = DATA / "nsys" / "2025.3.1" / "demo" / "nsys-stats-stdout.txt"
 
 
 def read(path: Path, parts: int, monkeypatch: pytest.MonkeyPatch) -> dict[str, pd.DataFrame]:
@@ -56,6 +62,40 @@ def test_the_page_is_read_in_parts(monkeypatch):
     monkeypatch.setattr(csv_parts, "read_in_parts", counted)
     read(DATA / "ncu" / "2025.3.1" / "details-sections.csv", 4, monkeypatch)
     assert seen == [4]
+
+
+def test_the_real_gpu_traces_are_found():
+    assert len(TRACES) >= 5
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("parts", [2, 3, 7])
+def test_parts_give_the_whole_gpu_trace(path, parts, monkeypatch):
+    monkeypatch.setattr(csv_parts, "part_count", lambda size, cores=None: 1)
+    whole = nsys_csv.read_gpu_trace(path, "s")
+    monkeypatch.setattr(csv_parts, "part_count", lambda size, cores=None: parts)
+    pd.testing.assert_frame_equal(nsys_csv.read_gpu_trace(path, "s"), whole)
+
+
+@pytest.mark.parametrize("parts", [2, 5])
+def test_a_gpu_trace_in_nsys_stdout_is_read_in_parts_as_whole(parts, monkeypatch):
+    """The trace among other reports in `nsys stats` output is read in parts (each part read:
+    no fall-back), and gives what the whole read gives."""
+    monkeypatch.setattr(csv_parts, "part_count", lambda size, cores=None: 1)
+    whole = nsys_csv.read_stats_stdout(STDOUT, "s")
+    seen = []
+    real = csv_parts.read_in_parts
+
+    def counted(data, cuts, read_part):
+        seen.append(len(cuts))
+        return real(data, cuts, read_part)
+
+    monkeypatch.setattr(csv_parts, "read_in_parts", counted)
+    monkeypatch.setattr(csv_parts, "part_count", lambda size, cores=None: parts)
+    cut = nsys_csv.read_stats_stdout(STDOUT, "s")
+    assert seen == [parts] and whole.keys() == cut.keys()
+    for name in whole:
+        pd.testing.assert_frame_equal(cut[name], whole[name])
 
 
 def test_a_part_that_fails_makes_the_whole_page_refused_as_before(monkeypatch, tmp_path):

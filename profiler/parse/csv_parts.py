@@ -53,10 +53,28 @@ def usable_cores() -> int:
     return os.cpu_count() or 1
 
 
-def record_starts(data: bytes, start: int, parts: int) -> list[int]:
+def read_rows(
+    data: bytes, start: int, header: list[str], dtypes: dict[str, object], lead: bytes
+) -> pd.DataFrame | None:
+    """A large page's rows after its header line at byte `start`, read in parts on threads
+    (`part_count` of them), named `header` and read as `dtypes` say (`csvtext.csv_options`);
+    None when it is to be read whole: a page under two parts' size, a header line that ends
+    inside a quoted name, or a part that fails (the whole page's read then names the line). A
+    part starts at a line whose first bytes are `lead`'s after its newline (`record_starts`)."""
+    rows = data.find(b"\n", start) + 1
+    parts = part_count(len(data) - start)
+    if parts < 2 or rows == 0 or data.count(b'"', start, rows) % 2:
+        return None
+    cuts = record_starts(data, rows, parts, lead)
+    options = csvtext.csv_options(dtypes, names=header, header=None)
+    return read_in_parts(data, cuts, lambda part: csvtext.read_part(part, options))
+
+
+def record_starts(data: bytes, start: int, parts: int, lead: bytes = b'\n"') -> list[int]:
     """Where `parts` parts of the records in `data[start:]` begin (`start` first; fewer when
     the page has fewer places to cut): the first line start at or after each even share of
-    the bytes that begins with a quote and has an even count of quotes before it.
+    the bytes that `lead` (a newline and the line's first bytes: `\\n"` for ncu, which quotes
+    every cell) finds and that has an even count of quotes before it.
 
     The quotes before each share's first byte are counted on threads, a share each (NumPy lets
     go of Python's lock while it compares), so that only the bytes from there to the cut are
@@ -69,13 +87,13 @@ def record_starts(data: bytes, start: int, parts: int) -> list[int]:
     for bound, known in zip(bounds, before, strict=True):
         if bound > counted:
             counted, quotes = bound, known
-        at = data.find(b'\n"', max(bound, cuts[-1]))
+        at = data.find(lead, max(bound, cuts[-1]))
         while at >= 0:
             quotes += quotes_in(data, counted, at)
             counted = at
             if quotes % 2 == 0:
                 break
-            at = data.find(b'\n"', at + 1)
+            at = data.find(lead, at + 1)
         if at < 0:
             break
         cuts.append(at + 1)

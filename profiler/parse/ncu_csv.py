@@ -202,18 +202,12 @@ def _read_page(data: bytes, origin: Origin, start: int, header: list[str]) -> pd
 def _read_in_parts(
     data: bytes, start: int, header: list[str], dtypes: dict[str, str | type]
 ) -> pd.DataFrame | None:
-    """A large details page read in parts on threads (`csv_parts`), its rows after the header
-    line at `start`; None when it is read whole: a page under two parts' size, a header not
-    quoted as ncu writes it, or a part that fails (the whole page's read then names the line)."""
-    rows = data.find(b"\n", start) + 1
-    parts = csv_parts.part_count(len(data) - start)
-    if parts < 2 or rows == 0 or not data.startswith(b'"', start):
+    """A large details page read in parts on threads (`csv_parts.read_rows`), its rows after
+    the header line at `start`; None when it is read whole, as a header not quoted as ncu
+    writes it is."""
+    if not data.startswith(b'"', start):
         return None
-    if data.count(b'"', start, rows) % 2:
-        return None  # (the header's line ends inside a quoted name)
-    cuts = csv_parts.record_starts(data, rows, parts)
-    options = csvtext.csv_options(dtypes, names=header, header=None)
-    return csv_parts.read_in_parts(data, cuts, lambda part: csvtext.read_part(part, options))
+    return csv_parts.read_rows(data, start, header, dict(dtypes), lead=b'\n"')
 
 
 def _details_dtype(column: str) -> str | type:

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from profiler.errors import ParseError
-from profiler.parse import csvtext, values
+from profiler.parse import csv_parts, csvtext, values
 from profiler.parse.values import Origin
 
 # Every report profgen reads, by canonical name, and the old names nsys used before 2021.
@@ -371,13 +371,30 @@ def _read_fast(
     dtypes: dict[str, object] = {cell: object for cell in header if cell not in cols}
     fast = fast_dtypes(cols)
     try:
-        table = csvtext.read_csv_text(source, origin, usecols=list(cols), dtype={**dtypes, **fast})
+        table = _read_large(source, header, {**dtypes, **fast})
+        if table is None:
+            table = csvtext.read_csv_text(source, origin, dtype={**dtypes, **fast})
     except ParseError:
         return None  # e.g. thousands separators: the string path below handles them
+    table = table[list(cols)]
     exact = [col for col, dtype in fast.items() if dtype == "int64"]
     if any(table[col].dtype != np.int64 for col in exact):
         return None  # refused below, naming the cell as written (see the docstring)
     return table
+
+
+def _read_large(
+    source: str | bytes, header: list[str], dtypes: dict[str, object]
+) -> pd.DataFrame | None:
+    """A large trace read in parts on threads (`csv_parts.read_rows`: its cells as one read
+    gives them), or None: a trace under two parts' size, whose first line is not `header`, or
+    whose parts did not all read (the caller reads it whole, which names the line)."""
+    if csv_parts.part_count(len(source)) < 2:
+        return None
+    data = source.encode("utf-8") if isinstance(source, str) else source
+    if csvtext.header_cells(_first_line(data)) != header:
+        return None
+    return csv_parts.read_rows(data, 0, header, dtypes, lead=b"\n")
 
 
 def fast_dtypes(cols: Columns) -> dict[str, str]:
