@@ -193,6 +193,7 @@ def _read(path: str | Path, stage: str, every: bool) -> tuple[dict[str, pd.DataF
     ids = _launch_ids(numbers, len(walk.launches))
     _note_unprinted(numbers, len(walk.launches), data)
     _note_bare(data, split, walk, ids)
+    _note_empty(walk, names)
     ncu_elided.note(split, walk)
     launches = pd.DataFrame(
         {
@@ -381,6 +382,27 @@ def _note_bare(data: bytes, found: lines.Lines, walk: ncu_walk.Walk, ids: list[i
         f"without ncu's `Context N, Stream N` (edited by hand): launches numbered {numbered}"
     )
     warnings.warn(values.ReadNote(said, edited[0] + 1), stacklevel=2)
+
+
+def _note_empty(walk: ncu_walk.Walk, names: tuple[str, ...]) -> None:
+    """Warn (`values.ReadNote`) naming the first launch with no `Section:` table row under its
+    kernel line (ncu run with no section that collects a metric: `==WARNING== No metrics to
+    collect found in sections`) and its line: its row holds its name, grid and block only."""
+    empty = np.setdiff1d(np.arange(len(names)), walk.launch).tolist()
+    if not empty:
+        return
+    line = int(walk.kernel_lines[empty[0]]) + 1
+    name = values.shown_cell(names[empty[0]], 80)
+    which = (
+        f"the launch of {name} has"
+        if len(empty) == 1
+        else f"{len(empty)} of the {len(names)} launches (the first {name}) have"
+    )
+    said = (
+        f"line {line}: {which} no `Section:` table under the kernel line: no metric values; "
+        "the row holds the kernel's name, grid and block only"
+    )
+    warnings.warn(values.ReadNote(said, line), stacklevel=2)
 
 
 def _without_stray_bracket(names: tuple[str, ...], walk: ncu_walk.Walk) -> tuple[str, ...]:
