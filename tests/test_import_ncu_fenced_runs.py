@@ -186,3 +186,23 @@ def test_runs_fenced_with_no_process_lines_are_two_stages(tmp_path, capsys):
     assert list(got["stage"]) == ["s.2", "s.2"]
     assert list(got["kernel_id"]) == [0, 1]
     assert list(got["value"]) == [int(v.replace(",", "")) for _, _, v in blocks[1]]
+
+
+def test_two_runs_in_c_comments_are_two_stages(tmp_path, capsys):
+    """Two ncu runs pasted into a source file, each in a `/* */` comment of its own (no
+    `==PROF==` lines): the comment lines part them as a fence does (one stage before, four
+    launches numbered 0 to 3)."""
+    path = NCU / "2023.x" / "matrix-sum-ncu-in-c-comments-cut.cu"
+    text = path.read_text()
+    assert text.count("/*") == 2 and text.count("*/") == 2 and "==PROF==" not in text
+    run, _ = imported(path, tmp_path, capsys)
+    assert list(run.table("stages")["stage"]) == ["s.1", "s.2"]
+    m = run.table("metrics")
+    kernels = [f"{k}(const float *, float *, unsigned long)" for k in ("row_sums", "column_sums")]
+    assert list(m["stage"]) == ["s.1", "s.1", "s.2", "s.2"]
+    assert list(m["name"]) == kernels * 2 and list(m["kernel_id"]) == [0, 1, 0, 1]
+    assert m["duration_ns"][0] == 22_570_000  # `Duration  ms  22.57` of run 1's row_sums
+    c = run.table("counters")
+    got = c[c["metric"] == "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]
+    assert list(got["stage"]) == ["s.2", "s.2"] and list(got["kernel_id"]) == [0, 1]
+    assert list(got["value"]) == sectors(path)

@@ -11,8 +11,9 @@ Profiling "k" - 0` lines numbering its launches from 0), whose rows the IDs do n
 
 Notes that paste each run's results with no process lines, each in a code fence of its own or
 under a heading of its own, are cut as nvprof's pasted runs are (`nvprof._pasted_runs`: where
-what a run has comes again): a run ends where a fence or heading line (`headings.breaks`) stands
-between two launches and the launch after it is of a kernel the run already has.
+what a run has comes again): a run ends where a fence or heading line (`headings.breaks`), or a
+line that opens or closes a C comment (runs pasted into a source file, one per `/* */` block),
+stands between two launches and the launch after it is of a kernel the run already has.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def block_starts(data: bytes, kernel_lines: np.ndarray, names: list[str]) -> lis
     """The line index (0-based) and offset of each kernel line that starts a run after the
     first in notes that paste one run per block or heading (see the module docstring); `names`
     are the launches' kernels, in file order."""
-    marks = np.array(headings.breaks(data), dtype=np.int64)
+    marks = np.array(sorted(headings.breaks(data) + _comment_breaks(data)), dtype=np.int64)
     if not len(marks):
         return []
     offsets = _offsets(data)[kernel_lines]
@@ -99,6 +100,23 @@ def block_starts(data: bytes, kernel_lines: np.ndarray, names: list[str]) -> lis
             had = set()
         had.add(names[n])
     return starts
+
+
+def _comment_breaks(data: bytes) -> list[int]:
+    """The offset of each line of `data` that opens or closes a C comment block (`/*` at its
+    start or `*/` at its end, blanks aside): runs pasted into a source file one per comment are
+    parted by them as Markdown ones are by fences. Found from the marks' literal bytes."""
+    starts = set()
+    for mark in (b"/*", b"*/"):
+        at = data.find(mark)
+        while at >= 0:
+            line = data.rfind(b"\n", 0, at) + 1
+            end = data.find(b"\n", at)
+            end = len(data) if end < 0 else end
+            if not data[line:at].strip() if mark == b"/*" else not data[at + 2 : end].strip():
+                starts.add(line)
+            at = data.find(mark, at + 2)
+    return sorted(starts)
 
 
 def _offsets(data: bytes) -> np.ndarray:
