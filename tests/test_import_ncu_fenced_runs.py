@@ -206,3 +206,24 @@ def test_two_runs_in_c_comments_are_two_stages(tmp_path, capsys):
     got = c[c["metric"] == "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]
     assert list(got["stage"]) == ["s.2", "s.2"] and list(got["kernel_id"]) == [0, 1]
     assert list(got["value"]) == sectors(path)
+
+
+def test_fenced_runs_whose_launch_ids_restart_at_0_are_two_stages(tmp_path, capsys):
+    """The two-run post with its `==PROF== Connected/Disconnected` lines taken out: each fence
+    still holds a `==PROF== Profiling "matrix_add_2D" - 0` line, so the launch IDs repeat (0,
+    0) and rows cannot be told apart by ID; the fence where the IDs restart at 0 parts the runs
+    (one stage of two launches both numbered 0 before)."""
+    text = RUNS.read_text()
+    kept = [ln for ln in text.split("\n") if not re.match(r"==PROF== (Conn|Disconn)ected", ln)]
+    assert re.findall(r'==PROF== Profiling "matrix_add_2D" - (\d+):', text) == ["0", "0"]
+    path = tmp_path / "post.md"
+    path.write_text("\n".join(kept))
+    run, _ = imported(path, tmp_path, capsys)
+    assert list(run.table("stages")["stage"]) == ["s.1", "s.2"]
+    assert list(run.table("metrics")["kernel_id"]) == [0, 0]
+    c = run.table("counters")
+    got = c[c["metric"] == "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]
+    assert list(got["stage"]) == ["s.1", "s.2"] and list(got["kernel_id"]) == [0, 0]
+    assert list(got["value"]) == sectors(RUNS)
+    both = c.groupby("stage")["metric"].apply(list)
+    assert both["s.1"] == both["s.2"] and len(both["s.1"]) == 2  # each run its own rows only
