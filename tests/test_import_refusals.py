@@ -601,3 +601,18 @@ def test_an_nsys_header_pasted_apart_from_its_rows_names_the_header(tmp_path, ca
         "'```'): rows pasted apart from it (cut out with grep?) are no table profgen can read, "
         "which it reads from a header with its rule and rows under it; paste the table whole)"
     )
+
+
+def test_nsys_skipped_cuda_reports_under_wsl_says_wsl_not_a_missing_cuda_trace(tmp_path, capsys):
+    """An ADR's `nsys profile --trace=cuda` under WSL2, whose `nsys stats` skipped the kernel
+    and memory reports: the refusal names the WSL the text names, not `-t cuda` (which the
+    command gave)."""
+    path = NSYS / "2024.5.1" / "adr-wsl2-nsys-skipped-placeholder-table-cut.md"
+    text = path.read_text()
+    assert "WSL2 guest" in text and "--trace=cuda" in text
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected nsys stats output (cuda_gpu_trace, cuda_gpu_kern_sum, "
+        "cuda_api_sum, ...) (nsys skipped the reports profgen reads: the profile holds no 'CUDA "
+        "kernel data nor GPU memory data' (recorded under WSL, which the text names), and the "
+        "tables it printed hold no GPU work)"
+    )
