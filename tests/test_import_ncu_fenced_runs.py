@@ -115,7 +115,8 @@ def test_an_excerpt_of_a_section_without_its_kernel_line_is_said_to_be_left_out(
     said = (
         f"line {excerpt + 1}: ncu-text output left out: it quotes Nsight Compute's `Section:` "
         f"tables (1, the first at line {excerpt + 1}: 'GPU Speed Of Light Throughput') with no "
-        "kernel line above them"
+        "kernel line above them (`name (grid)x(block), Context 1, Stream 7`): no launch to give "
+        "their metrics to\n"
     )
     assert said in result.err, result.err
     run = store.load_run(result.out.strip().splitlines()[-1])

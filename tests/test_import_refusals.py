@@ -507,8 +507,7 @@ def test_ncu_rule_advice_quoted_without_its_sections_says_so(tmp_path, capsys):
         path,
         "it quotes Nsight Compute's rule advice (2 `OPT`/`WRN`/`INF` lines, the first at line 4: "
         "'OPT Memory is more heavily utilized than Compute: Look at '... (112 characters)) "
-        "without the `Section:` tables and kernel line it comes with: no measurements to import; "
-        "import ncu's own output",
+        "without the `Section:` tables and kernel line it comes with: no measurements to import",
     )
 
 
@@ -520,7 +519,7 @@ def test_ncu_section_tables_quoted_without_a_kernel_line_say_so(tmp_path, capsys
         path,
         "it quotes Nsight Compute's `Section:` tables (3, the first at line 78: 'GPU Speed Of "
         "Light Throughput') with no kernel line above them (`name (grid)x(block), Context 1, "
-        "Stream 7`): their metrics are of no kernel profgen can name; import ncu's own output",
+        "Stream 7`): no launch to give their metrics to",
     )
     kernel = "  k() (1, 1, 1)x(32, 1, 1), Context 1, Stream 7"
     assert unusable.describe([kernel, "    Section: Launch Statistics", "    ----- ---"]) is None
