@@ -198,7 +198,10 @@ def relocated(
     shape = inp.shape
     if shape is None:
         return runs, extra
-    moved = [replace(run, technique=shape.located(run.technique)) for run in runs]
+    moved = [
+        replace(run, technique=shape.located(run.technique), place=shape.located(run.place))
+        for run in runs
+    ]
     out = dict(extra)
     out["warnings"] = [
         f"{inp.path}: the file has {shape.note}",

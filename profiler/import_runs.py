@@ -31,12 +31,14 @@ KEY_LIMIT = 64  # a stage key names a folder (`importer.KEY_PATTERN`)
 @dataclass(frozen=True)
 class Run:
     """What one input gave for one of its runs: its tables (keyed by the input's stage key),
-    its technique, and what its title says of it, if anything: the command it profiled, else
-    the heading it is quoted under."""
+    its technique, what its title says of it, if anything: the command it profiled, else the
+    heading it is quoted under, and where in its file it is (`its tables from line 7`), said
+    after its number among the runs kept (`stages`: a quote left out is not counted)."""
 
     tables: dict[str, pd.DataFrame]
     technique: str
     label: str | None = None
+    place: str = ""
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ def stages(key: str, runs: list[Run], title: str, taken: Collection[str]) -> lis
         characters.
     """
     if len(runs) == 1:
-        return [Stage(key, key, title, runs[0].tables, runs[0].technique)]
+        return [Stage(key, key, title, runs[0].tables, _described(runs[0]))]
     out = []
     for n, run in enumerate(runs, 1):
         sub = f"{key}.{n}"
@@ -75,8 +77,14 @@ def stages(key: str, runs: list[Run], title: str, taken: Collection[str]) -> lis
                 f"stage ({key}.1 to {key}.{len(runs)}), but the key {sub[:80]!r} {why}"
             )
         said = f"{title}, run {n} of {len(runs)}" + (f": {run.label}" if run.label else "")
-        out.append(Stage(sub, key, said, _keyed(run.tables, sub), run.technique))
+        technique = f"{run.technique}: run {n} of {len(runs)}, {run.place}" if run.place else ""
+        out.append(Stage(sub, key, said, _keyed(run.tables, sub), technique or run.technique))
     return out
+
+
+def _described(run: Run) -> str:
+    """The run's technique and, when it has one, its place in its file."""
+    return f"{run.technique}: {run.place}" if run.place else run.technique
 
 
 def nvprof_runs(
@@ -92,11 +100,11 @@ def nvprof_runs(
     for n, run in enumerate(found.kept, 1):
         until = run.line if n < len(found.kept) else float("inf")
         gaps = [f"line {line} ({why})" for line, why in found.left_out if since < line < until]
-        said = f"{technique}: run {n} of {len(found.kept)}, its tables from line {run.line}"
+        said = f"its tables from line {run.line}"
         said += f"; runs left out: {'; '.join(gaps)}" if gaps else ""
         later = found.kept[n].line if n < len(found.kept) else float("inf")
         mine = [t for t in trimmed if (n == 1 or run.line <= t.line) and t.line < later]
-        out.append(Run(run.tables, noted(said, mine), run.command or run.heading))
+        out.append(Run(run.tables, technique, run.command or run.heading, noted(said, mine)))
         since = run.line
     return out
 
@@ -117,8 +125,8 @@ def nsys_text_runs(
     for n, (run, tables) in enumerate(found):
         mine = [t for t in trimmed if _owner(starts, t.line) == n]
         lines = ", ".join(str(t.line) for t in run.tables)
-        said = f"{technique}: run {n + 1} of {len(found)}, its tables at lines {lines}"
-        out.append(Run(tables, noted(said, mine), run.label))
+        said = f"its tables at lines {lines}"
+        out.append(Run(tables, technique, run.label, noted(said, mine)))
     return out
 
 
@@ -163,8 +171,9 @@ def without_quotes(runs: list[Run]) -> tuple[list[Run], list[str]]:
             kept.append((n, run))
             continue
         said.append(
-            f"run {n} of {len(runs)} left out ({run.technique}): every row of its tables "
-            f"repeats run {source}'s ({runs[source - 1].technique}): a quote, not a measurement"
+            f"run {n} of {len(runs)} in the file left out ({_described(run)}): every row of its "
+            f"tables repeats run {source}'s ({_described(runs[source - 1])}): a quote, not a "
+            "measurement"
         )
     return [run for _, run in kept], said
 

@@ -115,7 +115,7 @@ def test_a_bare_table_fenced_between_is_no_report_of_the_run(tmp_path, capsys):
     bare = kern.split("\n", 1)[1]
     err, run = _imported(tmp_path, _fenced([_elided(api), kern, bare, mem]), capsys)
     quoted = [line for line in err.splitlines() if "a quote, not a measurement" in line]
-    assert len(quoted) == 1 and "run 2 of 3 left out" in quoted[0]
+    assert len(quoted) == 1 and "run 2 of 3 in the" in quoted[0]
     assert "repeats run 1's" in quoted[0]
     assert list(run.table("stages")["stage"]) == ["s.1", "s.2"]
     assert run.table("api_calls").groupby("stage").size().to_dict() == {"s.1": 4}

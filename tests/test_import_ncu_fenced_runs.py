@@ -115,7 +115,8 @@ def test_an_excerpt_of_a_section_without_its_kernel_line_is_said_to_be_left_out(
     said = (
         f"line {excerpt + 1}: ncu-text output left out: it quotes Nsight Compute's `Section:` "
         f"tables (1, the first at line {excerpt + 1}: 'GPU Speed Of Light Throughput') with no "
-        "kernel line above them"
+        "kernel line above them (`name (grid)x(block), Context 1, Stream 7`): no launch to give "
+        "their metrics to\n"
     )
     assert said in result.err, result.err
     run = store.load_run(result.out.strip().splitlines()[-1])
@@ -186,3 +187,44 @@ def test_runs_fenced_with_no_process_lines_are_two_stages(tmp_path, capsys):
     assert list(got["stage"]) == ["s.2", "s.2"]
     assert list(got["kernel_id"]) == [0, 1]
     assert list(got["value"]) == [int(v.replace(",", "")) for _, _, v in blocks[1]]
+
+
+def test_two_runs_in_c_comments_are_two_stages(tmp_path, capsys):
+    """Two ncu runs pasted into a source file, each in a `/* */` comment of its own (no
+    `==PROF==` lines): the comment lines part them as a fence does (one stage before, four
+    launches numbered 0 to 3)."""
+    path = NCU / "2023.x" / "matrix-sum-ncu-in-c-comments-cut.cu"
+    text = path.read_text()
+    assert text.count("/*") == 2 and text.count("*/") == 2 and "==PROF==" not in text
+    run, _ = imported(path, tmp_path, capsys)
+    assert list(run.table("stages")["stage"]) == ["s.1", "s.2"]
+    m = run.table("metrics")
+    kernels = [f"{k}(const float *, float *, unsigned long)" for k in ("row_sums", "column_sums")]
+    assert list(m["stage"]) == ["s.1", "s.1", "s.2", "s.2"]
+    assert list(m["name"]) == kernels * 2 and list(m["kernel_id"]) == [0, 1, 0, 1]
+    assert m["duration_ns"][0] == 22_570_000  # `Duration  ms  22.57` of run 1's row_sums
+    c = run.table("counters")
+    got = c[c["metric"] == "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]
+    assert list(got["stage"]) == ["s.2", "s.2"] and list(got["kernel_id"]) == [0, 1]
+    assert list(got["value"]) == sectors(path)
+
+
+def test_fenced_runs_whose_launch_ids_restart_at_0_are_two_stages(tmp_path, capsys):
+    """The two-run post with its `==PROF== Connected/Disconnected` lines taken out: each fence
+    still holds a `==PROF== Profiling "matrix_add_2D" - 0` line, so the launch IDs repeat (0,
+    0) and rows cannot be told apart by ID; the fence where the IDs restart at 0 parts the runs
+    (one stage of two launches both numbered 0 before)."""
+    text = RUNS.read_text()
+    kept = [ln for ln in text.split("\n") if not re.match(r"==PROF== (Conn|Disconn)ected", ln)]
+    assert re.findall(r'==PROF== Profiling "matrix_add_2D" - (\d+):', text) == ["0", "0"]
+    path = tmp_path / "post.md"
+    path.write_text("\n".join(kept))
+    run, _ = imported(path, tmp_path, capsys)
+    assert list(run.table("stages")["stage"]) == ["s.1", "s.2"]
+    assert list(run.table("metrics")["kernel_id"]) == [0, 0]
+    c = run.table("counters")
+    got = c[c["metric"] == "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]
+    assert list(got["stage"]) == ["s.1", "s.2"] and list(got["kernel_id"]) == [0, 0]
+    assert list(got["value"]) == sectors(RUNS)
+    both = c.groupby("stage")["metric"].apply(list)
+    assert both["s.1"] == both["s.2"] and len(both["s.1"]) == 2  # each run its own rows only

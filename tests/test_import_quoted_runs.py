@@ -63,4 +63,31 @@ def test_a_run_that_repeats_most_rows_is_kept():
     kept, said = import_runs.without_quotes(runs)
     totals = [list(r.tables["gpu_activities"]["total_ns"]) for r in kept]
     assert totals == [[5, 7, 9], [5, 8], [], [5, 7, 9]]
-    assert len(said) == 1 and said[0].startswith("run 2 of 5 left out")
+    assert len(said) == 1 and said[0].startswith("run 2 of 5 in the file left out")
+
+
+RUNS_MD = Path(__file__).parent / "data" / "captures" / "nvprof-runs-in-markdown.md"
+
+
+def test_the_runs_kept_are_numbered_without_the_quote(tmp_path, capsys):
+    """Three nvprof runs of a real README with a quote of the first run's GPU rows pasted
+    after it (in a fence of its own): the quote is left out, named by its place in the file
+    (run 2 of 4), and the stages' titles and techniques number the three runs kept (the
+    techniques said `run 3 of 4` and `run 4 of 4` before)."""
+    lines = RUNS_MD.read_text().split("\n")
+    head = 12  # run 1 to its first API row
+    text = "\n".join(
+        [*lines[:head], "~~~", "", "Again:", "~~~", *lines[5:9], "~~~", "", *lines[30:80]]
+    )
+    path = tmp_path / "notes.md"
+    path.write_text(text)
+    run, err = imported(path, tmp_path, capsys)
+    stages = run.table("stages")
+    assert list(stages["stage"]) == ["s.1", "s.2", "s.3"]
+    assert [t.split(":")[0] for t in stages["title"]] == [f"s, run {n} of 3" for n in (1, 2, 3)]
+    assert [t.split(", its")[0] for t in stages["technique"]] == [
+        f"imported from nvprof output: run {n} of 3" for n in (1, 2, 3)
+    ]
+    quoted = [w for w in err.splitlines() if "a quote, not a measurement" in w]
+    assert len(quoted) == 1 and "run 2 of 4 in the file left out" in quoted[0]
+    assert "(imported from nvprof output: its tables from line 18" in quoted[0]

@@ -507,8 +507,7 @@ def test_ncu_rule_advice_quoted_without_its_sections_says_so(tmp_path, capsys):
         path,
         "it quotes Nsight Compute's rule advice (2 `OPT`/`WRN`/`INF` lines, the first at line 4: "
         "'OPT Memory is more heavily utilized than Compute: Look at '... (112 characters)) "
-        "without the `Section:` tables and kernel line it comes with: no measurements to import; "
-        "import ncu's own output",
+        "without the `Section:` tables and kernel line it comes with: no measurements to import",
     )
 
 
@@ -520,7 +519,7 @@ def test_ncu_section_tables_quoted_without_a_kernel_line_say_so(tmp_path, capsys
         path,
         "it quotes Nsight Compute's `Section:` tables (3, the first at line 78: 'GPU Speed Of "
         "Light Throughput') with no kernel line above them (`name (grid)x(block), Context 1, "
-        "Stream 7`): their metrics are of no kernel profgen can name; import ncu's own output",
+        "Stream 7`): no launch to give their metrics to",
     )
     kernel = "  k() (1, 1, 1)x(32, 1, 1), Context 1, Stream 7"
     assert unusable.describe([kernel, "    Section: Launch Statistics", "    ----- ---"]) is None
@@ -600,4 +599,19 @@ def test_an_nsys_header_pasted_apart_from_its_rows_names_the_header(tmp_path, ca
         "nvtx_gpu_proj_trace header at line 2 has no rule or rows under it (the next line is "
         "'```'): rows pasted apart from it (cut out with grep?) are no table profgen can read, "
         "which it reads from a header with its rule and rows under it; paste the table whole)"
+    )
+
+
+def test_nsys_skipped_cuda_reports_under_wsl_says_wsl_not_a_missing_cuda_trace(tmp_path, capsys):
+    """An ADR's `nsys profile --trace=cuda` under WSL2, whose `nsys stats` skipped the kernel
+    and memory reports: the refusal names the WSL the text names, not `-t cuda` (which the
+    command gave)."""
+    path = NSYS / "2024.5.1" / "adr-wsl2-nsys-skipped-placeholder-table-cut.md"
+    text = path.read_text()
+    assert "WSL2 guest" in text and "--trace=cuda" in text
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected nsys stats output (cuda_gpu_trace, cuda_gpu_kern_sum, "
+        "cuda_api_sum, ...) (nsys skipped the reports profgen reads: the profile holds no 'CUDA "
+        "kernel data nor GPU memory data' (recorded under WSL, which the text names), and the "
+        "tables it printed hold no GPU work)"
     )

@@ -822,3 +822,20 @@ def test_text_on_compute_capability_12_dram_bytes_op_names(name, kernel):
         assert list(m[column]) == [round(float(printed.group(1)) * 1e6)]
     registers = re.search(r"launch__registers_per_thread +register/thread +(\d+)", text)
     assert registers is not None and list(m["registers"]) == [int(registers.group(1))]
+
+
+def test_a_launch_with_no_section_table_is_said_by_name_and_line():
+    path = Path(__file__).parent / "data" / "ncu" / "2025.x" / "codealign-ncu-no-sections-es-cut.md"
+    text = path.read_text(encoding="utf-8").splitlines()
+    line = next(i for i, ln in enumerate(text, 1) if ln.startswith("  gemv_naive_kernel("))
+    assert not any("Section:" in ln for ln in text)
+    with pytest.warns(values.ReadNote) as said:
+        metrics = ncu_text.read_metrics(path, "s")
+    notes = [str(w.message) for w in said if "no `Section:` table" in str(w.message)]
+    assert notes == [
+        f"line {line}: the launch of 'gemv_naive_kernel(const float *, const float *, float *, "
+        "int, int)' has no `Section:` table under the kernel line: no metric values; the row "
+        "holds the kernel's name, grid and block only"
+    ]
+    assert (metrics["grid"].tolist(), metrics["block"].tolist()) == (["(4, 1, 1)"], ["(256, 1, 1)"])
+    assert metrics[["duration_ns", "sm_throughput_pct", "registers"]].isna().all().all()

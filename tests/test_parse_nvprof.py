@@ -28,6 +28,7 @@ TEXT_TRACE = NVPROF / "9.x" / "cuda-stream-text-gpu-trace-head.txt"
 TEXT_TRACE_P100 = NVPROF / "9.x" / "cheby-text-gpu-trace.txt"
 TEXT_TRACE_CAPTURE = NVPROF / "9.x" / "gaussian-capture-text-gpu-trace.txt"
 TEXT_TRACE_UM_ONLY = NVPROF / "9.x" / "bfs-text-gpu-trace-unified-memory-only.txt"
+TEXT_TRACE_UM_ROWS = NVPROF / "9.x" / "um-prefetcher-gputrace-in-comment-cut.cu"
 OLD_CSV_SUMMARY = NVPROF / "8.x" / "jacobi-csv-summary.csv"
 TEXT_GPU_SUMMARY = NVPROF / "9.x" / "cfd-text-gpu-summary.txt"
 API_ONLY = NVPROF / "9.x" / "bfs-api-summary-only.txt"
@@ -1130,3 +1131,21 @@ def test_runs_started_and_never_finished_are_told_by_their_pid():
     ]  # fmt: skip
     bare = text.replace("==1== Profiling", "Profiling")
     assert nvprof_unfinished.unfinished(bare, starts_of("Profiling result:", bare), starts_of) == []
+
+
+def test_unified_memory_rows_of_a_gpu_trace_are_left_out_with_a_count():
+    # a text trace (in a C comment) and a --csv one: each Name cell of `[Unified Memory ...]`
+    for path, line in ((TEXT_TRACE_UM_ROWS, 20), (TRACE9, 4)):
+        name = '"[Unified Memory' if path.suffix == ".csv" else "  [Unified Memory"
+        unified = sum(name in line for line in path.read_text().splitlines())
+        with pytest.warns(values.ReadNote) as said:
+            trace = nvprof.read_log(path, "s")["gpu_trace"]
+        notes = [str(w.message) for w in said if "Unified Memory row" in str(w.message)]
+        assert notes == [
+            f"line {line}: nvprof's gpu trace: {unified} Unified Memory rows (page faults and "
+            "migrations, no kernel, copy or memset) left out: profgen has no table for them"
+        ]
+        assert not trace["name"].str.startswith("[Unified").any()
+    kernels = nvprof.read_log(TEXT_TRACE_UM_ROWS, "s")["gpu_trace"]
+    assert list(kernels["name"]) == ["getHWPrefetch(int, char*, int)"]
+    assert kernels["duration_ns"].tolist() == [540_280]  # 540.28us

@@ -11,8 +11,9 @@ Profiling "k" - 0` lines numbering its launches from 0), whose rows the IDs do n
 
 Notes that paste each run's results with no process lines, each in a code fence of its own or
 under a heading of its own, are cut as nvprof's pasted runs are (`nvprof._pasted_runs`: where
-what a run has comes again): a run ends where a fence or heading line (`headings.breaks`) stands
-between two launches and the launch after it is of a kernel the run already has.
+what a run has comes again): a run ends where a fence or heading line (`headings.breaks`), or a
+line that opens or closes a C comment (runs pasted into a source file, one per `/* */` block),
+stands between two launches and the launch after it is of a kernel the run already has.
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ def read_runs(path: str | Path, stage: str) -> nvprof.Runs:
     unique = len(set(placed.ids)) == len(placed.ids)  # (else rows cannot be told apart by id)
     starts = run_starts(placed.data, kernel_lines) if unique else []
     process = next(_processes(placed.data), None)
-    if unique and process is None and "metrics" in tables:
-        starts = block_starts(placed.data, kernel_lines, _names(tables["metrics"], placed.ids))
+    if process is None and "metrics" in tables:
+        starts = block_starts(placed.data, kernel_lines, list(tables["metrics"]["name"]))
+        starts = starts if unique or _distinct(placed.ids, kernel_lines, starts) else []
     if not starts:
         return nvprof.Runs([nvprof.Run(tables, int(kernel_lines[0]) + 1)], [])
     run_of = np.searchsorted(np.array([line for line, _ in starts]), kernel_lines, side="right")
@@ -59,7 +61,7 @@ def read_runs(path: str | Path, stage: str) -> nvprof.Runs:
         mine = run_of == n
         line = int(kernel_lines[mine][0]) + 1
         first = int(ids[mine][0]) if in_order else 0  # each run's launches from 0, as ncu's
-        mine_only = _only(tables, set(ids[mine].tolist()), first)
+        mine_only = _only(tables, placed, np.flatnonzero(mine), first)
         runs.append(nvprof.Run(mine_only, line, heading=heading))
     return nvprof.Runs(runs, [])
 
@@ -86,7 +88,7 @@ def block_starts(data: bytes, kernel_lines: np.ndarray, names: list[str]) -> lis
     """The line index (0-based) and offset of each kernel line that starts a run after the
     first in notes that paste one run per block or heading (see the module docstring); `names`
     are the launches' kernels, in file order."""
-    marks = np.array(headings.breaks(data), dtype=np.int64)
+    marks = np.array(sorted(headings.breaks(data) + _comment_breaks(data)), dtype=np.int64)
     if not len(marks):
         return []
     offsets = _offsets(data)[kernel_lines]
@@ -101,16 +103,27 @@ def block_starts(data: bytes, kernel_lines: np.ndarray, names: list[str]) -> lis
     return starts
 
 
+def _comment_breaks(data: bytes) -> list[int]:
+    """The offset of each line of `data` that opens or closes a C comment block (`/*` at its
+    start or `*/` at its end, blanks aside): runs pasted into a source file one per comment are
+    parted by them as Markdown ones are by fences. Found from the marks' literal bytes."""
+    starts = set()
+    for mark in (b"/*", b"*/"):
+        at = data.find(mark)
+        while at >= 0:
+            line = data.rfind(b"\n", 0, at) + 1
+            end = data.find(b"\n", at)
+            end = len(data) if end < 0 else end
+            if not data[line:at].strip() if mark == b"/*" else not data[at + 2 : end].strip():
+                starts.add(line)
+            at = data.find(mark, at + 2)
+    return sorted(starts)
+
+
 def _offsets(data: bytes) -> np.ndarray:
     """The offset of each line of `data` (by its 0-based index)."""
     ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
     return np.concatenate(([0], ends + 1))
-
-
-def _names(metrics: pd.DataFrame, ids: list[int]) -> list[str]:
-    """The kernel of each launch `ids` names, from its row of the `metrics` table."""
-    kernel = dict(zip(metrics["kernel_id"].tolist(), metrics["name"].tolist(), strict=True))
-    return [str(kernel.get(launch)) for launch in ids]
 
 
 def _processes(data: bytes) -> Iterator[re.Match[bytes]]:
@@ -125,11 +138,25 @@ def _processes(data: bytes) -> Iterator[re.Match[bytes]]:
         at = data.find(_MARK, at + len(_MARK))
 
 
-def _only(tables: dict[str, pd.DataFrame], ids: set[int], first: int) -> dict[str, pd.DataFrame]:
-    """The rows of `tables` of the launches `ids` (their `kernel_id`), `first` taken from each
-    `kernel_id`."""
+def _distinct(ids: list[int], kernel_lines: np.ndarray, starts: list[tuple[int, int]]) -> bool:
+    """Whether the launch IDs `ids` are distinct within each run that `starts` begin, and each
+    run after the first numbers its launches from 0 again (ncu's `==PROF== Profiling "k" - 0`
+    lines of a run of its own)."""
+    cuts = np.searchsorted(kernel_lines, [line for line, _ in starts])
+    runs = np.split(np.asarray(ids), cuts)
+    return all(len(set(run.tolist())) == len(run) for run in runs) and all(
+        run[0] == 0 for run in runs[1:]
+    )
+
+
+def _only(
+    tables: dict[str, pd.DataFrame], placed: ncu_text.Placed, launches: np.ndarray, first: int
+) -> dict[str, pd.DataFrame]:
+    """The rows of `tables` of the `launches` (their indices in file order: `metrics` has a
+    row each, `counters` rows say theirs in `placed`), `first` taken from each `kernel_id`."""
     out = {}
     for name, table in tables.items():
-        rows = table[table["kernel_id"].isin(ids)].reset_index(drop=True)
+        of = placed.counter_launches if name == "counters" else np.arange(len(table))
+        rows = table[np.isin(of, launches)].reset_index(drop=True)
         out[name] = rows.assign(kernel_id=rows["kernel_id"] - first)
     return out

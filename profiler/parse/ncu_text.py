@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -151,12 +151,15 @@ def _no_kernel(walk: ncu_walk.Walk) -> str:
 
 @dataclass(frozen=True)
 class Placed:
-    """The launches of a text: each one's `kernel_id`, the line index of its kernel line, and
-    the text's bytes (as read: a decimal comma's cells as profgen read them)."""
+    """The launches of a text: each one's `kernel_id`, the line index of its kernel line, the
+    text's bytes (as read: a decimal comma's cells as profgen read them), and the launch (its
+    index in file order, as `metrics` has one row each) of each `counters` row, so that runs
+    whose IDs repeat can be told apart."""
 
     ids: list[int]
     kernel_lines: np.ndarray
     data: bytes
+    counter_launches: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 def _read(path: str | Path, stage: str, every: bool) -> tuple[dict[str, pd.DataFrame], Placed]:
@@ -193,6 +196,7 @@ def _read(path: str | Path, stage: str, every: bool) -> tuple[dict[str, pd.DataF
     ids = _launch_ids(numbers, len(walk.launches))
     _note_unprinted(numbers, len(walk.launches), data)
     _note_bare(data, split, walk, ids)
+    _note_empty(walk, names)
     ncu_elided.note(split, walk)
     launches = pd.DataFrame(
         {
@@ -206,10 +210,14 @@ def _read(path: str | Path, stage: str, every: bool) -> tuple[dict[str, pd.DataF
     ranges = ncu_nvtx.text_ranges(split, walk.kernel_lines, walk.nvtx_lines)
     origin = values.Origin(path, EXPECTED)
     metrics = ncu_csv.metrics_table(launches, columns, stage, origin, ranges)
-    placed = Placed(ids, walk.kernel_lines, data)
     if not every:
-        return {schema.METRICS.name: metrics}, placed
-    counters = ncu_text_counters.text(walk, (ids, list(names)), stage, printed)
+        return {schema.METRICS.name: metrics}, Placed(ids, walk.kernel_lines, data)
+    in_order = list(range(len(ids)))  # (the rows numbered by launch, then given their IDs)
+    counters = ncu_text_counters.text(walk, (in_order, list(names)), stage, printed)
+    launches = counters["kernel_id"].to_numpy()
+    given = np.asarray(ids, dtype=np.int64)[launches]
+    counters = counters.assign(kernel_id=pd.array(given, dtype=counters["kernel_id"].dtype))
+    placed = Placed(ids, walk.kernel_lines, data, launches)
     return {schema.METRICS.name: metrics, schema.COUNTERS.name: counters}, placed
 
 
@@ -381,6 +389,27 @@ def _note_bare(data: bytes, found: lines.Lines, walk: ncu_walk.Walk, ids: list[i
         f"without ncu's `Context N, Stream N` (edited by hand): launches numbered {numbered}"
     )
     warnings.warn(values.ReadNote(said, edited[0] + 1), stacklevel=2)
+
+
+def _note_empty(walk: ncu_walk.Walk, names: tuple[str, ...]) -> None:
+    """Warn (`values.ReadNote`) naming the first launch with no `Section:` table row under its
+    kernel line (ncu run with no section that collects a metric: `==WARNING== No metrics to
+    collect found in sections`) and its line: its row holds its name, grid and block only."""
+    empty = np.setdiff1d(np.arange(len(names)), walk.launch).tolist()
+    if not empty:
+        return
+    line = int(walk.kernel_lines[empty[0]]) + 1
+    name = values.shown_cell(names[empty[0]], 80)
+    which = (
+        f"the launch of {name} has"
+        if len(empty) == 1
+        else f"{len(empty)} of the {len(names)} launches (the first {name}) have"
+    )
+    said = (
+        f"line {line}: {which} no `Section:` table under the kernel line: no metric values; "
+        "the row holds the kernel's name, grid and block only"
+    )
+    warnings.warn(values.ReadNote(said, line), stacklevel=2)
 
 
 def _without_stray_bracket(names: tuple[str, ...], walk: ncu_walk.Walk) -> tuple[str, ...]:

@@ -281,8 +281,19 @@ def all_skipped(head: str) -> str | None:
     said = values.shown_cell(" nor ".join(lacks[:2]), 120)
     return (
         f"nsys skipped the reports profgen reads: the profile holds no {said} "
-        "(recorded without `-t cuda`?), and the tables it printed hold no GPU work"
+        f"({_why_no_cuda(head)}), and the tables it printed hold no GPU work"
     )
+
+
+_WSL = re.compile(r"\bWSL", re.IGNORECASE)
+
+
+def _why_no_cuda(head: str) -> str:
+    """Why a profile may hold no CUDA data: the WSL its text names (where nsys may trace no GPU
+    work), else a guess at a trace without CUDA."""
+    if _WSL.search(head) is None:
+        return "recorded without `-t cuda`?"
+    return "recorded under WSL, which the text names"
 
 
 def _all_empty(head: str) -> str | None:

@@ -78,6 +78,8 @@ _ALIGNMENT_LOST = (
 _HEADER_CELL = re.compile(r"\S+(?: \S+)*")  # words joined by single spaces: linear, unambiguous
 _CORR_SUFFIX = re.compile(r"^(?P<name>.*\S) \[(?P<corr>[0-9]{1,18})\]\Z")
 _UNIFIED = "[Unified Memory"
+# A table's fields, the data rows (0-based) they are, and how many data rows it has.
+_Read = tuple[dict[str, pd.Series], np.ndarray, int]
 # The ASCII bytes `str.strip()` strips.
 _BLANK = np.zeros(256, dtype=bool)
 _BLANK[[c for c in range(128) if chr(c).isspace()]] = True
@@ -103,7 +105,9 @@ def csv_trace(origin: Origin, stage: str) -> pd.DataFrame:
     units = raw.iloc[0].astype("string").fillna("")
     raw = raw.iloc[1:].set_axis(pd.RangeIndex(len(raw) - 1))  # data rows from 0, as in origin
     csvtext.check_last_row(origin, len(cells), len(raw) - 1)
+    rows = len(raw)
     raw = raw[~raw["Name"].astype("string").str.startswith(_UNIFIED).fillna(False)]
+    _note_unified(rows - len(raw), origin)
     fields = {
         _CSV_FIELDS[c]: _csv_column(raw[c], str(units[c]), origin, c)
         for c in raw.columns
@@ -162,7 +166,8 @@ def text_trace(
     found = _fast_fields(text, columns, origin, raw, breaks)
     if found is None and full is not None and lazy:
         origin = full()
-    fields, keep = found if found is not None else _plain_fields(str(origin.text), columns, origin)
+    fields, keep, rows = found or _plain_fields(str(origin.text), columns, origin)
+    _note_unified(rows - len(keep), origin)
     try:
         _checked(fields, origin)
     except ParseError:
@@ -184,7 +189,7 @@ def text_api_trace(origin: Origin, stage: str) -> pd.DataFrame:
     """
     text = str(origin.text)
     columns = _text_columns(text.split("\n", 1)[0], origin)
-    fields, _ = _plain_fields(text, columns, origin)
+    fields = _plain_fields(text, columns, origin)[0]
     _checked(fields, origin)
     start = fields["start"].to_numpy(dtype="float64").round().astype("int64")
     duration = fields["duration"].to_numpy(dtype="float64").round().astype("int64")
@@ -221,6 +226,18 @@ def _api_call(cell: object) -> tuple[str, int] | None:
     number = cell[cell.rfind("[") + 1 : -2]
     known = number.isascii() and number.isdigit() and len(number) <= 18
     return cell[:cut], int(number) if known else -1
+
+
+def _note_unified(left_out: int, origin: Origin) -> None:
+    """Say (`values.ReadNote`) that `left_out` Unified Memory rows of the trace at `origin`
+    were left out, if any."""
+    if left_out:
+        rows = f"{left_out} Unified Memory row{'s' if left_out > 1 else ''}"
+        values.read_note(
+            f"line {origin.first_line}: nvprof's gpu trace: {rows} (page faults and migrations, "
+            "no kernel, copy or memset) left out: profgen has no table for them",
+            origin.first_line,
+        )
 
 
 def _checked(fields: dict[str, pd.Series], origin: Origin) -> None:
@@ -262,8 +279,9 @@ class _Text:
 
 def _plain_fields(
     text: str, columns: dict[str, tuple[int, int]], origin: Origin
-) -> tuple[dict[str, pd.Series], np.ndarray]:
-    """The fields of the kept rows, and the data rows they are: every row cut as a string.
+) -> _Read:
+    """The fields of the kept rows, the data rows they are, and how many data rows there are:
+    every row cut as a string.
 
     Raises: ParseError as `text_trace`.
     """
@@ -278,7 +296,7 @@ def _plain_fields(
         fields.update(
             _text_field(_TEXT_FIELDS[column.rstrip("*")], *cells, pd.Index(keep), origin, column)
         )
-    return fields, keep
+    return fields, keep, len(rows)
 
 
 def _kept(names: pd.Series, codes: np.ndarray) -> np.ndarray:
@@ -350,7 +368,7 @@ def _fast_fields(
     origin: Origin,
     raw: memoryview | bytes | None = None,
     breaks: np.ndarray | None = None,
-) -> tuple[dict[str, pd.Series], np.ndarray] | None:
+) -> _Read | None:
     """`_plain_fields` of an ASCII table whose rows all reach past the start of Name, with
     single-token plain decimal times: the rows are found and Start and Duration read with NumPy
     over the bytes, the names and row middles grouped over the bytes and read per distinct
@@ -409,7 +427,7 @@ def _fast_cells(
     columns: dict[str, tuple[int, int]],
     read: dict[str, tuple[int, int]],
     origin: Origin,
-) -> tuple[dict[str, pd.Series], np.ndarray] | None:
+) -> _Read | None:
     """`_fast_fields` once the rows are found and their names known to be there.
 
     Raises: ParseError as `_plain_fields` (the caller then reads the table the plain way).
@@ -439,7 +457,7 @@ def _fast_cells(
         for column, cells in found.items():
             field = _TEXT_FIELDS[column.rstrip("*")]
             fields.update(_text_field(field, *cells, index, origin, column))
-    return fields, keep
+    return fields, keep, len(name_codes)
 
 
 _SAMPLE = 4096  # rows whose tails tell whether the tails repeat

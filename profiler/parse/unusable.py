@@ -266,8 +266,7 @@ def ncu_sections_without_kernel(lines: list[str]) -> str | None:
     return (
         f"it quotes Nsight Compute's `Section:` tables ({len(found)}, the first at line "
         f"{found[0] + 1}: {values.shown_cell(name, 60)}) with no kernel line above them "
-        "(`name (grid)x(block), Context 1, Stream 7`): their metrics are of no kernel profgen "
-        "can name; import ncu's own output"
+        "(`name (grid)x(block), Context 1, Stream 7`): no launch to give their metrics to"
     )
 
 
@@ -286,7 +285,7 @@ def _ncu_advice(lines: list[str]) -> str | None:
         f"it quotes Nsight Compute's rule advice ({len(tagged)} `OPT`/`WRN`/`INF` line"
         f"{'s' if len(tagged) > 1 else ''}, the first at line {tagged[0] + 1}: "
         f"{values.shown_cell(first, 60)}) without the `Section:` tables and kernel line it "
-        "comes with: no measurements to import; import ncu's own output"
+        "comes with: no measurements to import"
     )
 
 
