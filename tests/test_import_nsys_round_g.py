@@ -1,0 +1,67 @@
+"""`profgen import` of nsys output found in a seventh round of public pastes (issue 14;
+tests/data/nsys/README.md says where each file is from).
+
+Expected values are read from the file's own text here, not from profgen.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from clirun import profgen
+
+from profiler import store
+
+NSYS = Path(__file__).parent / "data" / "nsys"
+
+
+def _import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], path: Path
+) -> tuple[store.Run, str]:
+    out = tmp_path / "out"
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", out], capsys)
+    assert result.code == 0, result.err
+    return store.load_run(Path(result.out.strip().splitlines()[-1])), result.err
+
+
+def _rows_after(text: str, marker: str, numbers: int = 7) -> list[list[str]]:
+    """The rows under the first rule after the line holding `marker`, blank lines between them
+    passed over, up to the next line that is no row: their first `numbers` words, then the
+    rest (a name)."""
+    lines = text.split("\n")
+    at = next(i for i, line in enumerate(lines) if marker in line)
+    rule = next(i for i in range(at, len(lines)) if lines[i].strip().startswith("---"))
+    rows = []
+    for line in lines[rule + 1 :]:
+        if not line.strip():
+            continue
+        words = line.split()
+        if not words[0][0].isdigit():
+            break
+        rows.append([*words[:numbers], " ".join(words[numbers:])])
+    return rows
+
+
+def _int(cell: str) -> int:
+    return int(cell.replace(",", ""))
+
+
+def test_a_kernel_header_a_terminal_wrapped_onto_two_lines_is_read_with_its_rows(tmp_path, capsys):
+    """HPC SDK 21.7's gpukernsum header put `Name` on a line of its own under the other titles,
+    a blank line before its rule, and blank lines between rows (was: the kernels were passed
+    over without a word, only the memory copies imported)."""
+    path = NSYS / "2021.x" / "openacc-mlp-wrapped-kern-header-hpcsdk21.7-cut.md"
+    text = path.read_text(encoding="utf-8")
+    run, _ = _import(tmp_path, capsys, path)
+    act = run.table("gpu_activities")
+    kernels = act[act["kind"] == "kernel"].set_index("name")
+    rows = _rows_after(text, "gpukernsum.py openacc_kernel.sqlite")
+    assert len(rows) == 13
+    assert sorted(kernels.index) == sorted(row[-1] for row in rows)
+    for row in rows:
+        assert kernels.loc[row[-1], "total_ns"] == _int(row[1])
+        assert kernels.loc[row[-1], "calls"] == _int(row[2])
+        assert kernels.loc[row[-1], "max_ns"] == _int(row[5])
+    copies = act[act["kind"] != "kernel"]
+    assert len(copies) == 3  # HtoD, DtoH, memset: read before as now
