@@ -65,3 +65,31 @@ def test_a_kernel_header_a_terminal_wrapped_onto_two_lines_is_read_with_its_rows
         assert kernels.loc[row[-1], "max_ns"] == _int(row[5])
     copies = act[act["kind"] != "kernel"]
     assert len(copies) == 3  # HtoD, DtoH, memset: read before as now
+
+
+def test_notes_written_after_the_rows_past_the_rule_are_cut_off_the_names(tmp_path, capsys):
+    """Every row of the course's copy ends in a `# ...` note (Chinese) past the table's rule
+    (was: the notes were read as part of each name, and the copies, their names no longer
+    nsys's, lost their direction and bytes)."""
+    path = NSYS / "2025.3.2" / "zh-cuda-course-stats-rows-with-hash-notes-cut.md"
+    text = path.read_text(encoding="utf-8")
+    run, err = _import(tmp_path, capsys, path)
+    assert "`#` note after the name" in err
+    api = run.table("api_calls").set_index("name")
+    rows = _rows_after(text, "Executing 'cuda_api_sum'", numbers=8)
+    names = [row[-1].split(" #")[0].strip() for row in rows]
+    assert sorted(api.index) == sorted(names)
+    for row, name in zip(rows, names, strict=True):
+        assert api.loc[name, "total_ns"] == _int(row[1])
+        assert api.loc[name, "calls"] == _int(row[2])
+    act = run.table("gpu_activities").set_index("name")
+    assert act.loc["matrixMulKernel(...)", "total_ns"] == 2_644_050
+    sizes = _rows_after(text, "Executing 'cuda_gpu_mem_size_sum'", numbers=7)
+    htod = next(row for row in sizes if "Host-to-Device" in row[-1])
+    copies = act[act["kind"] == "memcpy"]
+    assert sorted(copies["copy_kind"]) == ["DtoH", "HtoD"]
+    assert copies.loc[copies["copy_kind"] == "HtoD", "bytes"].item() == round(
+        float(htod[0]) * 1_000_000
+    )
+    ranges = run.table("ranges").set_index("name")
+    assert ranges.loc["Matrix Multiplication", "total_ns"] == 329_694_056
