@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from clirun import profgen
+from clirun import assert_refused, profgen
 
 from profiler import store
 
@@ -93,3 +93,15 @@ def test_notes_written_after_the_rows_past_the_rule_are_cut_off_the_names(tmp_pa
     )
     ranges = run.table("ranges").set_index("name")
     assert ranges.loc["Matrix Multiplication", "total_ns"] == 329_694_056
+
+
+def test_a_figure_typed_under_a_table_is_named_as_such_in_the_refusal(tmp_path, capsys):
+    """Under the second run's kernel table the author typed the first run's total alone, in the
+    Total Time column (was: 'the cell is empty (truncated file?)', which it is not)."""
+    path = NSYS / "2020.x" / "dli-prefetch-runs-in-c-comment-figures-under-rows-cut.cu"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    line = next(i for i, text in enumerate(lines, 1) if text.strip() == "40732060")
+    out = tmp_path / "out"
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", out], capsys)
+    assert_refused(result, 2, f"line {line}", "one cell alone ('40732060')", "by hand")
+    assert "truncated" not in result.err

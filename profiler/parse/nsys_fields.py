@@ -301,7 +301,7 @@ def convert(
         empty = np.flatnonzero(frame[field].isna().to_numpy())
         if len(empty):
             row = int(frame.index[empty[0]]) if len(frame.index) else 0
-            raise origin.cell_error(row, header_of[field], "the cell is empty (truncated file?)")
+            raise origin.cell_error(row, header_of[field], _empty_cell(raw, int(empty[0])))
     for col, (field, _) in cols.items():
         if field in _SUMMED:
             values.check_total(frame[field], origin, col)
@@ -391,6 +391,27 @@ def fast_dtypes(cols: Columns) -> dict[str, str]:
         else:
             dtypes[col] = "float64"
     return dtypes
+
+
+def _empty_cell(raw: pd.DataFrame, at: int) -> str:
+    """Why a required cell of row `at` (by position) is empty: the row holds one cell alone, no
+    row nsys prints (a figure a person typed under a row to compare it with), or a row cut
+    short."""
+    cells = [raw[col].iloc[at] for col in raw.columns]
+    filled = [_as_written(cell) for cell in cells if pd.notna(cell) and str(cell).strip()]
+    if len(filled) == 1:
+        return (
+            f"the line holds one cell alone ({values.shown_cell(filled[0], 40)}), no row nsys "
+            "prints (a figure typed under the table by hand?)"
+        )
+    return "the cell is empty (truncated file?)"
+
+
+def _as_written(cell: object) -> str:
+    """A cell as its row wrote it (a whole number the C reader made a float: `40732060`)."""
+    if isinstance(cell, float) and cell.is_integer():
+        return str(int(cell))
+    return str(cell).strip()
 
 
 def _convert(
