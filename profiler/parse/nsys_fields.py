@@ -393,13 +393,16 @@ def fast_dtypes(cols: Columns) -> dict[str, str]:
     return dtypes
 
 
+_FIGURE = re.compile(r"[0-9][0-9,.]{0,30}")  # a number as a person or nsys writes it
+
+
 def _empty_cell(raw: pd.DataFrame, at: int) -> str:
     """Why a required cell of row `at` (by position) is empty: the row holds one cell alone, no
     row nsys prints (a figure a person typed under a row to compare it with), or a row cut
     short."""
     cells = [raw[col].iloc[at] for col in raw.columns]
     filled = [_as_written(cell) for cell in cells if pd.notna(cell) and str(cell).strip()]
-    if len(filled) == 1:
+    if len(filled) == 1 and _FIGURE.fullmatch(filled[0]):
         return (
             f"the line holds one cell alone ({values.shown_cell(filled[0], 40)}), no row nsys "
             "prints (a figure typed under the table by hand?)"
