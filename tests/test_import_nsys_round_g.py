@@ -105,3 +105,24 @@ def test_a_figure_typed_under_a_table_is_named_as_such_in_the_refusal(tmp_path, 
     result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", out], capsys)
     assert_refused(result, 2, f"line {line}", "one cell alone ('40732060')", "by hand")
     assert "truncated" not in result.err
+
+
+def test_an_api_table_with_a_markdown_rule_is_left_out_saying_so_and_the_runs_read(
+    tmp_path, capsys
+):
+    """The middle run's cuda_api_sum table has `---` under its header, rows flush left (was:
+    'is its header alone: the paste ends there', though its rows follow); the other two runs
+    are read, the kernel and the API totals as written."""
+    path = NSYS / "2026.3.1" / "zh-vector-add-three-stats-api-table-markdown-rule-cut.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    header = next(i for i, t in enumerate(lines, 1) if t.startswith("Time (%)"))
+    run, err = _import(tmp_path, capsys, path)
+    assert f"table at line {header} has a Markdown rule (`---`)" in err
+    assert "the paste ends there" not in err
+    kern_row = next(t for t in lines if "add_kernel<float>" in t).split()
+    act = run.table("gpu_activities")
+    assert sorted(act["stage"].unique()) == ["s.1", "s.2"]
+    assert (act.loc[act["kind"] == "kernel", "total_ns"] == int(kern_row[1])).all()
+    api_row = next(t for t in lines if t.strip().endswith("cudaLaunchKernel")).split()
+    api = run.table("api_calls").set_index("name")
+    assert api.loc["cudaLaunchKernel", "total_ns"] == int(api_row[1])
