@@ -126,3 +126,22 @@ def test_an_api_table_with_a_markdown_rule_is_left_out_saying_so_and_the_runs_re
     api_row = next(t for t in lines if t.strip().endswith("cudaLaunchKernel")).split()
     api = run.table("api_calls").set_index("name")
     assert api.loc["cudaLaunchKernel", "total_ns"] == int(api_row[1])
+
+
+def test_an_elision_of_the_program_log_above_the_tables_marks_no_table_partial(tmp_path, capsys):
+    """The student put `...` between the program's log and nsys's first heading (was: 'rows
+    elided at line 12: tables partial', and the stage marked partial, though no row is
+    missing); the tables under it are read whole."""
+    path = NSYS / "2020.x" / "ece408-m3-rai-log-elided-then-stats-cut.md"
+    text = path.read_text(encoding="utf-8")
+    run, err = _import(tmp_path, capsys, path)
+    assert "elided" not in err
+    assert "partial" not in run.table("stages")["technique"].iloc[0]
+    api = run.table("api_calls").set_index("name")
+    rows = _rows_after(text, "CUDA API Statistics (nanoseconds)", numbers=6)
+    assert sorted(api.index) == sorted(row[-1] for row in rows)
+    for row in rows:
+        assert api.loc[row[-1], "total_ns"] == int(row[1])
+    kernel = _rows_after(text, "CUDA Kernel Statistics (nanoseconds)", numbers=6)[0]
+    act = run.table("gpu_activities").set_index("name")
+    assert act.loc["conv_forward_kernel", "total_ns"] == int(kernel[1])
