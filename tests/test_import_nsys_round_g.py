@@ -145,3 +145,14 @@ def test_an_elision_of_the_program_log_above_the_tables_marks_no_table_partial(t
     kernel = _rows_after(text, "CUDA Kernel Statistics (nanoseconds)", numbers=6)[0]
     act = run.table("gpu_activities").set_index("name")
     assert act.loc["conv_forward_kernel", "total_ns"] == int(kernel[1])
+
+
+def test_a_kernel_table_cut_down_to_no_count_column_is_refused_naming_both(tmp_path, capsys):
+    """The notes' table of three kernels lost its Instances column (was: 'no column for calls,
+    which nsys prints in every cuda_api_sum table', as if it were an API summary)."""
+    path = NSYS / "2020.4.3" / "zh-a100-l2-persist-kern-table-cut-down.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    header = next(i for i, text in enumerate(lines, 1) if text.startswith(" Time(%)"))
+    out = tmp_path / "out"
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", out], capsys)
+    assert_refused(result, 2, f"line {header}", "no column for calls nor instances")

@@ -216,6 +216,7 @@ def columns(header: list[str], report: str, origin: Origin) -> Columns:
     csvtext.check_header(header, origin.path, origin.expected)
     fields = FIELDS[report]
     found: Columns = {}
+    keys = {key(h)[0] for h in header}
     for h in header:
         name, unit = key(h)
         if name not in fields:
@@ -226,6 +227,12 @@ def columns(header: list[str], report: str, origin: Origin) -> Columns:
             raise origin.error(f"columns {pair} both give the {fields[name]} field")
         found[h] = (fields[name], unit)
     missing = [f for f in required(report) if f not in {v[0] for v in found.values()}]
+    if missing == ["calls"] and report == "cuda_api_sum" and "instances" not in keys:
+        raise origin.error(  # (a header with neither is taken for an API summary's: `identify`)
+            f"line {origin.first_line}: no column for calls nor instances, one of which nsys "
+            "prints in every table of API calls or kernels (Num Calls, Instances): its header "
+            "is not nsys's (written or cut down by hand?)"
+        )
     if missing:
         raise origin.error(
             f"line {origin.first_line}: no column for {', '.join(missing)}, which nsys prints in "
