@@ -156,3 +156,16 @@ def test_a_kernel_table_cut_down_to_no_count_column_is_refused_naming_both(tmp_p
     out = tmp_path / "out"
     result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", out], capsys)
     assert_refused(result, 2, f"line {header}", "no column for calls nor instances")
+
+
+def test_the_wrapped_kernel_header_is_read_from_a_crlf_copy_too(tmp_path, capsys):
+    """The same capture with Windows line ends: the header's `\\r` stays out of the joined
+    header line, and the 13 kernels are read."""
+    path = NSYS / "2021.x" / "openacc-mlp-wrapped-kern-header-hpcsdk21.7-cut.md"
+    text = path.read_text(encoding="utf-8")
+    crlf = tmp_path / "crlf.md"
+    crlf.write_bytes(text.replace("\n", "\r\n").encode("utf-8"))
+    run, _ = _import(tmp_path, capsys, crlf)
+    act = run.table("gpu_activities")
+    names = sorted(act.loc[act["kind"] == "kernel", "name"])
+    assert names == sorted(row[-1] for row in _rows_after(text, "gpukernsum.py openacc_kernel"))
