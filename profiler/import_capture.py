@@ -46,6 +46,8 @@ from profiler.parse import (
     detect,
     fenced_reports,
     headings,
+    nsys_stdout,
+    nsys_text,
     nvprof_export,
     unusable,
     values,
@@ -204,7 +206,7 @@ def _read_section(
     except ParseError:
         return _quoted_sections(section, held)  # else not profiler output: the rest of it
     entry: dict[str, Any] = {"line": section.first_line, "kind": kind, "command": section.command}
-    entry["elided"] = list(section.elided)
+    entry["elided"] = list(_rows_elided(section, held))
     if kind in _NOT_SECTIONS:
         entry["left_out"] = "not a section of one tool's output"
         return entry, {}
@@ -239,6 +241,24 @@ def _quoted_sections(section: capture.Piece, held: csvtext.Held) -> Read | None:
     entry.update(command=section.command, elided=list(section.elided))
     entry["left_out"] = values.renumbered(why, section.file_line)
     return entry, {}
+
+
+def _rows_elided(section: capture.Piece, held: csvtext.Held) -> tuple[int, ...]:
+    """The elision marks of `section` that may cut its tables: for nsys output, not one above
+    its first marker or table rule (a `...` between the program's log and the tables nsys
+    printed after it, such as a course report's, elides the log), which `file_line` still
+    counts."""
+    if section.tool != capture.NSYS or not section.elided:
+        return section.elided
+    text = bytes(held.view()[:_MARK_BYTES]).decode("utf-8", "replace")
+    for n, line in enumerate(text.split("\n", _MARK_LINES), 1):
+        if n <= _MARK_LINES and (nsys_stdout.named(line.lstrip(" \t")) or nsys_text.is_rule(line)):
+            first = section.file_line(n)
+            return tuple(mark for mark in section.elided if mark > first)
+    return section.elided
+
+
+_MARK_LINES, _MARK_BYTES = 10_000, 1 << 20  # what is looked at for the first marker, at most
 
 
 def _tables(

@@ -382,16 +382,26 @@ def _header_alone(blocks: list[Block]) -> str | None:
     """Why a capture whose last table is a header with nothing under it (a paste that ends at
     the header of a report profgen reads) holds no table: that report and the header's line;
     None when no block is a header alone."""
-    for block in blocks:
+    for at, block in enumerate(blocks):
         lines = [line for line in block.text.split("\n") if line.strip()]
         if block.report in REPORTS and len(lines) == 1:
             cells = re.split(r"\s{2,}", lines[0].strip())
             if nsys_fields.identify_cells(cells) == block.report:
+                where = f"the {block.report} table at line {block.first_line}"
+                below = blocks[at + 1].text.strip() if at + 1 < len(blocks) else ""
+                if _THEMATIC_BREAK.fullmatch(below.split("\n", 1)[0]):
+                    return (
+                        f"{where} has a Markdown rule (`---`) under its header in place of nsys's "
+                        "dash runs, which mark its columns (the text rewritten by a Markdown "
+                        "editor?)"
+                    )
                 return (
-                    f"the {block.report} table at line {block.first_line} is its header alone: "
-                    "the paste ends there, before its rule and rows"
+                    f"{where} is its header alone: the paste ends there, before its rule and rows"
                 )
     return None
+
+
+_THEMATIC_BREAK = re.compile(r"-{3,}")  # a Markdown rule, one run of dashes (nsys's has several)
 
 
 def _not_nsys_layout(blocks: list[Block]) -> str | None:

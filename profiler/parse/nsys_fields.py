@@ -216,6 +216,7 @@ def columns(header: list[str], report: str, origin: Origin) -> Columns:
     csvtext.check_header(header, origin.path, origin.expected)
     fields = FIELDS[report]
     found: Columns = {}
+    keys = {key(h)[0] for h in header}
     for h in header:
         name, unit = key(h)
         if name not in fields:
@@ -226,6 +227,12 @@ def columns(header: list[str], report: str, origin: Origin) -> Columns:
             raise origin.error(f"columns {pair} both give the {fields[name]} field")
         found[h] = (fields[name], unit)
     missing = [f for f in required(report) if f not in {v[0] for v in found.values()}]
+    if missing == ["calls"] and report == "cuda_api_sum" and "instances" not in keys:
+        raise origin.error(  # (a header with neither is taken for an API summary's: `identify`)
+            f"line {origin.first_line}: no column for calls nor instances, one of which nsys "
+            "prints in every table of API calls or kernels (Num Calls, Instances): its header "
+            "is not nsys's (written or cut down by hand?)"
+        )
     if missing:
         raise origin.error(
             f"line {origin.first_line}: no column for {', '.join(missing)}, which nsys prints in "
@@ -301,7 +308,7 @@ def convert(
         empty = np.flatnonzero(frame[field].isna().to_numpy())
         if len(empty):
             row = int(frame.index[empty[0]]) if len(frame.index) else 0
-            raise origin.cell_error(row, header_of[field], "the cell is empty (truncated file?)")
+            raise origin.cell_error(row, header_of[field], _empty_cell(raw, int(empty[0])))
     for col, (field, _) in cols.items():
         if field in _SUMMED:
             values.check_total(frame[field], origin, col)
@@ -408,6 +415,30 @@ def fast_dtypes(cols: Columns) -> dict[str, str]:
         else:
             dtypes[col] = "float64"
     return dtypes
+
+
+_FIGURE = re.compile(r"[0-9][0-9,.]{0,30}")  # a number as a person or nsys writes it
+
+
+def _empty_cell(raw: pd.DataFrame, at: int) -> str:
+    """Why a required cell of row `at` (by position) is empty: the row holds one cell alone, no
+    row nsys prints (a figure a person typed under a row to compare it with), or a row cut
+    short."""
+    cells = [raw[col].iloc[at] for col in raw.columns]
+    filled = [_as_written(cell) for cell in cells if pd.notna(cell) and str(cell).strip()]
+    if len(filled) == 1 and _FIGURE.fullmatch(filled[0]):
+        return (
+            f"the line holds one cell alone ({values.shown_cell(filled[0], 40)}), no row nsys "
+            "prints (a figure typed under the table by hand?)"
+        )
+    return "the cell is empty (truncated file?)"
+
+
+def _as_written(cell: object) -> str:
+    """A cell as its row wrote it (a whole number the C reader made a float: `40732060`)."""
+    if isinstance(cell, float) and cell.is_integer():
+        return str(int(cell))
+    return str(cell).strip()
 
 
 def _convert(

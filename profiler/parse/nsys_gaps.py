@@ -8,17 +8,24 @@ table) and the rows under it, headerless, were passed over without a word. Here 
 is one header line is joined to the rule and rows under it, and a block of rows that fit the
 columns of the table above it is joined to that table, when nothing but blank lines lies
 between them (a marker, a heading or any other text keeps them apart).
+
+A terminal narrower than the header also puts its last title on a line of its own under it
+(`... Maximum     StdDev` over `                  Name`, as HPC SDK 21.x captures show, a blank
+line and the rule under that): the header is read as one line again, the title in the rule's
+column that the first line leaves uncovered.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from profiler.parse import nsys_fields, nsys_text
 from profiler.parse.nsys_stdout import Block
 
 _GAP_MAX = 4096  # characters between two blocks: more is no paste's blank lines
 _ROWS_MAX = 10_000  # lines of a block of rows checked against the columns above it
+_TITLE = re.compile(r"[A-Za-z%()/ ]{1,40}")  # a header's wrapped tail: titles, no number
 
 
 def rejoined(blocks: list[Block]) -> list[Block]:
@@ -27,6 +34,8 @@ def rejoined(blocks: list[Block]) -> list[Block]:
     groups: list[list[Block]] = []
     columns: list[tuple[int, int]] | None = None  # the rule's of the last group, once known
     for block in blocks:
+        if groups and columns is None and len(groups[-1]) == 1:
+            groups[-1][0] = _unwrapped(groups[-1][0], block) or groups[-1][0]
         if groups and _continues(groups[-1], columns, block):
             groups[-1].append(block)
         else:
@@ -62,6 +71,32 @@ def _continues(table: list[Block], columns: list[tuple[int, int]] | None, below:
     if nsys_text.is_rule(below_second):
         return False  # `below` is a table of its own
     return _rows_fit(below, columns)
+
+
+def _unwrapped(top: Block, below: Block) -> Block | None:
+    """`top` as one header line when it is a header a terminal wrapped onto two lines (see the
+    module) and `below` starts with its rule, blank lines between; None when it is not."""
+    header, tail = top.header_rule()
+    rule = below.header_rule()[0]
+    if len(top.pieces) != 1 or top.text.count("\n") != 2 or not tail.startswith(" "):
+        return None
+    if not _TITLE.fullmatch(tail.strip()) or below.report is not None:
+        return None
+    if not nsys_text.is_rule(rule) or not _blanks_between(top, below):
+        return None
+    start = next((a for a, _ in nsys_text.spans(rule) if a > len(header.rstrip())), None)
+    lead = len(tail) - len(tail.lstrip(" "))
+    pad = None if start is None else max(start - len(header), 1)
+    if pad is None or pad > lead:
+        return None
+    one = f"{header}{' ' * pad}{tail.strip()}"
+    cells = nsys_text.header_cells(one, nsys_text.columns_under(one, rule))
+    if nsys_fields.identify_cells(cells) is None:
+        return None
+    a, b = top.pieces[0]
+    pieces = ((a, a + len(header)), (a + len(header) + 1 + lead - pad, b))
+    dropped = (top.first_line + 1, *top.dropped)
+    return dataclasses.replace(top, dropped=dropped, at=-1, pieces=pieces)
 
 
 def _rows_fit(block: Block, columns: list[tuple[int, int]]) -> bool:
