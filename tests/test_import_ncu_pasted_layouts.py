@@ -37,3 +37,37 @@ def test_ncu_text_with_its_indent_stripped(tmp_path, capsys):
     c = run.table("counters")
     freq = c[c["metric"] == "SM Frequency"]
     assert list(freq["unit"]) == ["cycle/usecond"] and list(freq["value"]) == [584.88]
+
+
+NOTED = NCU / "2024.x" / "jetson-orin-zh-notes-after-rows-cut.md"
+
+
+def _table_rows(path: Path) -> list[tuple[str, str]]:
+    """(name, value) of each row of the file's metric tables, as the text shows them: the
+    lines between a `Metric Name` header's rule and the next rule, the author's `  # ` note cut
+    off and the row split at its runs of two or more blanks (name, [unit,] value)."""
+    rows: list[tuple[str, str]] = []
+    inside, previous = False, ""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        text = line.strip()
+        if text.startswith("---"):
+            inside = not inside and previous.startswith("Metric Name")
+        elif inside:
+            cells = re.split(r" {2,}", text.split("  # ")[0])
+            rows.append((cells[0], cells[-1]))
+        previous = text
+    return rows
+
+
+def test_notes_after_rows_without_blanks_are_cut_off(tmp_path, capsys):
+    """A Chinese post's ncu text with the author's note after most rows, many of them one word
+    with no blank (`1,024  # 决定了任务的并行程度...`) or `# SMs  SM  4  # Orin ...`: every row is
+    read with its value (five rows of 20 were left out without a word)."""
+    rows = _table_rows(NOTED)
+    assert len(rows) == 20 and ("# SMs", "4") in rows and ("Grid Size", "1,024") in rows
+    run, _ = imported(NOTED, tmp_path, capsys)
+    c = run.table("counters")
+    assert list(zip(c["metric"], c["text"], strict=True)) == rows
+    freq = c[c["metric"] == "SM Frequency"]
+    assert list(freq["unit"]) == ["Mhz"] and list(freq["value"]) == [305.41]
+    assert list(run.table("metrics")["duration_ns"]) == [106_460]
