@@ -71,3 +71,21 @@ def test_notes_after_rows_without_blanks_are_cut_off(tmp_path, capsys):
     freq = c[c["metric"] == "SM Frequency"]
     assert list(freq["unit"]) == ["Mhz"] and list(freq["value"]) == [305.41]
     assert list(run.table("metrics")["duration_ns"]) == [106_460]
+
+
+GO_CONST = NCU / "2025.x" / "go-test-csv-const-cc121-cut.go"
+
+
+def test_csv_in_a_go_string_closed_on_the_next_line(tmp_path, capsys):
+    """ncu's CSV kept in a Go raw string whose closing backtick is alone on the line after the
+    last row: the table is read and that line left out with a note (it was refused as a row
+    cut short, `truncated file?`)."""
+    rows = [r for r in GO_CONST.read_text().splitlines() if r.startswith('"') and '"us"' in r]
+    run, err = imported(GO_CONST, tmp_path, capsys)
+    assert "line 9 on ('`') left out: it follows the last ncu CSV row" in err
+    m = run.table("metrics")
+    assert list(m["kernel_id"]) == [int(r.split('","')[0].strip('"')) for r in rows]
+    micros = [float(r.split('","')[-1].strip('"').replace(",", "")) for r in rows]
+    assert micros == [211.94, 203.02, 1205.0]
+    assert list(m["duration_ns"]) == [round(us * 1000) for us in micros]
+    assert m["dram_throughput_pct"].isna().all()  # `n/a`
