@@ -44,6 +44,23 @@ def old_fence(text: str, start: int) -> int:
     return min(ends)
 
 
+_ASCII_BLANKS = " \t\r\n\x0b\x0c"  # what `bytes.strip` strips
+
+
+def old_tail(text: str, start: int) -> int:
+    """Where the lines after a pasted table's last row start (the line after the last one led
+    by a quote), when they are neither ncu's (`==`) nor an elision mark and other text than
+    ncu's lines comes before the header at `start`."""
+    last = text.rfind('\n"', start) + 1 or start
+    end = text.find("\n", last) + 1
+    tail = text[end:].strip(_ASCII_BLANKS) if end else ""
+    before = text[:start].split("\n")[:-1]
+    ncu_only = all(line.startswith("==") or not line.strip(_ASCII_BLANKS) for line in before)
+    if not tail or tail.startswith(("==", "...", "\u2026")) or ncu_only:
+        return len(text)
+    return end
+
+
 def old_read_tables(path: Path, stage: str) -> dict[str, pd.DataFrame]:
     head = csvtext.read_head(path, ncu_csv.EXPECTED)
     if not (re.search(r"^==[A-Z]+==", head, re.MULTILINE) or HEADER.search(head)):
@@ -54,6 +71,7 @@ def old_read_tables(path: Path, stage: str) -> dict[str, pd.DataFrame]:
         said = ncu_csv.nothing_profiled(text, "no such header found")
         raise ParseError(path, ncu_csv.EXPECTED, said)
     text = text[: old_fence(text, match.start())]
+    text = text[: old_tail(text, match.start())]
     origin = old_table(text, match.start(), path)
     header = csvtext.header_cells(str(origin.text).split("\n", 1)[0])
     csvtext.check_header(header, path, ncu_csv.EXPECTED)

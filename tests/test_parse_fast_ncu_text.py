@@ -53,11 +53,15 @@ def plain_bare_launch(line: str) -> tuple[str, str | None, str | None] | None:
 
 
 def plain_note_off(line: str) -> str:
-    """`line` without a note after it: `  # ` after something, then two or more words."""
-    before, mark, note = line.partition("  # ")
-    if not mark or not before.strip() or note[:1].isspace() or len(note.split()) < 2:
+    """`line` without a note after it: `  # ` after something not blank, then two or more
+    words, or one that is not a value's cell (a number, `(!) n/a`, `n/a`)."""
+    lead = len(line) - len(line.lstrip())
+    before, mark, note = line[lead:].partition("  # ")
+    if not mark or not before.strip() or note[:1].isspace():
         return line
-    return before.rstrip()
+    if len(note.split()) < 2 and re.match(r"[0-9(.+-]|n/a", note):
+        return line
+    return (line[:lead] + before).rstrip()
 
 
 def plain_old_summary(line: str) -> tuple[str, str | None, str | None] | None:

@@ -93,6 +93,7 @@ def is_header(line: str) -> bool:
     """Whether `line` is the header of an ncu CSV table (`"ID","Process ID",...`)."""
     return _HEADER.match(line) is not None
 
+
 _SUMMARY_KEYS = ("Kernel Name", "Block Size", "Grid Size", "Device", "Context", "Stream")
 # A details page's columns that nothing reads. pandas reads their cells as one byte each, not
 # a string each, and they are dropped; it still counts every row's cells, so a row with more
@@ -142,6 +143,7 @@ def read_tables(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.Dat
         raise ParseError(path, EXPECTED, said)
     data = data[: _fence_line(data, match.start())]
     data = data[: _prose_line(data, match.start())]
+    data = data[: _tail_line(data, match.start())]
     origin, source_bytes, start = _table(data, match.start(), path)
     header = csvtext.header_cells(_line_at(data, match.start()))
     csvtext.check_header(header, path, EXPECTED)
@@ -284,14 +286,20 @@ def _fence_line(data: bytes, start: int) -> int:
 _PROSE_AFTER = re.compile(rb"\n[ \t\r]*\n[ \t]*(?=[^\s\"=])")
 
 
+def _ncu_only_before(data: bytes, start: int) -> bool:
+    """Whether only ncu's own lines (`==PROF==`) or blank ones come before the header at
+    `start`: ncu's own output, not a table pasted among other text."""
+    before = data[:start].split(b"\n")[:-1]
+    return all(line.startswith(b"==") or not line.strip() for line in before)
+
+
 def _prose_line(data: bytes, start: int) -> int:
     """Where a table pasted among other text ends: the first blank line after the header at
     `start` that other text follows (a heading, a second block of a README or of a source
     file's comment), its lines then left out with a note. The end of `data` when there is none,
     or when only ncu's own lines (`==PROF==`) come before the header: ncu's own output, which
     can be hundreds of MB and has no blank line, is not searched."""
-    before = data[:start].split(b"\n")[:-1]
-    if all(line.startswith(b"==") or not line.strip() for line in before):
+    if _ncu_only_before(data, start):
         return len(data)
     found = _PROSE_AFTER.search(data, start)
     if found is None:
@@ -301,6 +309,24 @@ def _prose_line(data: bytes, start: int) -> int:
     text = data[found.end() : data.find(b"\n", found.end()) % (len(data) + 1)]
     shown = text.decode("utf-8", "replace").strip()[:60]
     values.read_note(f"line {line} on ('{shown}') left out: no ncu CSV row follows the blank line")
+    return end
+
+
+def _tail_line(data: bytes, start: int) -> int:
+    """Where the text right after a pasted table's last row starts: the lines at the end after
+    the last one that starts with a quote, when they start with neither a quote nor `==` (a
+    source file's string closed by a backtick on the next line): left out with a note, not read
+    as a row cut short (ncu quotes every cell: a row it cut starts with a quote). The end of
+    `data` when there are none, when they are ncu's or an elision mark's, or when only ncu's
+    own lines come before the header."""
+    last = data.rfind(b'\n"', start) + 1 or start
+    end = data.find(b"\n", last) + 1
+    tail = data[end:].strip() if end else b""
+    if not tail or tail.startswith((b"==", b"...", "…".encode())) or _ncu_only_before(data, start):
+        return len(data)  # (an elision mark `...` is the table's, as the rows it stands for)
+    shown = tail.split(b"\n", 1)[0].decode("utf-8", "replace")[:60]
+    line = data.count(b"\n", 0, end) + 1
+    values.read_note(f"line {line} on ('{shown}') left out: it follows the last ncu CSV row")
     return end
 
 

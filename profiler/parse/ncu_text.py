@@ -48,6 +48,8 @@ Profiling "name" - N` lines: those numbers are the launch IDs when they match th
 found, else launches are numbered in file order from 0. A pasted result whose kernel lines were
 cut down to `name (grid)x(block), CC 8.9` is read with a warning (`values.ReadNote`) that they
 lack `Context N, Stream N`; a note its author wrote after a row (`93.58   # <- ...`) is dropped.
+A paste that stripped every line's indent (kernel line, `Section:` lines, rows at column 0) is
+read as the indented text: its `Section:` lines are known by ncu's rule of dashes under them.
 A text printed in a locale with a decimal comma (`10,55`, `13 181 137`) is read so when the plain
 read fails or an unmapped counter shows it (`ncu_comma`: the page judged once, by section where
 it mixes forms), said in a warning; its counters' `text` is each cell as printed (`10,55`).
@@ -85,6 +87,10 @@ EXPECTED = "Nsight Compute output (ncu's per-kernel `Section:` tables, or ncu --
 
 _TOOL_LINE = re.compile(r"^==(?:PROF|ERROR|WARNING)==", re.MULTILINE)
 _SECTION = re.compile(r"^[ \t]+Section: ", re.MULTILINE)
+# A paste that stripped the indent: a `Section:` line at the start of a line with ncu's rule
+# of dashes under it, and a kernel line (a flush-left table alone is an excerpt, `unusable_ncu`).
+_FLUSH_SECTION = re.compile(r"^Section: [^\n]*\n-{3,} ", re.MULTILINE)
+_KERNEL_LINE = re.compile(r", Context [0-9]+, Stream [0-9]+")
 _RULES = {"time": values.TIME, "bytes": values.SIZE, "count": values.COUNT, "pct": values.VALUE}
 _NO_KERNEL = "no kernel results in it (a line `<kernel>, Context N, Stream N` with Section: tables)"
 _TARGETS = list(ncu_csv.METRICS)
@@ -98,8 +104,10 @@ Cut = tuple[str, str, str, str]
 
 def recognise(head: str) -> bool:
     """Whether the start of a file looks like ncu's text output: its `==PROF==`, `==ERROR==`,
-    `==WARNING==` lines or a `Section:` line."""
-    return bool(_TOOL_LINE.search(head) or _SECTION.search(head))
+    `==WARNING==` lines or a `Section:` line (flush left: with its rule and a kernel line)."""
+    if _TOOL_LINE.search(head) or _SECTION.search(head):
+        return True
+    return bool(_FLUSH_SECTION.search(head) and _KERNEL_LINE.search(head))
 
 
 def read_metrics(path: str | Path, stage: str) -> pd.DataFrame:

@@ -46,6 +46,8 @@ _DATE = re.compile(r", [0-9]{4}-[A-Za-z]{3}-[0-9]{2} [0-9:]{8}\Z")
 _CONTEXT = re.compile(rb", Context |, Invocations |, CC |, Block Size ")
 # A note an author wrote after a row's value (`93.58   # <- memory-bound`): not ncu's.
 _NOTE = "  # "
+# A cell ncu prints as a value (a number, `(!) n/a`, `n/a`), not a word of a note.
+_VALUE_CELL = re.compile(r"[0-9(.+-]|n/a")
 _MAX_TAIL = 120  # the launch shape, time and ids after a kernel name fit in this
 _SHORT = 512  # lines up to this long are grouped by their bytes with NumPy (`_distinct`)
 NAMES = {name: target for target, (_, names) in ncu_csv.METRICS.items() for name in names}
@@ -371,13 +373,15 @@ def _states(kinds: np.ndarray) -> np.ndarray:
 
 
 def without_note(line: str) -> str:
-    """`line` up to a note its author wrote after it: `  # ` after something not blank, then
-    words (not a unit `#` and its right-aligned value: `Registers Per Thread   #     40`)."""
-    cut = line.find(_NOTE)
+    """`line` up to a note its author wrote after it: `  # ` after something not blank (a row
+    named `# SMs` has a note only further on), then words, or one word that is no value (a note
+    in Chinese has no blanks: `128  # 若SM占用率低`; `0  # __shared__`), not a unit `#` and its
+    right-aligned value (`Registers Per Thread   #     40`)."""
+    cut = line.find(_NOTE, len(line) - len(line.lstrip()))
     if cut < 0 or not line[:cut].strip():
         return line
     note = line[cut + len(_NOTE) :]
-    if note[:1].isspace() or len(note.split()) < 2:
+    if note[:1].isspace() or (len(note.split()) < 2 and _VALUE_CELL.match(note)):
         return line
     return line[:cut].rstrip()
 

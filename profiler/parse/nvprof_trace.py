@@ -76,6 +76,10 @@ _ALIGNMENT_LOST = (
     "name) cannot be told apart"
 )
 _HEADER_CELL = re.compile(r"\S+(?: \S+)*")  # words joined by single spaces: linear, unambiguous
+# The gpu trace header's first title (its blanks before it), and a row's first cell (with them).
+_START_TITLE = re.compile(r"( *)Start")
+_FIRST_CELL = re.compile(r" *[0-9][^ ]*s(?= )")
+_FIRST_ROW = 512  # a row's first cell lies in this many characters after the header
 _CORR_SUFFIX = re.compile(r"^(?P<name>.*\S) \[(?P<corr>[0-9]{1,18})\]\Z")
 _UNIFIED = "[Unified Memory"
 # A table's fields, the data rows (0-based) they are, and how many data rows it has.
@@ -161,7 +165,8 @@ def text_trace(
     """
     lazy = full is not None and raw is not None and not origin.text
     text = _Text(None if lazy else str(origin.text), raw if lazy and raw is not None else b"")
-    header = text.cut(0, text.find_newline())
+    end = text.find_newline()
+    header = _aligned_header(text.cut(0, end), text.cut(end + 1, end + 1 + _FIRST_ROW))
     columns = _text_columns(header, origin)
     found = _fast_fields(text, columns, origin, raw, breaks)
     if found is None and full is not None and lazy:
@@ -175,6 +180,20 @@ def text_trace(
             raise
         _checked(fields, full())  # (raises, naming the line)
     return _trace_table(pd.DataFrame(fields, index=pd.Index(keep)), stage)
+
+
+def _aligned_header(header: str, after: str) -> str:
+    """`header` moved to line up with the first row in `after` (the text after it): a paste
+    that trimmed or indented the header line alone (`Start` ends left or right of where the
+    row's first cell, its right-aligned start time, ends) would be refused at every column."""
+    row = after.split("\n", 1)[0]
+    title, first = _START_TITLE.match(header), _FIRST_CELL.match(row)
+    if title is None or first is None:
+        return header
+    shift = first.end() - title.end()
+    if shift > 0:
+        return " " * shift + header
+    return header[-shift:] if len(title[1]) >= -shift else header
 
 
 def text_api_trace(origin: Origin, stage: str) -> pd.DataFrame:
