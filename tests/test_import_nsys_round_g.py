@@ -95,6 +95,33 @@ def test_notes_written_after_the_rows_past_the_rule_are_cut_off_the_names(tmp_pa
     assert ranges.loc["Matrix Multiplication", "total_ns"] == 329_694_056
 
 
+def test_notes_cut_off_the_names_of_several_tables_are_said_once_naming_each_table(
+    tmp_path, capsys
+):
+    """Five of the course's tables carry `# ...` notes past their rule (was: one warning per
+    table, five for the file): one warning names the first row line of each."""
+    path = NSYS / "2025.3.2" / "zh-cuda-course-stats-rows-with-hash-notes-cut.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    noted = []  # the first row line of each table read whose rows hold a `#` note
+    report = ""
+    for i, text in enumerate(lines):
+        if "Executing '" in text:
+            report = text.split("'")[1]
+        if text.strip().startswith("---") and report != "osrt_sum":  # (OS calls: not read)
+            rows = []
+            for row in lines[i + 1 :]:
+                if not row.strip():
+                    break
+                rows.append(row)
+            if any(" #" in row for row in rows):
+                noted.append(i + 2)
+    assert len(noted) == 5
+    _, err = _import(tmp_path, capsys, path)
+    said = [line for line in err.splitlines() if "`#` note after the name" in line]
+    assert len(said) == 1
+    assert f"lines {', '.join(map(str, noted))}: " in said[0]
+
+
 def test_a_figure_typed_under_a_table_is_named_as_such_in_the_refusal(tmp_path, capsys):
     """Under the second run's kernel table the author typed the first run's total alone, in the
     Total Time column (was: 'the cell is empty (truncated file?)', which it is not)."""

@@ -44,6 +44,7 @@ from profiler.parse import (
     csvtext,
     nsys_fields,
     nsys_gaps,
+    nsys_notes,
     nsys_runs,
     nsys_stdout,
     nsys_tables,
@@ -176,6 +177,7 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
     return nsys_runs.first_of_each(tables, file)
 
 
+@nsys_notes.said_once()  # (notes cut off the names of several tables: one warning)
 def _stdout_tables(path: str | Path | csvtext.Held) -> tuple[list[nsys_runs.Table], Path]:
     """Every table with rows of a report profgen reads in one capture, in file order, and the
     file.
