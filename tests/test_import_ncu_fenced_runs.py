@@ -228,3 +228,47 @@ def test_fenced_runs_whose_launch_ids_restart_at_0_are_two_stages(tmp_path, caps
     assert list(got["value"]) == sectors(RUNS)
     both = c.groupby("stage")["metric"].apply(list)
     assert both["s.1"] == both["s.2"] and len(both["s.1"]) == 2  # each run its own rows only
+
+
+PIDS = NCU / "2024.x" / "hgemm-swizzle-zh-two-runs-one-fence-pid-lines-cut.md"
+
+
+def test_two_runs_in_one_fence_told_apart_by_their_process_lines_are_two_stages(
+    tmp_path, capsys
+):
+    """Two `ncu --metrics` runs of one program in one fence, no `==PROF==` lines: each run's
+    launches under its own `[pid] app@127.0.0.1` line, both runs of the same two kernels (was:
+    one stage of four launches). Each process's launches stay together, in file order."""
+    lines = PIDS.read_text(encoding="utf-8").splitlines()
+    pid = re.compile(r"^\[([0-9]+)\] hgemm_mma_swizzle\.bin@127\.0\.0\.1$")
+    row = re.compile(r"^ +(\S+\.sum) +([0-9]+)$")
+    runs: list[list[tuple[str, int]]] = []
+    for line in lines:
+        if pid.match(line):
+            runs.append([])
+        elif m := row.match(line):
+            runs[-1].append((m[1], int(m[2])))
+    assert [len(r) for r in runs] == [2, 2]
+    run, _ = imported(PIDS, tmp_path, capsys)
+    assert list(run.table("stages")["stage"]) == ["s.1", "s.2"]
+    c = run.table("counters")
+    for n, expected in enumerate(runs, 1):
+        got = c[(c["stage"] == f"s.{n}") & c["metric"].str.endswith(".sum")]
+        assert list(zip(got["metric"], got["value"], strict=True)) == expected
+        assert list(got["kernel_id"]) == [0, 1]
+
+
+def test_a_process_line_naming_the_run_s_own_process_again_starts_no_run():
+    """A `[pid]` line repeated above a launch of its own process (one process's launches) does
+    not part them, though the kernel comes again; another process's line does."""
+    text = [
+        "[10] a@127.0.0.1",  # 0
+        "  k(int) (1, 1, 1)x(32, 1, 1), Context 1, Stream 7",  # 1
+        "[10] a@127.0.0.1",  # 2: the same process
+        "  k(int) (1, 1, 1)x(32, 1, 1), Context 1, Stream 7",  # 3
+        "[11] a@127.0.0.1",  # 4: another one
+        "  k(int) (1, 1, 1)x(32, 1, 1), Context 1, Stream 7",  # 5
+    ]
+    data = "\n".join(text).encode()
+    starts = ncu_runs.block_starts(data, np.array([1, 3, 5]), ["k", "k", "k"])
+    assert [line for line, _ in starts] == [5]

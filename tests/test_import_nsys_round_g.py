@@ -95,6 +95,33 @@ def test_notes_written_after_the_rows_past_the_rule_are_cut_off_the_names(tmp_pa
     assert ranges.loc["Matrix Multiplication", "total_ns"] == 329_694_056
 
 
+def test_notes_cut_off_the_names_of_several_tables_are_said_once_naming_each_table(
+    tmp_path, capsys
+):
+    """Five of the course's tables carry `# ...` notes past their rule (was: one warning per
+    table, five for the file): one warning names the first row line of each."""
+    path = NSYS / "2025.3.2" / "zh-cuda-course-stats-rows-with-hash-notes-cut.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    noted = []  # the first row line of each table read whose rows hold a `#` note
+    report = ""
+    for i, text in enumerate(lines):
+        if "Executing '" in text:
+            report = text.split("'")[1]
+        if text.strip().startswith("---") and report != "osrt_sum":  # (OS calls: not read)
+            rows = []
+            for row in lines[i + 1 :]:
+                if not row.strip():
+                    break
+                rows.append(row)
+            if any(" #" in row for row in rows):
+                noted.append(i + 2)
+    assert len(noted) == 5
+    _, err = _import(tmp_path, capsys, path)
+    said = [line for line in err.splitlines() if "`#` note after the name" in line]
+    assert len(said) == 1
+    assert f"lines {', '.join(map(str, noted))}: " in said[0]
+
+
 def test_a_figure_typed_under_a_table_is_named_as_such_in_the_refusal(tmp_path, capsys):
     """Under the second run's kernel table the author typed the first run's total alone, in the
     Total Time column (was: 'the cell is empty (truncated file?)', which it is not)."""
@@ -118,6 +145,11 @@ def test_an_api_table_with_a_markdown_rule_is_left_out_saying_so_and_the_runs_re
     header = next(i for i, t in enumerate(lines, 1) if t.startswith("Time (%)"))
     run, err = _import(tmp_path, capsys, path)
     assert f"table at line {header} has a Markdown rule (`---`)" in err
+    rows = lines[header + 3 : header + 11]  # under the `---`, a blank line between
+    assert [r.split()[-1] for r in rows[:2]] == ["cudaLaunchKernel", "cudaMalloc"]
+    ends = [r.index(r.split()[1]) + len(r.split()[1]) for r in rows]  # of each Total Time
+    assert len(set(ends)) > 1  # (nsys right-aligns a column's numbers: one end)
+    assert "its rows do not line up under it as nsys's do" in err
     assert "the paste ends there" not in err
     kern_row = next(t for t in lines if "add_kernel<float>" in t).split()
     act = run.table("gpu_activities")
@@ -169,3 +201,24 @@ def test_the_wrapped_kernel_header_is_read_from_a_crlf_copy_too(tmp_path, capsys
     act = run.table("gpu_activities")
     names = sorted(act.loc[act["kind"] == "kernel", "name"])
     assert names == sorted(row[-1] for row in _rows_after(text, "gpukernsum.py openacc_kernel"))
+
+
+def test_a_markdown_rule_over_rows_that_line_up_as_nsys_s_says_only_that(tmp_path, capsys):
+    """The course's cuda_api_sum table as nsys printed it (its rows line up under the header)
+    with a Markdown rule in place of its dash rule: refused for the rule alone, not for rows
+    that would not line up."""
+    text = (NSYS / "2025.3.2" / "zh-cuda-course-stats-rows-with-hash-notes-cut.md").read_text(
+        encoding="utf-8"
+    )
+    lines = text.split("\n")
+    at = next(i for i, t in enumerate(lines) if "Executing 'cuda_api_sum'" in t)
+    rule = next(i for i in range(at, len(lines)) if lines[i].strip().startswith("---"))
+    end = next(i for i in range(rule, len(lines)) if not lines[i].strip())
+    marker = " ** CUDA API Summary (cuda_api_sum):"  # (nsys's other marker, as in the g05 post)
+    made = [marker, "", lines[rule - 1], "", "---", "", *lines[rule + 1 : end], ""]
+    path = tmp_path / "api.md"
+    path.write_text("\n".join(made), encoding="utf-8")
+    out = tmp_path / "out"
+    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", out], capsys)
+    assert_refused(result, 2, "line 3", "has a Markdown rule (`---`)")
+    assert "do not line up" not in result.err

@@ -615,3 +615,16 @@ def test_nsys_skipped_cuda_reports_under_wsl_says_wsl_not_a_missing_cuda_trace(t
         "kernel data nor GPU memory data' (recorded under WSL, which the text names), and the "
         "tables it printed hold no GPU work)"
     )
+
+
+def test_ncu_report_run_in_an_indented_rst_block_names_the_report(tmp_path, capsys):
+    """CuPy's docs quote the tail of an `ncu -o` run (`==PROF== Report: ...ncu-rep`) inside an
+    RST console block, every line indented: the refusal names the report, as it does for a
+    flush-left log (it said only that no section holds a table before)."""
+    path = NCU / "2025.x" / "cupy-docs-import-source-warning-indented-cut.rst"
+    line = next(t for t in path.read_text().splitlines() if "==PROF== Report: " in t)
+    assert line.startswith("   ")
+    report = line.split("==PROF== Report: ", 1)[1].strip()
+    said = refusal(path, tmp_path, capsys)
+    assert f"ncu wrote its results only to the report {report!r}" in said
+    assert "import that .ncu-rep instead" in said

@@ -384,7 +384,8 @@ def nothing_profiled(text: str, otherwise: str) -> str:
             (
                 line.strip()
                 for line in text.split("\n")
-                if line.startswith("==WARNING==") and "No kernels were profiled" in line
+                if line.lstrip(" \t").startswith("==WARNING==")
+                and "No kernels were profiled" in line
             ),
             None,
         )
@@ -412,15 +413,24 @@ def ncu_error(text: str) -> str | None:
 
 
 def _line_led_by(text: str, mark: str, last: bool = False) -> str | None:
-    """The first (`last`: the last) line of `text` that starts with `mark`, stripped; None when
-    no line does."""
+    """The first (`last`: the last) line of `text` that starts with `mark`, after blanks (a line
+    of a block that RST or Markdown indents), stripped; None when no line does."""
     at = text.rfind(mark) if last else text.find(mark)
-    while at > 0 and text[at - 1] != "\n":
+    while at > 0 and not _after_blanks(text, at):
         at = text.rfind(mark, 0, at) if last else text.find(mark, at + 1)
     if at < 0:
         return None
     end = text.find("\n", at)
     return text[at : end if end >= 0 else len(text)].strip()
+
+
+def _after_blanks(text: str, at: int) -> bool:
+    """Whether only blanks stand before `at` on its line (looked at back to the first other
+    character: each blank once for the mark after it)."""
+    start = at
+    while start > 0 and text[start - 1] in " \t":
+        start -= 1
+    return start == 0 or text[start - 1] == "\n"
 
 
 def _check_metric_rows(table: pd.DataFrame, origin: Origin) -> None:

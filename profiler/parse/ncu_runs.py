@@ -13,7 +13,11 @@ Notes that paste each run's results with no process lines, each in a code fence 
 under a heading of its own, are cut as nvprof's pasted runs are (`nvprof._pasted_runs`: where
 what a run has comes again): a run ends where a fence or heading line (`headings.breaks`), or a
 line that opens or closes a C comment (runs pasted into a source file, one per `/* */` block),
-stands between two launches and the launch after it is of a kernel the run already has.
+stands between two launches and the launch after it is of a kernel the run already has. So
+does ncu's `[1490314] app@127.0.0.1` line, which heads the results of each process it profiled,
+when it names another process than the line before it (runs pasted into one fence, told apart
+by these lines alone): a process's launches are never parted, and the processes of one run that
+launch kernels of their own stay one run, as their text cannot tell them from two runs.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from profiler.parse import headings, ncu_text, nvprof
 
 _MARK = b"==PROF== "
 _PROCESS = re.compile(rb"==PROF== (?:Connected to|Disconnected from) process ([0-9]{1,12})\b")
+# ncu's `[pid] app@host` line, above the results of the process it names
+_RESULTS_OF = re.compile(rb"[ \t]*\[([0-9]{1,12})\] [^\s@]{1,256}@[^\s]{1,256}[ \t\r]*")
 
 
 def read_runs(path: str | Path, stage: str) -> nvprof.Runs:
@@ -88,7 +94,8 @@ def block_starts(data: bytes, kernel_lines: np.ndarray, names: list[str]) -> lis
     """The line index (0-based) and offset of each kernel line that starts a run after the
     first in notes that paste one run per block or heading (see the module docstring); `names`
     are the launches' kernels, in file order."""
-    marks = np.array(sorted(headings.breaks(data) + _comment_breaks(data)), dtype=np.int64)
+    breaks = headings.breaks(data) + _comment_breaks(data) + _process_breaks(data)
+    marks = np.array(sorted(breaks), dtype=np.int64)
     if not len(marks):
         return []
     offsets = _offsets(data)[kernel_lines]
@@ -118,6 +125,25 @@ def _comment_breaks(data: bytes) -> list[int]:
                 starts.add(line)
             at = data.find(mark, at + 2)
     return sorted(starts)
+
+
+def _process_breaks(data: bytes) -> list[int]:
+    """The offset of each ncu `[pid] app@host` line of `data` that names another process than
+    the one before it (see the module docstring). Found from their `@` (a line is looked at
+    once, however many it holds)."""
+    starts: list[int] = []
+    last = None
+    at = data.find(b"@")
+    while at >= 0:
+        line = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        end = len(data) if end < 0 else end
+        found = _RESULTS_OF.fullmatch(data, line, end)
+        if found is not None and found[1] != last:
+            starts.append(line)
+        last = found[1] if found is not None else last
+        at = data.find(b"@", end)
+    return starts
 
 
 def _offsets(data: bytes) -> np.ndarray:

@@ -85,7 +85,7 @@ from profiler.parse import (
 
 EXPECTED = "Nsight Compute output (ncu's per-kernel `Section:` tables, or ncu --csv)"
 
-_TOOL_LINE = re.compile(r"^==(?:PROF|ERROR|WARNING)==", re.MULTILINE)
+_TOOL_LINE = re.compile(r"^[ \t]*==(?:PROF|ERROR|WARNING)==", re.MULTILINE)  # (indented: RST)
 _SECTION = re.compile(r"^[ \t]+Section: ", re.MULTILINE)
 # A paste that stripped the indent: a `Section:` line at the start of a line with ncu's rule
 # of dashes under it, and a kernel line (a flush-left table alone is an excerpt, `unusable_ncu`).
@@ -104,7 +104,8 @@ Cut = tuple[str, str, str, str]
 
 def recognise(head: str) -> bool:
     """Whether the start of a file looks like ncu's text output: its `==PROF==`, `==ERROR==`,
-    `==WARNING==` lines or a `Section:` line (flush left: with its rule and a kernel line)."""
+    `==WARNING==` lines (indented too, as a block of RST or Markdown quotes them) or a
+    `Section:` line (flush left: with its rule and a kernel line)."""
     if _TOOL_LINE.search(head) or _SECTION.search(head):
         return True
     return bool(_FLUSH_SECTION.search(head) and _KERNEL_LINE.search(head))

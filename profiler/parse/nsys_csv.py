@@ -44,6 +44,7 @@ from profiler.parse import (
     csvtext,
     nsys_fields,
     nsys_gaps,
+    nsys_notes,
     nsys_runs,
     nsys_stdout,
     nsys_tables,
@@ -176,6 +177,7 @@ def read_stdout_reports(path: str | Path | csvtext.Held) -> dict[str, tuple[pd.D
     return nsys_runs.first_of_each(tables, file)
 
 
+@nsys_notes.said_once()  # (notes cut off the names of several tables: one warning)
 def _stdout_tables(path: str | Path | csvtext.Held) -> tuple[list[nsys_runs.Table], Path]:
     """Every table with rows of a report profgen reads in one capture, in file order, and the
     file.
@@ -390,10 +392,11 @@ def _header_alone(blocks: list[Block]) -> str | None:
                 where = f"the {block.report} table at line {block.first_line}"
                 below = blocks[at + 1].text.strip() if at + 1 < len(blocks) else ""
                 if _THEMATIC_BREAK.fullmatch(below.split("\n", 1)[0]):
+                    rows = below.split("\n")[1:] or _text_of(blocks, at + 2).split("\n")
                     return (
                         f"{where} has a Markdown rule (`---`) under its header in place of nsys's "
                         "dash runs, which mark its columns (the text rewritten by a Markdown "
-                        "editor?)"
+                        "editor?)" + ("" if _lined_up(lines[0], rows) else _NOT_LINED_UP)
                     )
                 return (
                     f"{where} is its header alone: the paste ends there, before its rule and rows"
@@ -401,7 +404,36 @@ def _header_alone(blocks: list[Block]) -> str | None:
     return None
 
 
+def _text_of(blocks: list[Block], at: int) -> str:
+    """The text of `blocks[at]`; empty past the last."""
+    return blocks[at].text if at < len(blocks) else ""
+
+
 _THEMATIC_BREAK = re.compile(r"-{3,}")  # a Markdown rule, one run of dashes (nsys's has several)
+_NOT_LINED_UP = (
+    ", and its rows do not line up under it as nsys's do (the blanks that led its lines lost?): "
+    "its columns cannot be told"
+)
+
+
+def _lined_up(header: str, rows: list[str]) -> bool:
+    """Whether the rows (their first 64 with text) line up under `header` as nsys's do: each
+    number, every column's but the last (the name), ends where the same column's number ends in
+    every other row, and not left of the end of its header cell (nsys's rule, each column's
+    dash run, is as wide as its header at least, and numbers end where it ends)."""
+    cells = [m.end() for m in _HEADER_CELL.finditer(header)][:-1]
+    ends = {
+        tuple(m.end() for m in _WORD.finditer(row))[: len(cells)]
+        for row in [row for row in rows if row.strip()][:64]
+    }
+    if len(ends) != 1:
+        return False
+    (found,) = ends
+    return len(found) == len(cells) and all(a <= b for a, b in zip(cells, found, strict=True))
+
+
+_HEADER_CELL = re.compile(r"\S+(?: \S+)*")  # a header cell: words one blank apart
+_WORD = re.compile(r"\S+")
 
 
 def _not_nsys_layout(blocks: list[Block]) -> str | None:
