@@ -407,8 +407,34 @@ def _report_file(text: str) -> str | None:
 
 
 def ncu_error(text: str) -> str | None:
-    """ncu's first `==ERROR==` line (one that starts with it), stripped; None without one."""
-    return _line_led_by(text, "==ERROR==")
+    """ncu's first `==ERROR==` line (one that starts with it), stripped; None without one.
+
+    When that line is only ncu's lead-in (`An error was reported by the driver`, `... by the
+    counter measurement library:`), the error itself is on the next line that is not blank,
+    a `==ERROR==` line of its own: the two are given as one, `LEAD: DETAIL`."""
+    first = _line_led_by(text, _ERROR)
+    if first is None or not first.startswith(_ERROR_LEAD):
+        return first
+    detail = _next_line(text, text.find(first) + len(first))
+    if detail is None or not detail.startswith(_ERROR):
+        return first
+    return f"{first.rstrip(':')}: {detail[len(_ERROR) :].strip()}"
+
+
+_ERROR = "==ERROR=="
+_ERROR_LEAD = "==ERROR== An error was reported by"
+
+
+def _next_line(text: str, at: int) -> str | None:
+    """The first line of `text` after the line that holds position `at` that is not blank,
+    stripped; None when there is none."""
+    end = text.find("\n", at)
+    while end >= 0:
+        start, end = end + 1, text.find("\n", end + 1)
+        line = text[start : len(text) if end < 0 else end].strip()
+        if line:
+            return line
+    return None
 
 
 def _line_led_by(text: str, mark: str, last: bool = False) -> str | None:
