@@ -319,7 +319,7 @@ def _tail_line(data: bytes, start: int) -> int:
     as a row cut short (ncu quotes every cell: a row it cut starts with a quote). The end of
     `data` when there are none, when they are ncu's or an elision mark's, or when only ncu's
     own lines come before the header."""
-    last = data.rfind(b'\n"', start) + 1 or start
+    last = _last_row(data, start)
     end = data.find(b"\n", last) + 1
     tail = data[end:].strip() if end else b""
     if not tail or tail.startswith((b"==", b"...", "…".encode())) or _ncu_only_before(data, start):
@@ -328,6 +328,17 @@ def _tail_line(data: bytes, start: int) -> int:
     line = data.count(b"\n", 0, end) + 1
     values.read_note(f"line {line} on ('{shown}') left out: it follows the last ncu CSV row")
     return end
+
+
+def _last_row(data: bytes, start: int) -> int:
+    """Where the last line after the header at `start` that starts with a quote starts (`start`
+    when none does), a line that opens with three quotes left out: that closes a Python string
+    the table was pasted into (a test's fixture), and ncu starts no row with an empty cell's
+    `""` before a quote."""
+    last = data.rfind(b'\n"', start) + 1 or start
+    while last > start and data.startswith(b'"""', last):
+        last = data.rfind(b'\n"', start, last - 1) + 1 or start
+    return last
 
 
 def _tool_line(data: bytes, pos: int) -> int:
