@@ -104,7 +104,7 @@ def test_csv_in_a_python_string_closed_on_the_next_line(tmp_path, capsys):
     cells = {r[12]: r[14].rstrip('",') for r in rows if r[12]}
     closing = text.splitlines().index('"""') + 1
     run, err = imported(PY_STRING, tmp_path, capsys)
-    assert f"line {closing} on ('\"\"\"') left out: it follows the last ncu CSV row" in err
+    assert f'line {closing} on (\'"""\') left out: it follows the last ncu CSV row' in err
     m = run.table("metrics")
     assert list(m["name"]) == [rows[0][4]]
     assert list(m["duration_ns"]) == [int(cells["Duration"])]  # `ns`: nanoseconds as written
