@@ -89,3 +89,29 @@ def test_csv_in_a_go_string_closed_on_the_next_line(tmp_path, capsys):
     assert micros == [211.94, 203.02, 1205.0]
     assert list(m["duration_ns"]) == [round(us * 1000) for us in micros]
     assert m["dram_throughput_pct"].isna().all()  # `n/a`
+
+
+PY_STRING = NCU / "2025.x" / "superbench-cublaslt-b200-csv-in-python-string-cut.py"
+
+
+def test_csv_in_a_python_string_closed_on_the_next_line(tmp_path, capsys):
+    """ncu's CSV (base units: `hz`, `ns`, `byte`; rows ending in a comma) kept in a Python
+    test's triple-quoted string whose closing `\"\"\"` is alone on the line after the last row:
+    the table is read and that line left out with a note (it was refused as malformed CSV,
+    `EOF inside string`, the closing quotes read as a cell)."""
+    text = PY_STRING.read_text()
+    rows = [r.split('","') for r in text.splitlines() if r.startswith('"0","')]
+    cells = {r[12]: r[14].rstrip('",') for r in rows if r[12]}
+    closing = text.splitlines().index('"""') + 1
+    run, err = imported(PY_STRING, tmp_path, capsys)
+    assert f'line {closing} on (\'"""\') left out: it follows the last ncu CSV row' in err
+    m = run.table("metrics")
+    assert list(m["name"]) == [rows[0][4]]
+    assert list(m["duration_ns"]) == [int(cells["Duration"])]  # `ns`: nanoseconds as written
+    assert list(m["registers"]) == [int(cells["Registers Per Thread"])]
+    assert list(m["achieved_occupancy_pct"]) == [float(cells["Achieved Occupancy"])]
+    assert list(m["sm_throughput_pct"]) == [float(cells["Compute (SM) Throughput"])]
+    c = run.table("counters")
+    assert len(c) == len(cells)  # every metric row; the three rule rows hold no metric
+    hz = c[c["metric"] == "SM Frequency"]
+    assert list(hz["unit"]) == ["hz"] and list(hz["value"]) == [float(cells["SM Frequency"])]

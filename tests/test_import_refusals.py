@@ -8,6 +8,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
+import pytest
 from clirun import assert_refused, profgen
 
 from profiler.parse import detect, nvprof_export, published, unusable
@@ -32,6 +33,25 @@ def test_ncu_log_of_a_run_with_a_report_file_names_the_report(tmp_path, capsys):
         "tables, or ncu --csv) (ncu wrote its results only to the report "
         "'/home/nwadekar/dphpc/dphpc-gemm/ncu_analysis.ncu-rep' (`==PROF== Report:`), not "
         "here: import that .ncu-rep instead)"
+    )
+
+
+@pytest.mark.parametrize(
+    "name", ["gh200-mig-slurm-clock-lock-error-cut.md", "wsl2-zh-notes-library-not-loaded.md"]
+)
+def test_ncu_error_in_two_lines_is_quoted_with_its_second_line(name, tmp_path, capsys):
+    """ncu writes some errors as a lead-in (`==ERROR== An error was reported by the driver`,
+    `... by the counter measurement library:`) and the error itself on the next `==ERROR==`
+    line (after a blank line on the GH200): the refusal quotes both, not the lead-in alone."""
+    path = NCU / "any" / name
+    lines = [line for line in path.read_text().splitlines() if line.strip()]
+    lead = next(i for i, line in enumerate(lines) if line.startswith("==ERROR=="))
+    detail = lines[lead + 1].removeprefix("==ERROR== ")
+    assert lines[lead].startswith("==ERROR== An error was reported by the ")
+    said = f"{lines[lead].rstrip(':')}: {detail}"
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected Nsight Compute output (ncu's per-kernel `Section:` "
+        f"tables, or ncu --csv) (ncu profiled no kernel; it said {said!r})"
     )
 
 

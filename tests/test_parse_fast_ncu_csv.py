@@ -49,9 +49,12 @@ _ASCII_BLANKS = " \t\r\n\x0b\x0c"  # what `bytes.strip` strips
 
 def old_tail(text: str, start: int) -> int:
     """Where the lines after a pasted table's last row start (the line after the last one led
-    by a quote), when they are neither ncu's (`==`) nor an elision mark and other text than
-    ncu's lines comes before the header at `start`."""
+    by a quote, not by three: a Python string's closing quotes), when they are neither ncu's
+    (`==`) nor an elision mark and other text than ncu's lines comes before the header at
+    `start`."""
     last = text.rfind('\n"', start) + 1 or start
+    while last > start and text.startswith('"""', last):
+        last = text.rfind('\n"', start, last - 1) + 1 or start
     end = text.find("\n", last) + 1
     tail = text[end:].strip(_ASCII_BLANKS) if end else ""
     before = text[:start].split("\n")[:-1]

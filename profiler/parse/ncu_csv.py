@@ -319,7 +319,7 @@ def _tail_line(data: bytes, start: int) -> int:
     as a row cut short (ncu quotes every cell: a row it cut starts with a quote). The end of
     `data` when there are none, when they are ncu's or an elision mark's, or when only ncu's
     own lines come before the header."""
-    last = data.rfind(b'\n"', start) + 1 or start
+    last = _last_row(data, start)
     end = data.find(b"\n", last) + 1
     tail = data[end:].strip() if end else b""
     if not tail or tail.startswith((b"==", b"...", "…".encode())) or _ncu_only_before(data, start):
@@ -328,6 +328,17 @@ def _tail_line(data: bytes, start: int) -> int:
     line = data.count(b"\n", 0, end) + 1
     values.read_note(f"line {line} on ('{shown}') left out: it follows the last ncu CSV row")
     return end
+
+
+def _last_row(data: bytes, start: int) -> int:
+    """Where the last line after the header at `start` that starts with a quote starts (`start`
+    when none does), a line that opens with three quotes left out: that closes a Python string
+    the table was pasted into (a test's fixture), and ncu starts no row with an empty cell's
+    `""` before a quote."""
+    last = data.rfind(b'\n"', start) + 1 or start
+    while last > start and data.startswith(b'"""', last):
+        last = data.rfind(b'\n"', start, last - 1) + 1 or start
+    return last
 
 
 def _tool_line(data: bytes, pos: int) -> int:
@@ -408,8 +419,34 @@ def _report_file(text: str) -> str | None:
 
 
 def ncu_error(text: str) -> str | None:
-    """ncu's first `==ERROR==` line (one that starts with it), stripped; None without one."""
-    return _line_led_by(text, "==ERROR==")
+    """ncu's first `==ERROR==` line (one that starts with it), stripped; None without one.
+
+    When that line is only ncu's lead-in (`An error was reported by the driver`, `... by the
+    counter measurement library:`), the error itself is on the next line that is not blank,
+    a `==ERROR==` line of its own: the two are given as one, `LEAD: DETAIL`."""
+    first = _line_led_by(text, _ERROR)
+    if first is None or not first.startswith(_ERROR_LEAD):
+        return first
+    detail = _next_line(text, text.find(first) + len(first))
+    if detail is None or not detail.startswith(_ERROR):
+        return first
+    return f"{first.rstrip(':')}: {detail[len(_ERROR) :].strip()}"
+
+
+_ERROR = "==ERROR=="
+_ERROR_LEAD = "==ERROR== An error was reported by"
+
+
+def _next_line(text: str, at: int) -> str | None:
+    """The first line of `text` after the line that holds position `at` that is not blank,
+    stripped; None when there is none."""
+    end = text.find("\n", at)
+    while end >= 0:
+        start, end = end + 1, text.find("\n", end + 1)
+        line = text[start : len(text) if end < 0 else end].strip()
+        if line:
+            return line
+    return None
 
 
 def _line_led_by(text: str, mark: str, last: bool = False) -> str | None:
