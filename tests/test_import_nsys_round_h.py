@@ -60,3 +60,45 @@ def test_nvtx_pushpop_sum_tables_are_read_as_ranges_one_run_each(tmp_path, capsy
         assert second.loc[name, "total_ns"] == _int(rows[name][1])
         assert second.loc[name, "calls"] == _int(rows[name][2])
         assert second.loc[name, "min_ns"] == _int(rows[name][5])
+
+
+def _table_rows(lines: list[str], heading: str, numbers: int = 6) -> list[list[str]]:
+    """The rows under the rule of each table under a line that starts with `heading`, in file
+    order, one list per table: their first `numbers` words, then the rest (a name)."""
+    tables = []
+    for at, line in enumerate(lines):
+        if not line.startswith(heading):
+            continue
+        rule = next(i for i in range(at, len(lines)) if lines[i].strip().startswith("---"))
+        rows = []
+        for row in lines[rule + 1 :]:
+            words = row.split()
+            if not words or not words[0][0].isdigit():
+                break
+            rows.append([*words[:numbers], " ".join(words[numbers:])])
+        tables.append(rows)
+    return tables
+
+
+def test_a_run_whose_api_table_opens_its_own_fence_is_not_mixed_with_the_run_above(
+    tmp_path, capsys
+):
+    """The first run shows kernels and copies only; the second's fence starts with its API table
+    (was: one stage, the second run's API calls read with the first run's kernels, its own
+    kernels left out); each run is a stage of its own, its tables as written."""
+    path = NSYS / "2021.x" / "sycl-a100-buffers-vs-usm-two-runs-no-api-table-in-first.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    kernels = _table_rows(lines, "CUDA Kernel Statistics:")
+    (api,) = _table_rows(lines, "CUDA API Statistics:")
+    run, err = _import(tmp_path, capsys, path)
+    assert "left out" not in err
+    act = run.table("gpu_activities")
+    assert sorted(act["stage"].unique()) == ["s.1", "s.2"]
+    for stage, rows in zip(("s.1", "s.2"), kernels, strict=True):
+        got = act[(act["stage"] == stage) & (act["kind"] == "kernel")]
+        assert sorted(got["total_ns"]) == sorted(_int(r[1]) for r in rows)
+        assert sorted(got["calls"]) == sorted(_int(r[2]) for r in rows)
+    calls = run.table("api_calls")
+    assert list(calls["stage"].unique()) == ["s.2"]
+    assert sorted(calls["total_ns"]) == sorted(_int(r[1]) for r in api)
+    assert calls.set_index("name").loc["cuMemAllocManaged", "max_ns"] == _int(api[0][5])
