@@ -102,3 +102,24 @@ def test_a_run_whose_api_table_opens_its_own_fence_is_not_mixed_with_the_run_abo
     assert list(calls["stage"].unique()) == ["s.2"]
     assert sorted(calls["total_ns"]) == sorted(_int(r[1]) for r in api)
     assert calls.set_index("name").loc["cuMemAllocManaged", "max_ns"] == _int(api[0][5])
+
+
+def test_a_kernel_table_whose_lines_a_copy_joined_is_left_out_saying_so(tmp_path, capsys):
+    """The slide's kernel table has its rule on its header's line and its rows run together
+    (was: left out without a word, as if nsys had printed no kernel); the warning names its
+    line and the stage is partial, the API calls and memory operations read as written."""
+    path = NSYS / "2020.x" / "csc-openacc-slides-kern-table-lines-joined-cut.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    header = next(n for n, t in enumerate(lines, 1) if t.startswith("Time(%)") and "---" in t)
+    run, err = _import(tmp_path, capsys, path)
+    assert f"line {header}: the cuda_gpu_kern_sum table is left out" in err
+    assert "stands on its header's line" in err
+    assert "partial" in run.table("stages").loc[0, "technique"]
+    act = run.table("gpu_activities")
+    assert set(act["kind"]) == {"memcpy", "memset"}
+    (copies,) = [r for r in _table_rows(lines, "CUDA Memory Operation Statistics (nano")]
+    assert sorted(act["total_ns"]) == sorted(_int(r[1]) for r in copies)
+    (api,) = _table_rows(lines, "CUDA API Statistics (nano")
+    calls = run.table("api_calls").set_index("name")
+    assert calls.loc["cuStreamSynchronize", "total_ns"] == _int(api[0][1])
+    assert len(calls) == len(api)

@@ -497,6 +497,7 @@ def _read_block(
     cells = cells if cells is not None else csvtext.header_cells(header)
     report = _report_of(block, cells)
     if report is not None and not nsys_fields.has_fields(cells, report):
+        nsys_wrapped.joined(block, header)  # (a table run together, said: left out as well)
         return None, None  # under a marker, but no table of it (the report was empty)
     if report is None or report in done:
         return report, None
