@@ -244,11 +244,12 @@ def _quoted_sections(section: capture.Piece, held: csvtext.Held) -> Read | None:
 
 
 def _rows_elided(section: capture.Piece, held: csvtext.Held) -> tuple[int, ...]:
-    """The elision marks of `section` that may cut its tables: for nsys output, not one above
-    its first marker or table rule (a `...` between the program's log and the tables nsys
-    printed after it, such as a course report's, elides the log), which `file_line` still
-    counts."""
-    if section.tool != capture.NSYS or not section.elided:
+    """The elision marks of `section` that may cut its tables: for nsys output (or a section
+    no tool's line names, read as nsys's), not one above its first marker or table rule (a `...`
+    between the program's log and the tables nsys printed after it, such as a course report's,
+    or above the header of a table quoted alone, elides what came before), which `file_line`
+    still counts."""
+    if section.tool not in (capture.NSYS, None) or not section.elided:
         return section.elided
     text = bytes(held.view()[:_MARK_BYTES]).decode("utf-8", "replace")
     for n, line in enumerate(text.split("\n", _MARK_LINES), 1):

@@ -16,7 +16,7 @@ capture (markers, headings, banners, `SKIPPED:` lines), `nsys_text` reads column
 | cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum | `gpu_activities` (1) |
 | cuda_gpu_sum (kernels and memory operations, by `Category`) | `gpu_activities` (2) |
 | cuda_api_sum (cudaapisum) | `api_calls`, only when there is no api trace |
-| nvtx_sum (nvtxsum) [+ nvtx_gpu_proj_sum] | `ranges` |
+| nvtx_sum (nvtxsum, nvtx_pushpop_sum, nvtx_startend_sum) [+ nvtx_gpu_proj_sum] | `ranges` |
 
 (1) only when there is no gpu trace; old names gpukernsum, gpumemtimesum, gpumemsizesum; the
 headings `CUDA Kernel Statistics`, `CUDA Memory Operation Statistics (by time|by size)`.
@@ -529,6 +529,7 @@ def _read_block(
     cells = cells if cells is not None else csvtext.header_cells(header)
     report = _report_of(block, cells)
     if report is not None and not nsys_fields.has_fields(cells, report):
+        nsys_wrapped.joined(block, header)  # (a table run together, said: left out as well)
         return None, None  # under a marker, but no table of it (the report was empty)
     if report is None or report in done:
         return report, None

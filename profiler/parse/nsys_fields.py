@@ -45,7 +45,14 @@ OLD_NAMES = {
     "nvtxsum": "nvtx_sum",
     "cudaapitrace": "cuda_api_trace",
 }
-_NAMES = sorted([*REPORTS, *OLD_NAMES], key=len, reverse=True)
+# Reports of the NVTX ranges of one kind (2023.2 and later), in nvtx_sum's layout less its
+# `Style` column: read as nvtx_sum is (`nsys stats --report nvtx_pushpop_sum`).
+RANGES_OF_ONE_KIND = {
+    "nvtx_pushpop_sum": "nvtx_sum",
+    "nvtx_startend_sum": "nvtx_sum",
+}
+_READ_AS = {**OLD_NAMES, **RANGES_OF_ONE_KIND}
+_NAMES = sorted([*REPORTS, *_READ_AS], key=len, reverse=True)
 
 _TRACE = {
     "start": "start",
@@ -169,7 +176,7 @@ def canonical_report(name: str) -> str | None:
     stem = name[:-3] if name.endswith(".py") else name
     for known in _NAMES:
         if stem == known or stem.endswith("_" + known):
-            return OLD_NAMES.get(known, known)
+            return _READ_AS.get(known, known)
     return None
 
 

@@ -11,8 +11,11 @@ tells the runs apart, each is a run of its own (`runs`):
   first: a README may interleave two runs' reports (`(Before)` API, `(After)` API, `(Before)`
   kernels, ...).
 - in turn: each table of a report the run above has already starts a run, a fence or a
-  Markdown heading stands between it and the table above, and every run starts with the
-  report the first starts with (nsys prints its reports in one order).
+  Markdown heading stands between it and the table above (where none does, the last table of
+  that run that one sets apart starts the new run instead: `## Using USM`, a fence of the
+  program's output, then a fence of the API, kernel and memory tables), and every run starts
+  with the report the first starts with, or the CUDA summaries of every run come in the order
+  all nsys versions print them (`PRINTED`: a run whose author left its API table out).
 
 Neither when a table's report is not sure (`Table.sure`).
 
@@ -34,6 +37,9 @@ import pandas as pd
 from profiler.parse import values
 
 LABEL_LIMIT = 80  # characters of a line above a fence that may name a run
+# The CUDA summaries in the order nsys prints them in every version (2019 to 2026; the NVTX and
+# OS runtime ones moved, before them since 2021, after them before).
+PRINTED = ("cuda_api_sum", "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum")
 _FENCE = re.compile(r" {0,3}(?:```|~~~)")
 _HEADING = re.compile(r" {0,3}#{1,6}[ \t]")
 
@@ -144,15 +150,32 @@ def _in_turn(tables: list[Table]) -> list[Run] | None:
     docstring)."""
     out = [[tables[0]]]
     for table in tables[1:]:
-        if table.report not in {t.report for t in out[-1]}:
-            out[-1].append(table)
+        run = out[-1]
+        if table.report not in {t.report for t in run}:
+            run.append(table)
         elif table.parted:
             out.append([table])
         else:
-            return None
-    if any(run[0].report != tables[0].report for run in out):
+            cut = _last_parted(run)
+            if cut is None or table.report in {t.report for t in run[cut:]}:
+                return None
+            out[-1:] = [run[:cut], [*run[cut:], table]]
+    same_start = all(run[0].report == tables[0].report for run in out)
+    if not same_start and not all(_in_print_order(run) for run in out):
         return None
     return [Run(run, run[0].label) for run in out]
+
+
+def _last_parted(run: list[Table]) -> int | None:
+    """Where in `run` its last table that a fence or heading sets apart from the table above
+    stands (never its first); None when none is."""
+    return next((n for n in range(len(run) - 1, 0, -1) if run[n].parted), None)
+
+
+def _in_print_order(run: list[Table]) -> bool:
+    """Whether the CUDA summaries of `run` come in the order nsys prints them (`PRINTED`)."""
+    ranks = [PRINTED.index(t.report) for t in run if t.report in PRINTED]
+    return ranks == sorted(ranks)
 
 
 def _say_again(again: list[tuple[int, str]]) -> None:

@@ -7,15 +7,22 @@ Such a table is never read (a cut cell would be read as another value, or a name
 its cells do not keep to its rule it is left out with a warning that names it and why, and the
 capture's other tables are read. A wrap that only added blank lines breaks no cell, and the
 table is read (`nsys_gaps`).
+
+A copy that lost the table's line breaks runs its rule on into its header's line (and its rows
+into one line after it): that table too is left out with a warning (`joined`), where it would
+otherwise pass for a report nsys printed empty.
 """
 
 from __future__ import annotations
 
+import re
 import warnings
 
 from profiler.errors import ParseError
 from profiler.parse import values
 from profiler.parse.nsys_stdout import Block
+
+_SUMMARY_HEADER = re.compile(r"[ \t]*Time ?\(%\)[ \t]+Total\b")  # a summary's first titles
 
 
 def left_out(block: Block, refused: ParseError) -> bool:
@@ -50,3 +57,17 @@ def sign(block: Block) -> str | None:
     if tail and not tail.strip("-"):
         return "its rule's tail is on the line under the rule, dashes alone"
     return None
+
+
+def joined(block: Block, header: str) -> bool:
+    """Warn (`values.ReadNote`, partial) that the table of `block`, whose `header` line is a
+    summary's and holds its rule too, is left out; False (no warning) when the line is no such
+    header."""
+    if _SUMMARY_HEADER.match(header) is None or "---" not in header:
+        return False
+    said = (
+        f"line {block.first_line}: the {block.report} table is left out: its rule of dashes "
+        "stands on its header's line, not under it (a copy that lost its line breaks?)"
+    )
+    warnings.warn(values.ReadNote(said, block.first_line, partial=True), stacklevel=2)
+    return True
