@@ -8,9 +8,9 @@
   short, CRLF; and row edits a trace invites: a name with blanks after it, a cell pushed across
   a column's edge, a unit or number broken, a Unified Memory row, a non-ASCII device): the tables
   and the error messages must be equal.
-- `nvprof._tables` finds headers, `Profiling result:` / `NVTX result:` lines and table ends from
-  the lines' leads when it is given the bytes of an ASCII file; it must find what the searches
-  through the whole text find, on every nvprof file under tests/data and their mutants.
+- `nvprof_tables.tables` finds headers, `Profiling result:` / `NVTX result:` lines and table ends
+  from the lines' leads when it is given the bytes of an ASCII file; it must find what the
+  searches through the whole text find, on every nvprof file under tests/data and their mutants.
 - Numbers read once per distinct cell (`_decimals_by_value`, `_fast_times`), values rounded
   once per distinct value (`_whole_rows`) and labels handed on as categoricals (`_categorical`)
   are held to what they replace.
@@ -33,6 +33,7 @@ from profiler.parse import (
     lines,
     nvprof,
     nvprof_summary,
+    nvprof_tables,
     nvprof_trace,
     tokens,
     values,
@@ -77,7 +78,7 @@ def trace_mutants(text: str, seed: int, count: int = 6) -> list[str]:
     rng = random.Random(seed)
     rows = text.split("\n")
     out = mutants(text, seed, count=count)
-    header = next(i for i, row in enumerate(rows) if nvprof.is_table_header(row))
+    header = next(i for i, row in enumerate(rows) if nvprof_tables.is_table_header(row))
     for i in [header + 1] * len(trace_edits("")) + [rng.randrange(len(rows)) for _ in range(count)]:
         edits = trace_edits(rows[i])
         new = edits[len(out) % len(edits)] if i == header + 1 else rng.choice(edits)
@@ -139,7 +140,7 @@ def test_the_fast_path_reads_the_real_traces():
     read = 0
     for path in TEXT_TRACES:
         text = path.read_text(encoding="utf-8")
-        tables = nvprof._tables(text, path, text.encode())
+        tables = nvprof_tables.tables(text, path, text.encode())
         for table in tables:
             origin = table.full_origin()  # (a text trace read from bytes: its text left out)
             if table.kind == "text_trace" and "Grid Size" in str(origin.text)[:400]:
@@ -158,10 +159,10 @@ def table_keys(tables: list[nvprof.Table]) -> list[tuple]:
 def test_tables_found_from_line_leads_are_those_found_by_search(path):
     for text in mutants(path.read_text(encoding="utf-8"), seed=len(path.name), count=8):
         data = text.encode("utf-8")
-        searched = nvprof._tables(text, path)
+        searched = nvprof_tables.tables(text, path)
         if len(data) != len(text):  # not ASCII: read_log passes no bytes
             continue
-        led = nvprof._tables(text, path, data)
+        led = nvprof_tables.tables(text, path, data)
         assert table_keys(led) == table_keys(searched)
         for table in led:
             text = str(table.full_origin().text)
@@ -190,13 +191,13 @@ def test_tables_found_from_leads_on_markers_and_ends():
         + body.rstrip("\n")
     )
     path = Path("x.txt")
-    assert nvprof._marker_lines(text, "Profiling result:", lines.split(text.encode())) == (
-        nvprof._marker_lines(text, "Profiling result:")
+    assert nvprof_tables.marker_lines(text, "Profiling result:", lines.split(text.encode())) == (
+        nvprof_tables.marker_lines(text, "Profiling result:")
     )
-    assert table_keys(nvprof._tables(text, path, text.encode())) == table_keys(
-        nvprof._tables(text, path)
+    assert table_keys(nvprof_tables.tables(text, path, text.encode())) == table_keys(
+        nvprof_tables.tables(text, path)
     )
-    assert len(nvprof._tables(text, path)) >= 4
+    assert len(nvprof_tables.tables(text, path)) >= 4
 
 
 def test_times_read_once_per_cell_are_those_read_per_value():

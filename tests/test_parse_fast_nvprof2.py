@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 from test_parse_fast_nvprof import DATA, TEXT_TRACES, million_row_rows, trace_mutants
 
-from profiler.parse import byte_spans, lines, nvprof, nvprof_trace
+from profiler.parse import byte_spans, lines, nvprof, nvprof_tables, nvprof_trace
 
 
 def plain_factorize(data: bytes, at: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -199,7 +199,7 @@ def _renumbered(codes: np.ndarray, values: list[str]) -> tuple[np.ndarray, list[
 def trace_rows(text: str) -> list[tuple[str, np.ndarray, np.ndarray, tuple[int, int, int]]]:
     """Per text gpu trace in `text` that the fast path can cut: its text, rows and spans."""
     out = []
-    for table in nvprof._tables(text, nvprof.Path("x"), text.encode()):
+    for table in nvprof_tables.tables(text, nvprof.Path("x"), text.encode()):
         body = str(table.full_origin().text)
         if table.kind != "text_trace" or "Grid Size" not in body.split("\n", 1)[0]:
             continue
@@ -267,7 +267,7 @@ def test_table_breaks_are_the_newlines_of_its_bytes(source):
     data = text.encode()
     if len(data) != len(text):
         pytest.skip("not ASCII: no bytes are passed")
-    for table in nvprof._tables(text, source, data):
+    for table in nvprof_tables.tables(text, source, data):
         raw = bytes(table.raw)
         want = [i for i, c in enumerate(raw) if c == 10]
         assert table.breaks is not None and table.breaks.tolist() == want
@@ -299,12 +299,12 @@ def test_a_trace_read_from_its_bytes_alone_is_read_as_from_its_text(source, tmp_
     plain path or a message): tables and messages as when its text is cut first."""
     text = million_row_rows(300) if source == "benchmark" else source.read_text(encoding="utf-8")
     path = tmp_path / "trace.txt"
-    real = nvprof._tables
+    real = nvprof_tables.tables
     for variant in trace_mutants(text, seed=9, count=8):
         path.write_text(variant, encoding="utf-8")
         from_bytes = _outcome(path)
         with monkeypatch.context() as text_only:
-            text_only.setattr(nvprof, "_tables", lambda text, path, *_: real(text, path))
+            text_only.setattr(nvprof_tables, "tables", lambda text, path, *_: real(text, path))
             from_text = _outcome(path)
         assert from_bytes[0] == from_text[0]
         if from_bytes[0] == "error":

@@ -16,7 +16,7 @@ import pytest
 from test_parse_fast_paths import mutants
 
 from profiler.errors import ParseError
-from profiler.parse import nvprof, nvprof_summary, nvprof_wrapped, tokens, values
+from profiler.parse import nvprof, nvprof_summary, nvprof_tables, nvprof_wrapped, tokens, values
 from profiler.parse.nvprof_summary import (
     COLUMNS,
     _check_shares,
@@ -102,7 +102,7 @@ def outcome(read, origin: Origin, section: str):
 
 def text_tables(text: str, path: Path) -> list[nvprof.Table]:
     data = text.encode("utf-8")
-    tables = nvprof._tables(text, path, data if len(data) == len(text) else None)
+    tables = nvprof_tables.tables(text, path, data if len(data) == len(text) else None)
     return [t for t in tables if t.kind == "text_summary"]
 
 
