@@ -35,6 +35,8 @@ from profiler.parse import (
     nvprof_summary,
     nvprof_tables,
     nvprof_trace,
+    nvprof_trace_bytes,
+    nvprof_trace_cells,
     tokens,
     values,
 )
@@ -98,14 +100,14 @@ def assert_same(fast: fast_paths.Outcome, plain: fast_paths.Outcome) -> None:
 def counted(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Whether each call of the fast trace path read its table (True) or left it (False)."""
     calls: list[bool] = []
-    real = nvprof_trace._fast_fields
+    real = nvprof_trace_bytes.fast_fields
 
     def fast_fields(*args, **kwargs):
         got = real(*args, **kwargs)
         calls.append(got is not None)
         return got
 
-    monkeypatch.setattr(nvprof_trace, "_fast_fields", fast_fields)
+    monkeypatch.setattr(nvprof_trace_bytes, "fast_fields", fast_fields)
     return calls
 
 
@@ -127,7 +129,7 @@ def test_text_trace_fast_path_reads_what_the_plain_path_reads(
         path.write_text(variant, encoding="utf-8")
         fast = outcome(path)
         with monkeypatch.context() as plain_only:
-            plain_only.setattr(nvprof_trace, "_fast_fields", lambda *a, **k: None)
+            plain_only.setattr(nvprof_trace_bytes, "fast_fields", lambda *a, **k: None)
             plain = outcome(path)
         assert_same(fast, plain)
     assert not all(counted)  # some mutants are left to the plain path
@@ -146,7 +148,7 @@ def test_the_fast_path_reads_the_real_traces():
             if table.kind == "text_trace" and "Grid Size" in str(origin.text)[:400]:
                 header = str(origin.text).split("\n", 1)[0]
                 columns = nvprof_trace._text_columns(header, origin)
-                found = nvprof_trace._fast_fields(str(origin.text), columns, origin, table.raw)
+                found = nvprof_trace_bytes.fast_fields(str(origin.text), columns, origin, table.raw)
                 read += found is not None and len(found[1]) > 0
     assert read >= 3
 
@@ -209,11 +211,12 @@ def test_times_read_once_per_cell_are_those_read_per_value():
     start = np.arange(len(cells)) * 10
     plain_cells = [c for c in cells if c.strip() not in ("1.2.3s", "-", "1.5xs")]
     plain_at = np.array([i * 10 for i, c in enumerate(cells) if c in plain_cells])
-    got = nvprof_trace._fast_times(codes, plain_at, [(0, 9)])
+    got = nvprof_trace_bytes._fast_times(codes, plain_at, [(0, 9)])
     origin = values.Origin(Path("x"), "x")
     want = nvprof_summary.times(pd.Series([c.strip() for c in plain_cells]), origin, "Start")
     assert got is not None and got[0].tolist() == values.whole(want).tolist()
-    assert nvprof_trace._fast_times(codes, start, [(0, 9)]) is None  # the bad cells: the plain path
+    # the bad cells: the plain path
+    assert nvprof_trace_bytes._fast_times(codes, start, [(0, 9)]) is None
 
 
 def test_decimals_by_value_are_decimals():
@@ -241,10 +244,10 @@ def test_whole_rows_and_categoricals_are_what_they_replace():
         pool = np.append(per_value, np.nan)
         plain = values.whole(pd.Series(pool[np.where(codes < 0, 5, codes)], index=index))
         pd.testing.assert_series_equal(
-            nvprof_trace._whole_rows(per_value, codes, index), plain, check_exact=True
+            nvprof_trace_cells._whole_rows(per_value, codes, index), plain, check_exact=True
         )
         found = ["a", None, "b", "a", "c"]
-        as_cat = nvprof_trace._categorical(found, codes, index)
+        as_cat = nvprof_trace_cells._categorical(found, codes, index)
         as_str = gpuops.strings(found, codes, index)
         assert as_cat.astype("string").equals(as_str)
         assert gpuops.map_ints(as_cat, gpuops.device_ordinal).equals(

@@ -48,6 +48,7 @@ from profiler.parse import (
     nvprof_summary,
     nvprof_tables,
     nvprof_trace,
+    nvprof_trace_csv,
     nvprof_unfinished,
     nvprof_unread,
     values,
@@ -321,7 +322,7 @@ def _gpu_trace(tables: list[Table], stage: str, path: Path) -> pd.DataFrame:
                 "reads nvprof's summaries, gpu trace and metrics"
             )
         if table.kind == "csv_trace":
-            parts.append(nvprof_trace.csv_trace(table.origin, stage))
+            parts.append(nvprof_trace_csv.csv_trace(table.origin, stage))
         else:
             parts.append(
                 nvprof_trace.text_trace(
