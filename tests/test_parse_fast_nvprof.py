@@ -32,7 +32,7 @@ from profiler.parse import (
     gpuops,
     lines,
     nvprof,
-    nvprof_summary,
+    nvprof_summary_cells,
     nvprof_tables,
     nvprof_trace,
     nvprof_trace_bytes,
@@ -213,7 +213,7 @@ def test_times_read_once_per_cell_are_those_read_per_value():
     plain_at = np.array([i * 10 for i, c in enumerate(cells) if c in plain_cells])
     got = nvprof_trace_bytes._fast_times(codes, plain_at, [(0, 9)])
     origin = values.Origin(Path("x"), "x")
-    want = nvprof_summary.times(pd.Series([c.strip() for c in plain_cells]), origin, "Start")
+    want = nvprof_summary_cells.times(pd.Series([c.strip() for c in plain_cells]), origin, "Start")
     assert got is not None and got[0].tolist() == values.whole(want).tolist()
     # the bad cells: the plain path
     assert nvprof_trace_bytes._fast_times(codes, start, [(0, 9)]) is None
@@ -227,12 +227,12 @@ def test_decimals_by_value_are_decimals():
     sizes = np.array([len(c) for c in cells])
     start = np.cumsum(np.r_[0, sizes[:-1] + 1])
     for stop in (start + sizes, start + np.minimum(sizes, 8)):
-        once = nvprof_summary._decimals_by_value(codes, start, stop)
+        once = nvprof_summary_cells._decimals_by_value(codes, start, stop)
         each = tokens.decimals(codes, start, stop)
         assert np.array_equal(once[0], each[0], equal_nan=True)
         assert (once[1] == each[1]).all()
     short = np.minimum(sizes, 8)
-    few = nvprof_summary._decimals_by_value(codes, start[:50], start[:50] + short[:50])
+    few = nvprof_summary_cells._decimals_by_value(codes, start[:50], start[:50] + short[:50])
     assert (few[1] == tokens.decimals(codes, start[:50], start[:50] + short[:50])[1]).all()
 
 

@@ -22,7 +22,14 @@ from test_parse_fast_paths import mutants
 from test_parse_fast_summary import reference_text_rows
 from test_parse_fast_summary2 import HEADER, made_body
 
-from profiler.parse import lines, nvprof, nvprof_summary, nvprof_tables, summary_keys, word_fields
+from profiler.parse import (
+    lines,
+    nvprof,
+    nvprof_summary_text,
+    nvprof_tables,
+    summary_keys,
+    word_fields,
+)
 from profiler.parse.nvprof_summary import API, GPU
 from profiler.parse.values import Origin
 
@@ -33,12 +40,12 @@ def both(text: str, section: str = GPU) -> tuple[fast_paths.Outcome, fast_paths.
     data = text.encode("utf-8")
     origin = Origin(Path("x.txt"), nvprof.EXPECTED, text, 7)
     if len(data) != len(text):  # not ASCII: no bytes, no lines
-        new = fast_paths.outcome(lambda: {"t": nvprof_summary.text_rows(origin, section)})
+        new = fast_paths.outcome(lambda: {"t": nvprof_summary_text.text_rows(origin, section)})
         return new, fast_paths.outcome(lambda: {"t": reference_text_rows(origin, section)}), False
     table = lines.split_led(data)
     lazy = dataclasses.replace(origin, text="", cut=functools.partial(str, text))
     new = fast_paths.outcome(
-        lambda: {"t": nvprof_summary.text_rows(lazy, section, memoryview(data), table)}
+        lambda: {"t": nvprof_summary_text.text_rows(lazy, section, memoryview(data), table)}
     )
     old = fast_paths.outcome(lambda: {"t": reference_text_rows(origin, section)})
     return new, old, summary_keys.scan(table) is not None

@@ -46,6 +46,8 @@ from profiler.parse import (
     nvprof_runs,
     nvprof_says,
     nvprof_summary,
+    nvprof_summary_csv,
+    nvprof_summary_text,
     nvprof_tables,
     nvprof_trace,
     nvprof_trace_csv,
@@ -278,22 +280,23 @@ def parse_time(text: str, path: Path) -> float:
 
 
 def _summary_rows(tables: list[Table]) -> list[tuple[Origin, pd.DataFrame]]:
-    """Each summary table's origin and rows (`nvprof_summary.COLUMNS`)."""
+    """Each summary table's origin and rows (`nvprof_summary_cells.COLUMNS`)."""
     return _summary_parts(tables)[0]
 
 
 def _summary_parts(
     tables: list[Table],
-) -> tuple[list[tuple[Origin, pd.DataFrame]], list[nvprof_summary.Names | None]]:
-    """`_summary_rows`, and each text table's `nvprof_summary.Names` (None for the others)."""
+) -> tuple[list[tuple[Origin, pd.DataFrame]], list[nvprof_summary_text.Names | None]]:
+    """`_summary_rows`, and each text table's `nvprof_summary_text.Names` (None for the
+    others)."""
     out: list[tuple[Origin, pd.DataFrame]] = []
-    names: list[nvprof_summary.Names | None] = []
+    names: list[nvprof_summary_text.Names | None] = []
     for table in tables:
         if table.kind == "csv_summary":
-            out.append((table.origin, nvprof_summary.csv_rows(table.origin, table.section)))
+            out.append((table.origin, nvprof_summary_csv.csv_rows(table.origin, table.section)))
             names.append(None)
         else:
-            rows, named = nvprof_summary.text_rows_named(
+            rows, named = nvprof_summary_text.text_rows_named(
                 table.origin, table.section, table.raw, table.lines
             )
             out.append((table.origin, rows))

@@ -221,7 +221,7 @@ def _fast_times(
 ) -> list[np.ndarray] | None:
     """The cells `[a, b)` of each span of the rows starting at `start` (each followed by a
     space), each one right-aligned token of a plain decimal and a time unit (`1.8260ms`,
-    `0.50000s`), in whole ns as `nvprof_summary.times` and `values.whole` give them; None for
+    `0.50000s`), in whole ns as `nvprof_summary_cells.times` and `values.whole` give them; None for
     any other cell. The bytes of all spans (Start and Duration lie side by side) and the byte
     after each are read from the rows at once."""
     low, high = min(a for a, _ in spans), max(b for _, b in spans) + 1

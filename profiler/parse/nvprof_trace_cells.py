@@ -11,7 +11,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from profiler.parse import byte_spans, csvtext, gpuops, nvprof_summary, values
+from profiler.parse import byte_spans, csvtext, gpuops, nvprof_summary_cells, values
 from profiler.parse.values import Origin
 
 # text header word (footnote star dropped) -> field; other columns (Throughput, Context,
@@ -189,7 +189,7 @@ def text_field(
             for axis, p in zip("xyz", parts, strict=True)
         }
     if field in ("start", "duration"):
-        per_value = nvprof_summary.times(cats, origin, column).to_numpy(dtype="float64")
+        per_value = nvprof_summary_cells.times(cats, origin, column).to_numpy(dtype="float64")
     elif field in ("ssmem", "dsmem", "bytes"):
         per_value = _sizes(cats, origin, column)
     else:  # registers, stream
