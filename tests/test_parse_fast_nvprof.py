@@ -8,9 +8,9 @@
   short, CRLF; and row edits a trace invites: a name with blanks after it, a cell pushed across
   a column's edge, a unit or number broken, a Unified Memory row, a non-ASCII device): the tables
   and the error messages must be equal.
-- `nvprof._tables` finds headers, `Profiling result:` / `NVTX result:` lines and table ends from
-  the lines' leads when it is given the bytes of an ASCII file; it must find what the searches
-  through the whole text find, on every nvprof file under tests/data and their mutants.
+- `nvprof_tables.tables` finds headers, `Profiling result:` / `NVTX result:` lines and table ends
+  from the lines' leads when it is given the bytes of an ASCII file; it must find what the
+  searches through the whole text find, on every nvprof file under tests/data and their mutants.
 - Numbers read once per distinct cell (`_decimals_by_value`, `_fast_times`), values rounded
   once per distinct value (`_whole_rows`) and labels handed on as categoricals (`_categorical`)
   are held to what they replace.
@@ -32,8 +32,11 @@ from profiler.parse import (
     gpuops,
     lines,
     nvprof,
-    nvprof_summary,
+    nvprof_summary_cells,
+    nvprof_tables,
     nvprof_trace,
+    nvprof_trace_bytes,
+    nvprof_trace_cells,
     tokens,
     values,
 )
@@ -77,7 +80,7 @@ def trace_mutants(text: str, seed: int, count: int = 6) -> list[str]:
     rng = random.Random(seed)
     rows = text.split("\n")
     out = mutants(text, seed, count=count)
-    header = next(i for i, row in enumerate(rows) if nvprof.is_table_header(row))
+    header = next(i for i, row in enumerate(rows) if nvprof_tables.is_table_header(row))
     for i in [header + 1] * len(trace_edits("")) + [rng.randrange(len(rows)) for _ in range(count)]:
         edits = trace_edits(rows[i])
         new = edits[len(out) % len(edits)] if i == header + 1 else rng.choice(edits)
@@ -97,14 +100,14 @@ def assert_same(fast: fast_paths.Outcome, plain: fast_paths.Outcome) -> None:
 def counted(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Whether each call of the fast trace path read its table (True) or left it (False)."""
     calls: list[bool] = []
-    real = nvprof_trace._fast_fields
+    real = nvprof_trace_bytes.fast_fields
 
     def fast_fields(*args, **kwargs):
         got = real(*args, **kwargs)
         calls.append(got is not None)
         return got
 
-    monkeypatch.setattr(nvprof_trace, "_fast_fields", fast_fields)
+    monkeypatch.setattr(nvprof_trace_bytes, "fast_fields", fast_fields)
     return calls
 
 
@@ -126,7 +129,7 @@ def test_text_trace_fast_path_reads_what_the_plain_path_reads(
         path.write_text(variant, encoding="utf-8")
         fast = outcome(path)
         with monkeypatch.context() as plain_only:
-            plain_only.setattr(nvprof_trace, "_fast_fields", lambda *a, **k: None)
+            plain_only.setattr(nvprof_trace_bytes, "fast_fields", lambda *a, **k: None)
             plain = outcome(path)
         assert_same(fast, plain)
     assert not all(counted)  # some mutants are left to the plain path
@@ -139,13 +142,13 @@ def test_the_fast_path_reads_the_real_traces():
     read = 0
     for path in TEXT_TRACES:
         text = path.read_text(encoding="utf-8")
-        tables = nvprof._tables(text, path, text.encode())
+        tables = nvprof_tables.tables(text, path, text.encode())
         for table in tables:
             origin = table.full_origin()  # (a text trace read from bytes: its text left out)
             if table.kind == "text_trace" and "Grid Size" in str(origin.text)[:400]:
                 header = str(origin.text).split("\n", 1)[0]
                 columns = nvprof_trace._text_columns(header, origin)
-                found = nvprof_trace._fast_fields(str(origin.text), columns, origin, table.raw)
+                found = nvprof_trace_bytes.fast_fields(str(origin.text), columns, origin, table.raw)
                 read += found is not None and len(found[1]) > 0
     assert read >= 3
 
@@ -158,10 +161,10 @@ def table_keys(tables: list[nvprof.Table]) -> list[tuple]:
 def test_tables_found_from_line_leads_are_those_found_by_search(path):
     for text in mutants(path.read_text(encoding="utf-8"), seed=len(path.name), count=8):
         data = text.encode("utf-8")
-        searched = nvprof._tables(text, path)
+        searched = nvprof_tables.tables(text, path)
         if len(data) != len(text):  # not ASCII: read_log passes no bytes
             continue
-        led = nvprof._tables(text, path, data)
+        led = nvprof_tables.tables(text, path, data)
         assert table_keys(led) == table_keys(searched)
         for table in led:
             text = str(table.full_origin().text)
@@ -190,13 +193,13 @@ def test_tables_found_from_leads_on_markers_and_ends():
         + body.rstrip("\n")
     )
     path = Path("x.txt")
-    assert nvprof._marker_lines(text, "Profiling result:", lines.split(text.encode())) == (
-        nvprof._marker_lines(text, "Profiling result:")
+    assert nvprof_tables.marker_lines(text, "Profiling result:", lines.split(text.encode())) == (
+        nvprof_tables.marker_lines(text, "Profiling result:")
     )
-    assert table_keys(nvprof._tables(text, path, text.encode())) == table_keys(
-        nvprof._tables(text, path)
+    assert table_keys(nvprof_tables.tables(text, path, text.encode())) == table_keys(
+        nvprof_tables.tables(text, path)
     )
-    assert len(nvprof._tables(text, path)) >= 4
+    assert len(nvprof_tables.tables(text, path)) >= 4
 
 
 def test_times_read_once_per_cell_are_those_read_per_value():
@@ -208,11 +211,12 @@ def test_times_read_once_per_cell_are_those_read_per_value():
     start = np.arange(len(cells)) * 10
     plain_cells = [c for c in cells if c.strip() not in ("1.2.3s", "-", "1.5xs")]
     plain_at = np.array([i * 10 for i, c in enumerate(cells) if c in plain_cells])
-    got = nvprof_trace._fast_times(codes, plain_at, [(0, 9)])
+    got = nvprof_trace_bytes._fast_times(codes, plain_at, [(0, 9)])
     origin = values.Origin(Path("x"), "x")
-    want = nvprof_summary.times(pd.Series([c.strip() for c in plain_cells]), origin, "Start")
+    want = nvprof_summary_cells.times(pd.Series([c.strip() for c in plain_cells]), origin, "Start")
     assert got is not None and got[0].tolist() == values.whole(want).tolist()
-    assert nvprof_trace._fast_times(codes, start, [(0, 9)]) is None  # the bad cells: the plain path
+    # the bad cells: the plain path
+    assert nvprof_trace_bytes._fast_times(codes, start, [(0, 9)]) is None
 
 
 def test_decimals_by_value_are_decimals():
@@ -223,12 +227,12 @@ def test_decimals_by_value_are_decimals():
     sizes = np.array([len(c) for c in cells])
     start = np.cumsum(np.r_[0, sizes[:-1] + 1])
     for stop in (start + sizes, start + np.minimum(sizes, 8)):
-        once = nvprof_summary._decimals_by_value(codes, start, stop)
+        once = nvprof_summary_cells._decimals_by_value(codes, start, stop)
         each = tokens.decimals(codes, start, stop)
         assert np.array_equal(once[0], each[0], equal_nan=True)
         assert (once[1] == each[1]).all()
     short = np.minimum(sizes, 8)
-    few = nvprof_summary._decimals_by_value(codes, start[:50], start[:50] + short[:50])
+    few = nvprof_summary_cells._decimals_by_value(codes, start[:50], start[:50] + short[:50])
     assert (few[1] == tokens.decimals(codes, start[:50], start[:50] + short[:50])[1]).all()
 
 
@@ -240,10 +244,10 @@ def test_whole_rows_and_categoricals_are_what_they_replace():
         pool = np.append(per_value, np.nan)
         plain = values.whole(pd.Series(pool[np.where(codes < 0, 5, codes)], index=index))
         pd.testing.assert_series_equal(
-            nvprof_trace._whole_rows(per_value, codes, index), plain, check_exact=True
+            nvprof_trace_cells._whole_rows(per_value, codes, index), plain, check_exact=True
         )
         found = ["a", None, "b", "a", "c"]
-        as_cat = nvprof_trace._categorical(found, codes, index)
+        as_cat = nvprof_trace_cells._categorical(found, codes, index)
         as_str = gpuops.strings(found, codes, index)
         assert as_cat.astype("string").equals(as_str)
         assert gpuops.map_ints(as_cat, gpuops.device_ordinal).equals(

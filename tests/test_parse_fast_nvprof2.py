@@ -6,9 +6,9 @@ gave (issue 14's speed target: a million-row text table in under 2 s).
   random spans of every size (empty, one word, many words, uneven sizes across size classes,
   spans at the very end of the buffer, more spans than one chunk), and to None when hashes are
   made to collide.
-- `nvprof_trace._times_by_layout` reads time cells once per layout: held to `_times_of_cells`
+- `nvprof_trace_bytes._times_by_layout` reads time cells once per layout: held to `_times_of_cells`
   (the cell-by-cell reading it replaces) on random cells, good and bad.
-- `nvprof_trace._names_and_middles` groups row tails with `byte_spans`: held to the code it
+- `nvprof_trace_bytes._names_and_middles` groups row tails with `byte_spans`: held to the code it
   replaced (kept below verbatim) on the benchmark's rows and the real text traces; the whole
   trace read with `byte_spans` refusing everything is the trace read with it.
 - `nvprof.Table.breaks` are the newlines of the table's bytes.
@@ -24,7 +24,15 @@ import pandas as pd
 import pytest
 from test_parse_fast_nvprof import DATA, TEXT_TRACES, million_row_rows, trace_mutants
 
-from profiler.parse import byte_spans, lines, nvprof, nvprof_trace
+from profiler.parse import (
+    byte_spans,
+    lines,
+    nvprof,
+    nvprof_tables,
+    nvprof_trace,
+    nvprof_trace_bytes,
+    nvprof_trace_cells,
+)
 
 
 def plain_factorize(data: bytes, at: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -125,8 +133,8 @@ def test_times_read_per_layout_are_those_read_per_cell(bad):
             wide = np.zeros((count, -(-width // 8) * 8), dtype=np.uint8)
             wide[:, :width] = cells
             wide[:, width:] = rng.choice(b" 1(")
-            per_layout = nvprof_trace._times_by_layout(wide, width)
-            per_cell = nvprof_trace._times_of_cells(cells)
+            per_layout = nvprof_trace_bytes._times_by_layout(wide, width)
+            per_cell = nvprof_trace_bytes._times_of_cells(cells)
             assert (per_layout is None) == (per_cell is None), (width, count)
             if per_cell is not None:
                 assert np.array_equal(per_layout, per_cell)
@@ -136,16 +144,16 @@ def test_times_of_few_layouts_are_not_read_cell_by_cell(monkeypatch):
     """(The layouts' reading is not its own check's fallback to the cell-by-cell one.)"""
     cells = time_cells(random.Random(7), 5000, 10, bad=False)
     sizes: list[int] = []
-    real = nvprof_trace._times_of_cells
+    real = nvprof_trace_bytes._times_of_cells
 
     def times_of_cells(cell):
         sizes.append(len(cell))
         return real(cell)
 
-    monkeypatch.setattr(nvprof_trace, "_times_of_cells", times_of_cells)
+    monkeypatch.setattr(nvprof_trace_bytes, "_times_of_cells", times_of_cells)
     wide = np.zeros((5000, 16), dtype=np.uint8)
     wide[:, :10] = cells
-    assert np.array_equal(nvprof_trace._times_by_layout(wide, 10), real(cells))
+    assert np.array_equal(nvprof_trace_bytes._times_by_layout(wide, 10), real(cells))
     assert sizes and max(sizes) < 100
 
 
@@ -155,7 +163,7 @@ def test_many_layouts_are_read_cell_by_cell():
     )
     many = np.repeat(cells, 7, axis=0)
     assert np.array_equal(
-        nvprof_trace._times_by_layout(many, 14), nvprof_trace._times_of_cells(many)
+        nvprof_trace_bytes._times_by_layout(many, 14), nvprof_trace_bytes._times_of_cells(many)
     )
 
 
@@ -199,19 +207,19 @@ def _renumbered(codes: np.ndarray, values: list[str]) -> tuple[np.ndarray, list[
 def trace_rows(text: str) -> list[tuple[str, np.ndarray, np.ndarray, tuple[int, int, int]]]:
     """Per text gpu trace in `text` that the fast path can cut: its text, rows and spans."""
     out = []
-    for table in nvprof._tables(text, nvprof.Path("x"), text.encode()):
+    for table in nvprof_tables.tables(text, nvprof.Path("x"), text.encode()):
         body = str(table.full_origin().text)
         if table.kind != "text_trace" or "Grid Size" not in body.split("\n", 1)[0]:
             continue
         columns = nvprof_trace._text_columns(body.split("\n", 1)[0], table.origin)
         data = body.encode()
-        rows = nvprof_trace._row_spans(data, np.frombuffer(data, dtype=np.uint8))
-        read = nvprof_trace._read_columns(columns)
+        rows = nvprof_trace_bytes._row_spans(data, np.frombuffer(data, dtype=np.uint8))
+        read = nvprof_trace_cells.read_columns(columns)
         read.pop("Start"), read.pop("Duration")
         name_at = columns["Name"][0]
         if rows is None or not read or int((rows[1] - rows[0]).min()) <= name_at:
             continue
-        low, high = nvprof_trace._middle(columns, read)
+        low, high = nvprof_trace_cells.middle(columns, read)
         out.append((body, rows[0], rows[1], (low, high, name_at)))
     return out
 
@@ -225,8 +233,9 @@ def test_names_and_middles_are_those_of_the_code_replaced(source):
     for body, start, end, spans in trace_rows(text):
         codes = np.frombuffer(body.encode(), dtype=np.uint8)
         old_names, old_middles = old_names_and_middles(body, start, end, spans)
-        for cells in (nvprof_trace._Text(body, b""), nvprof_trace._Text(None, body.encode())):
-            new_names, new_middles = nvprof_trace._names_and_middles(
+        as_text = nvprof_trace_bytes.Text
+        for cells in (as_text(body, b""), as_text(None, body.encode())):
+            new_names, new_middles = nvprof_trace_bytes._names_and_middles(
                 cells, codes, start, end, spans
             )
             assert np.array_equal(new_names[0], old_names[0]) and new_names[1] == old_names[1]
@@ -267,7 +276,7 @@ def test_table_breaks_are_the_newlines_of_its_bytes(source):
     data = text.encode()
     if len(data) != len(text):
         pytest.skip("not ASCII: no bytes are passed")
-    for table in nvprof._tables(text, source, data):
+    for table in nvprof_tables.tables(text, source, data):
         raw = bytes(table.raw)
         want = [i for i, c in enumerate(raw) if c == 10]
         assert table.breaks is not None and table.breaks.tolist() == want
@@ -299,12 +308,12 @@ def test_a_trace_read_from_its_bytes_alone_is_read_as_from_its_text(source, tmp_
     plain path or a message): tables and messages as when its text is cut first."""
     text = million_row_rows(300) if source == "benchmark" else source.read_text(encoding="utf-8")
     path = tmp_path / "trace.txt"
-    real = nvprof._tables
+    real = nvprof_tables.tables
     for variant in trace_mutants(text, seed=9, count=8):
         path.write_text(variant, encoding="utf-8")
         from_bytes = _outcome(path)
         with monkeypatch.context() as text_only:
-            text_only.setattr(nvprof, "_tables", lambda text, path, *_: real(text, path))
+            text_only.setattr(nvprof_tables, "tables", lambda text, path, *_: real(text, path))
             from_text = _outcome(path)
         assert from_bytes[0] == from_text[0]
         if from_bytes[0] == "error":

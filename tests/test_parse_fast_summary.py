@@ -16,15 +16,23 @@ import pytest
 from test_parse_fast_paths import mutants
 
 from profiler.errors import ParseError
-from profiler.parse import nvprof, nvprof_summary, nvprof_wrapped, tokens, values
-from profiler.parse.nvprof_summary import (
-    COLUMNS,
-    _check_shares,
-    _rows_one_by_one,
-    _token_numbers,
-    _token_shares,
-    _token_times,
+from profiler.parse import (
+    nvprof,
+    nvprof_summary_cells,
+    nvprof_summary_text,
+    nvprof_tables,
+    nvprof_wrapped,
+    tokens,
+    values,
 )
+from profiler.parse.nvprof_summary_cells import (
+    COLUMNS,
+    check_shares,
+    token_numbers,
+    token_shares,
+    token_times,
+)
+from profiler.parse.nvprof_summary_text import _rows_one_by_one
 from profiler.parse.values import Origin
 
 DATA = Path(__file__).parent / "data"
@@ -32,7 +40,8 @@ SHARED = Path("/work/shared/fixtures")
 
 
 def reference_text_rows(origin: Origin, section: str) -> pd.DataFrame:
-    """`nvprof_summary.text_rows` as it was: the lines split, joined again by `tokens.split`."""
+    """`nvprof_summary_text.text_rows` as it was: the lines split, joined again by
+    `tokens.split`."""
     lines = str(origin.text).split("\n")[1:]
     cut = tokens.split(lines)
     if cut is None:
@@ -67,13 +76,13 @@ def reference_text_rows(origin: Origin, section: str) -> pd.DataFrame:
     out = {
         "type": pd.Series(np.asarray(sections, dtype=object)[which], dtype="string"),
         "name": pd.Series(cut.rest(6), dtype="string"),
-        "time_pct": _token_shares(cut, origin),
-        "calls": _token_numbers(cut, 2, 0, origin, "Calls", values.COUNT, 1.0),
+        "time_pct": token_shares(cut, origin),
+        "calls": token_numbers(cut, 2, 0, origin, "Calls", values.COUNT, 1.0),
     }
-    for field, k in zip(nvprof_summary._TIMES, (1, 3, 4, 5), strict=True):
-        out[field] = _token_times(cut, k, origin, nvprof_summary._TIMES[field])
+    for field, k in zip(nvprof_summary_cells.TIMES, (1, 3, 4, 5), strict=True):
+        out[field] = token_times(cut, k, origin, nvprof_summary_cells.TIMES[field])
     frame = pd.DataFrame(out, columns=COLUMNS)
-    _check_shares(frame, origin, resolution=0.01)
+    check_shares(frame, origin, resolution=0.01)
     return frame
 
 
@@ -102,7 +111,7 @@ def outcome(read, origin: Origin, section: str):
 
 def text_tables(text: str, path: Path) -> list[nvprof.Table]:
     data = text.encode("utf-8")
-    tables = nvprof._tables(text, path, data if len(data) == len(text) else None)
+    tables = nvprof_tables.tables(text, path, data if len(data) == len(text) else None)
     return [t for t in tables if t.kind == "text_summary"]
 
 
@@ -128,7 +137,7 @@ def reference(origin: Origin, section: str):
     joined and ended at its last row (`nvprof_wrapped`), when that is read."""
     old = outcome(reference_text_rows, origin, section)
     if isinstance(old, str):
-        unit_rows = outcome(nvprof_summary._unit_rows, origin, section)
+        unit_rows = outcome(nvprof_summary_text._unit_rows, origin, section)
         if isinstance(unit_rows, str) or unit_rows[0] is not None:
             return unit_rows
     mended = nvprof_wrapped.joined(origin) if isinstance(old, str) else None
@@ -145,12 +154,14 @@ def test_text_rows_from_bytes_as_before(path: Path):
         for table in text_tables(variant, path):
             origin = table.full_origin()  # (a table read from bytes leaves its text to `cut`)
             new = outcome(
-                lambda o, s, t=table: nvprof_summary.text_rows(o, s, t.raw), origin, table.section
+                lambda o, s, t=table: nvprof_summary_text.text_rows(o, s, t.raw),
+                origin,
+                table.section,
             )
             same(new, reference(origin, table.section))
-            same(outcome(nvprof_summary.text_rows, origin, table.section), new)
+            same(outcome(nvprof_summary_text.text_rows, origin, table.section), new)
             keyed = outcome(  # by the keys of the fields (`summary_keys`), the text cut lazily
-                lambda o, s, t=table: nvprof_summary.text_rows(o, s, t.raw, t.lines),
+                lambda o, s, t=table: nvprof_summary_text.text_rows(o, s, t.raw, t.lines),
                 table.origin,
                 table.section,
             )
@@ -178,5 +189,5 @@ def test_small_tables_as_before(body: str):
     data = text.encode("utf-8")
     origin = Origin(Path("x.txt"), nvprof.EXPECTED, text, 7)
     raw = memoryview(data) if len(data) == len(text) else None
-    new = outcome(lambda o, s: nvprof_summary.text_rows(o, s, raw), origin, "GPU activities")
+    new = outcome(lambda o, s: nvprof_summary_text.text_rows(o, s, raw), origin, "GPU activities")
     same(new, outcome(reference_text_rows, origin, "GPU activities"))

@@ -33,7 +33,14 @@ from test_parse_fast_paths import mutants
 from test_parse_fast_summary import reference_text_rows
 
 from profiler import schema
-from profiler.parse import nvprof, nvprof_summary, tokens, values
+from profiler.parse import (
+    nvprof,
+    nvprof_summary,
+    nvprof_summary_cells,
+    nvprof_summary_text,
+    tokens,
+    values,
+)
 from profiler.parse.nvprof_summary import API, GPU, _gpu_kinds, _sorted_by_pandas
 from profiler.parse.values import Origin
 
@@ -161,7 +168,7 @@ NAMES = ["cudaMalloc", "k(int)", "[CUDA memcpy HtoD]", "[CUDA memset]", "b", "a"
 
 
 def made_rows(rng: random.Random, n: int, kinds: list) -> pd.DataFrame:
-    """`n` summary rows (`nvprof_summary.COLUMNS`) of row types `kinds`, with tied totals."""
+    """`n` summary rows (`nvprof_summary_cells.COLUMNS`) of row types `kinds`, with tied totals."""
     names = [rng.choice(NAMES) + rng.choice(["", "x", "y" * 3, "\0"]) for _ in range(n)]
     if n and rng.random() < 0.2:
         names[rng.randrange(n)] = "z" * (values.MAX_NAME + rng.choice([0, 1, 5]))
@@ -180,7 +187,7 @@ def made_rows(rng: random.Random, n: int, kinds: list) -> pd.DataFrame:
         "min": pd.Series([t / 4 for t in total], dtype="float64"),
         "max": pd.Series(total, dtype="float64"),
     }
-    return pd.DataFrame(out, columns=nvprof_summary.COLUMNS)
+    return pd.DataFrame(out, columns=nvprof_summary_cells.COLUMNS)
 
 
 @pytest.mark.parametrize("seed", range(60))
@@ -269,7 +276,7 @@ def test_made_up_text_rows_as_before(seed: int):
     origin = Origin(Path("x.txt"), nvprof.EXPECTED, text, 7)
     section = rng.choice([GPU, API])
     new = fast_paths.outcome(
-        lambda: {"t": nvprof_summary.text_rows(origin, section, memoryview(data))}
+        lambda: {"t": nvprof_summary_text.text_rows(origin, section, memoryview(data))}
     )
     old = fast_paths.outcome(lambda: {"t": reference_text_rows(origin, section)})
     fast_paths.assert_same(new, old, lambda table: table)
@@ -288,13 +295,13 @@ def test_rest_as_tokens_rest(seed: int, monkeypatch: pytest.MonkeyPatch):
     cut = tokens.split(rows)
     assert cut is not None
     want = cut.rest(6)
-    got, named = nvprof_summary._rest(cut, 6, keyed=True)
+    got, named = nvprof_summary_text._rest(cut, 6, keyed=True)
     assert got == want and named is not None
     assert [t.decode("ascii") for t in named.text] == want
     assert named.sizes.tolist() == [len(name) for name in want]
-    assert nvprof_summary._rest(cut, 6) == (want, None)
-    monkeypatch.setattr(nvprof_summary, "_REST_BYTES", 0)
-    assert nvprof_summary._rest(cut, 6, keyed=True) == (want, None)
+    assert nvprof_summary_text._rest(cut, 6) == (want, None)
+    monkeypatch.setattr(nvprof_summary_text, "_REST_BYTES", 0)
+    assert nvprof_summary_text._rest(cut, 6, keyed=True) == (want, None)
 
 
 @pytest.mark.parametrize("piece", [1, 2, 3, 7, 1 << 20])

@@ -3,7 +3,7 @@ round of speed-ups (issue 14), held to `reference_text_rows` (every row split in
 cell read): the same rows, or the same error, on made-up tables with one fault each and on
 hostile ones (runs of spaces before and between fields, tabs, CRLF, blank and blank-looking
 lines, NUL bytes, fields of eight and nine bytes, typed rows with a tab after their `:`, the last
-row without a newline), the origin's text left to `Origin.cut` as `nvprof._tables` leaves it;
+row without a newline), the origin's text left to `Origin.cut` as `nvprof_tables.tables` leaves it;
 `word_fields.fields` against `str.split` on random rows; and the path is shown to be taken.
 """
 
@@ -22,7 +22,14 @@ from test_parse_fast_paths import mutants
 from test_parse_fast_summary import reference_text_rows
 from test_parse_fast_summary2 import HEADER, made_body
 
-from profiler.parse import lines, nvprof, nvprof_summary, summary_keys, word_fields
+from profiler.parse import (
+    lines,
+    nvprof,
+    nvprof_summary_text,
+    nvprof_tables,
+    summary_keys,
+    word_fields,
+)
 from profiler.parse.nvprof_summary import API, GPU
 from profiler.parse.values import Origin
 
@@ -33,12 +40,12 @@ def both(text: str, section: str = GPU) -> tuple[fast_paths.Outcome, fast_paths.
     data = text.encode("utf-8")
     origin = Origin(Path("x.txt"), nvprof.EXPECTED, text, 7)
     if len(data) != len(text):  # not ASCII: no bytes, no lines
-        new = fast_paths.outcome(lambda: {"t": nvprof_summary.text_rows(origin, section)})
+        new = fast_paths.outcome(lambda: {"t": nvprof_summary_text.text_rows(origin, section)})
         return new, fast_paths.outcome(lambda: {"t": reference_text_rows(origin, section)}), False
     table = lines.split_led(data)
     lazy = dataclasses.replace(origin, text="", cut=functools.partial(str, text))
     new = fast_paths.outcome(
-        lambda: {"t": nvprof_summary.text_rows(lazy, section, memoryview(data), table)}
+        lambda: {"t": nvprof_summary_text.text_rows(lazy, section, memoryview(data), table)}
     )
     old = fast_paths.outcome(lambda: {"t": reference_text_rows(origin, section)})
     return new, old, summary_keys.scan(table) is not None
@@ -116,7 +123,7 @@ def test_real_tables_taken():
         raw = path.read_bytes()
         if b"Time(%)" not in raw or not raw.isascii():
             continue
-        for table in nvprof._tables(raw.decode("ascii"), path, raw):
+        for table in nvprof_tables.tables(raw.decode("ascii"), path, raw):
             if table.kind == "text_summary" and table.lines is not None:
                 found.append(summary_keys.scan(table.lines) is not None)
     assert len(found) >= 10 and sum(found) >= len(found) * 3 // 4
@@ -164,14 +171,14 @@ def nvprof_files() -> list[Path]:
 
 @pytest.mark.parametrize("path", nvprof_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_tables_of_ascii_text_as_of_str(path: Path):
-    """`nvprof._tables` finds the same tables in an ASCII file's bytes (`AsciiText`, no `str`
+    """`nvprof_tables.tables` finds the same tables in an ASCII file's bytes (`AsciiText`, no `str`
     of the whole text) as in its text, on the file and on mutated copies of it."""
     for variant in mutants(path.read_text("utf-8", "replace"), seed=len(path.name), count=8):
         data = variant.encode("utf-8")
         if not data.isascii():
             continue
-        new = nvprof._tables(nvprof.AsciiText(data), path, data)
-        old = nvprof._tables(variant, path, None)  # (searched as a `str`, no leads)
+        new = nvprof_tables.tables(nvprof.AsciiText(data), path, data)
+        old = nvprof_tables.tables(variant, path, None)  # (searched as a `str`, no leads)
         assert [(t.kind, t.section, t.run, t.nvtx, t.at) for t in new] == [
             (t.kind, t.section, t.run, t.nvtx, t.at) for t in old
         ]

@@ -10,7 +10,7 @@ this way is one run, as before; so is one whose launch IDs repeat (each run's `=
 Profiling "k" - 0` lines numbering its launches from 0), whose rows the IDs do not tell apart.
 
 Notes that paste each run's results with no process lines, each in a code fence of its own or
-under a heading of its own, are cut as nvprof's pasted runs are (`nvprof._pasted_runs`: where
+under a heading of its own, are cut as nvprof's pasted runs are (`nvprof_runs.pasted_runs`: where
 what a run has comes again): a run ends where a fence or heading line (`headings.breaks`), or a
 line that opens or closes a C comment (runs pasted into a source file, one per `/* */` block),
 stands between two launches and the launch after it is of a kernel the run already has. So
@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from profiler.parse import headings, ncu_text, nvprof
+from profiler.parse import headings, ncu_text, nvprof_runs
 
 _MARK = b"==PROF== "
 _PROCESS = re.compile(rb"==PROF== (?:Connected to|Disconnected from) process ([0-9]{1,12})\b")
@@ -37,7 +37,7 @@ _PROCESS = re.compile(rb"==PROF== (?:Connected to|Disconnected from) process ([0
 _RESULTS_OF = re.compile(rb"[ \t]*\[([0-9]{1,12})\] [^\s@]{1,256}@[^\s]{1,256}[ \t\r]*")
 
 
-def read_runs(path: str | Path, stage: str) -> nvprof.Runs:
+def read_runs(path: str | Path, stage: str) -> nvprof_runs.Runs:
     """The runs of a file of ncu text output, each with its tables, the line of its first
     launch's kernel line and the Markdown heading it is quoted under (see the module
     docstring): one run when the file tells none apart.
@@ -53,7 +53,7 @@ def read_runs(path: str | Path, stage: str) -> nvprof.Runs:
         starts = block_starts(placed.data, kernel_lines, list(tables["metrics"]["name"]))
         starts = starts if unique or _distinct(placed.ids, kernel_lines, starts) else []
     if not starts:
-        return nvprof.Runs([nvprof.Run(tables, int(kernel_lines[0]) + 1)], [])
+        return nvprof_runs.Runs([nvprof_runs.Run(tables, int(kernel_lines[0]) + 1)], [])
     run_of = np.searchsorted(np.array([line for line, _ in starts]), kernel_lines, side="right")
     ids = np.array(placed.ids)
     at = [process.start() if process else int(_offsets(placed.data)[kernel_lines[0]])]
@@ -68,8 +68,8 @@ def read_runs(path: str | Path, stage: str) -> nvprof.Runs:
         line = int(kernel_lines[mine][0]) + 1
         first = int(ids[mine][0]) if in_order else 0  # each run's launches from 0, as ncu's
         mine_only = _only(tables, placed, np.flatnonzero(mine), first)
-        runs.append(nvprof.Run(mine_only, line, heading=heading))
-    return nvprof.Runs(runs, [])
+        runs.append(nvprof_runs.Run(mine_only, line, heading=heading))
+    return nvprof_runs.Runs(runs, [])
 
 
 def run_starts(data: bytes, kernel_lines: np.ndarray) -> list[tuple[int, int]]:

@@ -37,7 +37,7 @@ def unfinished(
     Args:
         text: the log.
         results: where each `Profiling result:` line begins.
-        starts_of: where each line that is a given marker begins (`nvprof._marker_lines`).
+        starts_of: where each line that is a given marker begins (`nvprof_tables.marker_lines`).
     """
     done = {_pid(text, at) for at in results}
     if not done or None in done:

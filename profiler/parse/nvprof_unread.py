@@ -29,14 +29,14 @@ class _Searchable(Protocol):
 
 
 # The starts of the lines that are a given title (after blanks and an `==PID==` prefix, if any):
-# `nvprof._marker_lines`, which given the leads of an ASCII text's lines searches only those led
-# by `=` (a 300 MB log is not searched whole twice).
+# `nvprof_tables.marker_lines`, which given the leads of an ASCII text's lines searches only those
+# led by `=` (a 300 MB log is not searched whole twice).
 MarkerLines = Callable[[str], list[int]]
 
 
 def note(text: _Searchable, marker_lines: MarkerLines) -> None:
     """Warn (`values.ReadNote`) naming the first table of each kind above in `text` (an nvprof
-    log, as `str` or `nvprof.AsciiText`; `marker_lines` finds its title lines) and its line:
+    log, as `str` or `nvprof_text.AsciiText`; `marker_lines` finds its title lines) and its line:
     left out."""
     found = [
         (line, what) for title, what in _TITLES if (line := _line_of(text, marker_lines(title)))
