@@ -839,3 +839,27 @@ def test_a_launch_with_no_section_table_is_said_by_name_and_line():
     ]
     assert (metrics["grid"].tolist(), metrics["block"].tolist()) == (["(4, 1, 1)"], ["(256, 1, 1)"])
     assert metrics[["duration_ns", "sm_throughput_pct", "registers"]].isna().all().all()
+
+
+def test_a_page_without_its_metric_unit_column_is_refused(tmp_path):
+    """A details page whose `Metric Unit` header cell is mangled leaves its values without
+    units: refused, naming the column (not a KeyError)."""
+    text = (NCU / "details-sections.csv").read_text()
+    page = tmp_path / "page.csv"
+    page.write_text(text.replace('"Metric Unit"', '"Metric Uni;"', 1))
+    with pytest.raises(ParseError, match="has Metric Value and Metric Name but no Metric Unit"):
+        ncu_csv.read_tables(page, "s")
+
+
+def test_a_capture_whose_summary_lacks_its_metric_unit_column_keeps_the_rest(tmp_path, capsys):
+    """The device fuzz's crash: a capture's ncu per-kernel summary whose `Metric Unit` header
+    cell became `Metric Uni;` crashed the import with a KeyError. Now that section is left out
+    with a warning that says why, and the capture's nsys tables import."""
+    from test_import_pasted import imported
+
+    text = (DATA.parent / "captures" / "vernier-nsys-csv-then-ncu-csv-elided-cut.md").read_text()
+    capture = tmp_path / "capture.md"
+    capture.write_text(text.replace('"Metric Unit"', '"Metric Uni;"', 1))
+    run, said = imported(capture, tmp_path, capsys)
+    assert "ncu-csv output left out: its header has Average and Metric Name but no Metric " in said
+    assert len(run.table("gpu_activities")) and "counters" not in run.tables

@@ -510,7 +510,15 @@ def _details(
     The page's cells may be `object` (a million rows are not made `string`): each launch's
     first row, and the rows of the metrics looked for, are made `string` here. The metric
     names are compared as codes, each distinct name once.
+
+    Raises: ParseError when the header has no `Metric Unit` column (ncu writes it beside
+        `Metric Name`): a value's unit, and so its number, cannot be told.
     """
+    if "Metric Unit" not in table.columns:
+        raise origin.error(
+            f"its header has {value} and Metric Name but no Metric Unit column, which ncu writes "
+            "beside them: the values' units cannot be told"
+        )
     launches = table[~table["ID"].duplicated().to_numpy()].reset_index(drop=True)
     launches = launches.astype("string")
     metric_names = ncu_counters.Coded.of(table["Metric Name"])
