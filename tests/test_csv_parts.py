@@ -50,9 +50,10 @@ def test_parts_give_the_whole_pages_tables(path, parts, monkeypatch):
         pd.testing.assert_frame_equal(cut[name], whole[name])
 
 
-def test_the_page_is_read_in_parts(monkeypatch):
-    """The parts reader is what runs (not a fall-back to the whole page): each part is read."""
-    seen = []
+def parts_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list to which each later call of `csv_parts.read_in_parts` adds how many parts it
+    reads."""
+    seen: list[int] = []
     real = csv_parts.read_in_parts
 
     def counted(data, cuts, read_part):
@@ -60,6 +61,12 @@ def test_the_page_is_read_in_parts(monkeypatch):
         return real(data, cuts, read_part)
 
     monkeypatch.setattr(csv_parts, "read_in_parts", counted)
+    return seen
+
+
+def test_the_page_is_read_in_parts(monkeypatch):
+    """The parts reader is what runs (not a fall-back to the whole page): each part is read."""
+    seen = parts_read(monkeypatch)
     read(DATA / "ncu" / "2025.3.1" / "details-sections.csv", 4, monkeypatch)
     assert seen == [4]
 
@@ -83,14 +90,7 @@ def test_a_gpu_trace_in_nsys_stdout_is_read_in_parts_as_whole(parts, monkeypatch
     no fall-back), and gives what the whole read gives."""
     monkeypatch.setattr(csv_parts, "part_count", lambda size, cores=None: 1)
     whole = nsys_csv.read_stats_stdout(STDOUT, "s")
-    seen = []
-    real = csv_parts.read_in_parts
-
-    def counted(data, cuts, read_part):
-        seen.append(len(cuts))
-        return real(data, cuts, read_part)
-
-    monkeypatch.setattr(csv_parts, "read_in_parts", counted)
+    seen = parts_read(monkeypatch)
     monkeypatch.setattr(csv_parts, "part_count", lambda size, cores=None: parts)
     cut = nsys_csv.read_stats_stdout(STDOUT, "s")
     assert seen == [parts] and whole.keys() == cut.keys()

@@ -8,21 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from clirun import assert_refused, profgen
-
-from profiler import store
+from test_import_pasted import imported
 
 NSYS = Path(__file__).parent / "data" / "nsys"
-
-
-def _import(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], path: Path
-) -> tuple[store.Run, str]:
-    out = tmp_path / "out"
-    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", out], capsys)
-    assert result.code == 0, result.err
-    return store.load_run(Path(result.out.strip().splitlines()[-1])), result.err
 
 
 def _rows_after(text: str, marker: str, numbers: int = 7) -> list[list[str]]:
@@ -53,7 +42,7 @@ def test_a_kernel_header_a_terminal_wrapped_onto_two_lines_is_read_with_its_rows
     over without a word, only the memory copies imported)."""
     path = NSYS / "2021.x" / "openacc-mlp-wrapped-kern-header-hpcsdk21.7-cut.md"
     text = path.read_text(encoding="utf-8")
-    run, _ = _import(tmp_path, capsys, path)
+    run, _ = imported(path, tmp_path, capsys)
     act = run.table("gpu_activities")
     kernels = act[act["kind"] == "kernel"].set_index("name")
     rows = _rows_after(text, "gpukernsum.py openacc_kernel.sqlite")
@@ -73,7 +62,7 @@ def test_notes_written_after_the_rows_past_the_rule_are_cut_off_the_names(tmp_pa
     nsys's, lost their direction and bytes)."""
     path = NSYS / "2025.3.2" / "zh-cuda-course-stats-rows-with-hash-notes-cut.md"
     text = path.read_text(encoding="utf-8")
-    run, err = _import(tmp_path, capsys, path)
+    run, err = imported(path, tmp_path, capsys)
     assert "`#` note after the name" in err
     api = run.table("api_calls").set_index("name")
     rows = _rows_after(text, "Executing 'cuda_api_sum'", numbers=8)
@@ -116,7 +105,7 @@ def test_notes_cut_off_the_names_of_several_tables_are_said_once_naming_each_tab
             if any(" #" in row for row in rows):
                 noted.append(i + 2)
     assert len(noted) == 5
-    _, err = _import(tmp_path, capsys, path)
+    _, err = imported(path, tmp_path, capsys)
     said = [line for line in err.splitlines() if "`#` note after the name" in line]
     assert len(said) == 1
     assert f"lines {', '.join(map(str, noted))}: " in said[0]
@@ -143,7 +132,7 @@ def test_an_api_table_with_a_markdown_rule_is_left_out_saying_so_and_the_runs_re
     path = NSYS / "2026.3.1" / "zh-vector-add-three-stats-api-table-markdown-rule-cut.md"
     lines = path.read_text(encoding="utf-8").split("\n")
     header = next(i for i, t in enumerate(lines, 1) if t.startswith("Time (%)"))
-    run, err = _import(tmp_path, capsys, path)
+    run, err = imported(path, tmp_path, capsys)
     assert f"table at line {header} has a Markdown rule (`---`)" in err
     rows = lines[header + 3 : header + 11]  # under the `---`, a blank line between
     assert [r.split()[-1] for r in rows[:2]] == ["cudaLaunchKernel", "cudaMalloc"]
@@ -166,7 +155,7 @@ def test_an_elision_of_the_program_log_above_the_tables_marks_no_table_partial(t
     missing); the tables under it are read whole."""
     path = NSYS / "2020.x" / "ece408-m3-rai-log-elided-then-stats-cut.md"
     text = path.read_text(encoding="utf-8")
-    run, err = _import(tmp_path, capsys, path)
+    run, err = imported(path, tmp_path, capsys)
     assert "elided" not in err
     assert "partial" not in run.table("stages")["technique"].iloc[0]
     api = run.table("api_calls").set_index("name")
@@ -197,7 +186,7 @@ def test_the_wrapped_kernel_header_is_read_from_a_crlf_copy_too(tmp_path, capsys
     text = path.read_text(encoding="utf-8")
     crlf = tmp_path / "crlf.md"
     crlf.write_bytes(text.replace("\n", "\r\n").encode("utf-8"))
-    run, _ = _import(tmp_path, capsys, crlf)
+    run, _ = imported(crlf, tmp_path, capsys)
     act = run.table("gpu_activities")
     names = sorted(act.loc[act["kind"] == "kernel", "name"])
     assert names == sorted(row[-1] for row in _rows_after(text, "gpukernsum.py openacc_kernel"))

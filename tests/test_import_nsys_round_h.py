@@ -8,21 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from clirun import profgen
-
-from profiler import store
+from test_import_pasted import imported
 
 NSYS = Path(__file__).parent / "data" / "nsys"
-
-
-def _import(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], path: Path
-) -> tuple[store.Run, str]:
-    out = tmp_path / "out"
-    result = profgen(["import", "--model", "m", "--stage", f"s={path}", "--out", out], capsys)
-    assert result.code == 0, result.err
-    return store.load_run(Path(result.out.strip().splitlines()[-1])), result.err
 
 
 def _int(cell: str) -> int:
@@ -46,7 +34,7 @@ def test_nvtx_pushpop_sum_tables_are_read_as_ranges_one_run_each(tmp_path, capsy
     the one run's); each fence's table is a run, its ranges as written."""
     path = NSYS / "2023.x" / "bench-walkthrough-nvtx-pushpop-sum-two-runs-cut.md"
     rows = _range_rows(path.read_text(encoding="utf-8").split("\n"))
-    run, err = _import(tmp_path, capsys, path)
+    run, err = imported(path, tmp_path, capsys)
     assert "rows elided" not in err  # (the `...` above the second header elides no row)
     assert not run.table("stages")["technique"].str.contains("partial").any()
     ranges = run.table("ranges")
@@ -92,7 +80,7 @@ def test_a_run_whose_api_table_opens_its_own_fence_is_not_mixed_with_the_run_abo
     lines = path.read_text(encoding="utf-8").split("\n")
     kernels = _table_rows(lines, "CUDA Kernel Statistics:")
     (api,) = _table_rows(lines, "CUDA API Statistics:")
-    run, err = _import(tmp_path, capsys, path)
+    run, err = imported(path, tmp_path, capsys)
     assert "left out" not in err
     act = run.table("gpu_activities")
     assert sorted(act["stage"].unique()) == ["s.1", "s.2"]
@@ -113,7 +101,7 @@ def test_a_kernel_table_whose_lines_a_copy_joined_is_left_out_saying_so(tmp_path
     path = NSYS / "2020.x" / "csc-openacc-slides-kern-table-lines-joined-cut.md"
     lines = path.read_text(encoding="utf-8").split("\n")
     header = next(n for n, t in enumerate(lines, 1) if t.startswith("Time(%)") and "---" in t)
-    run, err = _import(tmp_path, capsys, path)
+    run, err = imported(path, tmp_path, capsys)
     assert f"line {header}: the cuda_gpu_kern_sum table is left out" in err
     assert "stands on its header's line" in err
     assert "partial" in run.table("stages").loc[0, "technique"]
