@@ -142,8 +142,9 @@ def read_tables(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.Dat
         said = nothing_profiled(data.decode("utf-8"), "no such header found")
         raise ParseError(path, EXPECTED, said)
     data = data[: _fence_line(data, match.start())]
-    data = data[: _prose_line(data, match.start())]
-    data = data[: _tail_line(data, match.start())]
+    if not _ncu_only_before(data, match.start()):  # (a table pasted among other text)
+        data = data[: _prose_line(data, match.start())]
+        data = data[: _tail_line(data, match.start())]
     origin, source_bytes, start = _table(data, match.start(), path)
     header = csvtext.header_cells(_line_at(data, match.start()))
     csvtext.check_header(header, path, EXPECTED)
@@ -288,7 +289,9 @@ _PROSE_AFTER = re.compile(rb"\n[ \t\r]*\n[ \t]*(?=[^\s\"=])")
 
 def _ncu_only_before(data: bytes, start: int) -> bool:
     """Whether only ncu's own lines (`==PROF==`) or blank ones come before the header at
-    `start`: ncu's own output, not a table pasted among other text."""
+    `start`: ncu's own output, not a table pasted among other text. Its rows, which can be
+    hundreds of MB and hold no blank line, are then not searched for the text after them
+    (`_prose_line`, `_tail_line`)."""
     before = data[:start].split(b"\n")[:-1]
     return all(line.startswith(b"==") or not line.strip() for line in before)
 
@@ -296,11 +299,8 @@ def _ncu_only_before(data: bytes, start: int) -> bool:
 def _prose_line(data: bytes, start: int) -> int:
     """Where a table pasted among other text ends: the first blank line after the header at
     `start` that other text follows (a heading, a second block of a README or of a source
-    file's comment), its lines then left out with a note. The end of `data` when there is none,
-    or when only ncu's own lines (`==PROF==`) come before the header: ncu's own output, which
-    can be hundreds of MB and has no blank line, is not searched."""
-    if _ncu_only_before(data, start):
-        return len(data)
+    file's comment), its lines then left out with a note. The end of `data` when there is
+    none."""
     found = _PROSE_AFTER.search(data, start)
     if found is None:
         return len(data)
@@ -317,12 +317,11 @@ def _tail_line(data: bytes, start: int) -> int:
     the last one that starts with a quote, when they start with neither a quote nor `==` (a
     source file's string closed by a backtick on the next line): left out with a note, not read
     as a row cut short (ncu quotes every cell: a row it cut starts with a quote). The end of
-    `data` when there are none, when they are ncu's or an elision mark's, or when only ncu's
-    own lines come before the header."""
+    `data` when there are none, or when they are ncu's or an elision mark's."""
     last = _last_row(data, start)
     end = data.find(b"\n", last) + 1
     tail = data[end:].strip() if end else b""
-    if not tail or tail.startswith((b"==", b"...", "…".encode())) or _ncu_only_before(data, start):
+    if not tail or tail.startswith((b"==", b"...", "…".encode())):
         return len(data)  # (an elision mark `...` is the table's, as the rows it stands for)
     shown = tail.split(b"\n", 1)[0].decode("utf-8", "replace")[:60]
     line = data.count(b"\n", 0, end) + 1
