@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from profiler.parse import headings, ncu_text, nvprof_runs
+from profiler.parse import headings, lines, ncu_text, nvprof_runs
 
 _MARK = b"==PROF== "
 _PROCESS = re.compile(rb"==PROF== (?:Connected to|Disconnected from) process ([0-9]{1,12})\b")
@@ -148,8 +148,7 @@ def _process_breaks(data: bytes) -> list[int]:
 
 def _offsets(data: bytes) -> np.ndarray:
     """The offset of each line of `data` (by its 0-based index)."""
-    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
-    return np.concatenate(([0], ends + 1))
+    return np.concatenate(([0], lines.newlines(data) + 1))
 
 
 def _processes(data: bytes) -> Iterator[re.Match[bytes]]:
