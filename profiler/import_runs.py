@@ -77,8 +77,10 @@ def stages(key: str, runs: list[Run], title: str, taken: Collection[str]) -> lis
                 f"stage ({key}.1 to {key}.{len(runs)}), but the key {sub[:80]!r} {why}"
             )
         said = f"{title}, run {n} of {len(runs)}" + (f": {run.label}" if run.label else "")
-        technique = f"{run.technique}: run {n} of {len(runs)}, {run.place}" if run.place else ""
-        out.append(Stage(sub, key, said, _keyed(run.tables, sub), technique or run.technique))
+        technique = (
+            f"{run.technique}: run {n} of {len(runs)}, {run.place}" if run.place else run.technique
+        )
+        out.append(Stage(sub, key, said, _keyed(run.tables, sub), technique))
     return out
 
 
