@@ -23,7 +23,15 @@ from test_parse_fast_paths import mutants
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import csvtext, ncu_counters, ncu_csv, ncu_nvtx, values
+from profiler.parse import (
+    csvtext,
+    ncu_counters,
+    ncu_csv,
+    ncu_details,
+    ncu_metrics,
+    ncu_nvtx,
+    values,
+)
 from profiler.parse.values import LineCounter, Origin
 
 DATA = Path(__file__).parent / "data"
@@ -79,9 +87,9 @@ def old_read_tables(path: Path, stage: str) -> dict[str, pd.DataFrame]:
     header = csvtext.header_cells(str(origin.text).split("\n", 1)[0])
     csvtext.check_header(header, path, ncu_csv.EXPECTED)
     table = csvtext.read_csv_text(origin.text, origin)
-    csvtext.check_last_row(origin, ncu_csv._row_cells(header), len(table) - 1)  # (the rule)
+    csvtext.check_last_row(origin, ncu_details.row_cells(header), len(table) - 1)  # (the rule)
     if "Metric Name" in table.columns and "Metric Value" in table.columns:
-        ncu_csv._check_metric_rows(table, origin)  # (the rule: a split row is refused)
+        ncu_details.check_metric_rows(table, origin)  # (the rule: a split row is refused)
         launches, found = old_details(table, origin)
         counters = lambda: old_counters(table, stage)  # noqa: E731
     elif "Metric Name" in table.columns and "Average" in table.columns:
@@ -125,7 +133,7 @@ def old_details(table: pd.DataFrame, origin: Origin, value: str = "Metric Value"
             units = hits["Metric Unit"].fillna("").astype(str)
             factor = units.map(lambda u, k=kind, n=name: ncu_csv.unit_factor(k, u, origin.path, n))
             number = values.numbers(
-                hits[value], origin, name, ncu_csv._RULES[kind], factor.to_numpy(dtype="float64")
+                hits[value], origin, name, ncu_metrics.RULES[kind], factor.to_numpy(dtype="float64")
             )
             by_id = pd.Series(number.to_numpy(), index=hits["ID"].to_numpy())
             found[field] = pd.Series(launches["ID"].map(by_id).to_numpy(dtype="float64"))
