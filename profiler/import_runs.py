@@ -116,7 +116,7 @@ def nsys_text_runs(
     technique: str,
     trimmed: Sequence[values.ReadNote] = (),
 ) -> list[Run]:
-    """The runs of a capture of `nsys stats` output (`nsys_csv.read_stats_runs`), each with its
+    """The runs of a capture of `nsys stats` output (`nsys_capture.read_stats_runs`), each with its
     technique: for a capture of several, `technique`, the run's place and its tables' lines;
     and for each run the tables of its top rows only (`trimmed`: a note is the run's whose
     table starts nearest above its line)."""

@@ -68,7 +68,9 @@ from profiler.parse import (
     ncu_csv,
     ncu_runs,
     ncu_text,
+    nsys_capture,
     nsys_csv,
+    nsys_no_table,
     nvprof,
     nvprof_db,
     unusable,
@@ -269,7 +271,7 @@ def _read_input(
         return runs, [path], {"warnings": left} if left else {}
     if kind == detect.NSYS_TEXT:
         with values.trimmed() as trimmed:
-            told = nsys_csv.read_stats_runs(source, stage)
+            told = nsys_capture.read_stats_runs(source, stage)
         for _, tables in told:
             _check_rows(tables, path)
         said = {"warnings": [f"{path}: {note}" for note in trimmed]} if trimmed else {}
@@ -347,7 +349,7 @@ def _read_stage(
         read = list(nsys_csv.report_files(name).values())
         tables = nsys_csv.read_stats_dir(name, stage)
     elif kind == detect.NSYS_TEXT:
-        tables = nsys_csv.read_stats_stdout(path, stage)
+        tables = nsys_capture.read_stats_stdout(path, stage)
     elif kind == detect.NSYS_REPORT:
         with _tool_for(name, "an Nsight Systems report, read through `nsys stats`"):
             folder, note = reports.nsys_stats(name, raw)
@@ -405,7 +407,7 @@ def _check_rows(tables: dict[str, pd.DataFrame], path: Path, stats_log: Path | N
         return
     why = None
     if stats_log is not None and stats_log.is_file():
-        why = nsys_csv.all_skipped(stats_log.read_text(errors="replace"))
+        why = nsys_no_table.all_skipped(stats_log.read_text(errors="replace"))
     raise ParseError(path, detect.EXPECTED, why or "it has tables but no rows to import")
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from profiler.errors import ParseError
-from profiler.parse import csv_parts, csvtext, ncu_csv, nsys_csv
+from profiler.parse import csv_parts, csvtext, ncu_csv, nsys_capture, nsys_csv
 
 DATA = Path(__file__).parent / "data"
 DETAILS = sorted(
@@ -89,10 +89,10 @@ def test_a_gpu_trace_in_nsys_stdout_is_read_in_parts_as_whole(parts, monkeypatch
     """The trace among other reports in `nsys stats` output is read in parts (each part read:
     no fall-back), and gives what the whole read gives."""
     monkeypatch.setattr(csv_parts, "part_count", lambda size, cores=None: 1)
-    whole = nsys_csv.read_stats_stdout(STDOUT, "s")
+    whole = nsys_capture.read_stats_stdout(STDOUT, "s")
     seen = parts_read(monkeypatch)
     monkeypatch.setattr(csv_parts, "part_count", lambda size, cores=None: parts)
-    cut = nsys_csv.read_stats_stdout(STDOUT, "s")
+    cut = nsys_capture.read_stats_stdout(STDOUT, "s")
     assert seen == [parts] and whole.keys() == cut.keys()
     for name in whole:
         pd.testing.assert_frame_equal(cut[name], whole[name])

@@ -14,7 +14,7 @@ from clirun import assert_refused, profgen
 
 from profiler import import_capture, schema, store
 from profiler.errors import ParseError
-from profiler.parse import capture, detect, nsys_csv, nsys_text, nvprof
+from profiler.parse import capture, detect, nsys_capture, nsys_text, nvprof
 from profiler.parse.values import Origin
 
 DATA = Path(__file__).parent / "data"
@@ -353,7 +353,7 @@ def test_a_summary_and_a_gpu_trace_are_imported_as_both(tmp_path, capsys):
 def test_nvprof_and_nsys_output_in_one_terminal(tmp_path, capsys):
     result, run = imported(capsys, tmp_path, f"s={NVPROF_NSYS}")
     printed = nvprof.read_log(CUDA_STREAM, "s")
-    nsys = nsys_csv.read_stats_stdout(DEMO_STDOUT, "s")
+    nsys = nsys_capture.read_stats_stdout(DEMO_STDOUT, "s")
     pd.testing.assert_frame_equal(run.table("gpu_activities"), printed["gpu_activities"])
     pd.testing.assert_frame_equal(run.table("api_calls"), printed["api_calls"])  # the first's
     got = run.table("gpu_trace")

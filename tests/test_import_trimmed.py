@@ -16,7 +16,7 @@ from clirun import profgen
 
 from profiler import store
 from profiler.errors import ParseError
-from profiler.parse import nsys_csv, nvprof, values
+from profiler.parse import nsys_capture, nvprof, values
 
 DATA = Path(__file__).parent / "data"
 DREAMGO = DATA / "nvprof" / "9.x" / "dreamgo-43-top-rows.txt"
@@ -65,7 +65,7 @@ def test_fenced_nvprof_summary_with_its_api_calls_trimmed():
 
 def test_nsys_text_top_kernel_rows_are_read_and_said_trimmed():
     with pytest.warns(values.TrimmedTable) as said:
-        tables = nsys_csv.read_stats_stdout(PYTORCH, "s")
+        tables = nsys_capture.read_stats_stdout(PYTORCH, "s")
     assert [str(w.message) for w in said] == [
         f"the cuda_gpu_kern_sum rows at line 5 cover 59.20% of its time: {TAIL}"
     ]

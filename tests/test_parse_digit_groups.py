@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from profiler.errors import ParseError
-from profiler.parse import nsys_csv
+from profiler.parse import nsys_capture
 
 JETSON = Path(__file__).parent / "data" / "nsys" / "2022.x" / "jetson-nvtx-four-digit-groups.txt"
 
@@ -34,7 +34,7 @@ def number(cell: str) -> float:
 
 @pytest.fixture(scope="module")
 def tables():
-    return nsys_csv.read_stats_stdout(JETSON, "s")
+    return nsys_capture.read_stats_stdout(JETSON, "s")
 
 
 def test_nvtx_ranges_are_read_with_their_values(tables):
@@ -99,7 +99,9 @@ def nvtx_table(tmp_path: Path, numbers: str) -> Path:
 def test_grouping_no_cell_decides_is_refused_saying_so(tmp_path):
     """`2,6815` and no cell with two commas or a point: 26815, or 2.6815 with a decimal comma?"""
     with pytest.raises(ParseError) as err:
-        nsys_csv.read_stats_stdout(nvtx_table(tmp_path, "100 2,6815 13 2062 2016 1952 2496"), "s")
+        nsys_capture.read_stats_stdout(
+            nvtx_table(tmp_path, "100 2,6815 13 2062 2016 1952 2496"), "s"
+        )
     assert "line 5, column 'Total Time (ns)': '2,6815' is not a number" in str(err.value)
     assert "'2,6815' is grouped by four digits or has a decimal comma" in str(err.value)
     assert "LC_ALL=C" in str(err.value)
@@ -107,11 +109,11 @@ def test_grouping_no_cell_decides_is_refused_saying_so(tmp_path):
 
 def test_grouping_a_point_decides_and_a_misfit_group_stays_refused(tmp_path):
     row = "100.0 2,6815 13 2062.7 2016.0 1952 2496"
-    got = nsys_csv.read_stats_stdout(nvtx_table(tmp_path, row), "s")["ranges"]
+    got = nsys_capture.read_stats_stdout(nvtx_table(tmp_path, row), "s")["ranges"]
     assert (got["total_ns"].iloc[0], got["calls"].iloc[0]) == (26_815, 13)
     row = "100.0 2,6815,12 13 2062.7 2016.0 1952 2496"
     with pytest.raises(ParseError, match=r"'2,6815,12' is not a number\)"):
-        nsys_csv.read_stats_stdout(nvtx_table(tmp_path, row), "s")
+        nsys_capture.read_stats_stdout(nvtx_table(tmp_path, row), "s")
 
 
 INDIAN = (
@@ -126,7 +128,7 @@ def test_numbers_grouped_in_lakhs_are_read_with_their_values():
     lines = INDIAN.read_text().splitlines()
     at = next(k for k, line in enumerate(lines) if "(nvtx_sum):" in line) + 4
     rows = [line.split() for line in lines[at : lines.index("", at)]]
-    ranges = nsys_csv.read_stats_stdout(INDIAN, "s")["ranges"].set_index("name")
+    ranges = nsys_capture.read_stats_stdout(INDIAN, "s")["ranges"].set_index("name")
     assert len(ranges) == len(rows) == 2
     for row in rows:
         got = ranges.loc[row[-1].lstrip(":")]

@@ -21,7 +21,7 @@ from test_parse_fast_capture import MADE_CAPTURES, made_capture
 
 from profiler import import_capture, importer
 from profiler.errors import ParseError
-from profiler.parse import csvtext, detect, ncu_csv, nsys_csv, nvprof
+from profiler.parse import csvtext, detect, ncu_csv, nsys_capture, nvprof
 
 DATA = Path(__file__).parent / "data"
 SHARED = Path("/work/shared/fixtures")
@@ -106,7 +106,7 @@ READERS: dict[str, Callable[[Any], Any]] = {
 }
 TABLES: dict[str, Callable[[Any], Any]] = {
     detect.NVPROF: lambda s: nvprof.read_log(s, "s"),
-    detect.NSYS_TEXT: lambda s: nsys_csv.read_stats_stdout(s, "s"),
+    detect.NSYS_TEXT: lambda s: nsys_capture.read_stats_stdout(s, "s"),
     detect.NCU_CSV: lambda s: ncu_csv.read_metrics(s, "s"),
 }
 

@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 from profiler.errors import ParseError
-from profiler.parse import nsys_csv, nsys_rows, nsys_stdout, nsys_text
+from profiler.parse import nsys_capture, nsys_rows, nsys_stdout, nsys_text
 from profiler.parse.values import LineCounter
 
 DATA = Path(__file__).parent / "data"
@@ -49,7 +49,7 @@ def slow(*_args: object, **_kwargs: object) -> None:
 
 
 def outcome(path: Path) -> fast_paths.Outcome:
-    return fast_paths.outcome(lambda: nsys_csv.read_stdout_reports(path))
+    return fast_paths.outcome(lambda: nsys_capture.read_stdout_reports(path))
 
 
 def assert_same(fast: fast_paths.Outcome, plain: fast_paths.Outcome) -> None:

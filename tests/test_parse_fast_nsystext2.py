@@ -22,7 +22,7 @@ import pytest
 from test_parse_fast_nsystext import CAPTURES, SPLIT_EDITS, TEXT, mutants
 
 from profiler.errors import ParseError
-from profiler.parse import nsys_csv, nsys_stdout, values
+from profiler.parse import nsys_capture, nsys_stdout, values
 
 SHARED = Path("/work/shared/fixtures")
 EVERY = CAPTURES + sorted(
@@ -90,7 +90,7 @@ def decoded_reports(path: Path) -> dict:
         nsys_stdout.split_ascii = lambda data: [  # type: ignore[assignment]
             dataclasses.replace(block, at=-1) for block in real(data)
         ]
-        return nsys_csv.read_stdout_reports(path)
+        return nsys_capture.read_stdout_reports(path)
     finally:
         nsys_stdout.split_ascii = real
 
@@ -100,7 +100,7 @@ def assert_mutants_read_as_decoded(path, tmp_path, seed):
     for k, text in enumerate(mutants(path.read_text(encoding="utf-8"), seed=seed)):
         copy = tmp_path / f"{k}{path.suffix}"
         copy.write_text(text, encoding="utf-8")
-        fast = fast_paths.outcome(lambda c=copy: nsys_csv.read_stdout_reports(c))
+        fast = fast_paths.outcome(lambda c=copy: nsys_capture.read_stdout_reports(c))
         plain = fast_paths.outcome(lambda c=copy: decoded_reports(c))
         fast_paths.assert_same(fast, plain, lambda t: t[0])
 
@@ -121,7 +121,9 @@ def test_csv_reports_from_the_bytes_are_the_decoded_reports(path, tmp_path):
 
 def test_csv_captures_have_reports():
     """(The comparisons above are not between two refusals.)"""
-    read = [fast_paths.outcome(lambda p=p: nsys_csv.read_stdout_reports(p)) for p in CSV_CAPTURES]
+    read = [
+        fast_paths.outcome(lambda p=p: nsys_capture.read_stdout_reports(p)) for p in CSV_CAPTURES
+    ]
     assert sum(kind == "ok" for kind, _, _ in read) >= 2
 
 
@@ -216,5 +218,5 @@ def test_labels_read_a_few_rows_at_a_time(rows, monkeypatch):
     recorder = Recorder()
     monkeypatch.setattr(nsys_text, "_fast_rows", recorder)
     for path in TEXT:
-        fast_paths.outcome(lambda p=path: nsys_csv.read_stdout_reports(p))  # (some refused)
+        fast_paths.outcome(lambda p=path: nsys_capture.read_stdout_reports(p))  # (some refused)
     assert recorder.fast >= 20

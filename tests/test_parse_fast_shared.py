@@ -13,7 +13,7 @@ import pytest
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import gpuops, nsys_csv, nvprof, values
+from profiler.parse import gpuops, nsys_capture, nsys_csv, nvprof, values
 
 ROOTS = [Path(__file__).parent / "data" / "nsys", Path(__file__).parent / "data" / "nvprof"]
 SHARED = Path("/work/shared/fixtures")
@@ -120,7 +120,7 @@ def _files() -> list[Path]:
 
 def _readers(path: Path) -> list[Callable[[], object]]:
     readers: list[Callable[[], object]] = [
-        lambda: nsys_csv.read_stats_stdout(path, "s"),
+        lambda: nsys_capture.read_stats_stdout(path, "s"),
         lambda: nvprof.read_log(path, "s"),
     ]
     if path.name in ("cuda_gpu_trace.csv", "gputrace.csv"):

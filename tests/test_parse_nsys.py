@@ -18,7 +18,7 @@ import pytest
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import nsys_csv, nsys_text, values
+from profiler.parse import nsys_capture, nsys_csv, nsys_text, values
 
 NSYS = Path(__file__).parent / "data" / "nsys" / "2025.3.1"
 DEMO, OVERLAP = NSYS / "demo", NSYS / "overlap"
@@ -130,7 +130,7 @@ def test_ranges_strip_domain_and_join_gpu_projection():
 
 
 def test_stdout_capture_equals_csv_files():
-    from_stdout = nsys_csv.read_stats_stdout(DEMO / "nsys-stats-stdout.txt", "demo")
+    from_stdout = nsys_capture.read_stats_stdout(DEMO / "nsys-stats-stdout.txt", "demo")
     from_files = nsys_csv.read_stats_dir(DEMO, "demo")
     assert set(from_stdout) == set(from_files) == {"gpu_trace", "api_calls", "ranges"}
     for name, df in from_files.items():
@@ -151,7 +151,7 @@ def test_stdout_with_banners_and_old_report_names(tmp_path):
     )
     path = tmp_path / "stdout.txt"
     path.write_text(banner)
-    tables = nsys_csv.read_stats_stdout(path, "demo")
+    tables = nsys_capture.read_stats_stdout(path, "demo")
     assert len(tables["gpu_trace"]) == 5 and len(tables["api_calls"]) == 15
 
 
@@ -322,7 +322,7 @@ def test_stdout_without_reports(tmp_path):
         "Generating SQLite file /tmp/x.sqlite from /tmp/x.nsys-rep\nSKIPPED: no CUDA data\n"
     )
     with pytest.raises(ParseError) as exc:
-        nsys_csv.read_stats_stdout(path, "s")
+        nsys_capture.read_stats_stdout(path, "s")
     assert_parse_error(exc, path)
 
 
@@ -394,7 +394,7 @@ def test_stdout_with_processing_to_lines(tmp_path):
             parts.append((NESTED / f"nsys_{report}.csv").read_text())
     path = tmp_path / "stdout.txt"
     path.write_text("\n".join(parts))
-    from_stdout = nsys_csv.read_stats_stdout(path, "n")
+    from_stdout = nsys_capture.read_stats_stdout(path, "n")
     from_files = nsys_csv.read_stats_dir(NESTED, "n")
     assert set(from_stdout) == set(from_files)
     for name, df in from_files.items():
@@ -430,9 +430,9 @@ def test_fifo_or_directory_is_refused_without_blocking(tmp_path):
             nsys_csv.read_gpu_trace(fifo, "s")
         assert str(fifo) in str(exc.value)
         with pytest.raises(ParseError, match="not a regular file"):
-            nsys_csv.read_stats_stdout(fifo, "s")
+            nsys_capture.read_stats_stdout(fifo, "s")
         with pytest.raises(ParseError, match="directory"):
-            nsys_csv.read_stats_stdout(tmp_path, "s")
+            nsys_capture.read_stats_stdout(tmp_path, "s")
         # in a folder, a FIFO named like a report is no report file: never opened
         assert nsys_csv.report_files(tmp_path) == {}
 
@@ -580,7 +580,7 @@ def test_header_only_reports_give_no_tables(tmp_path):
     only = tmp_path / "only.csv"
     only.write_text(KERN + "\n" * 1000)
     with pytest.raises(ParseError, match="header but no rows"):
-        nsys_csv.read_stats_stdout(only, "s")
+        nsys_capture.read_stats_stdout(only, "s")
 
 
 def test_long_kernel_name_is_capped(tmp_path):
@@ -605,7 +605,7 @@ def test_stdout_with_long_blank_and_space_runs_is_linear(tmp_path):
     path = tmp_path / "stdout.txt"
     path.write_text(text + "\n" * 300_000 + " " * 300_000 + "\n" + "** " + " " * 300_000 + "x\n")
     with deadline(20):
-        tables = nsys_csv.read_stats_stdout(path, "demo")
+        tables = nsys_capture.read_stats_stdout(path, "demo")
     assert len(tables["gpu_trace"]) == 5
     wide = tmp_path / "cuda_gpu_kern_sum.csv"
     wide.write_text(KERN.replace("Total Time (ns)", "Total Time" + " " * 200_000 + "x"))
@@ -620,14 +620,14 @@ def test_stdout_line_numbers_count_dropped_and_blank_lines(tmp_path):
     path.write_text(text)
     line = next(i for i, ln in enumerate(text.splitlines(), 1) if ",x," in ln)
     with pytest.raises(ParseError, match=f"line {line}, column 'Num Calls': 'x' is not a number"):
-        nsys_csv.read_stats_stdout(path, "s")
+        nsys_capture.read_stats_stdout(path, "s")
 
 
 def test_stdout_that_starts_with_no_nsys_line_is_refused_early(tmp_path):
     path = tmp_path / "big.txt"
     path.write_text("x\n" * 100_000 + (DEMO / "nsys-stats-stdout.txt").read_text())
     with pytest.raises(ParseError, match="its start has no nsys report header"):
-        nsys_csv.read_stats_stdout(path, "s")
+        nsys_capture.read_stats_stdout(path, "s")
 
 
 # --- the default column text of `nsys stats` / `nsys profile --stats=true`, 2019.x-2023.x -------
@@ -657,7 +657,7 @@ def num(cell: str) -> float:
 
 
 def reports(path: Path) -> dict[str, pd.DataFrame]:
-    return {name: frame for name, (frame, _) in nsys_csv.read_stdout_reports(path).items()}
+    return {name: frame for name, (frame, _) in nsys_capture.read_stdout_reports(path).items()}
 
 
 def assert_summary(frame: pd.DataFrame, rows: list[list[str]], size: float = 1.0) -> None:
@@ -687,7 +687,7 @@ def test_2019_5_2_statistics_headings_in_nanoseconds_and_kib():
     assert_summary(got["cuda_gpu_mem_time_sum"], text_rows(path, "Statistics (nanoseconds)", 3))
     size = text_rows(path, "CUDA Memory Operation Statistics (KiB)")
     assert list(got["cuda_gpu_mem_size_sum"]["total"]) == [round(num(r[0]) * 1024) for r in size]
-    tables = nsys_csv.read_stats_stdout(path, "s")
+    tables = nsys_capture.read_stats_stdout(path, "s")
     assert "sem_timedwait" not in set(tables["api_calls"]["name"])
     act = tables["gpu_activities"].set_index("name")
     assert act.loc["[CUDA memcpy DtoH]", "bytes"] == 1_723_922 * 1024
@@ -704,7 +704,7 @@ def test_2020_4_3_headings_and_gpu_trace_text_with_blank_cells():
     assert_summary(got["cuda_gpu_mem_time_sum"], text_rows(path, "(by time):"))
     size = text_rows(path, "(by size in KiB):")
     assert list(got["cuda_gpu_mem_size_sum"]["total"]) == [round(num(r[0]) * 1024) for r in size]
-    trace = nsys_csv.read_stats_stdout(path, "s")["gpu_trace"]
+    trace = nsys_capture.read_stats_stdout(path, "s")["gpu_trace"]
     rows = text_rows(path, "gputrace.py report1.sqlite")
     assert len(trace) == len(rows) == 9
     assert list(trace["start_ns"]) == [round(float(r[0]) * 1e9) for r in rows]
@@ -734,7 +734,7 @@ def test_2022_executing_markers_headings_and_progress_bars():
     assert_summary(got["cuda_gpu_kern_sum"], text_rows(path, "CUDA Kernel Statistics:"))
     assert_summary(got["cuda_gpu_mem_time_sum"], text_rows(path, "(by time):"))
     assert list(got["cuda_gpu_mem_size_sum"]["total"]) == [134_218_000, 134_218_000]
-    tables = nsys_csv.read_stats_stdout(path, "s")
+    tables = nsys_capture.read_stats_stdout(path, "s")
     assert list(tables["api_calls"]["name"])[:2] == ["cudaMemcpy", "cudaMalloc"]
     kernel = tables["gpu_activities"].set_index("name").loc["inc(int *, unsigned long)"]
     assert (kernel["total_ns"], kernel["calls"], kernel["min_ns"]) == (883_936, 1, 883_936)
@@ -755,7 +755,7 @@ def test_2023_stats_capture_with_shell_prompt_and_notes():
     assert_summary(got["cuda_api_sum"], text_rows(path, "Executing 'cuda_api_sum'"))
     assert list(got["cuda_api_sum"]["min"]) == [4697, 0, 2925, 6098, 0, 2512]
     assert_summary(got["cuda_gpu_kern_sum"], text_rows(path, "Executing 'cuda_gpu_kern_sum'"))
-    ranges = nsys_csv.read_stats_stdout(path, "s")["ranges"]
+    ranges = nsys_capture.read_stats_stdout(path, "s")["ranges"]
     assert list(ranges["total_ns"]) == [3_481_709, 182_472]
 
 
@@ -764,7 +764,7 @@ def test_blank_lines_a_paste_put_under_headers_and_between_rows_are_closed_up():
     between the CUDA API header and its rule, memory-operation rows double-spaced. The tables
     are read whole (they were passed over: no API calls, the HtoD copies lost)."""
     path = DATA / "2020.x" / "meanpaper-m2-blank-lines-in-tables.txt"
-    tables = nsys_csv.read_stats_stdout(path, "s")
+    tables = nsys_capture.read_stats_stdout(path, "s")
     api = tables["api_calls"].set_index("name")
     assert list(api.index) == [
         "cudaMemcpy", "cudaMalloc", "cudaDeviceSynchronize", "cudaLaunchKernel", "cudaFree"
@@ -783,7 +783,7 @@ def test_step_counter_padded_for_ten_reports_or_more_names_the_tables():
     report`): the OS runtime table under it is skipped and the CUDA API summary read, not
     poll/ioctl taken for CUDA calls and the real cuda_api_sum left out as a second table."""
     path = DATA / "2023.x" / "seungjae-arrinc-a-padded-steps.txt"
-    tables = nsys_csv.read_stats_stdout(path, "s")
+    tables = nsys_capture.read_stats_stdout(path, "s")
     api = tables["api_calls"].set_index("name")
     assert list(api.index) == [
         "cudaMalloc", "cudaLaunchKernel", "cudaMemcpy", "cuModuleGetLoadingMode"
@@ -802,7 +802,7 @@ def test_2023_2_3_nvtx_gpu_projection_with_none_cells():
     path = DATA / "2023.2.3" / "derivative-nvtx-gpu-proj-trace.txt"
     rows = text_rows(path, "NVTX GPU Projection Trace")
     assert rows[0][0] == "None" and rows[0][3:5] == ["None", "None"]
-    ranges = nsys_csv.read_stats_stdout(path, "s")["range_trace"]
+    ranges = nsys_capture.read_stats_stdout(path, "s")["range_trace"]
     kept = rows[1:]
     assert len(ranges) == len(kept) == 9
     by_start = sorted(kept, key=lambda r: num(r[3]))
@@ -817,7 +817,7 @@ def test_2023_2_3_nvtx_gpu_projection_with_none_cells():
 
 def test_2023_2_3_stats_capture_matches_its_projection():
     path = DATA / "2023.2.3" / "derivative-stats.txt"
-    tables = nsys_csv.read_stats_stdout(path, "s")
+    tables = nsys_capture.read_stats_stdout(path, "s")
     assert set(tables) == {"gpu_activities", "api_calls", "ranges"}
     kern = text_rows(path, "Executing 'cuda_gpu_kern_sum'")
     act = tables["gpu_activities"]
@@ -826,7 +826,7 @@ def test_2023_2_3_stats_capture_matches_its_projection():
         r[-1]: int(num(r[1])) for r in kern
     }
     ranges = tables["ranges"].set_index("name")
-    trace = nsys_csv.read_stats_stdout(
+    trace = nsys_capture.read_stats_stdout(
         DATA / "2023.2.3" / "derivative-nvtx-gpu-proj-trace.txt", "s"
     )["range_trace"]
     for _, r in trace.iterrows():  # the two captures of one run agree
@@ -865,7 +865,7 @@ def test_decimal_comma_numbers_are_read_to_the_ns():
     per table; the `SKIPPED:` line and the shell prompts before it are no error."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        tables = nsys_csv.read_stats_stdout(PTBR, "s")
+        tables = nsys_capture.read_stats_stdout(PTBR, "s")
     notes = [str(w.message) for w in caught if isinstance(w.message, values.ReadNote)]
     said = "line 26: the cuda_api_sum table's numbers are read with a decimal comma ('81,0')"
     assert len(notes) == 4 and said in notes[0]
@@ -900,7 +900,7 @@ def test_decimal_comma_table_that_does_not_decide_is_refused_with_the_hint(tmp_p
     path = tmp_path / "undecided.txt"
     path.write_text("\n".join([*lines[at : at + 4], row]) + "\n")
     with pytest.raises(ParseError) as exc:
-        nsys_csv.read_stats_stdout(path, "s")
+        nsys_capture.read_stats_stdout(path, "s")
     message = str(exc.value)
     assert "line 5, column 'Count': '2.002' is not a whole number" in message
     assert "no cell tells which: print the numbers with LC_ALL=C" in message
@@ -913,7 +913,7 @@ def test_text_table_with_a_cell_outside_its_column(tmp_path):
     path.write_text(bad)
     line = next(i for i, ln in enumerate(bad.splitlines(), 1) if "936.0X" in ln)
     with pytest.raises(ParseError, match=f"line {line}: a cell runs outside its column"):
-        nsys_csv.read_stats_stdout(path, "s")
+        nsys_capture.read_stats_stdout(path, "s")
 
 
 def test_text_table_bad_number_names_line_and_column(tmp_path):
@@ -923,18 +923,18 @@ def test_text_table_bad_number_names_line_and_column(tmp_path):
     path.write_text(bad)
     line = next(i for i, ln in enumerate(bad.splitlines(), 1) if "-104424277" in ln)
     with pytest.raises(ParseError, match=f"line {line}, column 'Total Time': .* is negative"):
-        nsys_csv.read_stats_stdout(path, "s")
+        nsys_capture.read_stats_stdout(path, "s")
 
 
 def test_non_ascii_text_before_the_last_column(tmp_path):
     """A device name with non-ASCII text (before the last column) sends the rows through the
     Python cutter: the same values as numpy's."""
     src = DATA / "2020.4.3" / "omp-offload-stats.txt"
-    plain = nsys_csv.read_stats_stdout(src, "s")["gpu_trace"]
+    plain = nsys_capture.read_stats_stdout(src, "s")["gpu_trace"]
     text = src.read_text().replace("A100-PCIE-40GB (0)", "A100-PCIE-40Gé (0)")
     path = tmp_path / "out.txt"
     path.write_text(text)
-    accented = nsys_csv.read_stats_stdout(path, "s")["gpu_trace"]
+    accented = nsys_capture.read_stats_stdout(path, "s")["gpu_trace"]
     pd.testing.assert_frame_equal(plain, accented)
 
 
@@ -967,12 +967,12 @@ def test_hostile_text_tables_stay_linear(tmp_path):
         path = tmp_path / f"junk{i}.txt"
         path.write_text(text + "\n" + junk + "\n")
         with deadline(20):
-            assert len(nsys_csv.read_stats_stdout(path, "s")["api_calls"]) == 4
+            assert len(nsys_capture.read_stats_stdout(path, "s")["api_calls"]) == 4
     name = "k" * 3_000_000
     path = tmp_path / "name.txt"
     path.write_text(text.replace("inc(int *, unsigned long)", name))
     with deadline(20):
-        act = nsys_csv.read_stats_stdout(path, "s")["gpu_activities"]
+        act = nsys_capture.read_stats_stdout(path, "s")["gpu_activities"]
     long = act[act["name"].str.startswith("kkk")]["name"].iloc[0]
     assert len(long) < MAX_NAME + 80 and "3,000,000 characters" in long
     row = "\n    100.0          883,936"
@@ -980,7 +980,7 @@ def test_hostile_text_tables_stay_linear(tmp_path):
     path.write_text(bad)
     line = next(i for i, ln in enumerate(bad.splitlines(), 1) if ln.endswith(" x"))
     with deadline(20), pytest.raises(ParseError, match=f"line {line}, column .*empty"):
-        nsys_csv.read_stats_stdout(path, "s")
+        nsys_capture.read_stats_stdout(path, "s")
 
 
 def test_none_cells_in_csv_reports(tmp_path):
@@ -1023,10 +1023,13 @@ def test_code_fence_right_under_the_last_row_ends_the_table():
     """A Markdown code fence on the line after a table's last row ends the table (mojo-gpu-puzzles'
     B200 output, nsys 2026.2.1): before, the fence was read as one more row and refused."""
     path = Path(__file__).parent / "data" / "nsys" / "2026.2.1" / "mojo-matmul-stats-fenced.md"
-    tables = nsys_csv.read_stats_stdout(path, "s")
+    tables = nsys_capture.read_stats_stdout(path, "s")
     api = tables["api_calls"].set_index("name")
     assert list(api.index) == [
-        "cuMemAllocHost_v2", "cuStreamCreate", "cuModuleLoadDataEx", "cuLaunchKernelEx"
+        "cuMemAllocHost_v2",
+        "cuStreamCreate",
+        "cuModuleLoadDataEx",
+        "cuLaunchKernelEx",
     ]
     assert api.loc["cuMemAllocHost_v2", "total_ns"] == 402_987_325
     gpu = tables["gpu_activities"].set_index("name")
@@ -1045,4 +1048,4 @@ def test_a_summary_pasted_without_its_min_and_max_columns_is_refused_naming_them
     path = DATA.parent / "ncu" / "2024.x" / "eppie-learn-cuda-readme-edited-kernel-lines.md"
     missing = r"cuda_api_sum report \(line [0-9]+: no column for min, max, which nsys prints"
     with pytest.raises(ParseError, match=missing):
-        nsys_csv.read_stats_stdout(path, "s")
+        nsys_capture.read_stats_stdout(path, "s")

@@ -37,7 +37,7 @@ from pathlib import Path
 import pytest
 
 from profiler import schema
-from profiler.parse import ncu_csv, ncu_text, nsys_csv, nvprof, pages
+from profiler.parse import ncu_csv, ncu_text, nsys_capture, nsys_csv, nvprof, pages
 
 ROWS = 1_000_000
 SMALL = 10_000
@@ -117,7 +117,7 @@ def test_parse_million_row_trace_in_stdout(benchmark, made):
         return STDOUT.read_text().split("Processing [")[0] + marker + "\n".join(trace_lines(k))
 
     n = rows_for(benchmark)
-    tables = run(benchmark, nsys_csv.read_stats_stdout, made("stdout.txt", n, build), "bench")
+    tables = run(benchmark, nsys_capture.read_stats_stdout, made("stdout.txt", n, build), "bench")
     assert len(tables["gpu_trace"]) == n
 
 
@@ -139,7 +139,7 @@ def text_trace(n: int) -> str:
 def test_parse_million_row_text_trace(benchmark, made):
     n = rows_for(benchmark)
     path = made("text-trace.txt", n, text_trace)
-    tables = run(benchmark, nsys_csv.read_stats_stdout, path, "bench")
+    tables = run(benchmark, nsys_capture.read_stats_stdout, path, "bench")
     trace = schema.validate(tables["gpu_trace"], schema.GPU_TRACE)
     assert len(trace) == n
     kernels = trace[trace["kind"] == "kernel"]
@@ -290,7 +290,7 @@ def test_parse_stdout_with_100k_space_run_and_blank_lines(benchmark, made):
         return STDOUT.read_text() + "\n" * k + " " * 100_000 + "\n"
 
     path = made("stdout-blank.txt", 1_000 if benchmark.disabled else blank, build)
-    tables = run(benchmark, nsys_csv.read_stats_stdout, path, "b")
+    tables = run(benchmark, nsys_capture.read_stats_stdout, path, "b")
     assert len(tables["gpu_trace"]) == 5
 
 
@@ -349,9 +349,11 @@ BLANK_RUN_CASES = {
     "nvprof text trace": (nvprof.read_log, "nvprof/9.x/cheby-text-gpu-trace.txt", "Start"),
     "nvprof metrics": (nvprof.read_log, "nvprof/8.x/lbp-text-metrics.txt", "Invocations"),
     "nsys column text": (
-        nsys_csv.read_stats_stdout, "nsys/2020.4.3/omp-offload-stats.txt", "[CUDA memcpy HtoD]",
+        nsys_capture.read_stats_stdout, "nsys/2020.4.3/omp-offload-stats.txt", "[CUDA memcpy HtoD]",
     ),
-    "nsys stdout": (nsys_csv.read_stats_stdout, "nsys/2025.3.1/demo/nsys-stats-stdout.txt", "Name"),
+    "nsys stdout": (
+        nsys_capture.read_stats_stdout, "nsys/2025.3.1/demo/nsys-stats-stdout.txt", "Name",
+    ),
     "ncu text": (ncu_text.read_metrics, "ncu/2023.x/ppc-max-flops.txt", "Duration"),
 }  # fmt: skip
 
