@@ -146,6 +146,24 @@ def test_line_leads_of_an_empty_and_a_short_text():
         assert [found.text(i) for i in range(len(found))] == data.decode().split("\n")
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_space_led_newlines_across_slices_and_spans(seed, monkeypatch):
+    """The newlines a blank line can begin after (`lines.space_led_newlines`) are every `\\n`
+    from `start` on that a space, tab, `\\r` or `\\n` follows: with slice and span edges inside
+    the text, a newline last, and more spans than bytes."""
+    monkeypatch.setattr(lines, "_SLICE", 3 + seed)
+    rng = random.Random(seed)
+    data = "".join(rng.choice(["\n", " ", "\t", "\r", "x", '"', "\u00e9"]) for _ in range(300))
+    data = data.encode("utf-8") + b"\n" * (seed % 2)
+    for start in (0, 1, 17, len(data) - 1, len(data)):
+        expected = [
+            i for i in range(start, len(data) - 1) if data[i] == 10 and data[i + 1] in b" \t\r\n"
+        ]
+        for spans in (1, 2, 5, len(data) + 3):
+            found = lines.space_led_newlines(data, start, spans)
+            assert found.tolist() == expected, (start, spans)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_token_edges_across_slices(seed, monkeypatch):
     monkeypatch.setattr(tokens, "_SLICE", 5 + seed)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from profiler.parse import values
+from profiler.parse import csv_parts, lines, values
 from profiler.parse.values import LineCounter, Origin
 
 EXPECTED = 'Nsight Compute CSV (ncu --csv; a header starting "ID","Process ID")'
@@ -38,13 +38,13 @@ def table(data: bytes, start: int, path: Path) -> tuple[Origin, bytes, int]:
     Without such lines the table is `data` from `start` on, not copied (a copy of 300 MB costs
     0.2 s): its origin cuts the text only for a message that counts lines.
     """
-    lines = LineCounter(data)
-    first = lines.at(start)
+    counter = LineCounter(data)
+    first = counter.at(start)
     pieces, dropped, pos = [], [], start
     at = _tool_line(data, start)
     while at >= 0:
         pieces.append(data[pos:at])
-        dropped.append(lines.at(at))
+        dropped.append(counter.at(at))
         end = data.find(b"\n", at)
         pos = len(data) if end < 0 else end + 1
         at = _tool_line(data, pos) if end >= 0 else -1
@@ -76,6 +76,7 @@ def fence_line(data: bytes, start: int) -> int:
 
 # A blank line, then a line that starts with neither a quote nor `==` (what ncu writes).
 _PROSE_AFTER = re.compile(rb"\n[ \t\r]*\n[ \t]*(?=[^\s\"=])")
+_MATCHED_ONE_BY_ONE = 1024  # more places than this: one search from the first is quicker
 
 
 def ncu_only_before(data: bytes, start: int) -> bool:
@@ -92,7 +93,7 @@ def prose_line(data: bytes, start: int) -> int:
     `start` that other text follows (a heading, a second block of a README or of a source
     file's comment), its lines then left out with a note. The end of `data` when there is
     none."""
-    found = _PROSE_AFTER.search(data, start)
+    found = _prose_after(data, start)
     if found is None:
         return len(data)
     end = found.start() + 1
@@ -101,6 +102,16 @@ def prose_line(data: bytes, start: int) -> int:
     shown = text.decode("utf-8", "replace").strip()[:60]
     values.read_note(f"line {line} on ('{shown}') left out: no ncu CSV row follows the blank line")
     return end
+
+
+def _prose_after(data: bytes, start: int) -> re.Match[bytes] | None:
+    """`_PROSE_AFTER`'s first match after `start`, tried only at the newlines a blank line can
+    begin after (`lines.space_led_newlines`, on threads for a large page: none in ncu's own
+    rows); searched for from the first of them when there are many (an indented paste)."""
+    starts = lines.space_led_newlines(data, start, csv_parts.part_count(len(data) - start))
+    if len(starts) > _MATCHED_ONE_BY_ONE:
+        return _PROSE_AFTER.search(data, int(starts[0]))
+    return next(filter(None, (_PROSE_AFTER.match(data, at) for at in starts.tolist())), None)
 
 
 def tail_line(data: bytes, start: int) -> int:
