@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from clirun import assert_refused, profgen
 
-from profiler.parse import detect, nvprof_export, published, unusable
+from profiler.parse import detect, nvprof_export, nvprof_tables, published, unusable
 
 DATA = Path(__file__).parent / "data"
 NSYS, NCU = DATA / "nsys", DATA / "ncu"
@@ -648,3 +648,20 @@ def test_ncu_report_run_in_an_indented_rst_block_names_the_report(tmp_path, caps
     said = refusal(path, tmp_path, capsys)
     assert f"ncu wrote its results only to the report {report!r}" in said
     assert "import that .ncu-rep instead" in said
+
+
+def test_nvprof_summary_of_openacc_rows_only_says_so_in_nvprofs_words(tmp_path, capsys):
+    """An OpenACC course's multicore run: nvprof says `No kernels were profiled.` and `No API
+    activities were profiled.`, and its summary holds only `OpenACC (excl):` rows (the refusal
+    said only 'it has tables but no rows to import')."""
+    path = DATA / "nvprof" / "9.x" / "openacc-course-multicore-no-kernels-openacc-only-cut.md"
+    lines = path.read_text().splitlines()
+    header = next(n for n, line in enumerate(lines, 1) if line.split()[:2] == ["Type", "Time(%)"])
+    assert lines[header].split(":")[0].strip() == "OpenACC (excl)"
+    assert "No kernels were profiled." in lines and "No API activities were profiled." in lines
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected {nvprof_tables.EXPECTED} (its summary at line "
+        f"{header} holds only `OpenACC (excl):` rows, which profgen does not import (it reads "
+        "an nvprof summary's `GPU activities:` and `API calls:` rows); nvprof says: 'No kernels "
+        "were profiled.' / 'No API activities were profiled.')"
+    )
