@@ -665,3 +665,21 @@ def test_nvprof_summary_of_openacc_rows_only_says_so_in_nvprofs_words(tmp_path, 
         "an nvprof summary's `GPU activities:` and `API calls:` rows); nvprof says: 'No kernels "
         "were profiled.' / 'No API activities were profiled.')"
     )
+
+
+def test_ncu_body_tables_without_their_sections_say_so(tmp_path, capsys):
+    """A gpu-mode FP4 GEMV log: ncu's `Table Name : GPU Throughput` tables (what ncu prints of
+    a section's charts, below its `Section:` table) under kernel lines, with no `Section:` line,
+    cut into chunks by a harness's `Profiling k: ...` lines (was: 'recognised none of them')."""
+    path = NCU / "2025.x" / "gpumode-fp4-gemv-b200-table-name-subtables-chunked-cut.txt"
+    lines = path.read_text().splitlines()
+    at = [n for n, line in enumerate(lines, 1) if line.strip().startswith("Table Name : ")]
+    names = dict.fromkeys(lines[n - 1].split(" : ", 1)[1] for n in at)
+    assert not any("Section:" in line for line in lines) and len(names) == 3
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected {detect.EXPECTED} (recognised none of them: it holds "
+        f"Nsight Compute's body tables ({len(at)} `Table Name :` lines from line {at[0]} on: "
+        f"{', '.join(names)}) without the `Section:` tables ncu prints them under, which are "
+        "what profgen reads: the output was cut down to the tables of the sections' charts; "
+        "import ncu's own output (or --csv, or the .ncu-rep))"
+    )
