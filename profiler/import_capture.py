@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from profiler import schema
@@ -221,6 +222,8 @@ def _read_section(
         tables, trimmed = kept
         entry["cut_row"] = values.renumbered(why, section.file_line)
     entry["tables"] = sorted(name for name, df in tables.items() if len(df))
+    if kind == detect.NSYS_TEXT and entry["elided"]:
+        entry["elided"] = _not_after_tables(entry["elided"], _last_line(section, held))
     said = [(t.partial, values.renumbered(str(t), section.file_line)) for t in trimmed]
     entry["trimmed"] = [line for partial, line in said if partial]
     if len(entry["trimmed"]) < len(said):  # notes that the tables are whole (`ReadNote`)
@@ -260,6 +263,33 @@ def _rows_elided(section: capture.Piece, held: csvtext.Held) -> tuple[int, ...]:
 
 
 _MARK_LINES, _MARK_BYTES = 10_000, 1 << 20  # what is looked at for the first marker, at most
+
+
+def _not_after_tables(marks: list[int], last: int) -> list[int]:
+    """The elision marks (file lines, ascending) of an nsys section whose last line that is not
+    blank is `last`, less those below a blank line under it: nsys ends each table with a blank
+    line, so a `...` below one stands after the last table (the paste cut the rest of the log
+    there), not among its rows. A `...` right under the last rows may elide rows (the tail of
+    a summary, its rows of `0.0` percent, which their shares cannot tell of): it is kept."""
+    kept = []
+    for mark in marks:
+        between = mark - last - 1 - sum(last < other < mark for other in marks)
+        if mark < last or between == 0:
+            kept.append(mark)
+    return kept
+
+
+def _last_line(section: capture.Piece, held: csvtext.Held) -> int:
+    """The file line of the section's last line that is not blank (an elision mark below it
+    stands after every table the section holds: the paste cut the rest of the log there)."""
+    data = held.view()
+    tail = bytes(data[-_TAIL:]).rstrip()  # (a section ends in fewer blanks than that)
+    end = len(data) - min(len(data), _TAIL) + len(tail)
+    newlines = np.count_nonzero(np.frombuffer(data, dtype=np.uint8)[:end] == ord("\n"))
+    return section.file_line(int(newlines) + 1)
+
+
+_TAIL = 1 << 16  # the bytes at a section's end looked at for its last line
 
 
 def _tables(

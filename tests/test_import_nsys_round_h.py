@@ -113,3 +113,27 @@ def test_a_kernel_table_whose_lines_a_copy_joined_is_left_out_saying_so(tmp_path
     calls = run.table("api_calls").set_index("name")
     assert calls.loc["cuStreamSynchronize", "total_ns"] == _int(api[0][1])
     assert len(calls) == len(api)
+
+
+def test_a_dots_line_below_the_last_tables_blank_line_elides_no_row(tmp_path, capsys):
+    """A blog's first fence: osrt_sum with `......` right under its rows, then cuda_api_sum,
+    its blank line and `......` (line 35: the author cut the rest of the log; nsys ends each
+    table with a blank line). Only the first is said to elide rows (was: 'rows elided at line
+    23, 35'); the API rows are as printed, and the second run's kernel as well."""
+    path = NSYS / "2023.1.2" / "jasonkayzk-blog-osrt-api-ellipsis-two-runs-cut.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    dots = [n for n, line in enumerate(lines, 1) if line.strip() == "......"]
+    assert dots == [23, 35] and not lines[33].strip()
+    run, err = imported(path, tmp_path, capsys)
+    assert f"rows elided at line {dots[0]}: tables partial" in err
+    assert str(dots[1]) not in " ".join(t for t in err.split("\n") if "elided" in t)
+    api_rows = [t.split() for t in lines[28:33]]
+    calls = run.table("api_calls")
+    first = calls[calls["stage"] == calls["stage"].iloc[0]].set_index("name")
+    assert sorted(first.index) == sorted(r[-1] for r in api_rows)
+    for r in api_rows:
+        assert first.loc[r[-1], "total_ns"] == _int(r[1])
+        assert first.loc[r[-1], "calls"] == _int(r[2])
+    kernels = run.table("gpu_activities")
+    kernels = kernels[kernels["kind"] == "kernel"]
+    assert kernels["total_ns"].tolist() == [_int(lines[95].split()[1])]

@@ -41,3 +41,35 @@ def test_a_header_run_on_into_its_kernel_line_reads_that_kernels_rows(tmp_path, 
     assert second["name"] == "madd(int, float, float*, float*)"
     assert (second["min"], second["max"], second["value"]) == (0.087804, 0.124812, 0.118601)
     assert len(c[c["stage"] == "s.2"]) == 9  # the table's nine metric rows
+
+
+FLOYD = AMATH.parent / "floyd-gtx1080-six-metric-runs-rules-cut.md"
+
+
+def metric_rows(path: Path) -> list[tuple[str, int, str, float, float, float]]:
+    """Each metric row of the file: its metric, Invocations, unit (what follows the number:
+    `%`, `GB/s`, none) and Min, Max, Avg, read from the text."""
+    found = []
+    for line in path.read_text().splitlines():
+        cells = line.split()
+        if len(cells) > 5 and cells[0].isdigit() and "_" in cells[1]:
+            *_, low, high, avg = cells
+            unit = avg.lstrip("0123456789.")
+            numbers = [float(c.removesuffix(unit)) for c in (low, high, avg)]
+            found.append((cells[1], int(cells[0]), unit, *numbers))
+    return found
+
+
+def test_nvprof_runs_split_by_markdown_rules_each_import(tmp_path, capsys):
+    """Six `--metrics` runs in one fence, each led by the author's `Profiling metric: X` line
+    and followed by a `-------------------------------` rule: the rule is no row (it was
+    refused as 'line 27: not a metric or event row'); each run is a stage of its own."""
+    run, _ = imported(FLOYD, tmp_path, capsys)
+    c = run.table("counters")
+    want = metric_rows(FLOYD)
+    assert len(want) == 6
+    got = c[["metric", "invocations", "unit", "min", "max", "value"]].astype(object)
+    got["unit"] = got["unit"].where(got["unit"].notna(), "")
+    assert [tuple(row) for row in got.itertuples(index=False)] == want
+    assert c["stage"].tolist() == [f"s.{k}" for k in range(1, 7)]
+    assert set(c["name"]) == {"phase3_optimized(int*, int, int)"}

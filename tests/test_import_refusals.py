@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from clirun import assert_refused, profgen
 
-from profiler.parse import detect, nvprof_export, published, unusable
+from profiler.parse import detect, nvprof_export, nvprof_tables, published, unusable
 
 DATA = Path(__file__).parent / "data"
 NSYS, NCU = DATA / "nsys", DATA / "ncu"
@@ -648,3 +648,38 @@ def test_ncu_report_run_in_an_indented_rst_block_names_the_report(tmp_path, caps
     said = refusal(path, tmp_path, capsys)
     assert f"ncu wrote its results only to the report {report!r}" in said
     assert "import that .ncu-rep instead" in said
+
+
+def test_nvprof_summary_of_openacc_rows_only_says_so_in_nvprofs_words(tmp_path, capsys):
+    """An OpenACC course's multicore run: nvprof says `No kernels were profiled.` and `No API
+    activities were profiled.`, and its summary holds only `OpenACC (excl):` rows (the refusal
+    said only 'it has tables but no rows to import')."""
+    path = DATA / "nvprof" / "9.x" / "openacc-course-multicore-no-kernels-openacc-only-cut.md"
+    lines = path.read_text().splitlines()
+    header = next(n for n, line in enumerate(lines, 1) if line.split()[:2] == ["Type", "Time(%)"])
+    assert lines[header].split(":")[0].strip() == "OpenACC (excl)"
+    assert "No kernels were profiled." in lines and "No API activities were profiled." in lines
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected {nvprof_tables.EXPECTED} (its summary at line "
+        f"{header} holds only `OpenACC (excl):` rows, which profgen does not import (it reads "
+        "an nvprof summary's `GPU activities:` and `API calls:` rows); nvprof says: 'No kernels "
+        "were profiled.' / 'No API activities were profiled.')"
+    )
+
+
+def test_ncu_body_tables_without_their_sections_say_so(tmp_path, capsys):
+    """A gpu-mode FP4 GEMV log: ncu's `Table Name : GPU Throughput` tables (what ncu prints of
+    a section's charts, below its `Section:` table) under kernel lines, with no `Section:` line,
+    cut into chunks by a harness's `Profiling k: ...` lines (was: 'recognised none of them')."""
+    path = NCU / "2025.x" / "gpumode-fp4-gemv-b200-table-name-subtables-chunked-cut.txt"
+    lines = path.read_text().splitlines()
+    at = [n for n, line in enumerate(lines, 1) if line.strip().startswith("Table Name : ")]
+    names = dict.fromkeys(lines[n - 1].split(" : ", 1)[1] for n in at)
+    assert not any("Section:" in line for line in lines) and len(names) == 3
+    assert refusal(path, tmp_path, capsys) == (
+        f"profgen: error: {path}: expected {detect.EXPECTED} (recognised none of them: it holds "
+        f"Nsight Compute's body tables ({len(at)} `Table Name :` lines from line {at[0]} on: "
+        f"{', '.join(names)}) without the `Section:` tables ncu prints them under, which are "
+        "what profgen reads: the output was cut down to the tables of the sections' charts; "
+        "import ncu's own output (or --csv, or the .ncu-rep))"
+    )

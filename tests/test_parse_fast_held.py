@@ -208,10 +208,12 @@ def test_a_capture_read_held_is_the_capture_read_through_files(name, tmp_path):
 
 
 def copied_sections(path: Path) -> tuple[bytes, list[tuple[Any, csvtext.Held]]]:
-    """`import_capture._held` as it was: every section's bytes copied out, nothing known."""
+    """`import_capture._held` as it was: every section's bytes copied out, nothing known (one
+    run's reports fenced a block each joined as `_held` joins them: `fenced_reports`)."""
     data = csvtext.read_utf8(path, detect.EXPECTED)
     out = []
-    for number, section in enumerate(import_capture.capture.cut(data)):
+    pieces = import_capture.fenced_reports.joined(import_capture.capture.cut(data), data)
+    for number, section in enumerate(pieces):
         joined = b"".join(data[a:b] for a, b in section.spans)
         out.append((section, csvtext.Held(Path(f"section{number}{path.suffix}"), joined)))
     return data, out

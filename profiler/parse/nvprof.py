@@ -26,7 +26,8 @@ text is `nvprof_text`'s, finding its tables `nvprof_tables`'s, telling its runs 
 `nvprof_runs`'s, and quoting nvprof's own messages `nvprof_says`'s.
 
 Refused with a reason: nvprof output with no table profgen reads (`No kernels were profiled.`,
-an error, a warning page), quoting nvprof's own message; a metric table with no rows; a gpu
+an error, a warning page), quoting nvprof's own message; a summary of rows profgen has no table
+for only (`OpenACC (excl):`), quoting it too; a metric table with no rows; a gpu
 trace of Unified Memory events only; one summary per device; a gpu trace whose column alignment
 (or its line breaks too) a web page lost.
 """
@@ -202,15 +203,40 @@ def _read_one(text: Text, tables: list[Table], stage: str, path: Path) -> dict[s
     words when the text has some (`No kernels were profiled.`, an error): why it is empty is
     then not only a cut.
 
-    Raises: ParseError as `_read`.
+    Raises: ParseError as `_read`, and naming the kind of its rows (quoting nvprof's words too)
+        when every summary row is of a kind profgen has no table for (`_other_rows_only`).
     """
     try:
-        return _read(tables, stage, path)
+        out = _read(tables, stage, path)
     except nvprof_summary.NoRows as exc:
         quoted = nvprof_says.quoted(str(text))
         if quoted is None:
             raise
         raise ParseError(path, EXPECTED, f"{exc.detail}; nvprof says: {quoted}") from None
+    other = None if any(len(t) for t in out.values()) else _other_rows_only(tables)
+    if other is not None:
+        quoted = nvprof_says.quoted(str(text))
+        raise ParseError(
+            path, EXPECTED, other + ("" if quoted is None else f"; nvprof says: {quoted}")
+        )
+    return out
+
+
+def _other_rows_only(tables: list[Table]) -> str | None:
+    """What a run's summaries are when every row of them is of a kind profgen has no table
+    for (`OpenACC (excl):`, `OpenMP (incl):`: PGI's OpenACC and OpenMP rows, read as neither
+    GPU activities nor API calls), or None when they have none or no such row."""
+    parts = _summary_rows(
+        [t for t in tables if t.kind in nvprof_tables.SUMMARY_KINDS and not t.nvtx]
+    )
+    kinds = list(dict.fromkeys(str(kind) for _, rows in parts for kind in rows["type"].dropna()))
+    if not kinds or nvprof_summary.GPU in kinds or nvprof_summary.API in kinds:
+        return None
+    named = " and ".join(f"`{kind}:`" for kind in kinds)
+    return (
+        f"its summary at line {parts[0][0].first_line} holds only {named} rows, which profgen "
+        "does not import (it reads an nvprof summary's `GPU activities:` and `API calls:` rows)"
+    )
 
 
 def _read(tables: list[Table], stage: str, path: Path) -> dict[str, pd.DataFrame]:

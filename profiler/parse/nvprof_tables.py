@@ -56,9 +56,11 @@ _NVTX = "NVTX result:"
 # newline of a table, and a line's leading blanks are read once, not again for each way it could
 # end.
 # what ends a table: nvprof's next line, a fence, a block comment's close, `#endif` (a C file
-# keeps output between `#if 0` and `#endif`), a blank line
+# keeps output between `#if 0` and `#endif`), a Markdown rule of dashes (`-------`: an author's
+# line between runs pasted in one fence; nvprof prints none), a blank line
 _TABLE_END = re.compile(
-    r"\n(?:==|nvprof: |[ \t]*+(?:```|~~~|\*[* \t]*+/|#[ \t]*+endif\b|[ \t\r]*+(?:\n|\Z)))"
+    r"\n(?:==|nvprof: |[ \t]*+(?:```|~~~|\*[* \t]*+/|#[ \t]*+endif\b|-{3,}+[ \t\r]*+(?:\n|\Z)"
+    r"|[ \t\r]*+(?:\n|\Z)))"
 )
 SUMMARY_KINDS = ("text_summary", "csv_summary")
 _FROM_BYTES = ("text_trace", "text_metrics", "text_summary")  # read from an ASCII file's bytes
@@ -156,7 +158,7 @@ def tables(
         leads = parse_lines.split_led(data)
     line_of = LineCounter(text).at if leads is None else functools.partial(_line_of, leads)
     runs, nvtx = marker_lines(text, RESULT, leads), marker_lines(text, _NVTX, leads)
-    ends = None if leads is None else _lines_led_by(leads, b"=`~n*#", blank=True)
+    ends = None if leads is None else _lines_led_by(leads, b"=`~n*#-", blank=True)
     found = []
     for match in _headers(text, leads):
         kind = next(k for k, v in match.groupdict().items() if v is not None)
@@ -209,7 +211,7 @@ def _breaks(leads: parse_lines.Lines, start: int, end: int) -> np.ndarray:
 def _table_end(text: Text, start: int, ends: np.ndarray | None) -> int:
     """Where the table whose header starts at `start` ends: after the newline before the first
     line that ends a table (`_TABLE_END`); `ends`, when known, holds the starts of the only lines
-    that can (led by `=`, a backtick, `~`, `*`, `n` or `#`, blank, or led by what `parse.lines`
+    that can (led by `=`, a backtick, `~`, `*`, `n`, `#` or `-`, blank, or led by what `parse.lines`
     does not know)."""
     if ends is None:
         end_match = _TABLE_END.search(str(text), start)

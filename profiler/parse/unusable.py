@@ -36,8 +36,9 @@ pattern that can backtrack:
 - nvprof's console output of a run that wrote its results to a file (`nvprof -o run.nvvp`),
   or only the command line of one (`--export-profile` too): no table, but the file it names
   can be imported (`nvprof_export`);
-- rows of ncu's `--csv` output without their header line, and the list of sections ncu can
-  collect (`ncu --list-sections`): `unusable_ncu`;
+- rows of ncu's `--csv` output without their header line, the list of sections ncu can
+  collect (`ncu --list-sections`), and the tables of sections' bodies (`Table Name : ...`)
+  without their `Section:` lines: `unusable_ncu`;
 - a profiler's usage text (`ncu --help`, `nsys --help`, `nvprof --help`): its first line is
   `usage: ncu [options] ...`;
 - a log of the CUDA command-line profiler that came before nvprof (`CUDA_PROFILE=1` or
@@ -114,6 +115,7 @@ def describe(lines: list[str]) -> str | None:
         or _headless_csv_trace(lines)
         or unusable_ncu.headless_csv(lines)
         or unusable_ncu.section_list(lines)
+        or unusable_ncu.body_tables(lines)
         or _usage_text(lines)
         or _legacy_profiler_log(lines)
         or _iprof_summary(lines)

@@ -1,7 +1,8 @@
 """What a file of Nsight Compute's that holds nothing profgen can read is (`unusable.describe`
 asks): the list of sections ncu can collect (`ncu --list-sections`: the header `Identifier
-Display Name Enabled Filename` above one row per section), and rows of ncu's `--csv` output
-pasted without the header line above them (an issue quoting a few rows).
+Display Name Enabled Filename` above one row per section), rows of ncu's `--csv` output
+pasted without the header line above them (an issue quoting a few rows), and the tables of
+sections' bodies (`Table Name : GPU Throughput`) kept without their `Section:` lines.
 
 Only the start of the file that detection read is looked at, line by line, with no pattern
 that can backtrack.
@@ -16,6 +17,7 @@ from profiler.parse import values
 _SECTIONS_HEADER = ["Identifier", "Display", "Name", "Enabled", "Filename"]
 _CSV_ROWS = 3  # rows in a run that make a headless ncu --csv table
 _CSV_CELLS = 11  # the fewest cells of an ncu --csv row: ID ... Metric Name, Metric Unit, Value
+_TABLE_NAME, _SECTION = "Table Name : ", "Section: "  # a body table's first line; a section's
 
 
 def section_list(lines: list[str]) -> str | None:
@@ -57,3 +59,23 @@ def _csv_row(line: str) -> bool:
         return False
     cells = next(csv.reader([line.rstrip().removesuffix(",")]))
     return len(cells) >= _CSV_CELLS and cells[0].isdigit() and cells[1].isdigit()
+
+
+def body_tables(lines: list[str]) -> str | None:
+    """What the file is when Nsight Compute's body tables (`Table Name : GPU Throughput`, then
+    its `Metric Name  Metric Unit  Metric Value` rows: what `--print-details all` prints of a
+    section's charts, below the section's own table) stand in `lines` with no `Section:` line:
+    ncu prints one only under the `Section:` table of its section, whose metrics profgen reads,
+    so the output was cut down to them (a script's log that kept only them)."""
+    if any(line.lstrip(" \t").startswith(_SECTION) for line in lines):
+        return None
+    found = [n for n, line in enumerate(lines) if line.lstrip(" \t").startswith(_TABLE_NAME)]
+    if not found:
+        return None
+    names = dict.fromkeys(lines[n].strip().removeprefix(_TABLE_NAME).strip() for n in found)
+    return (
+        f"it holds Nsight Compute's body tables ({len(found)} `Table Name :` lines from line "
+        f"{found[0] + 1} on: {values.listed(names)}) without the `Section:` tables ncu prints "
+        "them under, which are what profgen reads: the output was cut down to the tables of the "
+        "sections' charts; import ncu's own output (or --csv, or the .ncu-rep)"
+    )
