@@ -34,3 +34,34 @@ def test_indented_summary_with_program_output_under_it(tmp_path, capsys):
     assert g["calls"].tolist() == [int(rows[0][2])]
     assert g["time_pct"].tolist() == [float(rows[0][0][:-1])]
     assert "a trimmed table" in err  # 94.83% of the time shown
+
+
+BARE_THEN_WHOLE = (
+    NVPROF / "9.x" / "zh-summatrix-v100-bare-metric-tables-then-whole-runs-in-comment-cut.cu"
+)
+
+
+def _metric_rows(path: Path) -> list[tuple[str, str]]:
+    """Each metric row's name and Avg cell, in file order."""
+    rows = []
+    for line in path.read_text().splitlines():
+        cells = line.split()
+        if len(cells) > 4 and cells[0].isdigit() and cells[1].islower():
+            rows.append((cells[1], cells[-1]))
+    return rows
+
+
+def test_bare_metric_tables_above_the_first_profiling_result_line_are_runs(tmp_path, capsys):
+    """Notes in a C comment quote four `--metrics` runs as bare tables (no `==PID==` lines),
+    then four whole runs: each table is a run of its own (the four bare ones were read as one
+    run, one kernel's metric four times over)."""
+    rows = _metric_rows(BARE_THEN_WHOLE)
+    assert len(rows) == 8
+    whole = BARE_THEN_WHOLE.read_text().count("Profiling result:")
+    assert whole == 4
+    run, _ = imported(BARE_THEN_WHOLE, tmp_path, capsys)
+    c = run.table("counters")
+    assert c["stage"].tolist() == [f"s.{k}" for k in range(1, 9)]
+    assert list(zip(c["metric"], c["text"], strict=True)) == rows
+    titles = run.table("stages")["title"].tolist()
+    assert [t.endswith(": ./sumMatrix 32 32") for t in titles] == [False] * 4 + [True] + [False] * 3
