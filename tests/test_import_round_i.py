@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from test_import_pasted import imported
+from test_import_refusals import refusal
 
 NVPROF = Path(__file__).parent / "data" / "nvprof"
 INDENTED = NVPROF / "9.x" / "ulhpc-slurm-summary-indented-admonition-program-output-under-cut.md"
@@ -65,3 +66,20 @@ def test_bare_metric_tables_above_the_first_profiling_result_line_are_runs(tmp_p
     assert list(zip(c["metric"], c["text"], strict=True)) == rows
     titles = run.table("stages")["title"].tolist()
     assert [t.endswith(": ./sumMatrix 32 32") for t in titles] == [False] * 4 + [True] + [False] * 3
+
+
+UNIFIED_ONLY = NVPROF / "9.x" / "colab-k80-p100-unified-memory-tables-only-cut.md"
+
+
+def test_notes_quoting_only_unified_memory_tables_are_refused_saying_so(tmp_path, capsys):
+    """Notes that quote only nvprof's Unified Memory tables (one under its `==PID==` title, one
+    from its `Device` line) are refused naming those tables (the line said no nvprof table
+    header was found, and each has one)."""
+    text = UNIFIED_ONLY.read_text()
+    assert text.count("Total Size  Total Time  Name") == 2 and "GPU activities" not in text
+    said = refusal(UNIFIED_ONLY, tmp_path, capsys)
+    assert said.startswith(f"profgen: error: {UNIFIED_ONLY}: expected nvprof output")
+    assert said.endswith(
+        "(its only nvprof tables are Unified Memory profiling results (page migrations and "
+        "faults: `Count Avg Size ... Total Time Name`), which profgen has no table for)"
+    )
