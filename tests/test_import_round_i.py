@@ -83,3 +83,26 @@ def test_notes_quoting_only_unified_memory_tables_are_refused_saying_so(tmp_path
         "(its only nvprof tables are Unified Memory profiling results (page migrations and "
         "faults: `Count Avg Size ... Total Time Name`), which profgen has no table for)"
     )
+
+
+REQUOTED = NVPROF / "9.x" / "zh-notes-summary-then-requoted-in-two-parts-cut.md"
+
+
+def test_summary_quoted_again_in_parts_is_read_once(tmp_path, capsys):
+    """Notes quote a run's summary whole, then its GPU activities rows and its API calls rows
+    again, each under a header, to explain them: the two later tables repeat rows of the first
+    and are left out, said so (the file was refused as one run with two GPU summaries)."""
+    lines = REQUOTED.read_text().splitlines()
+    headers = [n for n, line in enumerate(lines, 1) if line.strip().startswith("Type  Time(%)")]
+    assert len(headers) == 3
+    whole = lines[headers[0] : lines.index("```", headers[0])]  # the rows under the header
+    api_at = next(k for k, row in enumerate(whole) if row.strip().startswith("API calls:"))
+    gpu = [row.split("%", 1)[1].split(None, 5) for row in whole[:api_at]]
+    run, err = imported(REQUOTED, tmp_path, capsys)
+    g, a = run.table("gpu_activities"), run.table("api_calls")
+    assert (len(g), len(a)) == (api_at, len(whole) - api_at)  # 3 and 12, read once
+    assert g["calls"].tolist() == [int(r[1]) for r in gpu]
+    assert g["total_ns"].tolist() == [570_250_000, 29_586_000, 18_459_000]  # 570.25ms ...
+    for line in headers[1:]:
+        assert f"line {line}: a summary whose " in err
+        assert f"repeat the summary at line {headers[0]} (quoted again): left out" in err

@@ -224,6 +224,10 @@ def _read(tables: list[Table], stage: str, path: Path) -> dict[str, pd.DataFrame
     file = Origin(path, EXPECTED)
     if summaries:
         parts, names = _summary_parts(summaries)
+        devices = [nvprof_runs.device_line(t.above) for t in summaries]
+        again = set(nvprof_summary.requoted(parts, devices))
+        parts = [part for k, part in enumerate(parts) if k not in again]
+        names = [named for k, named in enumerate(names) if k not in again]
         out.update(nvprof_summary.summary_tables(parts, stage, file, names))
     ranges = [t for t in tables if t.nvtx]
     if ranges:

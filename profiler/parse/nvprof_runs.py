@@ -74,7 +74,7 @@ def unmarked(tables: list[Table]) -> list[list[Table]]:
     file's first such line), cut into runs as `pasted_runs` cuts them: at each table whose
     kind the run so far already has. One run when a summary has a `Device "..."` line above
     it (`--print-summary-per-gpu`)."""
-    if any(_device_line(t.above) for t in tables):
+    if any(device_line(t.above) for t in tables):
         return [tables]
     runs: list[list[Table]] = [[]]
     seen: set[str] = set()
@@ -112,7 +112,7 @@ def headings(text: Text, runs: list[list[Table]]) -> list[str | None]:
     return parse_headings.above(lambda start, end: text[start:end], spans)
 
 
-def _device_line(line: str) -> bool:
+def device_line(line: str) -> bool:
     """Whether `line` is nvprof's `Device "NAME (N)"` line (after its `==PID==` prefix, if any)."""
     line = line.strip()
     if line.startswith("==") and "== " in line:
