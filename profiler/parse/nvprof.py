@@ -99,7 +99,9 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
     own words; a file read as one run says so too of a run with no table that
     nvprof's own message explains (`_said_empty`). A paste without those lines whose summaries
     or gpu traces repeat (a README that quotes each step's summary in a block of its own) is cut
-    into runs where they repeat (`nvprof_runs.pasted_runs`).
+    into runs where they repeat (`nvprof_runs.pasted_runs`), and so are the tables above a
+    file's first `Profiling result:` line (notes that quote a few runs' tables bare, then
+    others whole: `nvprof_runs.unmarked`).
 
     Args:
         path: as `read_log`.
@@ -121,25 +123,27 @@ def read_runs(path: str | Path | csvtext.Held, stage: str) -> Runs:
             [],
         )
     markers = nvprof_tables.marker_lines(text, nvprof_tables.RESULT, leads)
-    if nvprof_runs.several_runs(tables) is None:
+    unmarked = nvprof_runs.unmarked([table for table in tables if not table.run])
+    if nvprof_runs.several_runs(tables) is None and len(unmarked) < 2:
         first = Run(_read_one(text, tables, stage, name), tables[0].origin.first_line)
         empty = _said_empty(text, markers, {table.run for table in tables})
         return Runs([first], sorted(empty + _unfinished(text, markers, leads)))
-    by_run: dict[int, list[Table]] = {}
+    by_run: dict[int, list[list[Table]]] = {}
     for table in tables:
-        by_run.setdefault(table.run, []).append(table)
+        by_run.setdefault(table.run, [[]])[0].append(table)
+    if 0 in by_run:  # above the first `Profiling result:` line: cut where their kinds repeat
+        by_run[0] = unmarked
     kept, left_out, line = [], [], LineCounter(text)
-    order = sorted(by_run)
-    titles = dict(zip(order, nvprof_runs.headings(text, [by_run[r] for r in order]), strict=True))
+    parts = [part for run in sorted(by_run) for part in by_run[run]]
+    titles = iter(nvprof_runs.headings(text, parts))
     for run in range(len(markers) + 1):
         start = markers[run - 1] if run else 0
         before = markers[run - 2] if run > 1 else 0
-        if run in by_run:
-            got = by_run[run]
+        for got in by_run.get(run, []):
             command = nvprof_runs.command(text, before, start if run else got[0].at)
             at_line = got[0].origin.first_line
-            kept.append(Run(_read(got, stage, name), at_line, command, titles[run]))
-        elif run:
+            kept.append(Run(_read(got, stage, name), at_line, command, next(titles)))
+        if run and run not in by_run:
             end = markers[run] if run < len(markers) else len(text)
             left_out.append((line.at(start), nvprof_says.nothing(text[start:end])))
     return Runs(kept, sorted(left_out + _unfinished(text, markers, leads)))
@@ -246,6 +250,10 @@ def _read(tables: list[Table], stage: str, path: Path) -> dict[str, pd.DataFrame
     file = Origin(path, EXPECTED)
     if summaries:
         parts, names = _summary_parts(summaries)
+        devices = [nvprof_runs.device_line(t.above) for t in summaries]
+        again = set(nvprof_summary.requoted(parts, devices))
+        parts = [part for k, part in enumerate(parts) if k not in again]
+        names = [named for k, named in enumerate(names) if k not in again]
         out.update(nvprof_summary.summary_tables(parts, stage, file, names))
     ranges = [t for t in tables if t.nvtx]
     if ranges:

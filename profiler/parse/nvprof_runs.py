@@ -63,8 +63,19 @@ def pasted_runs(tables: list[Table]) -> list[list[Table]] | None:
     None when a `Profiling result:` line comes before a table (the runs are those lines'), when a
     summary has a `Device "..."` line right above it (`--print-summary-per-gpu`: one run's
     summaries, one per device; refused by the summary reader), or when no kind repeats."""
-    if any(table.run for table in tables) or any(_device_line(t.above) for t in tables):
+    if any(table.run for table in tables):
         return None
+    runs = unmarked(tables)
+    return runs if len(runs) > 1 else None
+
+
+def unmarked(tables: list[Table]) -> list[list[Table]]:
+    """Tables that no `Profiling result:` line stands above (a paste's, or those above a
+    file's first such line), cut into runs as `pasted_runs` cuts them: at each table whose
+    kind the run so far already has. One run when a summary has a `Device "..."` line above
+    it (`--print-summary-per-gpu`)."""
+    if any(device_line(t.above) for t in tables):
+        return [tables]
     runs: list[list[Table]] = [[]]
     seen: set[str] = set()
     for table in tables:
@@ -74,7 +85,7 @@ def pasted_runs(tables: list[Table]) -> list[list[Table]] | None:
             seen = set()
         runs[-1].append(table)
         seen.add(kind)
-    return runs if len(runs) > 1 else None
+    return runs
 
 
 def _once_kind(table: Table) -> str:
@@ -101,7 +112,7 @@ def headings(text: Text, runs: list[list[Table]]) -> list[str | None]:
     return parse_headings.above(lambda start, end: text[start:end], spans)
 
 
-def _device_line(line: str) -> bool:
+def device_line(line: str) -> bool:
     """Whether `line` is nvprof's `Device "NAME (N)"` line (after its `==PID==` prefix, if any)."""
     line = line.strip()
     if line.startswith("==") and "== " in line:

@@ -8,7 +8,7 @@ import re
 import warnings
 from collections.abc import Iterator
 
-from profiler.parse import nvprof_export, values
+from profiler.parse import nvprof_export, nvprof_unread, values
 from profiler.parse.nvprof_tables import Table
 from profiler.parse.nvprof_text import Text
 from profiler.parse.values import LineCounter
@@ -71,11 +71,15 @@ def _outside(tables: list[Table], size: int) -> Iterator[tuple[int, int]]:
 
 
 def nothing(text: str) -> str:
-    """Why a file with no table is refused, in nvprof's own words when it has some."""
+    """Why a file with no table is refused, in nvprof's own words when it has some, or for
+    holding only the Unified Memory tables profgen has none for (`nvprof_unread.only`)."""
     said = quoted(text)
     if said is not None:
         exported = f": {nvprof_export.IMPORT_IT}" if nvprof_export.RESULT_FILE in said else ""
         return f"nvprof output with no table profgen reads; nvprof says: {said}{exported}"
+    unread = nvprof_unread.only(text)
+    if unread is not None:
+        return unread
     ran = text.find(_TRACE_WORDS)  # not at a line's start: no header was found there
     return "no nvprof table header found" if ran < 0 else _RUN_TOGETHER
 

@@ -169,6 +169,44 @@ def _in_ns(rows: pd.DataFrame, stage: str, sizes: np.ndarray | None = None) -> p
     )
 
 
+_SAME = ["type", "name", "time_pct", "total", "calls"]  # what a quoted-again row repeats
+
+
+def requoted(parts: list[tuple[Origin, pd.DataFrame]], per_device: list[bool]) -> list[int]:
+    """The tables of a run's summary (`parts`) whose every row repeats a row of a table kept
+    above them (notes that quote a run's summary whole, then its GPU activities and API calls
+    again, each to explain), each said (`values.read_note`): the readers leave them out. A table
+    under a `Device "..."` line (`per_device`: `--print-summary-per-gpu`) is never one. Only a
+    table whose first row's time is among a kept table's is compared row by row."""
+    keep, out = [0] if parts else [], []
+    for j in range(1, len(parts)):
+        rows = parts[j][1]
+        first = rows["total"].iloc[0] if len(rows) else np.nan
+        again = next((k for k in keep if _repeats(rows, parts[k][1], first)), None)
+        if again is None or per_device[j]:
+            keep.append(j)
+            continue
+        line, was = parts[j][0].first_line, parts[again][0].first_line
+        values.read_note(
+            f"line {line}: a summary whose {len(rows)} rows all repeat the summary at line {was} "
+            "(quoted again): left out",
+            line,
+        )
+        out.append(j)
+    return out
+
+
+def _repeats(rows: pd.DataFrame, above: pd.DataFrame, first: float) -> bool:
+    """Whether every row of `rows` is a row of `above` (`_SAME` cells), looked at only when
+    `above` has a row of time `first`."""
+    if not len(rows) or not (above["total"].to_numpy() == first).any():
+        return False
+    seen = set(above[_SAME].astype("string").itertuples(index=False, name=None))
+    return all(
+        row in seen for row in rows[_SAME].astype("string").itertuples(index=False, name=None)
+    )
+
+
 def _check_one_summary(
     parts: list[tuple[Origin, pd.DataFrame]], file: Origin, kinds: list[list[str]]
 ) -> None:

@@ -9,6 +9,7 @@ so (`values.ReadNote`), naming each with its line, rather than passing over them
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Callable
 from typing import Protocol
@@ -21,6 +22,12 @@ _TITLES = (
     ("Dependency Analysis:", "Dependency Analysis (critical path)"),
 )
 _MAX_PREFIX = 24  # `==1234567== `: longer text before the title is no nvprof line of it
+# The Unified Memory table's header, which a paste may quote without the title line above it
+_UNIFIED_HEADER = re.compile(
+    r"^[ \t]*+Count[ \t]++Avg Size[ \t]++Min Size[ \t]++Max Size[ \t]++Total Size[ \t]++"
+    r"Total Time[ \t]++Name",
+    re.MULTILINE,
+)
 
 
 class _Searchable(Protocol):
@@ -59,3 +66,15 @@ def _line_of(text: _Searchable, starts: list[int]) -> int | None:
         if text[start : start + _MAX_PREFIX].lstrip(" \t").startswith("=="):
             return text.count("\n", 0, start) + 1
     return None
+
+
+def only(text: str) -> str | None:
+    """Why a text with no table profgen reads is refused when it holds nvprof's Unified Memory
+    table (its `Unified Memory profiling result:` title or its `Count  Avg Size ...` header):
+    that it is the only kind of table there, and profgen has none for it; else None."""
+    if _TITLES[0][0] not in text and _UNIFIED_HEADER.search(text) is None:
+        return None
+    return (
+        "its only nvprof tables are Unified Memory profiling results (page migrations and "
+        "faults: `Count Avg Size ... Total Time Name`), which profgen has no table for"
+    )

@@ -4,11 +4,14 @@ Some logs break long lines where a buffer ended, not where a word did: RAI's cli
 course runner of ECE408's mxnet projects) wrote a row ending `...mshadow::expr::Plan<mshadow:`
 and put the rest of its name, `:expr::ReduceWithAxisExp<...>(mshadow::gpu, ...)`, at the start
 of the next line. Such a line is read as the end of the name above only when it cannot be a
-row (it starts in its first column, and what starts it is neither a row type nor a share), and
-the lines above and under it are complete rows (seven fields after the type: a share, a time,
-... a name): a shell prompt typed under a table's last row is no part of its name. Lines that
-cannot be rows under the last row (RAI's closing lines, with no blank line before them) end
-the table there.
+row (it starts in the table's first column, and what starts it is neither a row type nor a
+share), and the lines above and under it are complete rows (seven fields after the type: a
+share, a time, ... a name): a shell prompt typed under a table's last row is no part of its
+name. Lines that cannot be rows under the last row (RAI's closing lines, with no blank line
+before them; a program's output that a Slurm log puts under nvprof's tables) end the table
+there. The table's first column is the margin of its least indented line among the header and
+the whole rows: column 1 of a log, further in when a README indents the whole paste (an
+admonition's body, a list item's code block).
 The two are joined as written, with nothing between them (the break fell inside a word), and
 the continuation's line is `dropped` from the table, so that messages still name file lines.
 Any other line is left as it is, to be read (or refused) as a row. Only tables that were
@@ -29,8 +32,9 @@ def joined(origin: Origin) -> Origin | None:
     in full, the continuations' file lines `dropped`) and ended at its last row, or None when
     neither changes it."""
     lines = origin.full_text().split("\n")
+    margin = _margin(lines)
     end = len(lines)
-    while end > 1 and (not lines[end - 1].strip() or _continues(lines[end - 1])):
+    while end > 1 and (not lines[end - 1].strip() or _continues(lines[end - 1], margin)):
         end -= 1  # output typed right under the last row (RAI's closing lines): no row
     cut = end < len(lines) and _complete(lines[end - 1])
     lines = lines[:end] if cut else lines
@@ -40,7 +44,7 @@ def joined(origin: Origin) -> Origin | None:
         while line in origin.dropped:
             line += 1
         under = lines[k] if k < len(lines) else ""
-        if _continues(part) and _complete(kept[-1]) and _complete(under):
+        if _continues(part, margin) and _complete(kept[-1]) and _complete(under):
             kept[-1] = kept[-1].rstrip("\r") + part
             dropped.append(line)
         else:
@@ -75,10 +79,21 @@ def _complete(line: str) -> bool:
     return unit is not None and not math.isnan(values.number_or_nan(fields[1][: -len(unit)]))
 
 
-def _continues(line: str) -> bool:
-    """Whether the line cannot be a row: not blank, in its first column, and what starts it
-    is neither a row type nor a share."""
-    if not line.strip() or line[0].isspace():
+def _indent(line: str) -> int:
+    """How many blanks lead the line."""
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _margin(lines: list[str]) -> int:
+    """The table's first column: the indent of its least indented line among its header (the
+    first line) and its whole rows (`_complete`)."""
+    return min(_indent(line) for line in lines[:1] + [x for x in lines[1:] if _complete(x)])
+
+
+def _continues(line: str, margin: int) -> bool:
+    """Whether the line cannot be a row: not blank, starting no further in than the table's
+    first column (`margin`), and what starts it is neither a row type nor a share."""
+    if not line.strip() or _indent(line) > margin:
         return False
     fields = _fields(line)
     return fields == line.strip().split(None, 6) and not _is_share(fields[0])
