@@ -30,6 +30,7 @@ from profiler.parse import (
     ncu_details,
     ncu_metrics,
     ncu_nvtx,
+    ncu_says,
     values,
 )
 from profiler.parse.values import LineCounter, Origin
@@ -79,7 +80,7 @@ def old_read_tables(path: Path, stage: str) -> dict[str, pd.DataFrame]:
     text = csvtext.read_text(path, ncu_csv.EXPECTED)
     match = HEADER.search(text)
     if match is None:
-        said = ncu_csv.nothing_profiled(text, "no such header found")
+        said = ncu_says.nothing_profiled(text, "no such header found")
         raise ParseError(path, ncu_csv.EXPECTED, said)
     text = text[: old_fence(text, match.start())]
     text = text[: old_tail(text, match.start())]
@@ -105,7 +106,7 @@ def old_read_tables(path: Path, stage: str) -> dict[str, pd.DataFrame]:
         launches, found = ncu_csv._raw(table, units, origin)
         counters = lambda: ncu_counters.raw(table, units, stage)  # noqa: E731
     ranges = ncu_nvtx.csv_ranges(launches)
-    metrics = ncu_csv.metrics_table(launches, found, stage, origin, ranges)
+    metrics = ncu_metrics.metrics_table(launches, found, stage, origin, ranges)
     return {schema.METRICS.name: metrics, schema.COUNTERS.name: counters()}
 
 
@@ -125,13 +126,15 @@ def old_details(table: pd.DataFrame, origin: Origin, value: str = "Metric Value"
     rows = table[table["Metric Name"].notna()]
     launches = table.drop_duplicates("ID").reset_index(drop=True)
     found = {}
-    for field, (kind, names) in ncu_csv.METRICS.items():
+    for field, (kind, names) in ncu_metrics.METRICS.items():
         for name in names:
             hits = rows[rows["Metric Name"] == name].drop_duplicates("ID")
             if hits.empty:
                 continue
             units = hits["Metric Unit"].fillna("").astype(str)
-            factor = units.map(lambda u, k=kind, n=name: ncu_csv.unit_factor(k, u, origin.path, n))
+            factor = units.map(
+                lambda u, k=kind, n=name: ncu_metrics.unit_factor(k, u, origin.path, n)
+            )
             number = values.numbers(
                 hits[value], origin, name, ncu_metrics.RULES[kind], factor.to_numpy(dtype="float64")
             )

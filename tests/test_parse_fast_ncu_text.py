@@ -20,12 +20,12 @@ import pytest
 from test_parse_fast_paths import EDITS, mutants
 
 from profiler.errors import ParseError
-from profiler.parse import lines, ncu_csv, ncu_text, ncu_walk, values
+from profiler.parse import lines, ncu_metrics, ncu_text, ncu_walk, values
 
 DATA = Path(__file__).parent / "data"
 NCU_TEXT = sorted(p for p in (DATA / "ncu").rglob("*") if p.suffix in (".txt", ".output", ".log"))
 RULES = {"time": values.TIME, "bytes": values.SIZE, "count": values.COUNT, "pct": values.VALUE}
-NAMES = {name: field for field, (_, names) in ncu_csv.METRICS.items() for name in names}
+NAMES = {name: field for field, (_, names) in ncu_metrics.METRICS.items() for name in names}
 
 # --- the oracle: the line-by-line walk ------------------------------------------------------
 
@@ -135,9 +135,9 @@ def plain_metric(line: str, widths, number: int, kept: dict, path: Path) -> None
         return
     if cell.endswith("n/a") or target in kept:
         return
-    kind = ncu_csv.METRICS[target][0]
+    kind = ncu_metrics.METRICS[target][0]
     try:
-        factor = ncu_csv.unit_factor(kind, unit, path, name)
+        factor = ncu_metrics.unit_factor(kind, unit, path, name)
         kept[target] = values.scalar(cell, RULES[kind], factor)
     except ValueError as exc:
         detail = f"line {number}, metric {name!r}: {exc}"

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from profiler.parse import lines, ncu_csv, nsys_csv, nsys_stdout
+from profiler.parse import lines, ncu_csv_bounds, nsys_csv, nsys_stdout
 
 NVPROF, NCU, NSYS = "nvprof", "ncu", "nsys"
 
@@ -391,7 +391,7 @@ def _signature(line: str, paragraph_start: bool) -> tuple[str | None, str | None
         return NSYS, None
     if paragraph_start and "," in line and nsys_csv.identify(line) is not None:
         return NSYS, None
-    if paragraph_start and ncu_csv.is_header(line):
+    if paragraph_start and ncu_csv_bounds.is_header(line):
         return NCU, None
     return None, None
 

@@ -42,21 +42,10 @@ from profiler.parse import (
     ncu_nvtx,
     values,
 )
-from profiler.parse.ncu_csv_bounds import EXPECTED, is_header
+from profiler.parse.ncu_csv_bounds import EXPECTED
 from profiler.parse.ncu_metrics import METRICS, RULES, metrics_table, unit_factor
-from profiler.parse.ncu_says import ncu_error, nothing_profiled
+from profiler.parse.ncu_says import nothing_profiled
 from profiler.parse.values import Origin
-
-# Names other parser modules (ncu_text, ncu_walk, capture) read from here, where they were.
-__all__ = [
-    "EXPECTED",
-    "METRICS",
-    "is_header",
-    "metrics_table",
-    "ncu_error",
-    "nothing_profiled",
-    "unit_factor",
-]
 
 _SUMMARY_KEYS = ("Kernel Name", "Block Size", "Grid Size", "Device", "Context", "Stream")
 

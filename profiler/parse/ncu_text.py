@@ -75,9 +75,10 @@ from profiler.parse import (
     csvtext,
     lines,
     ncu_comma,
-    ncu_csv,
     ncu_elided,
+    ncu_metrics,
     ncu_nvtx,
+    ncu_says,
     ncu_text_counters,
     ncu_walk,
     values,
@@ -93,7 +94,7 @@ _FLUSH_SECTION = re.compile(r"^Section: [^\n]*\n-{3,} ", re.MULTILINE)
 _KERNEL_LINE = re.compile(r", Context [0-9]+, Stream [0-9]+")
 _RULES = {"time": values.TIME, "bytes": values.SIZE, "count": values.COUNT, "pct": values.VALUE}
 _NO_KERNEL = "no kernel results in it (a line `<kernel>, Context N, Stream N` with Section: tables)"
-_TARGETS = list(ncu_csv.METRICS)
+_TARGETS = list(ncu_metrics.METRICS)
 # What a row gives besides a METRICS column's number (`_cut_row`, `_targets`).
 _NO_VALUE, _MISFIT = -1, -2
 # The text read again with a decimal comma (`_with_decimal_comma`).
@@ -185,7 +186,7 @@ def _read(path: str | Path, stage: str, every: bool) -> tuple[dict[str, pd.DataF
     walk = ncu_walk.walk(data, split, every, ncu_elided.marks(split))
     if not walk.launches:
         text = data.decode("utf-8")
-        raise ParseError(path, EXPECTED, ncu_csv.nothing_profiled(text, _no_kernel(walk)))
+        raise ParseError(path, EXPECTED, ncu_says.nothing_profiled(text, _no_kernel(walk)))
     again: _CommaRead | None = None
     try:
         found = metric_values(walk, path)
@@ -218,7 +219,7 @@ def _read(path: str | Path, stage: str, every: bool) -> tuple[dict[str, pd.DataF
     columns = {name: pd.Series(found[name], dtype="float64") for name in _TARGETS}
     ranges = ncu_nvtx.text_ranges(split, walk.kernel_lines, walk.nvtx_lines)
     origin = values.Origin(path, EXPECTED)
-    metrics = ncu_csv.metrics_table(launches, columns, stage, origin, ranges)
+    metrics = ncu_metrics.metrics_table(launches, columns, stage, origin, ranges)
     if not every:
         return {schema.METRICS.name: metrics}, Placed(ids, walk.kernel_lines, data)
     in_order = list(range(len(ids)))  # (the rows numbered by launch, then given their IDs)
@@ -368,8 +369,8 @@ def _convert(cut: Cut, path: Path) -> float:
         of the metric's kind.
     """
     name, target, unit, cell = cut
-    kind = ncu_csv.METRICS[target][0]
-    factor = ncu_csv.unit_factor(kind, unit, path, name)
+    kind = ncu_metrics.METRICS[target][0]
+    factor = ncu_metrics.unit_factor(kind, unit, path, name)
     return values.scalar(cell, _RULES[kind], factor)
 
 
@@ -377,7 +378,7 @@ def _with_ncu_error(exc: ParseError, data: bytes) -> ParseError:
     """`exc` (a value ncu's text holds that is no number) with ncu's own first `==ERROR==` line
     before it when ncu wrote one: a failed launch leaves every metric `(!) nan`, and the error
     line says why."""
-    line = ncu_csv.ncu_error(data.decode("utf-8", "replace"))
+    line = ncu_says.ncu_error(data.decode("utf-8", "replace"))
     if line is None:
         return exc
     said = values.shown_cell(line, 300)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from profiler.parse import byte_spans, lines, ncu_csv
+from profiler.parse import byte_spans, lines, ncu_metrics
 
 _KERNEL_TAIL = re.compile(r", Context [0-9]+, Stream [0-9]+(?:, Device [0-9]+, CC [0-9.]+)?\Z")
 # `--print-summary per-kernel`: one line per kernel, its launches counted.
@@ -50,7 +50,7 @@ _NOTE = "  # "
 _VALUE_CELL = re.compile(r"[0-9(.+-]|n/a")
 _MAX_TAIL = 120  # the launch shape, time and ids after a kernel name fit in this
 _SHORT = 512  # lines up to this long are grouped by their bytes with NumPy (`_distinct`)
-NAMES = {name: target for target, (_, names) in ncu_csv.METRICS.items() for name in names}
+NAMES = {name: target for target, (_, names) in ncu_metrics.METRICS.items() for name in names}
 # The first 8 characters of a mapped metric's row (6 of `SM [%]` and `SOL FB`), of a table's
 # header and of a `Section:` line.
 _PREFIXES = np.array(sorted({lines.pack(n[:8].encode()) for n in NAMES if len(n) >= 8}), np.uint64)
