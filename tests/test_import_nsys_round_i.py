@@ -57,3 +57,31 @@ def test_nsys_tables_beside_an_ncu_error_are_read_as_nsys_output(tmp_path, capsy
         name = " ".join(row[6:])
         assert copies.loc[name, "total_ns"] == _int(row[1])
         assert copies.loc[name, "calls"] == _int(row[2])
+
+
+def test_a_runs_trace_fenced_under_its_summaries_stays_with_that_run(tmp_path, capsys):
+    """A blog fences each `nsys stats -q --report` of one report file, the GPU trace (trimmed by
+    hand, its banner gone) among them, then another program's summaries: was three stages, the
+    trace one of its own; the trace goes with the summaries above it, the exercise is run 2."""
+    name = "blog-post04-stats-q-fence-per-report-trimmed-trace-then-exercise-cut.md"
+    path = NSYS / "2025.x" / name
+    lines = path.read_text(encoding="utf-8").split("\n")
+    trace_rows = _rows_under(lines, "Start (ns)   Duration (ns)")
+    kern_rows = [
+        _rows_under(lines[at:], "Time (%)  Total Time (ns)  Instances")
+        for at, line in enumerate(lines)
+        if line.strip().startswith("** CUDA GPU Kernel Summary")
+    ]
+    run, _ = imported(path, tmp_path, capsys)
+    assert sorted(run.table("stages")["stage"]) == ["s.1", "s.2"]
+    trace = run.table("gpu_trace")
+    assert set(trace["stage"]) == {"s.1"}
+    assert list(trace["start_ns"]) == [_int(row[0]) for row in trace_rows]
+    assert list(trace["duration_ns"]) == [_int(row[1]) for row in trace_rows]
+    kernels = run.table("gpu_activities")
+    kernels = kernels[kernels["kind"] == "kernel"].set_index("stage")
+    assert len(kern_rows) == 2
+    for stage, rows in zip(("s.1", "s.2"), kern_rows, strict=True):
+        assert kernels.loc[stage, "total_ns"] == _int(rows[0][1])
+        assert kernels.loc[stage, "calls"] == _int(rows[0][2])
+    assert set(run.table("ranges")["stage"]) == {"s.1"}
