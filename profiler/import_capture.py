@@ -16,7 +16,9 @@ with `keep_printed`; a trace pasted beside it is often cut short) and the trace 
 and the GPU span. When two sections give the same table they are never added up. Several nvprof
 runs that give tables of one kind (a README with one log per step) are one run each (`import_runs`
 makes each a stage of its own): each nvprof section that gives tables starts a run, which takes the
-sections after it up to the next (the sections before the first, the first's). So are several nsys
+sections after it up to the next (the sections before the first, the first's), but one under no
+profiler command of its own that gives only tables no other section gives (a GPU trace fenced
+under one run's summaries, its banner cut) goes with the run above. So are several nsys
 runs (`capture` cuts a section where nsys's output starts again; one run's reports fenced a
 block each are one section again: `parse.fenced_reports`) when no nvprof runs are, and
 several ncu runs (after prompts, or where ncu connects to a process after the last disconnected)
@@ -31,6 +33,7 @@ errors a section's reader raises name the capture and its own lines.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -336,11 +339,17 @@ def _by_run(sections: list[Read]) -> list[list[Read]]:
 
 
 def _starts(sections: list[Read], kind: str) -> list[int]:
-    """The sections of `kind` that give tables, by `id` of their entry, when two of them give
-    tables of one kind (each is a run of its own); else none."""
-    runs = [id(s) for s, _ in sections if s["kind"] == kind and s.get("tables")]
-    kinds = [t for s, _ in sections if id(s) in runs for t in s["tables"]]
-    return runs if len(kinds) > len(set(kinds)) else []
+    """The sections of `kind` that start a run, by `id` of their entry, when two of them give
+    tables of one kind: each typed after its own profiler command, and each that gives a table
+    of a kind another gives too. One under no command of its own that gives only tables no
+    other gives (a run's GPU trace fenced under its summaries, its banner cut) starts none: it
+    goes with the run above, as it would in a capture of one run. Else none."""
+    given = [(s, set(s["tables"])) for s, _ in sections if s["kind"] == kind and s.get("tables")]
+    counted = Counter(t for _, tables in given for t in tables)
+    again = {t for t, n in counted.items() if n > 1}
+    if not again:
+        return []
+    return [id(s) for s, tables in given if tables & again or _run_command(s) is not None]
 
 
 def _merged(sections: list[Read]) -> Found:

@@ -21,7 +21,7 @@ from test_parse_fast_capture import MADE_CAPTURES, made_capture
 
 from profiler import import_capture, importer
 from profiler.errors import ParseError
-from profiler.parse import csvtext, detect, ncu_csv, nsys_capture, nvprof
+from profiler.parse import csvtext, detect, fenced_reports, ncu_csv, nsys_capture, nvprof
 
 DATA = Path(__file__).parent / "data"
 SHARED = Path("/work/shared/fixtures")
@@ -208,11 +208,11 @@ def test_a_capture_read_held_is_the_capture_read_through_files(name, tmp_path):
 
 
 def copied_sections(path: Path) -> tuple[bytes, list[tuple[Any, csvtext.Held]]]:
-    """`import_capture._held` as it was: every section's bytes copied out, nothing known (one
-    run's reports fenced a block each joined as `_held` joins them: `fenced_reports`)."""
+    """`import_capture._held` as it was: every section's bytes copied out, nothing known (the
+    sections cut as `_held` cuts them: one run's fenced reports joined, `fenced_reports`)."""
     data = csvtext.read_utf8(path, detect.EXPECTED)
     out = []
-    pieces = import_capture.fenced_reports.joined(import_capture.capture.cut(data), data)
+    pieces = fenced_reports.joined(import_capture.capture.cut(data), data)
     for number, section in enumerate(pieces):
         joined = b"".join(data[a:b] for a, b in section.spans)
         out.append((section, csvtext.Held(Path(f"section{number}{path.suffix}"), joined)))

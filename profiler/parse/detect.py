@@ -72,6 +72,11 @@ _NCU_HEADER = re.compile(
 )
 
 
+# what ncu prints only with results: a `Section:` line or a launch line (`...)x(...)`)
+_NCU_RESULTS = re.compile(r"^[ \t]*Section: |\)x\(", re.MULTILINE)
+_NCU_ERROR = re.compile(r"^[ \t]*==ERROR== ", re.MULTILINE)
+
+
 def detect(path: str | Path | csvtext.Held) -> str:
     """The kind of profiler output at `path` (a file or folder, or a file's bytes held): one of
     `KINDS`.
@@ -108,13 +113,24 @@ def tool_kind(head: str) -> str | None:
     nvprof or nsys stats output; None when it is none."""
     if _NCU_HEADER.search(head):
         return NCU_CSV
-    if ncu_text.recognise(head):
+    if ncu_text.recognise(head) and not _nsys_beside_ncu_error(head):
         return NCU_TEXT
     if nvprof.looks_like(head):
         return NVPROF
     if nsys_stdout.recognise(head):
         return NSYS_TEXT
     return None
+
+
+def _nsys_beside_ncu_error(head: str) -> bool:
+    """Whether a file in which ncu failed (an `==ERROR==` line, `Failed to connect to process`,
+    and no result: no `Section:` line, no launch line `k (2, 1, 1)x(128, 1, 1), Context 1,
+    Stream 7`) holds nsys stats tables: notes that quote both tools, where only nsys worked,
+    are nsys output (its reader passes over ncu's lines as it does over prose). ncu lines
+    with no error over a table are an excerpt of ncu, and stay ncu's to refuse."""
+    if _NCU_RESULTS.search(head) is not None or _NCU_ERROR.search(head) is None:
+        return False
+    return nsys_stdout.recognise(head)
 
 
 def _file_kind(source: Path | csvtext.Held) -> str:
