@@ -1,7 +1,7 @@
 """The fast path of nsys column text (`nsys_rows`) gives what the C-reader path gives.
 
 `nsys_text.read_table` reads rows of one width with NumPy (`nsys_rows.read`) and hands anything
-else to the path it replaced (`nsys_text._rows`, pandas' C reader). Both are run here on every
+else to the path it replaced (`nsys_cut.rows`, pandas' C reader). Both are run here on every
 real column-text capture under tests/data, on mutated copies of them (a cell changed, moved into
 the gap between columns, blanked, made `None`, a tab, a non-ASCII byte, a sign, an exponent, a
 digit too many, a row re-indented, doubled or dropped, CRLF line ends, cut short) and on random
@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 from profiler.errors import ParseError
-from profiler.parse import nsys_capture, nsys_rows, nsys_stdout, nsys_text
+from profiler.parse import nsys_capture, nsys_cut, nsys_rows, nsys_rule, nsys_stdout, nsys_text
 from profiler.parse.values import LineCounter
 
 DATA = Path(__file__).parent / "data"
@@ -40,7 +40,7 @@ TEXT = sorted(  # the captures that hold column text (a rule under a header)
     for p in CANDIDATES
     if p.is_file()
     and p.suffix in (".txt", ".md", ".output", ".log")
-    and any(nsys_text.is_rule(line) for line in p.read_text(encoding="utf-8").splitlines())
+    and any(nsys_rule.is_rule(line) for line in p.read_text(encoding="utf-8").splitlines())
 )
 
 
@@ -110,7 +110,7 @@ class Recorder:
             self.fast += 1
             rows = data[at:end].decode("ascii")
             origin = nsys_text.Origin(Path("x"), "x", rows, 1)
-            ref = nsys_text._rows(rows, columns, cells, cols, origin)
+            ref = nsys_cut.rows(rows, columns, cells, cols, origin)
             assert_raw_same(got, ref)
         return got
 
@@ -238,11 +238,11 @@ def test_random_layouts(seed, monkeypatch):
     text = random_table(seed)
     variants = [text] + [m for m in mutants(text, seed, 12)[4:] if m.endswith("\n")]
     for block in variants:
-        header, rule, at = nsys_text._three_parts(block)
-        columns = nsys_text.spans(rule)
-        if len(columns) != 9 or not nsys_text.is_rule(rule):
+        header, rule, at = nsys_rule.three_parts(block)
+        columns = nsys_rule.spans(rule)
+        if len(columns) != 9 or not nsys_rule.is_rule(rule):
             continue
-        cells = nsys_text.header_cells(header, columns)
+        cells = nsys_rule.header_cells(header, columns)
         origin = nsys_text.Origin(Path("x"), "x", block, 1, 1)
         try:
             cols = nsys_text.nsys_fields.columns(cells, "cuda_gpu_trace", origin)
@@ -250,7 +250,7 @@ def test_random_layouts(seed, monkeypatch):
             continue  # (the header was changed)
         got = fast_rows(block, at, columns, cells, cols)
         try:
-            ref = nsys_text._rows(block[at:], columns, cells, cols, origin)
+            ref = nsys_cut.rows(block[at:], columns, cells, cols, origin)
         except ParseError:
             assert got is None
             continue
@@ -265,16 +265,16 @@ def test_numbers_past_a_float_mantissa_and_into_int64():
     rows = ["        Start (ns)  Duration (ns)  Name", "-" * 18 + "  -------------  ----"]
     rows += ["999999999999999999              1  k   ", "      123456789012              1  k   "]
     block = "\n".join(rows) + "\n"
-    header, rule, at = nsys_text._three_parts(block)
-    columns = nsys_text.spans(rule)
-    cells = nsys_text.header_cells(header, columns)
+    header, rule, at = nsys_rule.three_parts(block)
+    columns = nsys_rule.spans(rule)
+    cells = nsys_rule.header_cells(header, columns)
     origin = nsys_text.Origin(Path("x"), "x", block, 1, 1)
     cols = nsys_text.nsys_fields.columns(cells, "cuda_gpu_trace", origin)
     got = fast_rows(block, at, columns, cells, cols)
     assert got is not None
     assert got["c0"].tolist() == [999_999_999_999_999_999, 123_456_789_012]
     assert np.array_equal(
-        got["c0"], nsys_text._rows(block[at:], columns, cells, cols, origin)["c0"]
+        got["c0"], nsys_cut.rows(block[at:], columns, cells, cols, origin)["c0"]
     )
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import nsys_capture, nsys_csv, nsys_text, values
+from profiler.parse import nsys_capture, nsys_csv, nsys_rule, values
 
 NSYS = Path(__file__).parent / "data" / "nsys" / "2025.3.1"
 DEMO, OVERLAP = NSYS / "demo", NSYS / "overlap"
@@ -643,7 +643,7 @@ def text_rows(path: Path, after: str, nth: int = 1) -> list[list[str]]:
     lines = path.read_text().splitlines()
     at = next(i for i, ln in enumerate(lines) if after in ln)
     for _ in range(nth):
-        at = next(i for i in range(at + 1, len(lines)) if nsys_text.is_rule(lines[i]))
+        at = next(i for i in range(at + 1, len(lines)) if nsys_rule.is_rule(lines[i]))
     out = []
     for line in lines[at + 1 :]:
         if not line.strip():
@@ -1015,7 +1015,7 @@ def test_header_pasted_flush_left_of_its_rule_keeps_its_cells():
     # a paste that lost the header's leading blank (tests/data/nsys/2023.x/fmha-...)
     rule = " --------  ---------------  ---------"
     for header in ("Time (%)  Total Time (ns)  Instances", " Time (%)  Total Time (ns)  Instances"):
-        cells = nsys_text.header_cells(header, nsys_text.spans(rule))
+        cells = nsys_rule.header_cells(header, nsys_rule.spans(rule))
         assert cells == ["Time (%)", "Total Time (ns)", "Instances"]
 
 

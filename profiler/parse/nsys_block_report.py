@@ -8,7 +8,7 @@ import warnings
 
 import pandas as pd
 
-from profiler.parse import nsys_fields, nsys_text, values
+from profiler.parse import nsys_fields, nsys_rule, values
 from profiler.parse.nsys_stdout import Block
 
 
@@ -64,7 +64,7 @@ def past_caption(block: Block) -> Block:
     whose next two are a report's column-text header and rule (`sudo nsys nvprof bin/x` typed
     right above its table; a README's heading and caption, `### CUDA` then `#### Table 1:
     cuda_api_sum`): the table below those lines. Any other block as it is."""
-    if block.report is not None or nsys_text.is_rule(block.header_rule()[1]):
+    if block.report is not None or nsys_rule.is_rule(block.header_rule()[1]):
         return block
     rest = block
     for _ in range(_CAPTION_LINES):
@@ -73,7 +73,7 @@ def past_caption(block: Block) -> Block:
             return block
         rest = below
         header, rule = rest.header_rule()
-        if nsys_text.is_rule(rule):
-            cells = nsys_text.header_cells(header, nsys_text.columns_under(header, rule))
+        if nsys_rule.is_rule(rule):
+            cells = nsys_rule.header_cells(header, nsys_rule.columns_under(header, rule))
             return rest if cells is not None and nsys_fields.identify_cells(cells) else block
     return block

@@ -23,6 +23,7 @@ from profiler.parse import (
     nsys_gaps,
     nsys_no_table,
     nsys_notes,
+    nsys_rule,
     nsys_runs,
     nsys_stdout,
     nsys_tables,
@@ -160,8 +161,8 @@ def _read_block(
     file's bytes and where the block starts and ends in them, when they are its characters one
     for one."""
     header, rule = block.header_rule()
-    text = nsys_text.is_rule(rule)
-    cells = nsys_text.header_cells(header, nsys_text.columns_under(header, rule)) if text else None
+    text = nsys_rule.is_rule(rule)
+    cells = nsys_rule.header_cells(header, nsys_rule.columns_under(header, rule)) if text else None
     cells = cells if cells is not None else csvtext.header_cells(header)
     report = nsys_block_report.report_of(block, cells)
     if report is not None and not nsys_fields.has_fields(cells, report):

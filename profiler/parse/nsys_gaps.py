@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from profiler.parse import nsys_fields, nsys_text
+from profiler.parse import nsys_fields, nsys_rule
 from profiler.parse.nsys_stdout import Block
 
 _GAP_MAX = 4096  # characters between two blocks: more is no paste's blank lines
@@ -52,7 +52,7 @@ def _columns(table: list[Block]) -> list[tuple[int, int]] | None:
     rule = table[0].header_rule()[1]
     if not rule and len(table) > 1:
         rule = table[1].header_rule()[0]  # (the header stood alone above its rule)
-    return nsys_text.spans(rule) if rule and nsys_text.is_rule(rule) else None
+    return nsys_rule.spans(rule) if rule and nsys_rule.is_rule(rule) else None
 
 
 def _continues(table: list[Block], columns: list[tuple[int, int]] | None, below: Block) -> bool:
@@ -64,11 +64,11 @@ def _continues(table: list[Block], columns: list[tuple[int, int]] | None, below:
     below_first, below_second = below.header_rule()
     if columns is None:
         header, rule = table[0].header_rule()
-        if rule or len(table) > 1 or not nsys_text.is_rule(below_first):
+        if rule or len(table) > 1 or not nsys_rule.is_rule(below_first):
             return False  # a lone line is a header only if a rule is under the gap
-        cells = nsys_text.header_cells(header, nsys_text.columns_under(header, below_first))
+        cells = nsys_rule.header_cells(header, nsys_rule.columns_under(header, below_first))
         return table[0].report is not None or nsys_fields.identify_cells(cells) is not None
-    if nsys_text.is_rule(below_second):
+    if nsys_rule.is_rule(below_second):
         return False  # `below` is a table of its own
     return _rows_fit(below, columns)
 
@@ -82,15 +82,15 @@ def _unwrapped(top: Block, below: Block) -> Block | None:
         return None
     if not _TITLE.fullmatch(tail.strip()) or below.report is not None:
         return None
-    if not nsys_text.is_rule(rule) or not _blanks_between(top, below):
+    if not nsys_rule.is_rule(rule) or not _blanks_between(top, below):
         return None
-    start = next((a for a, _ in nsys_text.spans(rule) if a > len(header.rstrip())), None)
+    start = next((a for a, _ in nsys_rule.spans(rule) if a > len(header.rstrip())), None)
     lead = len(tail) - len(tail.lstrip(" "))
     pad = None if start is None else max(start - len(header), 1)
     if pad is None or pad > lead:
         return None
     one = f"{header}{' ' * pad}{tail.strip()}"
-    cells = nsys_text.header_cells(one, nsys_text.columns_under(one, rule))
+    cells = nsys_rule.header_cells(one, nsys_rule.columns_under(one, rule))
     if nsys_fields.identify_cells(cells) is None:
         return None
     a, b = top.pieces[0]

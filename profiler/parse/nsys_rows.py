@@ -14,7 +14,7 @@ every column is read from it):
 
 Anything else (text outside its column, `None`, a tab, a number with a sign or an exponent, a
 column of two layouts, ...) gives None, and the caller reads the rows as before: that path names
-the bad cell. What `read` returns is what `nsys_text._rows` returns for the same rows: the C
+the bad cell. What `read` returns is what `nsys_cut.rows` returns for the same rows: the C
 reader's frame, numbers already parsed, labels as categories (each from its first non-blank
 byte to the last position any row of its column fills, the categories sorted), blank cells
 missing; but a float column of whole numbers is Int64 (the same numbers, exact: see

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from profiler.parse import nsys_fields, nsys_text
+from profiler.parse import nsys_fields, nsys_rule
 from profiler.parse.values import LineCounter
 
 SKIP = ""  # the report of a block under a marker of a report profgen does not read
@@ -403,8 +403,8 @@ def recognise(head: str) -> bool:
             return True
         if "," in line and nsys_fields.identify(line):
             return True
-        if previous.strip() and nsys_text.is_rule(line):
-            cells = nsys_text.header_cells(previous, nsys_text.columns_under(previous, line))
+        if previous.strip() and nsys_rule.is_rule(line):
+            cells = nsys_rule.header_cells(previous, nsys_rule.columns_under(previous, line))
             if nsys_fields.identify_cells(cells):
                 return True
         previous = line
