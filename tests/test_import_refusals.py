@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 from clirun import assert_refused, profgen
 
-from profiler.parse import detect, nvprof_export, nvprof_tables, published, unusable
+from profiler.parse import (
+    detect,
+    nvprof_export,
+    nvprof_tables,
+    published,
+    unusable,
+    unusable_foreign,
+)
 
 DATA = Path(__file__).parent / "data"
 NSYS, NCU = DATA / "nsys", DATA / "ncu"
@@ -389,7 +396,7 @@ def test_a_markdown_document_without_profiler_tables_is_refused_as_one(tmp_path,
     assert refusal(path, tmp_path, capsys) == unrecognised(
         path,
         "it is a Markdown document in which no profiler table was found (it starts '# CUDA "
-        f"Profiling Tutorial'); {unusable._READS}",
+        f"Profiling Tutorial'); {unusable_foreign.READS}",
     )
 
 
@@ -466,7 +473,7 @@ def test_thapi_iprof_summary_is_refused_as_one(tmp_path, capsys):
         "it is the summary of THAPI's iprof (its table header `Name | Time | Time(%) | Calls | "
         "Average | Min | Max` at line 92): per-backend tables of the MPI, Level Zero, "
         "OpenCL or CUDA calls a tracer other than NVIDIA's recorded, which profgen does not "
-        f"read; {unusable._READS}",
+        f"read; {unusable_foreign.READS}",
     )
 
 

@@ -21,18 +21,10 @@ pattern that can backtrack:
   (`name (grid)x(block), Context 1, Stream 7`): measurements of no kernel;
 - Nsight Compute's rule advice (`    OPT   Memory is more heavily utilized ...`, `WRN`,
   `INF`) quoted without the `Section:` tables and kernel line it belongs to;
-- a CPU profiler's output: a gprof profile (`Each sample counts as 0.01 seconds.` above its
-  flat profile, `granularity: each sample hit covers ...` above its call graph) or a Python
-  cProfile/pstats listing (the header `ncalls tottime percall cumtime percall
-  filename:lineno(function)`);
-- an nvprof summary's text table with its columns joined by commas (`47.79%,542.36ms,45,...`:
-  the unit in each cell), which is not the CSV `nvprof --csv` writes (a quoted header, a units
-  row, bare numbers) but the printed summary remade by hand or by a script;
-- rows of an nvprof summary, of an `nsys stats` table or of an nvprof gpu trace pasted
-  without the header line above them (an issue or forum post that quotes the top rows only): a
-  table is read from its header, which says what its columns and rows are;
-- an nvprof `--csv` gpu trace with a column a script put before nvprof's own on every line
-  (`131072,"Start","Duration",...`), or its rows without the header above them;
+- a CPU profiler's output (gprof, Python's cProfile/pstats): `unusable_foreign`;
+- an nvprof summary's text table with its columns joined by commas, rows of an nvprof or nsys
+  table pasted without their header line, and an nvprof `--csv` gpu trace with a column a
+  script put before nvprof's own: `unusable_rows`;
 - nvprof's console output of a run that wrote its results to a file (`nvprof -o run.nvvp`),
   or only the command line of one (`--export-profile` too): no table, but the file it names
   can be imported (`nvprof_export`);
@@ -41,11 +33,8 @@ pattern that can backtrack:
   without their `Section:` lines: `unusable_ncu`;
 - a profiler's usage text (`ncu --help`, `nsys --help`, `nvprof --help`): its first line is
   `usage: ncu [options] ...`;
-- a log of the CUDA command-line profiler that came before nvprof (`CUDA_PROFILE=1` or
-  `COMPUTE_PROFILE=1`): lines `method=[ memcpyHtoD ] gputime=[ 1.312 ] cputime=[ 2.020 ]`;
-- the summary of THAPI's `iprof` (Argonne's tracer of MPI, Level Zero, OpenCL, CUDA and HIP
-  calls, as on Aurora): tables of `|`-separated cells under a header `Name | Time | Time(%) |
-  Calls | Average | Min | Max |`, one per backend (`BACKEND_MPI | 2 Hostnames | ...`);
+- a log of the CUDA command-line profiler that came before nvprof, and the summary of THAPI's
+  `iprof`: `unusable_foreign`;
 - a table of the Nsight Systems GUI's stats view copied into Markdown, or tables of nsys
   reports profgen does not use only (`unusable_nsys`).
 
@@ -56,18 +45,22 @@ own output.
 
 from __future__ import annotations
 
-import csv
-from collections.abc import Callable
 from pathlib import PurePath
 
 from profiler.errors import ParseError
-from profiler.parse import bare_rows, nvprof_export, unusable_ncu, unusable_nsys, values
+from profiler.parse import (
+    nvprof_export,
+    unusable_foreign,
+    unusable_ncu,
+    unusable_nsys,
+    unusable_rows,
+    values,
+)
 
 _HTML_STARTS = ("<!doctype html", "<html")
 _METRIC_TYPES = ("Counter", "Ratio", "Throughput")
 _METRIC_ROWS = 3  # rows of a metric list that make one (a header alone does too)
 _RULE_MARK, _WITH = "Processing [", "] with ["
-_READS = "profgen imports nvprof, Nsight Systems and Nsight Compute output"
 _SOURCES = {
     **dict.fromkeys((".cu", ".cuh"), "a CUDA"),
     **dict.fromkeys((".c", ".cc", ".cpp", ".cxx", ".h", ".hpp"), "a C or C++"),
@@ -75,9 +68,6 @@ _SOURCES = {
     **dict.fromkeys((".sh", ".bash"), "a shell"),  # (a heredoc or an echo quotes output)
     ".f90": "a Fortran",
 }
-_IPROF_HEADER = ["Name", "Time", "Time(%)", "Calls", "Average", "Min", "Max"]
-_GPROF_MARKS = ("Each sample counts as ", "granularity: each sample hit covers ")
-_PSTATS_HEADER = ["ncalls", "tottime", "percall", "cumtime", "percall", "filename:lineno(function)"]
 # words of the profilers' own lines and table headers (lower case): a file with one is no
 # program's plain output, even where detection cannot say which tool's it is
 _PROFILER_WORDS = (
@@ -107,18 +97,18 @@ def describe(lines: list[str]) -> str | None:
         or _profile_without_report(lines)
         or ncu_sections_without_kernel(lines)
         or _ncu_advice(lines)
-        or _cpu_profile(lines)
-        or _comma_joined_summary(lines)
-        or _headless_rows(lines)
-        or _headless_trace(lines)
-        or _prefixed_csv_trace(lines)
-        or _headless_csv_trace(lines)
+        or unusable_foreign.cpu_profile(lines)
+        or unusable_rows.comma_joined_summary(lines)
+        or unusable_rows.headless_rows(lines)
+        or unusable_rows.headless_trace(lines)
+        or unusable_rows.prefixed_csv_trace(lines)
+        or unusable_rows.headless_csv_trace(lines)
         or unusable_ncu.headless_csv(lines)
         or unusable_ncu.section_list(lines)
         or unusable_ncu.body_tables(lines)
         or _usage_text(lines)
-        or _legacy_profiler_log(lines)
-        or _iprof_summary(lines)
+        or unusable_foreign.legacy_profiler_log(lines)
+        or unusable_foreign.iprof_summary(lines)
         or unusable_nsys.describe(lines)
         or nvprof_export.commanded(lines)
     )
@@ -151,7 +141,7 @@ def document(suffix: str, lines: list[str]) -> str | None:
         return None
     return (
         f"it is {kind} in which no profiler table was found (it starts "
-        f"{values.shown_cell(first, 80)}); {_READS}"
+        f"{values.shown_cell(first, 80)}); {unusable_foreign.READS}"
     )
 
 
@@ -165,7 +155,7 @@ def program_output(lines: list[str]) -> str | None:
     return (
         "none of its lines is profiler output (no `==PID==` or `==PROF==` line, no nvprof, "
         f"nsys or ncu table): it looks like a program's own output, starting "
-        f"{values.shown_cell(first, 80)}; {_READS}"
+        f"{values.shown_cell(first, 80)}; {unusable_foreign.READS}"
     )
 
 
@@ -291,180 +281,12 @@ def _ncu_advice(lines: list[str]) -> str | None:
     )
 
 
-_SUMMARY_CELLS = ["Time(%)", "Time", "Calls", "Avg", "Min", "Max", "Name"]
-
-
-def _comma_joined_summary(lines: list[str]) -> str | None:
-    """What the file is when a line of `lines` is nvprof's summary header joined by commas,
-    unquoted (`Time(%),Time,Calls,Avg,Min,Max,Name`, `Type` first or not), and the next one
-    a summary row so joined, the unit in each cell (`47.79%,542.36ms,45,12.052ms,...`)."""
-    for at, line in enumerate(lines[:-1]):
-        cells = line.strip().split(",")
-        typed = cells[:1] == ["Type"]
-        if cells[typed:] != _SUMMARY_CELLS:
-            continue
-        row = lines[at + 1].strip().split(",")[typed:]
-        if bare_rows.row_kind(row) != bare_rows.NVPROF:
-            return None
-        return (
-            f"it is an nvprof summary's text table (from line {at + 1}) with its columns joined by "
-            f"commas, the unit in each cell ({values.shown_cell(row[1], 20)}): not the CSV "
-            "`nvprof --csv` writes, which quotes its header and names and puts the units in a "
-            "row of their own (`%,ms,,us,us,us,`) above bare numbers: made from the printed "
-            "summary by hand or by a script, which profgen does not guess at; import nvprof's own "
-            "output (its log, or what `nvprof --csv` printed)"
-        )
-    return None
-
-
-def _cpu_profile(lines: list[str]) -> str | None:
-    for line in lines:
-        text = line.strip()
-        if text.startswith(_GPROF_MARKS):
-            return (
-                f"it is a gprof profile ({values.shown_cell(text, 60)}): CPU time per function; "
-                f"{_READS}"
-            )
-        if text.startswith("ncalls") and text.split() == _PSTATS_HEADER:
-            return (
-                "it is a Python cProfile/pstats listing (`ncalls tottime percall cumtime "
-                f"percall filename:lineno(function)`): CPU time per Python function; {_READS}"
-            )
-    return None
-
-
 def _profiler_line(line: str) -> bool:
     """The line is (or names) a profiler's output: an `==<pid>==` prefix or a profiler word."""
     if line.startswith("==") and line[2 : line.find("==", 2)].isdigit():
         return True
     low = line.lower()
     return any(word in low for word in _PROFILER_WORDS)
-
-
-_HEADLESS_ROWS = 3  # rows in a run that make a headless table
-
-
-def _headless_rows(lines: list[str]) -> str | None:
-    """What the first run of rows of an nvprof summary or an `nsys stats` table in `lines` is,
-    when it has at least `_HEADLESS_ROWS` rows (it has no header: detection found none)."""
-    found = _first_run(lines, lambda line: bare_rows.row_kind(line.split()))
-    if found is None:
-        return None
-    at, rows, kind = found
-    if kind == bare_rows.NVPROF and not bare_rows.typed_nvprof_row(lines[at].split()):
-        return _UNTYPED.format(rows=rows, line=at + 1)
-    return _HEADLESS_SAID[kind].format(rows=rows, line=at + 1) + _HEADLESS_WHY
-
-
-def _first_run(
-    lines: list[str], kind_of: Callable[[str], str | None]
-) -> tuple[int, int, str] | None:
-    """Where the first run of rows of one kind in `lines` starts, how many rows it has and
-    their kind (`kind_of` of a line; None: no such row), when it has at least
-    `_HEADLESS_ROWS` rows; None otherwise (a shorter first run too)."""
-    for at, line in enumerate(lines):
-        kind = kind_of(line)
-        if kind is None:
-            continue
-        rows = 1
-        for more in lines[at + 1 :]:
-            if kind_of(more) != kind:
-                break
-            rows += 1
-        return (at, rows, kind) if rows >= _HEADLESS_ROWS else None
-    return None
-
-
-_HEADLESS_SAID = {
-    bare_rows.NVPROF: "{rows} rows of an nvprof summary (Time(%) Time Calls Avg Min Max Name) "
-    "from line {line} on, with no header line above them",
-    bare_rows.NSYS: "{rows} rows of an `nsys stats` table (Time (%), Total Time (ns), a count, "
-    "per-call times in ns) from line {line} on, with no header line or report name above them, "
-    "so nothing says which report (kernels, memory operations, ...) they are rows of (rows "
-    "named all as CUDA API calls are read as the API summary's)",
-}
-# nvprof rows with no type: `pasted.api_headed` reads them when all name CUDA API calls
-_UNTYPED = (
-    "{rows} rows of an nvprof summary (Time(%) Time Calls Avg Min Max Name) from line {line} on, "
-    "pasted without nvprof's header line and without the row type (`GPU activities:` or `API "
-    "calls:`) on the first, so nothing says whether they are GPU activities or API calls: "
-    "profgen reads such rows only when all of them name CUDA API calls (as nvprof's API calls), "
-    "and these do not"
-)
-_HEADLESS_WHY = (
-    ": a paste that left the header out; profgen reads a table from its header line, which says "
-    "what its columns (and, for nsys, its rows) are"
-)
-
-
-def _headless_trace(lines: list[str]) -> str | None:
-    """What the first run of `_HEADLESS_ROWS` or more rows of an nvprof gpu trace or API trace
-    in `lines` is (it has no header: detection found none)."""
-    found = _first_run(lines, _trace_kind)
-    if found is None:
-        return None
-    at, rows, kind = found
-    return f"{rows} rows of an nvprof {kind} from line {at + 1} on, " + _HEADLESS_TRACE_WHY
-
-
-_HEADLESS_TRACE_WHY = "pasted without the header line that names their columns" + _HEADLESS_WHY
-
-
-def _trace_kind(line: str) -> str | None:
-    """What trace `line` is a row of, as `_headless_trace` names it; None for any other."""
-    cells = line.split()
-    if bare_rows.trace_row(cells):
-        return "gpu trace (`--print-gpu-trace`: Start, Duration, ..., Name)"
-    if bare_rows.api_trace_row(cells):
-        return "API trace (`--print-api-trace`: Start, Duration, Name)"
-    return None
-
-
-_CSV_TRACE = '"Start","Duration",'  # how `nvprof --csv --print-gpu-trace` starts its header
-
-
-def _prefixed_csv_trace(lines: list[str]) -> str | None:
-    """What the file is when a line holds nvprof's `--csv` gpu-trace header after a cell that
-    is none of nvprof's (`131072,"Start","Duration",...`: a script put a column before them)."""
-    for at, line in enumerate(lines):
-        cut = line.find("," + _CSV_TRACE)
-        if cut <= 0 or '"' in line[:cut]:
-            continue
-        return (
-            f"it is nvprof `--csv --print-gpu-trace` output (its header at line {at + 1}) with a "
-            f"column put before nvprof's own ({values.shown_cell(line[: cut + 1], 30)} on each "
-            'line): not the CSV nvprof writes, whose lines start at `"Start","Duration"`: '
-            "made by a script, which profgen does not guess at; cut that column off, or import "
-            "nvprof's own output"
-        )
-    return None
-
-
-def _headless_csv_trace(lines: list[str]) -> str | None:
-    """What the first run of `_HEADLESS_ROWS` or more CSV gpu-trace rows in `lines` is (they
-    end `"<device> (N)","<context>","<stream>","<name>"`; detection found no header)."""
-    found = _first_run(lines, lambda line: "csv" if _csv_trace_row(line) else None)
-    if found is None:
-        return None
-    at, rows, _ = found
-    return (
-        f"{rows} rows of a gpu trace in CSV (as `nvprof --csv --print-gpu-trace` writes them: "
-        f"Start, Duration, ..., Device, Context, Stream, Name) from line {at + 1} on, without "
-        "the header line and units row above them" + _HEADLESS_WHY
-    )
-
-
-def _csv_trace_row(line: str) -> bool:
-    """Whether a line is a CSV gpu-trace row: eight cells or more, the last four a device
-    (`"Tesla K40c (0)"`), a context and a stream number, and a quoted name."""
-    if not line.endswith('"') or line.count(",") < 7:
-        return False
-    cells = next(csv.reader([line]))
-    if len(cells) < 8:
-        return False
-    device, context, stream = cells[-4:-1]
-    number = device[device.rfind(" (") + 2 : -1]
-    return device.endswith(")") and number.isdigit() and context.isdigit() and stream.isdigit()
 
 
 _USAGE_TOOLS = ("ncu", "nsys", "nvprof", "nv-nsight-cu-cli")
@@ -482,39 +304,3 @@ def _usage_text(lines: list[str]) -> str | None:
     )
 
 
-_LEGACY_MARKS = ("method=[ ", "gputime=[ ")
-_LEGACY_ROWS = 3  # records that make a log (one could be quoted in prose)
-
-
-def _legacy_profiler_log(lines: list[str]) -> str | None:
-    """What the file is when a line of `lines` is a record of the CUDA command-line profiler
-    that came before nvprof (`method=[ name ] gputime=[ us ] cputime=[ us ]`)."""
-    rows = [at for at, line in enumerate(lines) if all(mark in line for mark in _LEGACY_MARKS)]
-    if len(rows) < _LEGACY_ROWS:
-        return None
-    return (
-        f"it holds {len(rows)} records of the CUDA command-line profiler that came before nvprof "
-        f"(`CUDA_PROFILE=1`/`COMPUTE_PROFILE=1`, from line {rows[0] + 1}: "
-        f"{values.shown_cell(lines[rows[0]].strip(), 80)}): the format nvprof (CUDA 5 on) "
-        f"replaced, which profgen does not read; {_READS}"
-    )
-
-
-def _iprof_summary(lines: list[str]) -> str | None:
-    """What the file is when a line of `lines` is the header of a THAPI `iprof` table (`Name |
-    Time | Time(%) | Calls | Average | Min | Max |`, cells split at `|`)."""
-    at = next((at for at, line in enumerate(lines) if _iprof_cells(line) == _IPROF_HEADER), None)
-    if at is None:
-        return None
-    return (
-        f"it is the summary of THAPI's iprof (its table header `{' | '.join(_IPROF_HEADER)}` "
-        f"at line {at + 1}): per-backend tables of the MPI, Level "
-        "Zero, OpenCL or CUDA calls a tracer other than NVIDIA's recorded, which profgen does "
-        f"not read; {_READS}"
-    )
-
-
-def _iprof_cells(line: str) -> list[str]:
-    """The `|`-separated cells of `line`, stripped, without the empty one after its last `|`."""
-    cells = [cell.strip() for cell in line.split("|")]
-    return cells[:-1] if cells and not cells[-1] else cells
