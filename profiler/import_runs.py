@@ -23,7 +23,7 @@ import pandas as pd
 
 from profiler import schema
 from profiler.errors import UsageError
-from profiler.parse import nsys_runs, nvprof, values
+from profiler.parse import nsys_runs, nvprof, reader_notes
 
 KEY_LIMIT = 64  # a stage key names a folder (`importer.KEY_PATTERN`)
 
@@ -90,7 +90,7 @@ def _described(run: Run) -> str:
 
 
 def nvprof_runs(
-    found: nvprof.Runs, technique: str, trimmed: Sequence[values.ReadNote] = ()
+    found: nvprof.Runs, technique: str, trimmed: Sequence[reader_notes.ReadNote] = ()
 ) -> list[Run]:
     """The runs of a file of nvprof output (`nvprof.read_runs`), each with its technique: for a
     file of several, `technique`, the run's place and the runs left out since the run before
@@ -114,7 +114,7 @@ def nvprof_runs(
 def nsys_text_runs(
     found: list[tuple[nsys_runs.Run, dict[str, pd.DataFrame]]],
     technique: str,
-    trimmed: Sequence[values.ReadNote] = (),
+    trimmed: Sequence[reader_notes.ReadNote] = (),
 ) -> list[Run]:
     """The runs of a capture of `nsys stats` output (`nsys_capture.read_stats_runs`), each with its
     technique: for a capture of several, `technique`, the run's place and its tables' lines;
@@ -139,7 +139,7 @@ def _owner(starts: list[tuple[int, int]], line: int) -> int:
     return above[-1] if above else starts[0][1]
 
 
-def noted(technique: str, trimmed: Sequence[values.ReadNote]) -> str:
+def noted(technique: str, trimmed: Sequence[reader_notes.ReadNote]) -> str:
     """A stage's technique with what its tables may lack (a `ReadNote` that is `partial`: a
     table of the top rows only covers part of the time), so that its time is not taken for the
     whole program's."""

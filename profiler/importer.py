@@ -73,8 +73,8 @@ from profiler.parse import (
     nsys_no_table,
     nvprof,
     nvprof_db,
+    reader_notes,
     unusable,
-    values,
 )
 from profiler.render import html
 
@@ -261,7 +261,7 @@ def _read_input(
     """
     path = path or csvtext.source_path(source)
     if kind == detect.NVPROF:
-        with values.trimmed() as trimmed:
+        with reader_notes.trimmed() as trimmed:
             found = nvprof.read_runs(source, stage)
         for run in found.kept:
             _check_rows(run.tables, path)
@@ -270,7 +270,7 @@ def _read_input(
         runs = import_runs.nvprof_runs(found, _TECHNIQUE[kind], trimmed)
         return runs, [path], {"warnings": left} if left else {}
     if kind == detect.NSYS_TEXT:
-        with values.trimmed() as trimmed:
+        with reader_notes.trimmed() as trimmed:
             told = nsys_capture.read_stats_runs(source, stage)
         for _, tables in told:
             _check_rows(tables, path)
@@ -279,7 +279,7 @@ def _read_input(
     if kind == detect.NCU_TEXT:
         return _ncu_text_runs(source, stage, path)
     if kind != detect.CAPTURE:
-        with values.trimmed() as trimmed:
+        with reader_notes.trimmed() as trimmed:
             tables, read = _read_stage(kind, source, stage, raw)
         technique = import_runs.noted(_TECHNIQUE[kind], trimmed)
         said = {"warnings": [f"{path}: {note}" for note in trimmed]} if trimmed else {}
@@ -308,7 +308,7 @@ def _ncu_text_runs(
     if isinstance(source, csvtext.Held):
         with _on_disk(source) as file:
             return _ncu_text_runs(file, stage, path)
-    with values.trimmed() as trimmed:
+    with reader_notes.trimmed() as trimmed:
         found = ncu_runs.read_runs(source, stage)
     for run in found.kept:
         _check_rows(run.tables, path)
@@ -354,14 +354,14 @@ def _read_stage(
         with _tool_for(name, "an Nsight Systems report, read through `nsys stats`"):
             folder, note = reports.nsys_stats(name, raw)
         if note:  # (an export read by Python's sqlite3, not nsys: said with the stage)
-            values.read_note(note)
+            reader_notes.read_note(note)
         tables = nsys_csv.read_stats_dir(folder, stage)
         stats_log = folder / reports.NSYS_LOG
     elif kind == detect.NCU_REPORT:
         with _tool_for(name, "an Nsight Compute report, read through `ncu --import`"):
             csv_file, note = reports.ncu_import(name, raw)
         if note:  # (read by NVIDIA's report reader for Python, not ncu: said with the stage)
-            values.read_note(note)
+            reader_notes.read_note(note)
         tables = ncu_csv.read_tables(csv_file, stage)
     elif kind == detect.NVPROF_DB:
         tables = {"gpu_trace": _nvprof_profile_trace(name, stage)}

@@ -8,16 +8,16 @@ from collections.abc import Callable
 import pandas as pd
 
 from profiler.errors import ParseError
-from profiler.parse import values
+from profiler.parse import reader_notes
 
 Outcome = tuple[str, object, list[str]]
 
 
 def outcome(read: Callable[[], dict]) -> Outcome:
-    """("ok", the tables `read()` returns, the `values.TrimmedTable` warnings it gave) or
+    """("ok", the tables `read()` returns, the `reader_notes.TrimmedTable` warnings it gave) or
     ("error", its ParseError's text, [])."""
     try:
-        with values.trimmed() as trimmed:
+        with reader_notes.trimmed() as trimmed:
             tables = read()
     except ParseError as exc:
         return "error", str(exc), []

@@ -15,7 +15,7 @@ from clirun import assert_refused, profgen
 from profiler import import_capture, schema, store
 from profiler.errors import ParseError
 from profiler.parse import capture, detect, nsys_capture, nsys_text, nvprof
-from profiler.parse.values import Origin
+from profiler.parse.table_origin import Origin
 
 DATA = Path(__file__).parent / "data"
 CAPTURES = DATA / "captures"

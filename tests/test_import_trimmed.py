@@ -1,6 +1,6 @@
 """Summaries of their top rows only (what people paste): their rows are imported, and a warning
 says which section, its line and how much of its time the rows cover: in the parser
-(`values.TrimmedTable`), on the terminal, in run.json, in the stage's technique (the report)
+(`reader_notes.TrimmedTable`), on the terminal, in run.json, in the stage's technique (the report)
 and under `profgen show`'s stages table. Shares above 100% are still refused. Whole-line cuts
 of real pastes from GitHub issues (tests/data/*/README.md)."""
 
@@ -16,7 +16,7 @@ from clirun import profgen
 
 from profiler import store
 from profiler.errors import ParseError
-from profiler.parse import nsys_capture, nvprof, values
+from profiler.parse import nsys_capture, nvprof, reader_notes, table_origin, values
 
 DATA = Path(__file__).parent / "data"
 DREAMGO = DATA / "nvprof" / "9.x" / "dreamgo-43-top-rows.txt"
@@ -34,7 +34,7 @@ def imported(capsys, tmp: Path, path: Path):  # type: ignore[no-untyped-def]
 
 
 def test_nvprof_top_gpu_rows_are_read_and_said_trimmed():
-    with pytest.warns(values.TrimmedTable) as said:
+    with pytest.warns(reader_notes.TrimmedTable) as said:
         tables = nvprof.read_log(DREAMGO, "s")
     assert [str(w.message) for w in said] == [
         f"the GPU activities rows at line 5 cover 93.18% of its time: {TAIL}"
@@ -50,7 +50,7 @@ def test_nvprof_top_gpu_rows_are_read_and_said_trimmed():
 
 def test_fenced_nvprof_summary_with_its_api_calls_trimmed():
     """All five GPU rows (100.01%: no warning), the top three API rows of a fenced paste."""
-    with pytest.warns(values.TrimmedTable) as said:
+    with pytest.warns(reader_notes.TrimmedTable) as said:
         tables = nvprof.read_log(LLAMACPP, "s")
     assert [str(w.message) for w in said] == [
         f"the API calls rows at line 8 cover 96.90% of its time: {TAIL}"
@@ -64,7 +64,7 @@ def test_fenced_nvprof_summary_with_its_api_calls_trimmed():
 
 
 def test_nsys_text_top_kernel_rows_are_read_and_said_trimmed():
-    with pytest.warns(values.TrimmedTable) as said:
+    with pytest.warns(reader_notes.TrimmedTable) as said:
         tables = nsys_capture.read_stats_stdout(PYTORCH, "s")
     assert [str(w.message) for w in said] == [
         f"the cuda_gpu_kern_sum rows at line 5 cover 59.20% of its time: {TAIL}"
@@ -135,19 +135,19 @@ def test_each_nvprof_run_of_a_file_is_said_trimmed_in_its_own_stage(tmp_path, ca
 
 def test_a_whole_table_gives_no_warning(recwarn):
     nvprof.read_log(DATA / "nvprof" / "9.x" / "cuda-stream-summary.txt", "s")
-    assert not [w for w in recwarn if issubclass(w.category, values.TrimmedTable)]
+    assert not [w for w in recwarn if issubclass(w.category, reader_notes.TrimmedTable)]
 
 
 def test_shares_above_100_are_still_refused():
-    origin = values.Origin(Path("f"), "x", "h\nr0\nr1\n")
+    origin = table_origin.Origin(Path("f"), "x", "h\nr0\nr1\n")
     with pytest.raises(ParseError, match="API calls rows add up to 110.00% of the time, more"):
         values.check_shares(pd.Series([60.0, 50.0]), 0.01, origin, "API calls")
     values.check_shares(pd.Series([60.0, 40.01]), 0.01, origin, "API calls")  # rounding
 
 
 def test_trimmed_gathers_each_warning_once_and_passes_others_on():
-    origin = values.Origin(Path("f"), "x", "h\nr0\n\nr1\nr2\n")
-    with pytest.warns(UserWarning, match="other"), values.trimmed() as found:
+    origin = table_origin.Origin(Path("f"), "x", "h\nr0\n\nr1\nr2\n")
+    with pytest.warns(UserWarning, match="other"), reader_notes.trimmed() as found:
         for _ in range(2):
             values.check_shares(pd.Series([50.0, 20.0]), 0.01, origin, "GPU activities", 1)
         warnings.warn("other", UserWarning, stacklevel=1)

@@ -27,6 +27,8 @@ import pytest
 from profiler import schema
 from profiler.errors import ParseError
 from profiler.parse import (
+    bounded_names,
+    cell_quotes,
     csvtext,
     nvprof,
     nvprof_counters,
@@ -44,7 +46,7 @@ from profiler.parse.nvprof_metrics import (
     LONG,
     Source,
 )
-from profiler.parse.values import Origin
+from profiler.parse.table_origin import Origin
 
 DATA = Path(__file__).parent / "data"
 FILES = sorted(
@@ -314,7 +316,7 @@ def old_blocks(
     )
     if len(again):
         row = int(frame.index[again[0]])
-        shown = values.shown_cell(str(frame["metric"].iloc[again[0]]), 80)
+        shown = cell_quotes.shown_cell(str(frame["metric"].iloc[again[0]]), 80)
         raise origin.error(f"line {origin.line(row)}: {shown} again for the same kernel")
     return frame
 
@@ -413,9 +415,9 @@ def old_metrics_table(
 
 
 def old_capped(kernels: pd.Series) -> pd.Series:
-    """`values.cap_names` of the kernel names as text, each distinct name capped once."""
+    """`bounded_names.cap_names` of the kernel names as text, each distinct name capped once."""
     codes, names = pd.factorize(kernels, use_na_sentinel=False)
-    capped = values.cap_names(pd.Series(names, dtype="string")).to_numpy(dtype=object)
+    capped = bounded_names.cap_names(pd.Series(names, dtype="string")).to_numpy(dtype=object)
     return pd.Series(capped[codes], index=kernels.index, dtype="string")
 
 
@@ -443,7 +445,7 @@ def old_check_sums(table: pd.DataFrame, origin: Origin) -> None:
     for field in _COUNT_FIELDS:
         big = np.flatnonzero(table[field].to_numpy(dtype="float64") >= values.LIMIT)
         if len(big):
-            name = values.shown_cell(str(table["kernel"].iloc[big[0]]), 80)
+            name = cell_quotes.shown_cell(str(table["kernel"].iloc[big[0]]), 80)
             raise origin.error(f"kernel {name}: {field} adds up past 2**62")
 
 

@@ -24,6 +24,7 @@ from test_parse_fast_paths import mutants
 from profiler import schema
 from profiler.errors import ParseError
 from profiler.parse import (
+    bounded_names,
     csvtext,
     ncu_counters,
     ncu_csv,
@@ -33,7 +34,7 @@ from profiler.parse import (
     ncu_says,
     values,
 )
-from profiler.parse.values import LineCounter, Origin
+from profiler.parse.table_origin import LineCounter, Origin
 
 DATA = Path(__file__).parent / "data"
 TOOL_LINE = re.compile(r"^==[^\n]*(?:\n|\Z)", re.MULTILINE)
@@ -146,7 +147,7 @@ def old_details(table: pd.DataFrame, origin: Origin, value: str = "Metric Value"
 
 def old_text(cells: pd.Series) -> pd.Series:
     codes, distinct = pd.factorize(cells.to_numpy(dtype=object))
-    return values.coded_strings(codes, [str(c).strip() or pd.NA for c in distinct])
+    return bounded_names.coded_strings(codes, [str(c).strip() or pd.NA for c in distinct])
 
 
 def old_counters(table: pd.DataFrame, stage: str, value: str = "Metric Value") -> pd.DataFrame:

@@ -20,7 +20,7 @@ import pytest
 from test_parse_fast_paths import EDITS, mutants
 
 from profiler.errors import ParseError
-from profiler.parse import lines, ncu_metrics, ncu_text, ncu_walk, values
+from profiler.parse import cell_quotes, lines, ncu_metrics, ncu_text, ncu_walk, values
 
 DATA = Path(__file__).parent / "data"
 NCU_TEXT = sorted(p for p in (DATA / "ncu").rglob("*") if p.suffix in (".txt", ".output", ".log"))
@@ -141,7 +141,7 @@ def plain_metric(line: str, widths, number: int, kept: dict, path: Path) -> None
         kept[target] = values.scalar(cell, RULES[kind], factor)
     except ValueError as exc:
         detail = f"line {number}, metric {name!r}: {exc}"
-        hint = values.locale_hint(detail)  # (a decimal comma: how to print it)
+        hint = cell_quotes.locale_hint(detail)  # (a decimal comma: how to print it)
         raise ParseError(path, ncu_text.EXPECTED, hint or detail) from None
 
 

@@ -21,7 +21,7 @@ import pytest
 
 from profiler.errors import ParseError
 from profiler.parse import csvtext, nsys_csv, nsys_fields
-from profiler.parse.values import Origin
+from profiler.parse.table_origin import Origin
 
 DATA = Path(__file__).parent / "data" / "nsys"
 TRACES = sorted(DATA.rglob("*cuda_gpu_trace.csv"))

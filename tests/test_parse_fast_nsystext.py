@@ -23,7 +23,7 @@ import pytest
 
 from profiler.errors import ParseError
 from profiler.parse import nsys_capture, nsys_cut, nsys_rows, nsys_rule, nsys_stdout, nsys_text
-from profiler.parse.values import LineCounter
+from profiler.parse.table_origin import LineCounter
 
 DATA = Path(__file__).parent / "data"
 CAPTURES = sorted(  # every nsys stdout capture (CSV or column text)

@@ -22,7 +22,7 @@ import pytest
 from test_parse_fast_nsystext import CAPTURES, SPLIT_EDITS, TEXT, mutants
 
 from profiler.errors import ParseError
-from profiler.parse import nsys_capture, nsys_stdout, values
+from profiler.parse import nsys_capture, nsys_stdout, table_origin, values
 
 SHARED = Path("/work/shared/fixtures")
 EVERY = CAPTURES + sorted(
@@ -152,7 +152,7 @@ def column(rng: random.Random) -> pd.Series:
 
 def result(func, series, rule, factor):  # type: ignore[no-untyped-def]
     try:
-        return "ok", func(series, values.Origin(Path("f"), "x"), "Col", rule, factor)
+        return "ok", func(series, table_origin.Origin(Path("f"), "x"), "Col", rule, factor)
     except ParseError as exc:
         return "error", str(exc)
 
@@ -194,7 +194,7 @@ def test_exact_whole_numbers_are_the_floats_they_replace(seed):
 
 
 def test_float_integers_of_other_columns_are_integers():
-    origin = values.Origin(Path("f"), "x")
+    origin = table_origin.Origin(Path("f"), "x")
     for series in (
         pd.Series([1, 2, 3], dtype="int64"),
         pd.Series(["1", None, "3"], dtype="string"),

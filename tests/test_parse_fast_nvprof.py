@@ -37,6 +37,7 @@ from profiler.parse import (
     nvprof_trace,
     nvprof_trace_bytes,
     nvprof_trace_cells,
+    table_origin,
     tokens,
     values,
 )
@@ -212,7 +213,7 @@ def test_times_read_once_per_cell_are_those_read_per_value():
     plain_cells = [c for c in cells if c.strip() not in ("1.2.3s", "-", "1.5xs")]
     plain_at = np.array([i * 10 for i, c in enumerate(cells) if c in plain_cells])
     got = nvprof_trace_bytes._fast_times(codes, plain_at, [(0, 9)])
-    origin = values.Origin(Path("x"), "x")
+    origin = table_origin.Origin(Path("x"), "x")
     want = nvprof_summary_cells.times(pd.Series([c.strip() for c in plain_cells]), origin, "Start")
     assert got is not None and got[0].tolist() == values.whole(want).tolist()
     # the bad cells: the plain path

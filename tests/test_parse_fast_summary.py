@@ -22,6 +22,7 @@ from profiler.parse import (
     nvprof_summary_text,
     nvprof_tables,
     nvprof_wrapped,
+    reader_notes,
     tokens,
     values,
 )
@@ -33,7 +34,7 @@ from profiler.parse.nvprof_summary_cells import (
     token_times,
 )
 from profiler.parse.nvprof_summary_text import _rows_one_by_one
-from profiler.parse.values import Origin
+from profiler.parse.table_origin import Origin
 
 DATA = Path(__file__).parent / "data"
 SHARED = Path("/work/shared/fixtures")
@@ -102,7 +103,7 @@ def summary_files() -> list[Path]:
 def outcome(read, origin: Origin, section: str):
     """The rows and the trimmed tables warned of, or the ParseError's text."""
     try:
-        with values.trimmed() as trimmed:
+        with reader_notes.trimmed() as trimmed:
             rows = read(origin, section)
     except ParseError as error:
         return str(error)

@@ -34,6 +34,7 @@ from test_parse_fast_summary import reference_text_rows
 
 from profiler import schema
 from profiler.parse import (
+    bounded_names,
     nvprof,
     nvprof_summary,
     nvprof_summary_cells,
@@ -42,7 +43,7 @@ from profiler.parse import (
     values,
 )
 from profiler.parse.nvprof_summary import API, GPU, _gpu_kinds, _sorted_by_pandas
-from profiler.parse.values import Origin
+from profiler.parse.table_origin import Origin
 
 DATA = Path(__file__).parent / "data"
 SHARED = Path("/work/shared/fixtures")
@@ -79,7 +80,7 @@ def reference_summary_tables(
 def _in_ns(rows: pd.DataFrame, stage: str) -> pd.DataFrame:
     return rows.assign(
         stage=stage,
-        name=values.cap_names(rows["name"].astype("string")),
+        name=bounded_names.cap_names(rows["name"].astype("string")),
         avg_ns=rows["avg"],
         total_ns=rows["total"].round(),
         min_ns=rows["min"].round(),
@@ -171,7 +172,7 @@ def made_rows(rng: random.Random, n: int, kinds: list) -> pd.DataFrame:
     """`n` summary rows (`nvprof_summary_cells.COLUMNS`) of row types `kinds`, with tied totals."""
     names = [rng.choice(NAMES) + rng.choice(["", "x", "y" * 3, "\0"]) for _ in range(n)]
     if n and rng.random() < 0.2:
-        names[rng.randrange(n)] = "z" * (values.MAX_NAME + rng.choice([0, 1, 5]))
+        names[rng.randrange(n)] = "z" * (bounded_names.MAX_NAME + rng.choice([0, 1, 5]))
     if n and rng.random() < 0.1:
         names[rng.randrange(n)] = None
     total = [float(rng.choice([1.0, 2.5, 3.0, 1e3, rng.random() * 1e6])) for _ in range(n)]

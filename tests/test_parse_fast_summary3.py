@@ -31,7 +31,7 @@ from profiler.parse import (
     word_fields,
 )
 from profiler.parse.nvprof_summary import API, GPU
-from profiler.parse.values import Origin
+from profiler.parse.table_origin import Origin
 
 
 def both(text: str, section: str = GPU) -> tuple[fast_paths.Outcome, fast_paths.Outcome, bool]:

@@ -14,7 +14,7 @@ import pytest
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import ncu_csv, ncu_nvtx, ncu_text, ncu_walk, values
+from profiler.parse import ncu_csv, ncu_nvtx, ncu_text, ncu_walk, reader_notes
 
 NCU = Path(__file__).parent / "data" / "ncu" / "2025.3.1"
 RAW, DETAILS, INCLUDE = (
@@ -507,7 +507,7 @@ def test_text_kernel_lines_edited_down_to_cc_and_notes_after_values():
     (131072, 1, 1)x(256, 1, 1), CC 8.9`) and wrote notes after values (`93.58   # <- ...`): the
     launches are read in file order, said in a warning, and the notes are no part of a value."""
     path = DATA / "2024.x" / "eppie-learn-cuda-readme-edited-kernel-lines.md"
-    with values.trimmed() as notes:
+    with reader_notes.trimmed() as notes:
         tables = ncu_text.read_tables(path, "s")
     m = schema.validate(tables[schema.METRICS.name], schema.METRICS)
     assert list(m["name"]) == [
@@ -538,7 +538,7 @@ def test_text_2019_metrics_table_whose_rules_were_cut_to_one_dash_run():
     line cut away by hand): the row is cut at its blanks, its value and unit kept, and the
     kernel named without the `[`, in a warning that says so."""
     path = DATA / "2019.x" / "olcf-summit-guide-metrics-rule-cut-short.txt"
-    with values.trimmed() as notes:
+    with reader_notes.trimmed() as notes:
         tables = ncu_text.read_tables(path, "s")
     m = schema.validate(tables[schema.METRICS.name], schema.METRICS)
     assert list(m["name"]) == ["compute_gemm"] and list(m["kernel_id"]) == [0]
@@ -829,7 +829,7 @@ def test_a_launch_with_no_section_table_is_said_by_name_and_line():
     text = path.read_text(encoding="utf-8").splitlines()
     line = next(i for i, ln in enumerate(text, 1) if ln.startswith("  gemv_naive_kernel("))
     assert not any("Section:" in ln for ln in text)
-    with pytest.warns(values.ReadNote) as said:
+    with pytest.warns(reader_notes.ReadNote) as said:
         metrics = ncu_text.read_metrics(path, "s")
     notes = [str(w.message) for w in said if "no `Section:` table" in str(w.message)]
     assert notes == [

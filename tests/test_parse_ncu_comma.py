@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profiler.parse import lines, ncu_comma, ncu_text, values
+from profiler.parse import lines, ncu_comma, ncu_text, reader_notes
 
 NCU = Path(__file__).parent / "data" / "ncu"
 HEAT = NCU / "2024.x" / "heat-eq-print-summary-per-kernel.txt"  # five columns, right-aligned
@@ -52,7 +52,7 @@ def read(path: Path) -> tuple[dict[str, pd.DataFrame], list[str]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         tables = ncu_text.read_tables(path, "s")
-    return tables, [str(w.message) for w in caught if issubclass(w.category, values.ReadNote)]
+    return tables, [str(w.message) for w in caught if issubclass(w.category, reader_notes.ReadNote)]
 
 
 def localised(path: Path, tmp: Path) -> Path:

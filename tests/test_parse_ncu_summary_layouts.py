@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from profiler import schema
-from profiler.parse import ncu_text, values
+from profiler.parse import ncu_text, reader_notes
 
 ANY = Path(__file__).parent / "data" / "ncu" / "any"
 GROUPED = ANY / "bitonic-h100-summary-under-device-line.md"
@@ -85,7 +85,7 @@ def test_summary_with_elided_rows_reads_the_rest_and_says_the_tables_are_partial
     thousands separators), and a partial `ReadNote` names each `...` line (the import was silent
     before: the Occupancy rows under the cut header were dropped without a word; they are read
     now, below)."""
-    with values.trimmed() as said:
+    with reader_notes.trimmed() as said:
         tables = ncu_text.read_tables(ELIDED, "s")
     text = ELIDED.read_text().splitlines()
     marks = [n for n, line in enumerate(text, 1) if line.strip() == "..."]
@@ -107,7 +107,7 @@ def test_rows_under_a_header_cut_out_are_read_by_the_rule_at_their_foot():
     Minimum, Maximum, Average) gives their widths. The rows are read, each under its section
     (was: warned about, not read), `Achieved Occupancy`'s Average as the kernel's occupancy,
     and the note says which marks were read so."""
-    with values.trimmed() as said:
+    with reader_notes.trimmed() as said:
         tables = ncu_text.read_tables(ELIDED, "s")
     text = ELIDED.read_text().splitlines()
     marks = [n for n, line in enumerate(text, 1) if line.strip() == "..."]
@@ -147,7 +147,7 @@ def test_rows_under_a_mark_are_filed_under_the_section_above_it_and_the_note_say
     (other `Section:` lines with it: nothing in the text tells): the rows under it are filed
     under the `Section:` line above the mark, and the note says that their section is another
     if the mark stands for more (it said only that they were read)."""
-    with values.trimmed() as said:
+    with reader_notes.trimmed() as said:
         tables = ncu_text.read_tables(ELIDED, "s")
     text = ELIDED.read_text().splitlines()
     marks = [n for n, line in enumerate(text, 1) if line.strip() == "..."]

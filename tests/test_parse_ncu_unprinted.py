@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from profiler.parse import ncu_text, values
+from profiler.parse import ncu_text, reader_notes
 
 TCPTX = (
     Path(__file__).parent
@@ -29,7 +29,7 @@ def test_a_file_with_fewer_results_than_profiled_launches_is_read_and_said_parti
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         m = ncu_text.read_metrics(TCPTX, "s")
-    notes = [w.message for w in caught if isinstance(w.message, values.ReadNote)]
+    notes = [w.message for w in caught if isinstance(w.message, reader_notes.ReadNote)]
     assert [str(n) for n in notes] == [
         "line 2: ncu's `==PROF== Profiling` lines name 3 profiled launches and the file holds "
         "the results of 1: the others are not in it (cut out?); launches numbered in file order"
@@ -48,7 +48,7 @@ def read_notes(path: Path) -> list[str]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ncu_text.read_metrics(path, "s")
-    return [str(w.message) for w in caught if isinstance(w.message, values.ReadNote)]
+    return [str(w.message) for w in caught if isinstance(w.message, reader_notes.ReadNote)]
 
 
 def test_a_per_kernel_summary_is_not_said_cut(tmp_path):

@@ -18,7 +18,7 @@ import pytest
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import nsys_capture, nsys_csv, nsys_rule, values
+from profiler.parse import nsys_capture, nsys_csv, nsys_rule, reader_notes
 
 NSYS = Path(__file__).parent / "data" / "nsys" / "2025.3.1"
 DEMO, OVERLAP = NSYS / "demo", NSYS / "overlap"
@@ -569,7 +569,9 @@ def test_summary_cut_mid_row_or_after_whole_rows(tmp_path):
     with pytest.raises(ParseError, match="line 5: the last row has fewer than the header's 9"):
         nsys_csv.read_stats_dir(tmp_path, "s")
     path.write_text("\n".join(lines[:3]) + "\n")  # the biggest rows only: shares short of 100
-    with pytest.warns(values.TrimmedTable, match="cuda_api_sum rows at line 2 cover .*% of its"):
+    with pytest.warns(
+        reader_notes.TrimmedTable, match="cuda_api_sum rows at line 2 cover .*% of its"
+    ):
         assert len(nsys_csv.read_stats_dir(tmp_path, "s")["api_calls"]) == 2
 
 
@@ -866,7 +868,7 @@ def test_decimal_comma_numbers_are_read_to_the_ns():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         tables = nsys_capture.read_stats_stdout(PTBR, "s")
-    notes = [str(w.message) for w in caught if isinstance(w.message, values.ReadNote)]
+    notes = [str(w.message) for w in caught if isinstance(w.message, reader_notes.ReadNote)]
     said = "line 26: the cuda_api_sum table's numbers are read with a decimal comma ('81,0')"
     assert len(notes) == 4 and said in notes[0]
     want = {

@@ -15,7 +15,7 @@ import pytest
 from profiler import schema
 from profiler.analyze import activities
 from profiler.errors import ParseError
-from profiler.parse import nvprof, nvprof_unfinished, values
+from profiler.parse import nvprof, nvprof_unfinished, reader_notes
 
 NVPROF = Path(__file__).parent / "data" / "nvprof"
 TEXT9 = NVPROF / "9.x" / "cuda-stream-summary.txt"
@@ -469,11 +469,13 @@ def test_text_summary_cut_after_whole_rows(tmp_path):
     lines = TEXT9.read_text().splitlines()
     path = tmp_path / "log.txt"
     path.write_text("\n".join(lines[:8]) + "\n")  # GPU rows up to 13.34%, no API section
-    with pytest.warns(values.TrimmedTable, match="GPU activities rows at line 5 cover 73.27%"):
+    with pytest.warns(
+        reader_notes.TrimmedTable, match="GPU activities rows at line 5 cover 73.27%"
+    ):
         tables = nvprof.read_log(path, "s")
     assert len(tables["gpu_activities"]) == 4 and "api_calls" not in tables
     path.write_text("\n".join(lines[:14]) + "\n")  # all GPU rows; the top three API rows
-    with pytest.warns(values.TrimmedTable) as said:
+    with pytest.warns(reader_notes.TrimmedTable) as said:
         tables = nvprof.read_log(path, "s")
     assert [str(w.message) for w in said] == [
         "the API calls rows at line 12 cover 98.31% of its time: a trimmed table; its totals are "
@@ -494,7 +496,7 @@ def test_old_text_summary_api_table_cut(tmp_path):
     lines = TEXT8.read_text().splitlines()
     path = tmp_path / "log.txt"
     path.write_text("\n".join(lines[:12]) + "\n")  # `==7809== API calls:` table: 1 of 18 rows
-    with pytest.warns(values.TrimmedTable, match="API calls rows at line 12 cover 98.87%"):
+    with pytest.warns(reader_notes.TrimmedTable, match="API calls rows at line 12 cover 98.87%"):
         assert len(nvprof.read_log(path, "s")["api_calls"]) == 1
 
 
@@ -531,7 +533,7 @@ def test_csv_summary_cut_mid_row_or_after_whole_rows(tmp_path):
     with pytest.raises(ParseError, match="the last row has fewer than the header's 8 cells"):
         nvprof.read_log(path, "s")
     path.write_text(text[:cut])
-    with pytest.warns(values.TrimmedTable, match="API calls rows at line 13 cover 98.17%"):
+    with pytest.warns(reader_notes.TrimmedTable, match="API calls rows at line 13 cover 98.17%"):
         nvprof.read_log(path, "s")
 
 
@@ -1138,7 +1140,7 @@ def test_unified_memory_rows_of_a_gpu_trace_are_left_out_with_a_count():
     for path, line in ((TEXT_TRACE_UM_ROWS, 20), (TRACE9, 4)):
         name = '"[Unified Memory' if path.suffix == ".csv" else "  [Unified Memory"
         unified = sum(name in line for line in path.read_text().splitlines())
-        with pytest.warns(values.ReadNote) as said:
+        with pytest.warns(reader_notes.ReadNote) as said:
             trace = nvprof.read_log(path, "s")["gpu_trace"]
         notes = [str(w.message) for w in said if "Unified Memory row" in str(w.message)]
         assert notes == [

@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 from profiler.errors import ParseError
-from profiler.parse import values
-from profiler.parse.values import Origin
+from profiler.parse import bounded_names, cell_quotes, reader_notes, table_origin, values
+from profiler.parse.table_origin import Origin
 
 
 class DeadlineExceeded(Exception):
@@ -148,13 +148,15 @@ def test_line_counts_blank_units_and_dropped_lines():
 
 
 def test_line_counter_counts_each_newline_once():
-    counter = values.LineCounter("a\nb\n\nc\n")
+    counter = table_origin.LineCounter("a\nb\n\nc\n")
     assert [counter.at(p) for p in (0, 2, 4, 5)] == [1, 2, 3, 4]
 
 
 def test_shares_must_add_up_to_100_or_less():
     values.check_shares(pd.Series([20.21, 79.78]), 0.01, ORIGIN, "GPU activities")
-    with pytest.warns(values.TrimmedTable, match="GPU activities rows at line 2 cover 80.00%"):
+    with pytest.warns(
+        reader_notes.TrimmedTable, match="GPU activities rows at line 2 cover 80.00%"
+    ):
         values.check_shares(pd.Series([60.0, 20.0]), 0.01, ORIGIN, "GPU activities")
     with pytest.raises(ParseError, match="GPU activities rows add up to 120.00%.*more than 100%"):
         values.check_shares(pd.Series([60.0, 60.0]), 0.01, ORIGIN, "GPU activities")
@@ -164,13 +166,13 @@ def test_rows_that_all_show_no_share_are_a_trimmed_table():
     """The tail of a long table: every row shows 0.0 (was let through unsaid); 99.6 over 8 rows
     shown to 0.1 is whole (each cell may be 0.05 off), 99.5 is not; no share at all is no
     table to check."""
-    with pytest.warns(values.TrimmedTable, match="cuda_api_sum rows at line 2 cover 0.00%"):
+    with pytest.warns(reader_notes.TrimmedTable, match="cuda_api_sum rows at line 2 cover 0.00%"):
         values.check_shares(pd.Series([0.0] * 8), 0.1, ORIGIN, "cuda_api_sum")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         values.check_shares(pd.Series([92.6] + [1.0] * 7), 0.1, ORIGIN, "cuda_api_sum")
         values.check_shares(pd.Series([float("nan")] * 3), 0.1, ORIGIN, "cuda_api_sum")
-    with pytest.warns(values.TrimmedTable, match="cover 99.50%"):
+    with pytest.warns(reader_notes.TrimmedTable, match="cover 99.50%"):
         values.check_shares(pd.Series([92.5] + [1.0] * 7), 0.1, ORIGIN, "cuda_api_sum")
 
 
@@ -184,20 +186,25 @@ def string_storages() -> list[str]:
 def test_long_names_are_capped_and_stay_distinct(storage):
     a, b = "k" * 5_000_000 + "a", "k" * 5_000_000 + "b"
     given = pd.Series([a, b, "short", None], dtype=f"string[{storage}]")
-    capped = values.cap_names(given)
+    capped = bounded_names.cap_names(given)
     assert given[0] == a and given[1] == b  # the caller's column is left as it was
     assert capped.dtype == f"string[{storage}]"
     assert capped[2] == "short" and capped.isna()[3]
-    every = values.cap_names(pd.Series([a, b], dtype=f"string[{storage}]"))  # every name long
+    every = bounded_names.cap_names(
+        pd.Series([a, b], dtype=f"string[{storage}]")
+    )  # every name long
     assert every.tolist() == capped[:2].tolist()
     assert capped[0] != capped[1]
     for name in capped[:2]:
-        assert len(name) < values.MAX_NAME + 80
-        assert name.startswith("k" * values.MAX_NAME) and "5,000,001 characters, sha256 " in name
-    cats = values.cap_names(pd.Series([a, "short", a]).astype("category"))
+        assert len(name) < bounded_names.MAX_NAME + 80
+        assert (
+            name.startswith("k" * bounded_names.MAX_NAME)
+            and "5,000,001 characters, sha256 " in name
+        )
+    cats = bounded_names.cap_names(pd.Series([a, "short", a]).astype("category"))
     assert cats[0] == cats[2] == capped[0] and cats[1] == "short"
-    exact = "x" * values.MAX_NAME
-    assert values.cap_name(exact) == exact
+    exact = "x" * bounded_names.MAX_NAME
+    assert bounded_names.cap_name(exact) == exact
 
 
 def test_deadline_stops_a_runaway_pattern():
@@ -236,10 +243,10 @@ def test_one_value_is_judged_as_a_column_is(rule, factor):
 
 
 def test_listed_names_a_few_of_many():
-    assert values.listed([]) == ""
-    assert values.listed(["a", "b", "c"]) == "a, b, c"
-    assert values.listed(["a", "b", "c", "d"]) == "a, b, c, ..."
-    assert values.listed((n for n in range(8)), 6) == "0, 1, 2, 3, 4, 5, ..."
+    assert cell_quotes.listed([]) == ""
+    assert cell_quotes.listed(["a", "b", "c"]) == "a, b, c"
+    assert cell_quotes.listed(["a", "b", "c", "d"]) == "a, b, c, ..."
+    assert cell_quotes.listed((n for n in range(8)), 6) == "0, 1, 2, 3, 4, 5, ..."
 
 
 def test_coded_strings_refer_to_their_names_whatever_the_default_storage():
@@ -247,7 +254,7 @@ def test_coded_strings_refer_to_their_names_whatever_the_default_storage():
     the column is kept in Python's storage even where pyarrow's is the default."""
     codes = np.array([1, 0, -1, 1, 1])
     with pd.option_context("mode.string_storage", "pyarrow"):  # (pyarrow need not be installed)
-        column = values.coded_strings(codes, ["conv", "gemm"])
+        column = bounded_names.coded_strings(codes, ["conv", "gemm"])
     assert column.dtype == "string[python]"
     assert column.tolist()[:2] == ["gemm", "conv"] and column.isna().tolist()[2]
     assert column.iloc[0] is column.iloc[3] is column.iloc[4]  # one object, not three copies

@@ -27,7 +27,8 @@ import pandas as pd
 
 from profiler import files
 from profiler.errors import DataError, ParseError
-from profiler.parse.values import Origin, shown_cell
+from profiler.parse.cell_quotes import shown_cell
+from profiler.parse.table_origin import Origin
 
 # Time units as the tools spell them -> nanoseconds.
 NS_PER_UNIT: dict[str, float] = {

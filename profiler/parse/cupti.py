@@ -23,7 +23,7 @@ import pandas as pd
 
 from profiler import files, schema
 from profiler.errors import DataError, ParseError
-from profiler.parse import values
+from profiler.parse import bounded_names
 
 FORMAT = 1
 # What the arrays of one record file may unpack to (a million kernels take about 100 MB).
@@ -156,8 +156,9 @@ def _missing_ints(n: int) -> pd.arrays.IntegerArray:
 
 
 def _strings(table: np.ndarray, codes: np.ndarray) -> Any:
-    """`table[codes]` as a string array, names capped (`values.cap_name`); code -1 is missing."""
-    objs = np.asarray([values.cap_name(str(x)) for x in table] + [None], dtype=object)
+    """`table[codes]` as a string array, names capped (`bounded_names.cap_name`); code -1 is
+    missing."""
+    objs = np.asarray([bounded_names.cap_name(str(x)) for x in table] + [None], dtype=object)
     return pd.array(objs[np.where(codes < 0, len(table), codes)], dtype="string")
 
 
@@ -271,7 +272,7 @@ def api_trace(raw: Raw, stage: str) -> pd.DataFrame:
     for group in ("runtime", "driver"):
         cbids = raw[f"cbid.{group}"].astype(np.int64)
         table = np.array(
-            [values.cap_name(_VERSION_SUFFIX.sub("", str(x))) for x in raw[f"name.{group}"]],
+            [bounded_names.cap_name(_VERSION_SUFFIX.sub("", str(x))) for x in raw[f"name.{group}"]],
             dtype=object,
         )
         calls = raw[f"{group}.cbid"].astype(np.int64)

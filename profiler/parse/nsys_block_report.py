@@ -8,7 +8,7 @@ import warnings
 
 import pandas as pd
 
-from profiler.parse import nsys_fields, nsys_rule, values
+from profiler.parse import nsys_fields, nsys_rule, reader_notes
 from profiler.parse.nsys_stdout import Block
 
 
@@ -51,12 +51,12 @@ def report_of(block: Block, cells: list[str]) -> str | None:
 
 
 def _contradicted(block: Block, what: str, done: str) -> None:
-    """Warn (`values.ReadNote`) that the table of `block` is not what its marker names."""
+    """Warn (`reader_notes.ReadNote`) that the table of `block` is not what its marker names."""
     said = (
         f"line {block.first_line}: {what} the banner of {block.report} (the output of several "
         f"processes interleaved?): {done}"
     )
-    warnings.warn(values.ReadNote(said, block.first_line), stacklevel=4)
+    warnings.warn(reader_notes.ReadNote(said, block.first_line), stacklevel=4)
 
 
 def past_caption(block: Block) -> Block:

@@ -32,7 +32,7 @@ from profiler.parse import (
 )
 from profiler.parse.nsys_csv import EXPECTED
 from profiler.parse.nsys_stdout import Block, split_stdout
-from profiler.parse.values import Origin
+from profiler.parse.table_origin import Origin
 
 
 def read_stats_stdout(path: str | Path | csvtext.Held, stage: str) -> dict[str, pd.DataFrame]:

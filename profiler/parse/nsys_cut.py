@@ -20,7 +20,7 @@ import pandas as pd
 from profiler.errors import ParseError
 from profiler.parse import nsys_fields
 from profiler.parse.nsys_rule import Span
-from profiler.parse.values import Origin
+from profiler.parse.table_origin import Origin
 
 _CHUNK_BYTES = 1 << 20
 

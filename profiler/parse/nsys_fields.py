@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from profiler.errors import ParseError
-from profiler.parse import csv_parts, csvtext, values
-from profiler.parse.values import Origin
+from profiler.parse import bounded_names, cell_quotes, csv_parts, csvtext, reader_notes, values
+from profiler.parse.table_origin import Origin
 
 # Every report profgen reads, by canonical name, and the old names nsys used before 2021.
 REPORTS = (
@@ -230,7 +230,7 @@ def columns(header: list[str], report: str, origin: Origin) -> Columns:
             continue
         twin = next((c for c, (f, _) in found.items() if f == fields[name]), None)
         if twin is not None:
-            pair = f"{values.shown_cell(twin, 80)} and {values.shown_cell(h, 80)}"
+            pair = f"{cell_quotes.shown_cell(twin, 80)} and {cell_quotes.shown_cell(h, 80)}"
             raise origin.error(f"columns {pair} both give the {fields[name]} field")
         found[h] = (fields[name], unit)
     missing = [f for f in required(report) if f not in {v[0] for v in found.values()}]
@@ -330,7 +330,7 @@ UNNAMED = "(no name)"  # a kernel nsys printed without a name (2019.x: one of a 
 
 def _unnamed_kernels(frame: pd.DataFrame, origin: Origin) -> pd.DataFrame:
     """Kernel rows whose name cell alone is empty, named `UNNAMED` and said so (a
-    `values.ReadNote`): nsys printed the row's numbers and no name. A row with any other
+    `reader_notes.ReadNote`): nsys printed the row's numbers and no name. A row with any other
     required cell empty stays as it is (a cut row: `convert` refuses it)."""
     numbers = [field for field in required("cuda_gpu_kern_sum") if field != "name"]
     unnamed = frame["name"].isna() & frame[numbers].notna().all(axis=1)
@@ -342,7 +342,7 @@ def _unnamed_kernels(frame: pd.DataFrame, origin: Origin) -> pd.DataFrame:
         f"line {line}: {int(unnamed.sum())} kernel row(s) of cuda_gpu_kern_sum with every "
         f"number and no name, imported as {UNNAMED!r} (nsys printed none, or a paste cut it)"
     )
-    warnings.warn(values.ReadNote(said, line), stacklevel=3)
+    warnings.warn(reader_notes.ReadNote(said, line), stacklevel=3)
     return frame
 
 
@@ -435,7 +435,7 @@ def _empty_cell(raw: pd.DataFrame, at: int) -> str:
     filled = [_as_written(cell) for cell in cells if pd.notna(cell) and str(cell).strip()]
     if len(filled) == 1 and _FIGURE.fullmatch(filled[0]):
         return (
-            f"the line holds one cell alone ({values.shown_cell(filled[0], 40)}), no row nsys "
+            f"the line holds one cell alone ({cell_quotes.shown_cell(filled[0], 40)}), no row nsys "
             "prints (a figure typed under the table by hand?)"
         )
     return "the cell is empty (truncated file?)"
@@ -453,7 +453,7 @@ def _convert(
 ) -> pd.Series:
     if field in TEXT:
         labels = raw if isinstance(raw.dtype, pd.CategoricalDtype) else raw.astype("string")
-        return values.cap_names(labels)
+        return bounded_names.cap_names(labels)
     if report == "cuda_gpu_mem_size_sum" and field == "total":
         # gpumemsizesum (before 2021.2) wrote a bare `Total` in KiB.
         factor = csvtext.byte_factor(unit or "KiB", origin.path, col)

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from pathlib import PurePath
 
-from profiler.parse import nsys_fields, nsys_stdout, values
+from profiler.parse import cell_quotes, nsys_fields, nsys_stdout
 from profiler.parse.nsys_fields import REPORTS
 from profiler.parse.nsys_stdout import Block
 
@@ -24,10 +24,11 @@ def written_elsewhere(head: str) -> str | None:
     for line in head.split("\n"):
         if line.startswith("Processing [") and mark in line:
             file = line.split(mark, 1)[1].split("]", 1)[0]
-            folder = values.shown_cell(str(PurePath(file).parent), 200)
+            folder = cell_quotes.shown_cell(str(PurePath(file).parent), 200)
             return (
                 f"it is the log of `nsys stats --output`: the reports went to files such as "
-                f"{values.shown_cell(file, 200)}, not here; import their folder {folder} instead"
+                f"{cell_quotes.shown_cell(file, 200)}, not here; "
+                f"import their folder {folder} instead"
             )
     return None
 
@@ -45,7 +46,7 @@ def all_skipped(head: str) -> str | None:
     if not lacks:
         return None
     lacks.sort(key=lambda what: "CUDA" not in what)  # stable: file order within each kind
-    said = values.shown_cell(" nor ".join(lacks[:2]), 120)
+    said = cell_quotes.shown_cell(" nor ".join(lacks[:2]), 120)
     return (
         f"nsys skipped the reports profgen reads: the profile holds no {said} "
         f"({_why_no_cuda(head)}), and the tables it printed hold no GPU work"
@@ -88,7 +89,7 @@ def only_unused(head: str, blocks: list[Block]) -> str | None:
         return None
     marks = [line.strip() for line in head.split("\n") if _is_mark(line)]
     names = list(dict.fromkeys(name for name in map(unused_name, marks) if name))
-    shown = values.listed(names)
+    shown = cell_quotes.listed(names)
     said = f"its tables are all of nsys reports profgen does not use ({shown}), none of a CUDA "
     after = _printed_all(blocks)
     if after is None:
@@ -200,7 +201,7 @@ def not_nsys_layout(blocks: list[Block]) -> str | None:
     for block in blocks:
         lines = [line for line in block.text.split("\n") if line.strip()]
         if block.report in REPORTS and len(lines) > 1:
-            header = values.shown_cell(" ".join(lines[0].split()), 80)
+            header = cell_quotes.shown_cell(" ".join(lines[0].split()), 80)
             return (
                 f"the {block.report} table at line {block.first_line} is not in nsys's layout: "
                 f"its header {header} lacks the columns nsys prints for it (written or cut "
@@ -246,7 +247,7 @@ def _reports_named(head: str, banner: Callable[[str], bool]) -> str | None:
     found = list(dict.fromkeys(report for report in named if report))
     if not found:
         return None
-    return values.listed(found)
+    return cell_quotes.listed(found)
 
 
 _MARKS = ("Processing [", "Running [", "Exporting [", "[", "**")

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 
 import pandas as pd
 
-from profiler.parse import nsys_fields, values
-from profiler.parse.values import Origin
+from profiler.parse import cell_quotes, nsys_fields, reader_notes
+from profiler.parse.table_origin import Origin
 
 _NOTE = re.compile(r"[ \t]+#")  # where a note starts: blanks, then `#`
 _NOTED = r"[ \t]#"  # the same, as pandas searches for it
@@ -32,7 +32,7 @@ def without_notes(
     origin: Origin,
 ) -> pd.DataFrame:
     """`raw` (stripped text cells by header) with the notes cut off the names of its last
-    column, `width` wide in the rule, when it is a text field; warns (`values.ReadNote`) when
+    column, `width` wide in the rule, when it is a text field; warns (`reader_notes.ReadNote`) when
     it cut any. Only the distinct names are looked at (a categorical's categories)."""
     name = cells[-1] if cells else ""
     if name not in raw.columns or cols.get(name, ("", ""))[0] not in nsys_fields.TEXT:
@@ -50,7 +50,7 @@ def without_notes(
     return out
 
 
-class NotesCut(values.ReadNote):
+class NotesCut(reader_notes.ReadNote):
     """Notes cut off the names of the tables whose first rows are at file lines `lines`, such
     as `example` (a name with its note)."""
 
@@ -59,7 +59,7 @@ class NotesCut(values.ReadNote):
         said = (
             f"{'line' if len(lines) == 1 else 'lines'} {shown}: rows run past the table's rule "
             f"with a `#` note after the name (notes added by hand, such as "
-            f"{values.shown_cell(example, 60)!s}): the notes are cut off the names"
+            f"{cell_quotes.shown_cell(example, 60)!s}): the notes are cut off the names"
         )
         super().__init__(said, lines[0])
         self.lines, self.example = lines, example

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from profiler.parse import values
+from profiler.parse import cell_quotes, reader_notes
 
 LABEL_LIMIT = 80  # characters of a line above a fence that may name a run
 # The CUDA summaries in the order nsys prints them in every version (2019 to 2026; the NVTX and
@@ -119,7 +119,7 @@ def mixed(tables: list[Table]) -> str | None:
 
 def first_of_each(tables: list[Table], path: Path) -> dict[str, tuple[pd.DataFrame, Path]]:
     """The first table of each report, by report; the rest are left out with a warning
-    (`values.ReadNote`)."""
+    (`reader_notes.ReadNote`)."""
     kept: dict[str, tuple[pd.DataFrame, Path]] = {}
     again: list[tuple[int, str]] = []
     for table in tables:
@@ -179,16 +179,16 @@ def _in_print_order(run: list[Table]) -> bool:
 
 
 def _say_again(again: list[tuple[int, str]]) -> None:
-    """Warn (`values.ReadNote`) that tables of reports read already, at (line, report) `again`,
-    were left out: another run's output pasted under the first's with nothing between them that
-    tells the runs apart (`capture` cuts runs whose markers name a report again)."""
+    """Warn (`reader_notes.ReadNote`) that tables of reports read already, at (line, report)
+    `again`, were left out: another run's output pasted under the first's with nothing between
+    them that tells the runs apart (`capture` cuts runs whose markers name a report again)."""
     if not again:
         return
     line, reports = again[0][0], list(dict.fromkeys(report for _, report in again))
-    shown, lines = values.listed(reports), values.listed(n for n, _ in again)
+    shown, lines = cell_quotes.listed(reports), cell_quotes.listed(n for n, _ in again)
     said = (
         f"line {line}: {len(again)} more table{'s' if len(again) > 1 else ''} of reports read "
         f"above left out ({shown} at line {lines}): profgen reads the first table of each "
         "report (another run? give it a file of its own)"
     )
-    warnings.warn(values.ReadNote(said, line), stacklevel=4)
+    warnings.warn(reader_notes.ReadNote(said, line), stacklevel=4)

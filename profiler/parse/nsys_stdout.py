@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from profiler.parse import nsys_fields, nsys_rule
-from profiler.parse.values import LineCounter
+from profiler.parse.table_origin import LineCounter
 
 SKIP = ""  # the report of a block under a marker of a report profgen does not read
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import gpuops, values
+from profiler.parse import cell_quotes, gpuops, reader_notes
 from profiler.ranges import DOMAIN
 
 _GPU_SUM = "nsys cuda_gpu_sum report (kernels and memory operations)"
@@ -147,7 +147,7 @@ def _sizes_of(mem_time: pd.DataFrame, mem_size: pd.DataFrame) -> dict[str, objec
         if name in timed and timed[name] != calls
     ]
     if unlike:
-        values.read_note(
+        reader_notes.read_note(
             f"the memory size summary counts {unlike[0]} {_count_of(mem_size, unlike[0])} times "
             f"and the time summary {timed[unlike[0]]}: tables of different runs, so no bytes "
             "are taken from it"
@@ -170,7 +170,7 @@ def by_category(f: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, pd.DataFrame
     category = f["category"].astype("string").str.strip()
     other = sorted(set(category.fillna("(empty)")) - {"CUDA_KERNEL", "MEMORY_OPER"})
     if other:
-        said = ", ".join(values.shown_cell(c, 40) for c in other[:3])
+        said = ", ".join(cell_quotes.shown_cell(c, 40) for c in other[:3])
         detail = f"a row's Category is {said}, not CUDA_KERNEL or MEMORY_OPER"
         raise ParseError(path, _GPU_SUM, detail)
     rows = f.drop(columns="category")

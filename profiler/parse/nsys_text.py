@@ -27,6 +27,7 @@ import pandas as pd
 
 from profiler.errors import ParseError
 from profiler.parse import (
+    cell_quotes,
     decimal_comma,
     digit_groups,
     nsys_cut,
@@ -34,11 +35,11 @@ from profiler.parse import (
     nsys_notes,
     nsys_rows,
     nsys_rule,
-    values,
+    reader_notes,
 )
 from profiler.parse.nsys_rule import Span
 from profiler.parse.nsys_rule import is_rule as is_rule  # (import_capture.py reaches it here)
-from profiler.parse.values import Origin
+from profiler.parse.table_origin import Origin
 
 _NUMBER_WORD = re.compile(r"[0-9][0-9,]{0,40}(?:\.[0-9]{1,20})?|None")  # a retyped cell
 
@@ -98,7 +99,7 @@ def read_table(
         comma = _decimal_comma(raw, as_text, cols, report, origin, exc)
         if comma is not None:
             return nsys_fields.convert(comma.cells, cols, report, origin, units, comma.shares_cut)
-        if (hint := values.locale_hint(exc.detail)) is not None:
+        if (hint := cell_quotes.locale_hint(exc.detail)) is not None:
             raise ParseError(exc.path, exc.expected, hint) from None
         raw = digit_groups.ungrouped(raw, cols, exc)
     return nsys_fields.convert(raw, cols, report, origin, units)
@@ -120,7 +121,7 @@ def _decimal_comma(
     exc: ParseError,
 ) -> decimal_comma.Read | None:
     """The cells of a table that could not be read as they are (`exc`), read as nsys writes
-    them in a locale with a decimal comma, said by a `values.ReadNote`; None when they are not
+    them in a locale with a decimal comma, said by a `reader_notes.ReadNote`; None when they are not
     written so. `as_text` gives the cells as text, for when a reader parsed some as numbers
     already (pandas reads `51859,821` as 51859821).
 
@@ -135,7 +136,7 @@ def _decimal_comma(
             f"line {line}: the {report} table's numbers are read with a decimal comma "
             f"({comma.decided!r}): nsys ran in a locale that writes them so"
         )
-        warnings.warn(values.ReadNote(said, line), stacklevel=4)
+        warnings.warn(reader_notes.ReadNote(said, line), stacklevel=4)
     return comma
 
 
@@ -206,12 +207,12 @@ def _rows_or_words(
             raise
     frame = nsys_cut.rows(rows[:kept], columns, cells, cols, origin)
     line = origin.line(sum(1 for row in rows[:kept].split("\n") if row.strip()) - 1) + 1
-    shown = values.shown_cell(rows[kept:].strip().split("\n", 1)[0], 60)
+    shown = cell_quotes.shown_cell(rows[kept:].strip().split("\n", 1)[0], 60)
     said = (
         f"line {line}: text right under the table's last row ({shown}: a terminal capture with "
         "no blank line after the output) is no row of it: left out"
     )
-    warnings.warn(values.ReadNote(said, line), stacklevel=4)
+    warnings.warn(reader_notes.ReadNote(said, line), stacklevel=4)
     return frame
 
 
@@ -272,7 +273,7 @@ def _check_unheaded(rows: str, columns: list[Span], cells: list[str], origin: Or
         held = next((line[a:b].strip() for a, b in unheaded if line[a:b].strip()), "")
         if held:
             raise origin.error(
-                f"line {origin.line(row)}: {values.shown_cell(held, 40)} lies under a run of "
+                f"line {origin.line(row)}: {cell_quotes.shown_cell(held, 40)} lies under a run of "
                 "the rule with no header over it (a blank pasted into a cell split its column?)"
             )
 

@@ -19,16 +19,16 @@ import re
 import warnings
 
 from profiler.errors import ParseError
-from profiler.parse import values
+from profiler.parse import reader_notes
 from profiler.parse.nsys_stdout import Block
 
 _SUMMARY_HEADER = re.compile(r"[ \t]*Time ?\(%\)[ \t]+Total\b")  # a summary's first titles
 
 
 def left_out(block: Block, refused: ParseError) -> bool:
-    """Warn (`values.ReadNote`, partial) that the table of `block` is left out, when a terminal
-    wrapped it (`sign`); `refused` is why it could not be read. False (no warning) when it shows
-    no sign of a wrap: then the refusal stands."""
+    """Warn (`reader_notes.ReadNote`, partial) that the table of `block` is left out, when a
+    terminal wrapped it (`sign`); `refused` is why it could not be read. False (no warning) when
+    it shows no sign of a wrap: then the refusal stands."""
     found = sign(block)
     if found is None:
         return False
@@ -37,7 +37,7 @@ def left_out(block: Block, refused: ParseError) -> bool:
         f"line {block.first_line}: {what} is left out: a terminal wrapped it ({found}), which "
         f"cut its cells ({refused.detail})"
     )
-    warnings.warn(values.ReadNote(said, block.first_line, partial=True), stacklevel=2)
+    warnings.warn(reader_notes.ReadNote(said, block.first_line, partial=True), stacklevel=2)
     return True
 
 
@@ -60,7 +60,7 @@ def sign(block: Block) -> str | None:
 
 
 def joined(block: Block, header: str) -> bool:
-    """Warn (`values.ReadNote`, partial) that the table of `block`, whose `header` line is a
+    """Warn (`reader_notes.ReadNote`, partial) that the table of `block`, whose `header` line is a
     summary's and holds its rule too, is left out; False (no warning) when the line is no such
     header."""
     if _SUMMARY_HEADER.match(header) is None or "---" not in header:
@@ -69,5 +69,5 @@ def joined(block: Block, header: str) -> bool:
         f"line {block.first_line}: the {block.report} table is left out: its rule of dashes "
         "stands on its header's line, not under it (a copy that lost its line breaks?)"
     )
-    warnings.warn(values.ReadNote(said, block.first_line, partial=True), stacklevel=2)
+    warnings.warn(reader_notes.ReadNote(said, block.first_line, partial=True), stacklevel=2)
     return True

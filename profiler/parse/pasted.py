@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from profiler.parse import bare_rows, lines, values
+from profiler.parse import bare_rows, lines, table_origin
 
 _GAPS_MIN = 3  # the single blank lines between non-blank ones that make a paste double-spaced
 _MARKED_MIN = 2  # the quoted (or commented) lines that make a paste quoted (or commented)
@@ -103,7 +103,7 @@ class Reshaped:
 
     def located(self, text: str) -> str:
         """`text` (a message about `data`) with each `line N` made the file's line."""
-        return values.renumbered(text, self.file_line)
+        return table_origin.renumbered(text, self.file_line)
 
     def then(self, later: Reshaped) -> Reshaped:
         """This text, then `later` (made of this one's `data`) undone on top of it."""

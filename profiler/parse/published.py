@@ -23,7 +23,7 @@ import re
 
 import numpy as np
 
-from profiler.parse import values
+from profiler.parse import cell_quotes
 from profiler.parse.pasted import Reshaped
 
 HTML = "HTML markup: read from its <pre> blocks (tags taken off, entities decoded), the rest "
@@ -86,7 +86,7 @@ def nothing_shown(shape: Reshaped) -> str | None:
     return (
         "it is a Jupyter notebook in which no profiler table was found (its cells printed no "
         "text, only rich outputs (pictures, widgets, pages) shown by name, such as "
-        f"{values.shown_cell(shown[0], 80)})"
+        f"{cell_quotes.shown_cell(shown[0], 80)})"
     )
 
 

@@ -49,12 +49,12 @@ from pathlib import PurePath
 
 from profiler.errors import ParseError
 from profiler.parse import (
+    cell_quotes,
     nvprof_export,
     unusable_foreign,
     unusable_ncu,
     unusable_nsys,
     unusable_rows,
-    values,
 )
 
 _HTML_STARTS = ("<!doctype html", "<html")
@@ -141,7 +141,7 @@ def document(suffix: str, lines: list[str]) -> str | None:
         return None
     return (
         f"it is {kind} in which no profiler table was found (it starts "
-        f"{values.shown_cell(first, 80)}); {unusable_foreign.READS}"
+        f"{cell_quotes.shown_cell(first, 80)}); {unusable_foreign.READS}"
     )
 
 
@@ -155,7 +155,7 @@ def program_output(lines: list[str]) -> str | None:
     return (
         "none of its lines is profiler output (no `==PID==` or `==PROF==` line, no nvprof, "
         f"nsys or ncu table): it looks like a program's own output, starting "
-        f"{values.shown_cell(first, 80)}; {unusable_foreign.READS}"
+        f"{cell_quotes.shown_cell(first, 80)}; {unusable_foreign.READS}"
     )
 
 
@@ -188,22 +188,22 @@ def _rule_output(lines: list[str]) -> str | None:
             report = report or source
     if not rules:
         return None
-    names = values.listed(rules, 6)
+    names = cell_quotes.listed(rules, 6)
     return (
         f"it is the output of Nsight Systems' expert-system rules (`nsys analyze`: {names}): "
         "advice with at most 50 example rows per rule, no stats report; import "
-        f"{values.shown_cell(report, 120)} itself"
+        f"{cell_quotes.shown_cell(report, 120)} itself"
     )
 
 
 def _profile_without_report(lines: list[str]) -> str | None:
     last = next((line.strip() for line in reversed(lines) if line.strip()), "")
     said = next((line.strip() for line in lines if "error" in line.lower()), None)
-    error = f"; the first error in it: {values.shown_cell(said, 200)}" if said else ""
+    error = f"; the first error in it: {cell_quotes.shown_cell(said, 200)}" if said else ""
     if last.startswith("Generating '") and last.endswith((".qdstrm'", ".nsys-rep'")):
         return (
             f"it is the console output of `nsys profile` that ends at "
-            f"{values.shown_cell(last, 120)}: nsys printed no stats table after it (did the "
+            f"{cell_quotes.shown_cell(last, 120)}: nsys printed no stats table after it (did the "
             f"program or nsys fail?){error}"
         )
     return _saved_without_stats(last) or _launch_without_stats(lines)
@@ -222,7 +222,8 @@ def _saved_without_stats(last: str) -> str | None:
         return None
     report = last[len(_SAVED) :].strip('"')
     return (
-        f"{_CONSOLE} that ends where nsys saved its report ({values.shown_cell(report, 120)}), "
+        f"{_CONSOLE} that ends where nsys saved its report "
+        f"({cell_quotes.shown_cell(report, 120)}), "
         "with no stats table in it: import that report, or what `nsys stats` prints for it"
     )
 
@@ -235,7 +236,7 @@ def _launch_without_stats(lines: list[str]) -> str | None:
     if at is None or not lines[at].lstrip().startswith("WARNING: "):
         return None
     return (
-        f"{_CONSOLE} from line {at + 1} ({values.shown_cell(lines[at].strip(), 100)}) with no "
+        f"{_CONSOLE} from line {at + 1} ({cell_quotes.shown_cell(lines[at].strip(), 100)}) with no "
         "stats table in it: the program's own output runs to its end (cut before nsys printed "
         "its tables?)"
     )
@@ -257,7 +258,7 @@ def ncu_sections_without_kernel(lines: list[str]) -> str | None:
     name = lines[found[0]].strip().removeprefix("Section: ")
     return (
         f"it quotes Nsight Compute's `Section:` tables ({len(found)}, the first at line "
-        f"{found[0] + 1}: {values.shown_cell(name, 60)}) with no kernel line above them "
+        f"{found[0] + 1}: {cell_quotes.shown_cell(name, 60)}) with no kernel line above them "
         "(`name (grid)x(block), Context 1, Stream 7`): no launch to give their metrics to"
     )
 
@@ -276,7 +277,7 @@ def _ncu_advice(lines: list[str]) -> str | None:
     return (
         f"it quotes Nsight Compute's rule advice ({len(tagged)} `OPT`/`WRN`/`INF` line"
         f"{'s' if len(tagged) > 1 else ''}, the first at line {tagged[0] + 1}: "
-        f"{values.shown_cell(first, 60)}) without the `Section:` tables and kernel line it "
+        f"{cell_quotes.shown_cell(first, 60)}) without the `Section:` tables and kernel line it "
         "comes with: no measurements to import"
     )
 
@@ -300,7 +301,5 @@ def _usage_text(lines: list[str]) -> str | None:
         return None
     return (
         f"it is {words[1]}'s usage text (`{words[1]} --help`: "
-        f"{values.shown_cell(first, 80)}), the options it takes: no measurements to import"
+        f"{cell_quotes.shown_cell(first, 80)}), the options it takes: no measurements to import"
     )
-
-

@@ -17,7 +17,7 @@ Only the lines detection read are looked at, one at a time, with no pattern that
 
 from __future__ import annotations
 
-from profiler.parse import values
+from profiler.parse import cell_quotes
 
 READS = "profgen imports nvprof, Nsight Systems and Nsight Compute output"
 
@@ -36,7 +36,8 @@ def cpu_profile(lines: list[str]) -> str | None:
         text = line.strip()
         if text.startswith(_GPROF_MARKS):
             return (
-                f"it is a gprof profile ({values.shown_cell(text, 60)}): CPU time per function; "
+                f"it is a gprof profile ({cell_quotes.shown_cell(text, 60)}): "
+                "CPU time per function; "
                 f"{READS}"
             )
         if text.startswith("ncalls") and text.split() == _PSTATS_HEADER:
@@ -62,7 +63,7 @@ def legacy_profiler_log(lines: list[str]) -> str | None:
     return (
         f"it holds {len(rows)} records of the CUDA command-line profiler that came before nvprof "
         f"(`CUDA_PROFILE=1`/`COMPUTE_PROFILE=1`, from line {rows[0] + 1}: "
-        f"{values.shown_cell(lines[rows[0]].strip(), 80)}): the format nvprof (CUDA 5 on) "
+        f"{cell_quotes.shown_cell(lines[rows[0]].strip(), 80)}): the format nvprof (CUDA 5 on) "
         f"replaced, which profgen does not read; {READS}"
     )
 

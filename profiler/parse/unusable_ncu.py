@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import csv
 
-from profiler.parse import values
+from profiler.parse import cell_quotes
 
 _SECTIONS_HEADER = ["Identifier", "Display", "Name", "Enabled", "Filename"]
 _CSV_ROWS = 3  # rows in a run that make a headless ncu --csv table
@@ -41,7 +41,7 @@ def headless_csv(lines: list[str]) -> str | None:
             if run >= _CSV_ROWS:
                 return (
                     f"rows of Nsight Compute `--csv` output from line {first + 1} on (starting "
-                    f"{values.shown_cell(lines[first].strip(), 60)}) without the header line "
+                    f"{cell_quotes.shown_cell(lines[first].strip(), 60)}) without the header line "
                     '`"ID","Process ID","Process Name",...` above them: ncu\'s columns differ '
                     "between versions and pages (`--page raw`, `--print-summary`), and only the "
                     "header says which cell is which; paste the header line too, or import "
@@ -75,7 +75,7 @@ def body_tables(lines: list[str]) -> str | None:
     names = dict.fromkeys(lines[n].strip().removeprefix(_TABLE_NAME).strip() for n in found)
     return (
         f"it holds Nsight Compute's body tables ({len(found)} `Table Name :` lines from line "
-        f"{found[0] + 1} on: {values.listed(names)}) without the `Section:` tables ncu prints "
+        f"{found[0] + 1} on: {cell_quotes.listed(names)}) without the `Section:` tables ncu prints "
         "them under, which are what profgen reads: the output was cut down to the tables of the "
         "sections' charts; import ncu's own output (or --csv, or the .ncu-rep)"
     )

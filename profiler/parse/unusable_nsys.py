@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from profiler.parse import nsys_csv, nsys_fields, values
+from profiler.parse import cell_quotes, nsys_csv, nsys_fields
 
 # The GUI stats view's column names (no unit in them); a table of calls, kernels or operations
 _GUI_TOTAL = "Total Time"
@@ -42,7 +42,7 @@ def _gui_table(lines: list[str]) -> str | None:
             continue
         rows = [_pipe_cells(row) for row in lines[at + 2 : at + 3]]
         total = rows[0][cells.index(_GUI_TOTAL)] if rows and len(rows[0]) == len(cells) else ""
-        shown = f", a unit in each cell ({values.shown_cell(total, 40)})" if total else ""
+        shown = f", a unit in each cell ({cell_quotes.shown_cell(total, 40)})" if total else ""
         return (
             f"it holds a Markdown table of {_GUI_COUNTS[counts[0]]} with the columns of the "
             f"Nsight Systems GUI's stats view ({' | '.join(cells)}, line {at + 1}){shown}: a "
@@ -79,7 +79,8 @@ def _header_apart(lines: list[str]) -> str | None:
             continue
         return (
             f"its {report} header at line {at + 1} has no rule or rows under it (the next "
-            f"line is {values.shown_cell(below, 40)}): rows pasted apart from it (cut out with "
+            f"line is {cell_quotes.shown_cell(below, 40)}): "
+            "rows pasted apart from it (cut out with "
             "grep?) are no table profgen can read, which it reads from a header with its rule "
             "and rows under it; paste the table whole"
         )

@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 from collections.abc import Callable
 
-from profiler.parse import bare_rows, values
+from profiler.parse import bare_rows, cell_quotes
 
 _SUMMARY_CELLS = ["Time(%)", "Time", "Calls", "Avg", "Min", "Max", "Name"]
 
@@ -37,7 +37,7 @@ def comma_joined_summary(lines: list[str]) -> str | None:
             return None
         return (
             f"it is an nvprof summary's text table (from line {at + 1}) with its columns joined by "
-            f"commas, the unit in each cell ({values.shown_cell(row[1], 20)}): not the CSV "
+            f"commas, the unit in each cell ({cell_quotes.shown_cell(row[1], 20)}): not the CSV "
             "`nvprof --csv` writes, which quotes its header and names and puts the units in a "
             "row of their own (`%,ms,,us,us,us,`) above bare numbers: made from the printed "
             "summary by hand or by a script, which profgen does not guess at; import nvprof's own "
@@ -141,7 +141,8 @@ def prefixed_csv_trace(lines: list[str]) -> str | None:
             continue
         return (
             f"it is nvprof `--csv --print-gpu-trace` output (its header at line {at + 1}) with a "
-            f"column put before nvprof's own ({values.shown_cell(line[: cut + 1], 30)} on each "
+            f"column put before nvprof's own ({cell_quotes.shown_cell(line[: cut + 1], 30)} "
+            "on each "
             'line): not the CSV nvprof writes, whose lines start at `"Start","Duration"`: '
             "made by a script, which profgen does not guess at; cut that column off, or import "
             "nvprof's own output"

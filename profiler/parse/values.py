@@ -1,4 +1,4 @@
-"""Checked values from tool text: numbers in range, names of bounded size, and where they were.
+"""Checked numbers from tool text: numbers in range, and the `Time(%)` shares of a summary.
 
 Every number a parser takes from a file passes `numbers` (a column) or `scalar` (one cell). A
 cell must be a plain decimal number (thousands separators as the tools write them, `6,144`, and
@@ -13,39 +13,46 @@ A summary's `Time(%)` shares (`check_shares`) must not add up to more than 100; 
 shares add up to less is the top rows of a table (what people paste): read, and said so with a
 `TrimmedTable` warning that the importer gathers (`trimmed`).
 
-Names (kernels, API functions, ranges, labels) are capped by `cap_names` at `MAX_NAME`
-characters: the first `MAX_NAME` are kept and a marker with the original length and a short
-hash is appended, so distinct long names stay distinct and a 100 MB name costs 1 KB.
+Where a table is in its file is `table_origin`'s, how messages quote a cell `cell_quotes`'s, the
+warnings a reader gives `reader_notes`' and names of bounded size `bounded_names`'.
 """
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
-import hashlib
 import math
 import re
 import warnings
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from profiler.errors import ParseError
+# Names that moved to table_origin, cell_quotes, reader_notes and bounded_names stay
+# importable from here (`as`: re-exported) for the parsers that reach them as `values.X` and
+# that other work edits now (nvprof*, ncu*, import_capture); new code imports them from where
+# they live.
+from profiler.parse.bounded_names import MAX_NAME as MAX_NAME
+from profiler.parse.bounded_names import cap_names as cap_names
+from profiler.parse.bounded_names import coded_strings as coded_strings
+from profiler.parse.cell_quotes import locale_hint as locale_hint
+from profiler.parse.cell_quotes import shown_cell as shown_cell
+from profiler.parse.reader_notes import ReadNote as ReadNote
+from profiler.parse.reader_notes import TrimmedTable as TrimmedTable
+from profiler.parse.reader_notes import read_note as read_note
+from profiler.parse.reader_notes import trimmed as trimmed
+from profiler.parse.table_origin import LineCounter as LineCounter
+from profiler.parse.table_origin import Origin as Origin
+from profiler.parse.table_origin import first_line as first_line
+from profiler.parse.table_origin import renumbered as renumbered
 
 LIMIT = float(2**62)
-# Long enough for real C++ template names (a 900-character thrust kernel in tests/data).
-MAX_NAME = 1024
 # Cells that mean "no value" (`n/a` is ncu's spelling, `-` nvprof's); `nan` is not one of them.
 MISSING = ("", "n/a", "N/A", "-")
 # A plain decimal number (no inf, nan, hex or `1_000`); unambiguous, so it matches in linear time.
 # Thousands separators as the tools write them: `6,144`, `2,601,092,896.17` (not `1,2,3`).
 _THOUSANDS = r"[+-]?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]*)?"
 _DECIMAL = re.compile(r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
-_LINE = re.compile(r"\bline (?P<line>[0-9]{1,12})\b")  # a message's line number
 
 
 @dataclass(frozen=True)
@@ -65,94 +72,6 @@ VALUE = Rule("a value")
 SHARE = Rule("a percentage", most=100.0 + 1e-6)
 # What a column of durations or totals may add up to, so that sums downstream stay in int64.
 TOTAL_LIMIT = LIMIT
-
-
-@dataclass(frozen=True)
-class Origin:
-    """A table's place in its file, so that a bad cell can be named by line and column.
-
-    Attributes:
-        path: the file.
-        expected: what the file should be (the `expected` of every ParseError).
-        text: the table's text, header line first (str or bytes); empty when unknown.
-        first_line: the file line (1-based) of the header.
-        skip: non-blank lines between the header and the first data row (a units row).
-        dropped: file lines inside the table that were removed before parsing (sorted).
-        cut: when `text` is left empty, what cuts it from the file: called only for a message
-            that counts lines, so that a large table's text is not copied for every read.
-    """
-
-    path: Path
-    expected: str
-    text: str | bytes = ""
-    first_line: int = 1
-    skip: int = 0
-    dropped: tuple[int, ...] = ()
-    cut: Callable[[], str | bytes] | None = field(default=None, compare=False, repr=False)
-
-    def error(self, detail: str) -> ParseError:
-        return ParseError(self.path, self.expected, detail)
-
-    def cell_error(self, row: int | None, column: str, detail: str) -> ParseError:
-        """A ParseError naming the line of data row `row` (0-based, as read) and the column."""
-        name = shown_cell(column, 80)
-        where = f"column {name}" if row is None else f"line {self.line(row)}, column {name}"
-        return self.error(f"{where}: {detail}")
-
-    def with_text(self) -> Origin:
-        """This origin with its table's text, cut from the file (`cut`) when it was left empty."""
-        return self if self.text or self.cut is None else dataclasses.replace(self, text=self.cut())
-
-    def full_text(self) -> str:
-        """The table's text as `str` (cut from the file when it was left empty)."""
-        text = self.with_text().text
-        return text.decode("utf-8", "replace") if isinstance(text, bytes) else text
-
-    def text_line(self, line: int) -> int:
-        """The file line of the table text's line `line` (1-based: the header's line is 1), the
-        lines removed before parsing counted back in."""
-        at = self.first_line + line - 1
-        for dropped in self.dropped:
-            at += dropped <= at
-        return at
-
-    def line(self, row: int) -> int:
-        """The file line of data row `row`: blank lines are no rows (as pandas reads them)."""
-        text = self.full_text()
-        target, seen, pos, line = 1 + self.skip + row, -1, 0, self.first_line
-        dropped = set(self.dropped)
-        while True:
-            while line in dropped:
-                line += 1
-            end = text.find("\n", pos)
-            if text[pos : len(text) if end < 0 else end].strip("\r"):
-                seen += 1
-                if seen == target:
-                    return line
-            if end < 0:
-                return line
-            pos, line = end + 1, line + 1
-
-
-class Countable(Protocol):
-    """A text whose newlines `LineCounter` counts: `str`, `bytes`, or one with their `count`."""
-
-    def count(self, sub: Any, start: int, end: int, /) -> int: ...
-
-
-class LineCounter:
-    """File line numbers of increasing positions in one text (`str`, `bytes`, or anything with
-    `str.count`, such as nvprof's `AsciiText`), each newline counted once."""
-
-    def __init__(self, text: Countable) -> None:
-        self.text, self.pos, self.line = text, 0, 1
-        self.newline: str | bytes = b"\n" if isinstance(text, bytes) else "\n"
-
-    def at(self, pos: int) -> int:
-        """The line of `pos`; positions must not decrease from call to call."""
-        self.line += self.text.count(self.newline, self.pos, pos)
-        self.pos = max(pos, self.pos)
-        return self.line
 
 
 def numbers(
@@ -329,30 +248,6 @@ def float_integers(
     return pd.Series(pd.arrays.IntegerArray(ints, mask), index=values.index, copy=False)
 
 
-class ReadNote(UserWarning):
-    """What a reader read past or assumed that its user should know, at file line `line`; the
-    importer records it (`trimmed`) as a warning, and when `partial` (the tables may lack rows)
-    in the stage's technique too."""
-
-    def __init__(self, message: str, line: int, partial: bool = False) -> None:
-        super().__init__(message)
-        self.line, self.partial = line, partial
-
-
-def read_note(said: str, line: int = 0) -> None:
-    """Warn `said` as a `ReadNote` of file line `line` (0: of the whole file)."""
-    warnings.warn(ReadNote(said, line), stacklevel=2)
-
-
-class TrimmedTable(ReadNote):
-    """A summary section whose `Time(%)` shares add up to less than 100: the top rows of a
-    table (what people paste). Its rows are read and this warning says which section, its file
-    line (`line`) and how much of the time they cover."""
-
-    def __init__(self, message: str, line: int) -> None:
-        super().__init__(message, line, partial=True)
-
-
 def check_shares(
     shares: pd.Series, resolution: float, origin: Origin, label: str, first: int = 0
 ) -> None:
@@ -378,76 +273,6 @@ def check_shares(
         warnings.warn(TrimmedTable(said, line), stacklevel=2)
 
 
-@contextlib.contextmanager
-def trimmed() -> Iterator[list[ReadNote]]:
-    """The `ReadNote` warnings (`TrimmedTable` among them) of the block, each once and in
-    order, in the list it gives (filled when the block ends); any other warning is passed on as
-    it was."""
-    found: list[ReadNote] = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ReadNote)
-        yield found
-    said: dict[str, ReadNote] = {}
-    for w in caught:
-        if isinstance(w.message, ReadNote):
-            said.setdefault(str(w.message), w.message)
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
-    found.extend(said.values())
-
-
-def cap_name(name: str) -> str:
-    """`name` itself when at most `MAX_NAME` characters; else its first `MAX_NAME` characters,
-    its length and a short hash of all of it."""
-    if len(name) <= MAX_NAME:
-        return name
-    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    return f"{name[:MAX_NAME]}... [{len(name):,} characters, sha256 {digest}]"
-
-
-def first_line(text: str) -> int | None:
-    """The line number `text` (a message) names first (`line 103, column 'Name': ...` -> 103),
-    or None."""
-    found = _LINE.search(text)
-    return None if found is None else int(found["line"])
-
-
-def renumbered(text: str, file_line: Callable[[int], int]) -> str:
-    """`text` (a message about a text cut out of a file, or reshaped) with each `line N` made
-    `line file_line(N)`, the file's own."""
-    return _LINE.sub(lambda m: f"line {file_line(int(m['line']))}", text)
-
-
-def coded_strings(codes: np.ndarray, names: list[Any]) -> pd.Series:
-    """A `string` column of `names[codes]` (code -1: missing), taken from the names: no string
-    is made per row. Its storage is Python's whatever pandas' default: a row then refers to its
-    name, where pyarrow's storage would copy the name's bytes into every row (0.5 s of a
-    million-row metric table's read, its kernel names a few hundred bytes each)."""
-    pool = pd.array([*names, pd.NA], dtype=_BY_REFERENCE)
-    return pd.Series(pool.take(np.where(codes < 0, len(names), codes)))
-
-
-_BY_REFERENCE = pd.StringDtype("python")
-
-
-def cap_names(names: pd.Series) -> pd.Series:
-    """`cap_name` of every value (of the categories only, for a categorical)."""
-    if isinstance(names.dtype, pd.CategoricalDtype):
-        cats = names.cat.categories
-        if len(cats) and cats.str.len().max() > MAX_NAME:
-            return names.cat.rename_categories([cap_name(str(c)) for c in cats])
-        return names
-    lengths = names.str.len()
-    long = (lengths > MAX_NAME).fillna(False).to_numpy(dtype=bool)
-    if not long.any():
-        return names
-    # Set through an object array: pandas 3.0 fails to put a list into a pyarrow-backed
-    # `string` Series by a mask (`only integer scalar arrays can be converted`).
-    cells = names.to_numpy(dtype=object, copy=True)  # (without a copy: the caller's own cells)
-    cells[long] = [cap_name(str(v)) for v in cells[long]]
-    return pd.Series(cells, index=names.index, dtype=names.dtype, name=names.name)
-
-
 def _parse(cells: pd.Series) -> np.ndarray:
     """Text cells as float64 (NaN where they are no number): pandas' parser on the cells as they
     are, and only the few it cannot take again without blanks and thousands separators."""
@@ -461,40 +286,6 @@ def _parse(cells: pd.Series) -> np.ndarray:
         again = pd.to_numeric(text.mask(text.isin(MISSING)), errors="coerce")
         number[retry] = again.to_numpy(dtype="float64", na_value=np.nan)
     return number
-
-
-# A quoted cell with a decimal comma: `'81,0'`, `'4.521.022,0'`, `'12 837 852,30'` (bounded)
-_COMMA_DECIMAL = re.compile(r"'[0-9 .]{0,40},[0-9]{1,2}'")
-
-
-def locale_hint(detail: str) -> str | None:
-    """`detail` (a message that quotes the cell it could not read) with how to fix a decimal
-    comma, when the cell it quotes has one: a tool run in a locale that writes `10,55`; None
-    when it quotes none."""
-    if _COMMA_DECIMAL.search(detail) is None:
-        return None
-    return f"{detail}; numbers with a decimal comma: print them with LC_ALL=C"
-
-
-def listed(items: Iterable[object], limit: int = 3) -> str:
-    """The first `limit` items, comma-separated, and `, ...` when there are more: how a message
-    names a few of many (`cuda_api_sum, cuda_gpu_trace, nvtx_sum, ...`)."""
-    shown = list(items)
-    return ", ".join(map(str, shown[:limit])) + (", ..." if len(shown) > limit else "")
-
-
-def shown_cell(cell: object, width: int = 40) -> str:
-    """A cell as messages quote it: its repr, cut to `width` characters with its length said
-    (a 100 MB cell must not make a 100 MB message)."""
-    if isinstance(cell, str):
-        text = cell
-    elif cell is None or cell is pd.NA or cell is pd.NaT:
-        text = ""  # an empty cell that a reader kept as missing
-    else:
-        text = format(float(cell), "g")  # type: ignore[arg-type]
-    if len(text) <= width:
-        return repr(text)
-    return f"{text[:width]!r}... ({len(text):,} characters)"
 
 
 def _row(values: pd.Series, position: int) -> int:
