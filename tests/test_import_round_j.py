@@ -1,0 +1,44 @@
+"""`profgen import` of round j's real files of issue 14 (tests/data/nvprof/9.x and
+tests/data/ncu; the READMEs there say where each comes from). Expected values are read from
+the files' text here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_import_pasted import imported
+
+DATA = Path(__file__).parent / "data"
+SPACED = (
+    DATA / "nvprof" / "9.x" / "zh-reduce-integer-v100-metric-tables-blank-lines-in-comment-cut.cu"
+)
+
+
+def _metric_tables(path: Path) -> list[list[tuple[str, str, str]]]:
+    """Each metric table's rows in file order: kernel name, metric name and Avg cell."""
+    tables: list[list[tuple[str, str, str]]] = []
+    kernel = ""
+    for line in path.read_text().splitlines():
+        cells = line.split()
+        if line.startswith("Invocations"):
+            tables.append([])
+        elif line.strip().startswith("Kernel: "):
+            kernel = line.strip()[len("Kernel: ") :]
+        elif len(cells) > 4 and cells[0].isdigit() and cells[1].islower():
+            tables[-1].append((kernel, cells[1], cells[-1]))
+    return tables
+
+
+def test_metric_tables_with_blank_lines_between_kernels(tmp_path, capsys):
+    """Notes quote six `--metrics` tables, each of three kernels, with blank lines (some of
+    four spaces) after `Device "..."` and between kernels: every kernel is read, each table a
+    run of its own (the tables ended at the first blank line: two kernels of three were lost,
+    and a table with a blank line above its first kernel was refused as having no rows)."""
+    tables = _metric_tables(SPACED)
+    assert [len(t) for t in tables] == [3] * 6
+    run, _ = imported(SPACED, tmp_path, capsys)
+    c = run.table("counters")
+    assert c["stage"].tolist() == [f"s.{k}" for k in range(1, 7) for _ in range(3)]
+    rows = [row for table in tables for row in table]
+    assert list(zip(c["name"], c["metric"], c["text"], strict=True)) == rows
+    assert c["kernel_id"].tolist() == [0, 1, 2] * 6
