@@ -42,3 +42,21 @@ def test_metric_tables_with_blank_lines_between_kernels(tmp_path, capsys):
     rows = [row for table in tables for row in table]
     assert list(zip(c["name"], c["metric"], c["text"], strict=True)) == rows
     assert c["kernel_id"].tolist() == [0, 1, 2] * 6
+
+
+POINT_GROUPS = DATA / "ncu" / "2023.x" / "rtx30-matmul-metrics-line-comments-point-groups-cut.cu"
+
+
+def test_point_groups_shown_only_above_the_first_kernel_line(tmp_path, capsys):
+    """ncu's tables in `//` comments, digits grouped by points: the two tables that show it
+    (`25.698.261`) lost their kernel lines in the paste, and the kernel's own table holds only
+    `786.432` (786432, or 786.432?). The page is read in its locale: 786432 sectors (it was
+    read as 786.432)."""
+    text = POINT_GROUPS.read_text()
+    assert "25.698.261" in text.split("ampere_s16816gemm")[0]
+    cells = [line.split()[-1] for line in text.split("ampere_s16816gemm")[1].splitlines()[5:7]]
+    run, err = imported(POINT_GROUPS, tmp_path, capsys)
+    c = run.table("counters")
+    assert c["text"].tolist() == cells  # ['0', '786.432']
+    assert c["value"].tolist() == [float(cell.replace(".", "")) for cell in cells]
+    assert "decimal comma ('25.698.261')" in err
