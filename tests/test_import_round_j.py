@@ -60,3 +60,21 @@ def test_point_groups_shown_only_above_the_first_kernel_line(tmp_path, capsys):
     assert c["text"].tolist() == cells  # ['0', '786.432']
     assert c["value"].tolist() == [float(cell.replace(".", "")) for cell in cells]
     assert "decimal comma ('25.698.261')" in err
+
+
+OPENACC = DATA / "nvprof" / "9.x" / "openacc-v100-cnn-summary-openacc-excl-rows-cut.md"
+
+
+def test_openacc_rows_of_a_summary_are_said_left_out(tmp_path, capsys):
+    """A summary with GPU activities, API calls and PGI's `OpenACC (excl):` rows: the first two
+    are read and the OpenACC rows are said to be left out, with their line (they were passed
+    over without a word)."""
+    lines = OPENACC.read_text().splitlines()
+    first = next(k for k, line in enumerate(lines) if line.lstrip().startswith("OpenACC")) + 1
+    api = next(k for k, line in enumerate(lines) if "API calls:" in line)
+    run, err = imported(OPENACC, tmp_path, capsys)
+    assert len(run.table("gpu_activities")) == 1
+    assert run.table("api_calls")["name"].tolist() == [
+        line.split()[-1] for line in lines[api : first - 1]
+    ]
+    assert f"line {first}: nvprof's `OpenACC (excl):` rows left out" in err
