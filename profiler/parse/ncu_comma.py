@@ -7,7 +7,9 @@ show a decimal comma (`may_show`, over each distinct row once, not the kernel li
 a page in one process's locale, so the page is judged once: when one value cell shows the decimal
 comma (`decimal_comma.decides`, or digits grouped by blanks: `43,44` is no C number) and every
 number in every value cell is of that form, every section is read so (`13.181`, which alone
-could be C's, is then 13181). A page that mixes the forms (two pastes from two machines) is
+could be C's, is then 13181; the cells of tables above the first kernel line, whose kernel
+lines a paste left out, count in that judgment too, though their values are read for no
+launch). A page that mixes the forms (two pastes from two machines) is
 judged by section: a section's table (the rows under one `Section:` line) is read so when one
 of its cells shows the decimal comma and every number in it is of that form. The value cells
 read so are written as C writes them, in their columns' places (`10.55`, `13181137`), and the
@@ -87,20 +89,53 @@ def rewritten(data: bytes, found: lines.Lines) -> Rewritten | None:
     np.logical_or.at(decided, section, kind == _DECIDES)
     blocked = np.zeros_like(decided)
     np.logical_or.at(blocked, section, kind == _OTHER)
-    if decided.any() and not blocked.any():  # one locale on the whole page
-        decided[:] = True
+    above = _above_launches(data, found, walk)
+    shown = [cell for cell in above if cell.kind == _DECIDES]
+    if (decided.any() or shown) and not blocked.any() and _OTHER not in [c.kind for c in above]:
+        decided[:] = True  # one locale on the whole page
     decided &= ~blocked
     decided[-1] = False
     rows = np.flatnonzero(decided[section] & (kind >= _COMMA) & (kind <= _DECIDES))
     if not len(rows):
         return None
-    first = int(rows[np.argmax(kind[rows] == _DECIDES)])
-    title = walk.texts[walk.section_texts[section[first]]].strip().removeprefix("Section:")
     printed = {int(walk.rows[r]): walk.texts[walk.line[r]] for r in rows}
     new = {int(walk.rows[r]): _in_c(walk.texts[walk.line[r]], slots[which[r]]) for r in rows}
+    if not (kind[rows] == _DECIDES).any():  # shown only above the first kernel line
+        return Rewritten(_replaced(data, found, new), *shown[0][1:], printed)
+    first = int(rows[np.argmax(kind[rows] == _DECIDES)])
+    title = walk.texts[walk.section_texts[section[first]]].strip().removeprefix("Section:")
     said = next(cell for cell in cells[which[first]] if _kind(cell) == _DECIDES)
     line = int(walk.rows[first]) + 1
     return Rewritten(_replaced(data, found, new), said, title.strip(), line, printed)
+
+
+class _Above(NamedTuple):
+    """A value cell of a table above the first kernel line: its kind, text, section title and
+    file line."""
+
+    kind: int
+    cell: str
+    section: str
+    line: int
+
+
+def _above_launches(data: bytes, found: lines.Lines, walk: ncu_walk.Walk) -> list[_Above]:
+    """The value cells of the tables above the first kernel line: a paste that left their
+    kernel lines out (tests/data/ncu/2023.x/rtx30-matmul-metrics-line-comments-point-groups-
+    cut.cu). Their values are no launch's, but they show the page's locale as any table's do."""
+    if not len(walk.kernel_lines) or not len(walk.section_lines):
+        return []
+    first, begin = int(walk.kernel_lines[0]), int(walk.section_lines[0])
+    out, section = [], ""
+    for at in range(begin, first):
+        text = bytes(data[found.start[at] : found.end[at]]).decode("utf-8", "replace").strip()
+        if text.startswith("Section:"):
+            section = text.removeprefix("Section:").strip()
+            continue
+        cells = ncu_walk.blank_cells(text)
+        if cells is not None and _kind(cells[2]) != _NONE:
+            out.append(_Above(_kind(cells[2]), cells[2], section, at + 1))
+    return out
 
 
 class Slots(NamedTuple):

@@ -194,7 +194,7 @@ def _read(path: str | Path, stage: str, every: bool) -> tuple[dict[str, pd.DataF
         again = _with_decimal_comma(data, split, every, path)
         if again is None:
             raise _with_ncu_error(exc, data) from None
-    if again is None and ncu_comma.may_show(_table_rows(walk)):  # so may an unmapped counter's
+    if again is None and ncu_comma.may_show(_table_rows(walk, data, split)):  # or any other
         again = _with_decimal_comma(data, split, every, path)
     printed: dict[int, str] = {}  # the lines read with a decimal comma, as printed
     if again is not None:
@@ -231,12 +231,18 @@ def _read(path: str | Path, stage: str, every: bool) -> tuple[dict[str, pd.DataF
     return {schema.METRICS.name: metrics, schema.COUNTERS.name: counters}, placed
 
 
-def _table_rows(walk: ncu_walk.Walk) -> bytes:
+def _table_rows(walk: ncu_walk.Walk, data: bytes, split: lines.Lines) -> bytes:
     """The table rows the walk read, each distinct line once (a million rows of a repeated
-    kernel are a few hundred lines): what `ncu_comma.may_show` searches. Not the whole text,
-    whose kernel lines' template arguments (`gemm<128,64>`) look like decimal commas and would
-    make every such page be read twice."""
-    return "".join(walk.texts[line] + "\n" for line in np.unique(walk.line).tolist()).encode()
+    kernel are a few hundred lines), and the lines of the tables above the first kernel line
+    (a paste that left their kernel lines out, whose cells show the page's locale as well):
+    what `ncu_comma.may_show` searches. Not the whole text, whose kernel lines' template
+    arguments (`gemm<128,64>`) look like decimal commas and would make every such page be read
+    twice."""
+    rows = "".join(walk.texts[line] + "\n" for line in np.unique(walk.line).tolist()).encode()
+    if not len(walk.section_lines) or walk.section_lines[0] > walk.kernel_lines[0]:
+        return rows
+    above = data[split.start[walk.section_lines[0]] : split.start[walk.kernel_lines[0]]]
+    return rows + bytes(above)
 
 
 def _with_decimal_comma(

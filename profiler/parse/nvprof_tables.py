@@ -8,7 +8,7 @@ import bisect
 import dataclasses
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,7 +165,9 @@ def tables(
         start = match.start()
         end = _table_end(text, start, ends)
         if kind == "text_summary" and text[start : match.end()].lstrip().startswith("Type"):
-            end = _past_gaps(text, end, ends)
+            end = _past_gaps(text, end, ends, _typed_row)
+        elif kind == "text_metrics":
+            end = _past_gaps(text, end, ends, _kernel_line)
         end = end if kind.startswith("csv") else _before_prompt(text, start, end)
         above = text[text.rfind("\n", 0, max(start - 1, 0)) + 1 : max(start - 1, 0)]
         section = _section(above.strip(" \t"))
@@ -222,11 +224,17 @@ def _table_end(text: Text, start: int, ends: np.ndarray | None) -> int:
     return len(text)
 
 
-def _past_gaps(text: Text, end: int, ends: np.ndarray | None) -> int:
+def _past_gaps(
+    text: Text, end: int, ends: np.ndarray | None, goes_on: Callable[[str], bool]
+) -> int:
     """`end`, or the end of the rows below the blank lines there when the first line after them
-    is a typed summary row (`API calls:   42.14%  3.03300s ...`): nvprof prints none between a
-    table's rows, but a paste that elides rows leaves them around its `...` (the ECE408 handouts
-    of 2019: GPU activities, `...`, then API calls), and the rows below are the same table's."""
+    `goes_on` with the table: a typed summary row (`API calls:   42.14%  3.03300s ...`) below a
+    summary, a `Kernel:` or `Device` line below a metric table. nvprof prints no blank line
+    inside a table, but people add them: a paste that elides rows leaves them around its `...`
+    (the ECE408 handouts of 2019: GPU activities, `...`, then API calls), and notes space a
+    metric table's kernels apart (`Device "..."`, a blank line, then each `Kernel:` with its
+    rows and a blank line: tests/data/nvprof/9.x/zh-reduce-integer-v100-metric-tables-blank-
+    lines-in-comment-cut.cu); the lines below are the same table's."""
     while True:
         at = end
         while True:  # past the blank lines
@@ -235,7 +243,7 @@ def _past_gaps(text: Text, end: int, ends: np.ndarray | None) -> int:
             if line.strip(" \t\r") or stop < 0:
                 break
             at = stop + 1
-        if at == end or not _typed_row(line):
+        if at == end or not goes_on(line):
             return end
         end = _table_end(text, at, ends)
 
@@ -252,6 +260,12 @@ def _typed_row(line: str) -> bool:
         and fields[0].endswith("%")
         and fields[1].endswith("s")
     )
+
+
+def _kernel_line(line: str) -> bool:
+    """Whether a line starts a metric table's next kernel or device: `Kernel: <name>` or
+    `Device "<name> (N)"`."""
+    return line.lstrip(" \t").startswith(("Kernel: ", 'Device "'))
 
 
 def _before_prompt(text: Text, start: int, end: int) -> int:
