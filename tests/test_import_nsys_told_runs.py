@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from test_import_pasted import imported
 
-from profiler.parse import capture, fenced_reports
+from profiler.parse import capture, fenced_reports, nsys_capture, values
 
 NSYS = Path(__file__).parent / "data" / "nsys"
 API = "nsys stats a.nsys-rep --report cuda_api_sum"
@@ -105,3 +105,38 @@ def test_nsys_stats_commands_on_one_report_file_are_one_profile(above, below, jo
     under = capture.Section(9, "", capture.NSYS, below, marked=True)
     assert fenced_reports.continues(top, under) is joined
 
+
+def _lines_from(path: Path, first: str, count: int) -> str:
+    """`count` lines of `path` from its line that starts (stripped) with `first`."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next(n for n, line in enumerate(lines) if line.strip().startswith(first))
+    return "".join(lines[at : at + count])
+
+
+def test_a_push_pop_table_under_nvtx_sum_is_said_to_repeat_its_ranges(tmp_path):
+    """One run's `nsys stats --report nvtx_sum,nvtx_pushpop_sum` prints each push/pop range in
+    both tables; profgen reads nvtx_sum's, and the warning named the push/pop table "nvtx_sum"
+    and asked "another run?". No real file holds both, so this capture is made of two real
+    files' tables: the nvtx_sum banner and table of the blog's run (2025.x) and the
+    nvtx_pushpop_sum banner and table of the bench walkthrough (2023.x)."""
+    nvtx = _lines_from(
+        NSYS / "2025.x" / "blog-post04-stats-q-fence-per-report-trimmed-trace-then-exercise-cut.md",
+        "** NVTX Range Summary (nvtx_sum):",
+        7,
+    )
+    pushpop = _lines_from(
+        NSYS / "2023.x" / "bench-walkthrough-nvtx-pushpop-sum-two-runs-cut.md",
+        "** NVTX Push/Pop Range Summary (nvtx_pushpop_sum):",
+        5,
+    )
+    path = tmp_path / "both.txt"
+    path.write_text(f"{nvtx}\n{pushpop}", encoding="utf-8")
+    pushpop_line = nvtx.count("\n") + 1 + 3  # its banner, a blank line, then its header
+    with pytest.warns(values.ReadNote) as said:
+        ranges = nsys_capture.read_stats_stdout(path, "s")["ranges"]
+    names = [row.split()[-1].removeprefix(":") for row in nvtx.splitlines()[4:]]  # (no domain)
+    assert list(ranges["name"]) == names
+    assert [str(w.message) for w in said] == [
+        f"line {pushpop_line}: the nvtx_pushpop_sum table left out: it repeats the push/pop "
+        "ranges of the nvtx_sum table at line 3, which profgen reads"
+    ]
