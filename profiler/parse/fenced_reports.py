@@ -61,6 +61,7 @@ def joined(pieces: list[capture.Piece], data: bytes) -> list[capture.Piece]:
         if (
             above is not None
             and continues(out[above], piece)
+            and adjacent(above, len(out), piece)
             and not any(holds_table(_text(p, data)) for p in out[above + 1 :])
         ):
             out[above:] = [_join(out[above], out[above + 1 :], piece, data)]
@@ -90,6 +91,14 @@ def continues(above: Cut, piece: Cut) -> bool:
     if not above.reports or not piece.reports:
         return False
     return not set(map(_canonical, above.reports)) & set(map(_canonical, piece.reports))
+
+
+def adjacent(above: int, count: int, piece: Cut) -> bool:
+    """Whether `piece` may join the section at `above` of the `count` before it: a fenced block
+    across the sections of prose between; an `nsys stats` command's output only right under
+    the section (no fence between: a block a fence sets apart whose report cannot be read, a
+    Markdown rule under its header, would be passed over unsaid in the joined section)."""
+    return piece.command is None or above == count - 1
 
 
 def same_profile(above: Cut, piece: Cut) -> bool:
