@@ -796,16 +796,17 @@ def test_ncu_processes_of_one_run_are_not_cut_apart() -> None:
 
 def test_nsys_profile_output_of_two_runs_one_under_the_other_is_two_stages(tmp_path, capsys):
     """A real `nsys profile --stats=true` capture of 2021 (2020.4.3's layout: `CUDA API
-    Statistics:`, no report names) twice, no prompt between: `Collecting data...`, which nsys
-    prints once a run, comes again at line 120, so a run starts there (both were read as one,
-    the second's five tables left out with a warning)."""
+    Statistics:`, no report names) twice: the `> nsys profile` line of the second copy (line
+    118, the author's prompt) starts a run there, as its `Collecting data...`, which nsys prints
+    once a run, would (both were read as one, the second's five tables left out with a
+    warning); each section starts under its prompt."""
     text = (DATA / "nsys" / "2020.4.3" / "omp-offload-stats.txt").read_text()
     twice = tmp_path / "twice.txt"
     twice.write_text(text + text)
     result, run = imported(capsys, tmp_path / "out", f"s={twice}")
     assert "warning" not in result.err
     sections = run.meta["inputs"][0]["sections"]
-    assert [s["line"] for s in sections] == [1, len(text.splitlines()) + 4]
+    assert [s["line"] for s in sections] == [3, len(text.splitlines()) + 3]
     api = run.table("api_calls").set_index(["stage", "name"])
     for stage in ("s.1", "s.2"):  # line 23: `73.3  52,866,564  1 ... cuDevicePrimaryCtxRelease_v2`
         got = api.loc[(stage, "cuDevicePrimaryCtxRelease_v2")]
@@ -821,9 +822,9 @@ def test_nsys_profile_output_of_two_runs_one_under_the_other_is_two_stages(tmp_p
 
 def test_nsys_profile_output_of_two_runs_each_in_its_own_fence_is_two_stages(tmp_path, capsys):
     """The real 2020.4.3 capture above twice, each copy in a Markdown fence of its own under a
-    heading and no prompt between (`> nsys profile` is no prompt): the fence cuts the second
-    copy from the first, and its `Collecting data...`, which the first printed already, starts
-    a run again, so each copy is a stage titled by its heading (both were read as one run, the
+    heading: the fence cuts the second copy from the first, and its `> nsys profile` prompt (and
+    its `Collecting data...`, which the first printed already) starts a run again, so each copy
+    is a stage titled by its command (both were read as one run, the
     second's five tables left out with a warning). Sections of nsys output that print no such
     line (reports pasted a fence each, before and after a change, interleaved) are no capture:
     not cut into runs."""
@@ -834,7 +835,8 @@ def test_nsys_profile_output_of_two_runs_each_in_its_own_fence_is_two_stages(tmp
     assert "warning" not in result.err
     stages = run.table("stages")
     assert list(stages["stage"]) == ["s.1", "s.2"]
-    assert list(stages["title"]) == ["s, run 1 of 2: Before", "s, run 2 of 2: After"]
+    command = "nsys profile -s cpu --stats=true  ./main.x"
+    assert list(stages["title"]) == [f"s, run 1 of 2: {command}", f"s, run 2 of 2: {command}"]
     api = run.table("api_calls").set_index(["stage", "name"])
     for stage in ("s.1", "s.2"):  # line 23: `73.3  52,866,564  1 ... cuDevicePrimaryCtxRelease_v2`
         got = api.loc[(stage, "cuDevicePrimaryCtxRelease_v2")]
@@ -848,7 +850,7 @@ def test_nsys_profile_output_of_two_runs_each_in_its_own_fence_is_two_stages(tmp
 
 def test_nsys_profile_output_of_two_runs_after_prompts_is_two_stages(tmp_path, capsys):
     """The same capture twice, each copy after a `$` prompt that types its command (its own
-    `> nsys profile` line is no prompt, so it is made one): the prompt cuts the second copy
+    `> nsys profile` line cut off): the prompt cuts the second copy
     from the first and its `Collecting data...` starts a run again, as in a fence (both were
     read as one run, with a warning): two stages, titled by their commands."""
     lines = (DATA / "nsys" / "2020.4.3" / "omp-offload-stats.txt").read_text().splitlines(True)

@@ -290,6 +290,7 @@ def reference_joined(text: str, sections: list[capture.Section]) -> list[capture
         if (
             above is None
             or not fenced_reports.continues(out[above], section)
+            or not fenced_reports.adjacent(above, len(out), section)
             or any(fenced_reports.holds_table(s.text) for s in between)
         ):
             out.append(section)

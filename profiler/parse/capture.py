@@ -57,7 +57,8 @@ NVPROF, NCU, NSYS = "nvprof", "ncu", "nsys"
 # A prompt: an optional `(env) `, then `$` or `%` alone, or a `user@host[:path]` or
 # `[user@host dir]` or `-bash-4.2` prefix ending in `$`, `#`, `%` or `>`, or `PS C:\dir>`, then a
 # space and the command. `#` alone is no prompt (a Markdown heading, a shell comment), nor is `>`
-# alone (a Markdown quote; CUDA's samples print `> Device 0: ...`). Up to four spaces may come
+# alone (a Markdown quote; CUDA's samples print `> Device 0: ...`) but before a profiler's run
+# (`_PROFILER_PROMPT`). Up to four spaces may come
 # first (a Markdown code block is indented by four).
 _PROMPT = re.compile(
     r"[ \t]{0,4}(?:\([^()\s]{1,64}\) )?"
@@ -68,7 +69,15 @@ _PROMPT = re.compile(
     r"|PS [A-Za-z]:\\[^>\n]{0,200}>)"
     r"[ \t]+(?P<command>\S[^\n]{0,4000})"
 )
-_PROMPT_FIRST = frozenset(" \t$%([-_.~/" + string.ascii_letters + string.digits)
+# `>` alone (PowerShell's and the shell's continuation prompt) only before a profiler's run typed
+# (`> nsys stats a.nsys-rep --report cuda_api_sum`, `> ncu -o out ./app`), its tool first: a
+# Markdown quote or a program's `> Device 0: ...` is none.
+_PROFILER_PROMPT = re.compile(
+    r"[ \t]{0,4}>[ \t]+(?P<command>(?:sudo[ \t]+)?/?(?:[^\s/]{1,100}/){0,20}"
+    r"(?:nsys[ \t]+(?:profile|stats|launch|nvprof|export|analyze)"
+    r"|(?:ncu|nvprof|nv-nsight-cu-cli)[ \t]+[-./])[^\n]{0,4000})"
+)
+_PROMPT_FIRST = frozenset(" \t$%([-_.~/>" + string.ascii_letters + string.digits)
 _FENCE = re.compile(r"[ \t]{0,3}(?:```|~~~)")
 # An elision mark: dots (`...`, `......`), `[...]` or `[...warmup...]`, `<snip>`, `[snip]`, and
 # a snip between dots (`... < snip > ...`, the ECE408 handouts' nvprof examples).
@@ -370,7 +379,7 @@ def _prompt(line: str) -> str | None:
         return None
     if "$" not in line and "%" not in line and "#" not in line and ">" not in line:
         return None  # a table row, most often: no prompt mark at all
-    found = _PROMPT.fullmatch(line.rstrip())
+    found = _PROMPT.fullmatch(line.rstrip()) or _PROFILER_PROMPT.fullmatch(line.rstrip())
     return found["command"].strip() if found else None
 
 
@@ -454,7 +463,7 @@ class _Open:
 # (`` ` `` `~`), an elision (`.` `[` `<`), a tool's first line (`=` `P` `R` `G` `C` `[` `*`) or a
 # prompt (`$` `%` `(` `[` `-` `b` `P`, or a `user@host` one: every line that holds an `@`).
 _LOOK = np.zeros(256, dtype=bool)
-_LOOK[list(b"`~.[<=PRGC*$%(-b")] = True
+_LOOK[list(b"`~.[<=PRGC*$%(-b>")] = True
 _FENCE_LEAD = np.zeros(256, dtype=bool)  # a fence's first byte: the line after it is looked at
 _FENCE_LEAD[list(b"`~")] = True
 _BLANK = np.array([c < 128 and chr(c).isspace() for c in range(256)])  # as `parse.lines`

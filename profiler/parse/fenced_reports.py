@@ -21,6 +21,7 @@ over prose), the elision marks of any of them left out as `capture` leaves them 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Protocol
@@ -28,6 +29,12 @@ from typing import Protocol
 from profiler.parse import capture, nsys_fields, nsys_stdout
 
 _HEAD = 1 << 16  # what `holds_table` reads of a section
+_STATS = re.compile(r"(?:^|[\s/])nsys[ \t]+stats(?:[ \t]|$)")
+_PROFILE = re.compile(r"(?:^|[\s/])nsys[ \t]+profile(?:[ \t]|$)")
+_REPORT_FILES = (".nsys-rep", ".qdrep", ".sqlite")
+_REPORT, _OUTPUT = ("--report", "-r"), ("--output", "-o")
+_DEFAULT = "report<N>"  # what `nsys profile` names its report file with no `--output`
+_DEFAULT_NAME = re.compile(r"report[0-9]{1,9}")
 
 
 class Cut(Protocol):
@@ -54,6 +61,7 @@ def joined(pieces: list[capture.Piece], data: bytes) -> list[capture.Piece]:
         if (
             above is not None
             and continues(out[above], piece)
+            and adjacent(above, len(out), piece)
             and not any(holds_table(_text(p, data)) for p in out[above + 1 :])
         ):
             out[above:] = [_join(out[above], out[above + 1 :], piece, data)]
@@ -74,12 +82,78 @@ def nsys_above(out: Sequence[Cut]) -> int | None:
 
 
 def continues(above: Cut, piece: Cut) -> bool:
-    """Whether `piece` is a fenced block of the run whose nsys output `above` holds."""
-    if piece.tool != capture.NSYS or not piece.marked or piece.command is not None:
+    """Whether `piece` is a fenced block, or the output of an `nsys stats` command on the same
+    report file (`same_profile`), of the run whose nsys output `above` holds."""
+    if piece.tool != capture.NSYS or not piece.marked or piece.once:
         return False
-    if piece.once or not above.reports or not piece.reports:
+    if piece.command is not None:
+        return same_profile(above, piece)
+    if not above.reports or not piece.reports:
         return False
     return not set(map(_canonical, above.reports)) & set(map(_canonical, piece.reports))
+
+
+def adjacent(above: int, count: int, piece: Cut) -> bool:
+    """Whether `piece` may join the section at `above` of the `count` before it: a fenced block
+    across the sections of prose between; an `nsys stats` command's output only right under
+    the section (no fence between: a block a fence sets apart whose report cannot be read, a
+    Markdown rule under its header, would be passed over unsaid in the joined section)."""
+    return piece.command is None or above == count - 1
+
+
+def same_profile(above: Cut, piece: Cut) -> bool:
+    """Whether `piece`'s command is `nsys stats` of the report file `above`'s command read
+    (`nsys stats`) or wrote (`nsys profile`), naming reports (`--report`) that neither `above`'s
+    command nor its markers named: several reports of one profile, one run (`> nsys stats
+    eager.nsys-rep --report cuda_gpu_kern_sum`, then `--report cuda_api_sum`). A command on
+    another report file starts a run of its own."""
+    mine = stats_of(piece.command)
+    theirs = stats_of(above.command) or written_by(above.command)
+    if mine is None or theirs is None or not _same_file(theirs[0], mine[0]):
+        return False
+    named = set(map(_canonical, (*above.reports, *theirs[1])))
+    return not named & set(map(_canonical, (*piece.reports, *mine[1])))
+
+
+def stats_of(command: str | None) -> tuple[str, tuple[str, ...]] | None:
+    """(report file, reports) of an `nsys stats` command: the one file it reads (a word ending
+    `.nsys-rep`, `.qdrep` or `.sqlite`) and the reports its `--report` (`-r`) options name;
+    None when it is no `nsys stats`, reads no one file or names no report."""
+    if command is None or not _STATS.search(command[:400]):
+        return None
+    words = command.split()
+    files = {PurePath(w).as_posix() for w in words if w.endswith(_REPORT_FILES)}
+    reports = [name for value in _values(words, _REPORT) for name in value.split(",") if name]
+    return (files.pop(), tuple(reports)) if len(files) == 1 and reports else None
+
+
+def written_by(command: str | None) -> tuple[str, tuple[str, ...]] | None:
+    """(report file, no reports) of an `nsys profile` command: its `--output` (`-o`), else
+    nsys's default name `report<N>` (`_DEFAULT`); None when it is no `nsys profile`."""
+    if command is None or not _PROFILE.search(command[:400]):
+        return None
+    return next(iter(_values(command.split(), _OUTPUT)), _DEFAULT), ()
+
+
+def _values(words: list[str], names: tuple[str, str]) -> list[str]:
+    """The values of an option `names` (long, short) in `words` (`--report R`, `--report=R`,
+    `-r R`)."""
+    found = [words[n + 1] for n, word in enumerate(words[:-1]) if word in names]
+    return found + [w.partition("=")[2] for w in words if w.startswith(f"{names[0]}=")]
+
+
+def _same_file(written: str, read: str) -> bool:
+    """Whether the report file `read` is `written` (either without its suffix; `_DEFAULT`: any
+    `report<N>`)."""
+    if written == _DEFAULT:
+        return _DEFAULT_NAME.fullmatch(PurePath(_stem(read)).name) is not None
+    return _stem(written) == _stem(read)
+
+
+def _stem(path: str) -> str:
+    """`path` (as posix) without a report file's suffix."""
+    name = PurePath(path).as_posix()
+    return next((name[: -len(s)] for s in _REPORT_FILES if name.endswith(s)), name)
 
 
 def holds_table(text: str) -> bool:

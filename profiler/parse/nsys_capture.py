@@ -10,7 +10,7 @@ twice (two runs), `read_stats_runs` reads each run the file tells apart (`nsys_r
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import pandas as pd
 
@@ -121,10 +121,12 @@ def _stdout_tables(path: str | Path | csvtext.Held) -> tuple[list[nsys_runs.Tabl
         found = found or report is not None
         if report is not None and frame is not None and len(frame):
             start, end = block.pieces[0][0], block.pieces[-1][1]
-            label, parted = nsys_runs.placed(_decoded(block.source, since, start))
+            gap = _decoded(block.source, since, start)
+            label, parted = nsys_runs.placed(gap)
             sure = block.report is not None or report not in named
             line = block.first_line
-            tables.append(nsys_runs.Table(report, frame, line, label, parted, sure))
+            printed = _printed(gap) if block.report == "nvtx_sum" else None
+            tables.append(nsys_runs.Table(report, frame, line, label, parted, sure, printed))
             since = end
     if not tables and wrapped:
         raise wrapped[0]
@@ -145,6 +147,19 @@ def _stdout_tables(path: str | Path | csvtext.Held) -> tuple[list[nsys_runs.Tabl
     if not tables:
         raise ParseError(path, EXPECTED, "its reports have a header but no rows")
     return tables, path
+
+
+_MARKER_REACH = 3  # the lines above a table (not blank) its marker is among
+
+
+def _printed(gap: str) -> str | None:
+    """The report of NVTX ranges of one kind (`nvtx_pushpop_sum`, `nvtx_startend_sum`: read as
+    nvtx_sum) that the marker right above a table names, from the text above it (`gap`); None
+    when it names another."""
+    lines = [line for line in gap.split("\n") if line.strip()][-_MARKER_REACH:]
+    names = [nsys_stdout.named(line) for line in reversed(lines)]
+    name = next((PurePath(n).name.removesuffix(".py") for n in names if n), None)
+    return name if name in nsys_fields.RANGES_OF_ONE_KIND else None
 
 
 def _decoded(source: str | bytes, start: int, end: int) -> str:

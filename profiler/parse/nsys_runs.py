@@ -51,7 +51,9 @@ class Table:
     table before, or the line above the fence is no label), whether a fence or a heading
     stands between it and the table before (`parted`), and whether its report is sure
     (`sure`: a marker names it, or the capture names its report nowhere; not: a table under no
-    marker known by a header that some reports share, of a report a marker names elsewhere).
+    marker known by a header that some reports share, of a report a marker names elsewhere),
+    and the report its marker printed where that is not `report` (`nvtx_pushpop_sum`, read as
+    nvtx_sum; else None).
     """
 
     report: str
@@ -60,6 +62,12 @@ class Table:
     label: str | None
     parted: bool
     sure: bool = True
+    printed: str | None = None
+
+    @property
+    def shown(self) -> str:
+        """The report as its marker printed it."""
+        return self.printed or self.report
 
 
 @dataclass(frozen=True)
@@ -121,12 +129,15 @@ def first_of_each(tables: list[Table], path: Path) -> dict[str, tuple[pd.DataFra
     """The first table of each report, by report; the rest are left out with a warning
     (`reader_notes.ReadNote`)."""
     kept: dict[str, tuple[pd.DataFrame, Path]] = {}
+    first: dict[str, Table] = {}
     again: list[tuple[int, str]] = []
     for table in tables:
-        if table.report in kept:
-            again.append((table.line, table.report))
+        if table.report not in kept:
+            kept[table.report], first[table.report] = (table.frame, path), table
+        elif _one_kind_again(first[table.report], table):
+            _say_one_kind(first[table.report], table)
         else:
-            kept[table.report] = (table.frame, path)
+            again.append((table.line, table.shown))
     _say_again(again)
     return kept
 
@@ -176,6 +187,22 @@ def _in_print_order(run: list[Table]) -> bool:
     """Whether the CUDA summaries of `run` come in the order nsys prints them (`PRINTED`)."""
     ranks = [PRINTED.index(t.report) for t in run if t.report in PRINTED]
     return ranks == sorted(ranks)
+
+
+def _one_kind_again(kept: Table, table: Table) -> bool:
+    """Whether `table` is a report of NVTX ranges of one kind (`nvtx_pushpop_sum`) printed after
+    the nvtx_sum table `kept`, which holds its ranges (one run asked for both)."""
+    return kept.printed is None and kept.report == "nvtx_sum" and table.printed is not None
+
+
+def _say_one_kind(kept: Table, table: Table) -> None:
+    """Warn (`values.ReadNote`) that `table` (`_one_kind_again`) was left out."""
+    kind = "push/pop" if "pushpop" in table.shown else "start/end"
+    said = (
+        f"line {table.line}: the {table.shown} table left out: it repeats the {kind} ranges of "
+        f"the nvtx_sum table at line {kept.line}, which profgen reads"
+    )
+    warnings.warn(values.ReadNote(said, table.line), stacklevel=4)
 
 
 def _say_again(again: list[tuple[int, str]]) -> None:
