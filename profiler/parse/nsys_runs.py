@@ -196,13 +196,13 @@ def _one_kind_again(kept: Table, table: Table) -> bool:
 
 
 def _say_one_kind(kept: Table, table: Table) -> None:
-    """Warn (`values.ReadNote`) that `table` (`_one_kind_again`) was left out."""
+    """Warn (`reader_notes.ReadNote`) that `table` (`_one_kind_again`) was left out."""
     kind = "push/pop" if "pushpop" in table.shown else "start/end"
     said = (
         f"line {table.line}: the {table.shown} table left out: it repeats the {kind} ranges of "
         f"the nvtx_sum table at line {kept.line}, which profgen reads"
     )
-    warnings.warn(values.ReadNote(said, table.line), stacklevel=4)
+    warnings.warn(reader_notes.ReadNote(said, table.line), stacklevel=4)
 
 
 def _say_again(again: list[tuple[int, str]]) -> None:
