@@ -8,8 +8,8 @@ of its own would be (`csvtext.Held`, named `section<n><suffix>`: no file is writ
 formats added to the importer are read here too) returns its tables. A section no reader recognises
 is passed over: it is the rest of the capture. A section one recognises but cannot read is left out
 and said so: in run.json, in the stage's technique and as a warning; so is a summary of its top
-rows only (`values.TrimmedTable`), whose rows are kept, and so is a section refused at its last
-line that reads without it (the paste stopped mid-row): its whole rows are kept and the cut row
+rows only (`reader_notes.TrimmedTable`), whose rows are kept, and so is a section refused at its
+last line that reads without it (the paste stopped mid-row): its whole rows are kept and the cut row
 alone is left out. Tables of two kinds are imported as both (summaries and a gpu trace, nvprof and
 nsys output of one program): a summary a tool printed is kept as printed (the importer assembles
 with `keep_printed`; a trace pasted beside it is often cut short) and the trace gives the timeline
@@ -50,11 +50,12 @@ from profiler.parse import (
     detect,
     fenced_reports,
     headings,
+    nsys_rule,
     nsys_stdout,
-    nsys_text,
     nvprof_export,
+    reader_notes,
+    table_origin,
     unusable,
-    values,
 )
 
 Reader = Callable[[str, Path | csvtext.Held, str, Path], tuple[dict[str, pd.DataFrame], list[Path]]]
@@ -220,14 +221,14 @@ def _read_section(
         why = exc.detail or str(exc)
         kept = _without_cut_row(read, kind, held, why, stage, raw)
         if kept is None:
-            entry["left_out"] = values.renumbered(why, section.file_line)
+            entry["left_out"] = table_origin.renumbered(why, section.file_line)
             return entry, {}
         tables, trimmed = kept
-        entry["cut_row"] = values.renumbered(why, section.file_line)
+        entry["cut_row"] = table_origin.renumbered(why, section.file_line)
     entry["tables"] = sorted(name for name, df in tables.items() if len(df))
     if kind == detect.NSYS_TEXT and entry["elided"]:
         entry["elided"] = _not_after_tables(entry["elided"], _last_line(section, held))
-    said = [(t.partial, values.renumbered(str(t), section.file_line)) for t in trimmed]
+    said = [(t.partial, table_origin.renumbered(str(t), section.file_line)) for t in trimmed]
     entry["trimmed"] = [line for partial, line in said if partial]
     if len(entry["trimmed"]) < len(said):  # notes that the tables are whole (`ReadNote`)
         entry["notes"] = [line for partial, line in said if not partial]
@@ -245,7 +246,7 @@ def _quoted_sections(section: capture.Piece, held: csvtext.Held) -> Read | None:
         return None
     entry: dict[str, Any] = {"line": section.first_line, "kind": detect.NCU_TEXT}
     entry.update(command=section.command, elided=list(section.elided))
-    entry["left_out"] = values.renumbered(why, section.file_line)
+    entry["left_out"] = table_origin.renumbered(why, section.file_line)
     return entry, {}
 
 
@@ -259,7 +260,7 @@ def _rows_elided(section: capture.Piece, held: csvtext.Held) -> tuple[int, ...]:
         return section.elided
     text = bytes(held.view()[:_MARK_BYTES]).decode("utf-8", "replace")
     for n, line in enumerate(text.split("\n", _MARK_LINES), 1):
-        if n <= _MARK_LINES and (nsys_stdout.named(line.lstrip(" \t")) or nsys_text.is_rule(line)):
+        if n <= _MARK_LINES and (nsys_stdout.named(line.lstrip(" \t")) or nsys_rule.is_rule(line)):
             first = section.file_line(n)
             return tuple(mark for mark in section.elided if mark > first)
     return section.elided
@@ -297,23 +298,23 @@ _TAIL = 1 << 16  # the bytes at a section's end looked at for its last line
 
 def _tables(
     read: Reader, kind: str, held: csvtext.Held, stage: str, raw: Path
-) -> tuple[dict[str, pd.DataFrame], list[values.ReadNote]]:
+) -> tuple[dict[str, pd.DataFrame], list[reader_notes.ReadNote]]:
     """What `read` gives of the section `held`, and the tables it read only the top rows of."""
-    with values.trimmed() as trimmed:
+    with reader_notes.trimmed() as trimmed:
         tables, _ = read(kind, held, stage, raw)
     return tables, trimmed
 
 
 def _without_cut_row(
     read: Reader, kind: str, held: csvtext.Held, why: str, stage: str, raw: Path
-) -> tuple[dict[str, pd.DataFrame], list[values.ReadNote]] | None:
+) -> tuple[dict[str, pd.DataFrame], list[reader_notes.ReadNote]] | None:
     """The section's tables without its last line, when the reader refused the section (`why`)
     at that line and reads the lines above it: the paste stopped mid-row (a row cut short,
     empty cells at its end). None otherwise, and when the lines above give no row."""
     data = bytes(held.view())
     body = data.rstrip()
     start = body.rfind(b"\n") + 1
-    if not start or values.first_line(why) != body.count(b"\n") + 1:
+    if not start or table_origin.first_line(why) != body.count(b"\n") + 1:
         return None
     above = replace(held, buffer=data[:start], span=None)
     try:

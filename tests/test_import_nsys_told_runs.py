@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from test_import_pasted import imported
 
-from profiler.parse import capture, fenced_reports, nsys_capture, values
+from profiler.parse import capture, fenced_reports, nsys_capture, reader_notes
 
 NSYS = Path(__file__).parent / "data" / "nsys"
 API = "nsys stats a.nsys-rep --report cuda_api_sum"
@@ -132,7 +132,7 @@ def test_a_push_pop_table_under_nvtx_sum_is_said_to_repeat_its_ranges(tmp_path):
     path = tmp_path / "both.txt"
     path.write_text(f"{nvtx}\n{pushpop}", encoding="utf-8")
     pushpop_line = nvtx.count("\n") + 1 + 3  # its banner, a blank line, then its header
-    with pytest.warns(values.ReadNote) as said:
+    with pytest.warns(reader_notes.ReadNote) as said:
         ranges = nsys_capture.read_stats_stdout(path, "s")["ranges"]
     names = [row.split()[-1].removeprefix(":") for row in nvtx.splitlines()[4:]]  # (no domain)
     assert list(ranges["name"]) == names

@@ -194,7 +194,7 @@ def test_arrays_that_unpack_too_large_are_refused(tmp_path, monkeypatch):
 def test_long_kernel_and_range_names_are_capped(tmp_path):
     from cupti_factory import synthetic, write
 
-    from profiler.parse.values import MAX_NAME
+    from profiler.parse.bounded_names import MAX_NAME
 
     arrays = synthetic(8)
     long = "k" * 1_000_000

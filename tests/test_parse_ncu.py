@@ -275,7 +275,7 @@ def test_header_cut_inside_a_quoted_name_is_refused(tmp_path):
 
 
 def test_long_kernel_name_and_range_are_capped(tmp_path):
-    from profiler.parse.values import MAX_NAME
+    from profiler.parse.bounded_names import MAX_NAME
 
     path = raw_with(tmp_path, "Kernel Name", "k" * 2_000_000)
     metrics = ncu_csv.read_metrics(path, "s")

@@ -586,7 +586,7 @@ def test_header_only_reports_give_no_tables(tmp_path):
 
 
 def test_long_kernel_name_is_capped(tmp_path):
-    from profiler.parse.values import MAX_NAME
+    from profiler.parse.bounded_names import MAX_NAME
 
     text = (OVERLAP / "cuda_gpu_trace.csv").read_text()
     huge, other = "k" * 3_000_000 + "_a", "k" * 3_000_000 + "_b"
@@ -959,7 +959,7 @@ def test_hostile_text_tables_stay_linear(tmp_path):
     blanks and a letter inside a table is an empty row, refused by line."""
     from test_parse_values import deadline
 
-    from profiler.parse.values import MAX_NAME
+    from profiler.parse.bounded_names import MAX_NAME
 
     src = DATA / "2022.x" / "array_inc_a.output"
     text = src.read_text()

@@ -404,7 +404,7 @@ def test_row_with_a_100k_run_of_spaces_in_its_name(tmp_path):
     a minute. Fields are now cut with str.split: milliseconds, and the name is capped."""
     from test_parse_values import deadline
 
-    from profiler.parse.values import MAX_NAME
+    from profiler.parse.bounded_names import MAX_NAME
 
     path = tmp_path / "log.txt"
     path.write_text(TEXT9.read_text().replace("cudaMemcpy\n", "cudaMemcpy" + " " * 100_000 + "x\n"))

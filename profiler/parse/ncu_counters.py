@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from profiler import schema
-from profiler.parse import values
+from profiler.parse import bounded_names, values
 
 # The raw page's columns that say which launch a row is, not what it measured (and NVTX columns,
 # whose names hold `Domain:`).
@@ -154,7 +154,7 @@ class Coded:
     def stripped(self) -> pd.Series:
         """The cells as `string`, stripped; empty cells missing."""
         names = [str(c).strip() or pd.NA for c in self.distinct]
-        return values.coded_strings(self.codes, names)
+        return bounded_names.coded_strings(self.codes, names)
 
     def numbers(self) -> np.ndarray:
         """`values.loose_numbers` of the cells. It reads the distinct cells, with one missing
@@ -182,8 +182,8 @@ def _text(cells: Cells) -> pd.Series:
 def _names(cells: Cells) -> pd.Series:
     """Kernel names capped as `metrics` caps them, each distinct name once."""
     coded = Coded.of(cells)
-    capped = values.cap_names(pd.Series(coded.distinct, dtype="string")).tolist()
-    return values.coded_strings(coded.codes, capped)
+    capped = bounded_names.cap_names(pd.Series(coded.distinct, dtype="string")).tolist()
+    return bounded_names.coded_strings(coded.codes, capped)
 
 
 def _ids(cells: Cells) -> pd.Series:
@@ -203,13 +203,13 @@ def _numbers(table: pd.DataFrame, column: str, keep: np.ndarray) -> np.ndarray |
 
 def _repeat(text: str, n: int) -> pd.Series:
     """`text` n times, as `string`."""
-    return values.coded_strings(np.zeros(n, dtype="int64"), [text])
+    return bounded_names.coded_strings(np.zeros(n, dtype="int64"), [text])
 
 
 def _missing(n: int, dtype: str) -> object:
     """A missing column of `dtype`."""
     if dtype == "string":
-        return values.coded_strings(np.full(n, -1, dtype="int64"), []).array
+        return bounded_names.coded_strings(np.full(n, -1, dtype="int64"), []).array
     if dtype == "float64":
         return np.full(n, np.nan)
     return pd.arrays.IntegerArray(np.zeros(n, dtype="int64"), np.ones(n, dtype=bool))

@@ -45,7 +45,7 @@ from profiler.parse import (
 from profiler.parse.ncu_csv_bounds import EXPECTED
 from profiler.parse.ncu_metrics import METRICS, RULES, metrics_table, unit_factor
 from profiler.parse.ncu_says import nothing_profiled
-from profiler.parse.values import Origin
+from profiler.parse.table_origin import Origin
 
 _SUMMARY_KEYS = ("Kernel Name", "Block Size", "Grid Size", "Device", "Context", "Stream")
 

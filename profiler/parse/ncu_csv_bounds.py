@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from profiler.parse import csv_parts, lines, values
-from profiler.parse.values import LineCounter, Origin
+from profiler.parse import csv_parts, lines, reader_notes
+from profiler.parse.table_origin import LineCounter, Origin
 
 EXPECTED = 'Nsight Compute CSV (ncu --csv; a header starting "ID","Process ID")'
 
@@ -100,7 +100,9 @@ def prose_line(data: bytes, start: int) -> int:
     line = data.count(b"\n", 0, found.end()) + 1
     text = data[found.end() : data.find(b"\n", found.end()) % (len(data) + 1)]
     shown = text.decode("utf-8", "replace").strip()[:60]
-    values.read_note(f"line {line} on ('{shown}') left out: no ncu CSV row follows the blank line")
+    reader_notes.read_note(
+        f"line {line} on ('{shown}') left out: no ncu CSV row follows the blank line"
+    )
     return end
 
 
@@ -127,7 +129,7 @@ def tail_line(data: bytes, start: int) -> int:
         return len(data)  # (an elision mark `...` is the table's, as the rows it stands for)
     shown = tail.split(b"\n", 1)[0].decode("utf-8", "replace")[:60]
     line = data.count(b"\n", 0, end) + 1
-    values.read_note(f"line {line} on ('{shown}') left out: it follows the last ncu CSV row")
+    reader_notes.read_note(f"line {line} on ('{shown}') left out: it follows the last ncu CSV row")
     return end
 
 

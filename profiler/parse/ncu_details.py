@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from profiler.parse import csv_parts, csvtext, ncu_counters, values
+from profiler.parse import cell_quotes, csv_parts, csvtext, ncu_counters, values
 from profiler.parse.ncu_metrics import METRICS, RULES, unit_factor
-from profiler.parse.values import Origin
+from profiler.parse.table_origin import Origin
 
 # A details page's columns that nothing reads. pandas reads their cells as one byte each, not
 # a string each, and they are dropped; it still counts every row's cells, so a row with more
@@ -104,7 +104,8 @@ def check_metric_rows(table: pd.DataFrame, origin: Origin) -> None:
     column = after[int(np.argmax(filled[row]))]
     cells = table.iloc[row]
     launch, metric, name, cell = (
-        values.shown_cell(x) for x in (cells["ID"], cells["Metric Name"], column, cells[column])
+        cell_quotes.shown_cell(x)
+        for x in (cells["ID"], cells["Metric Name"], column, cells[column])
     )
     raise origin.error(
         f"launch {launch}, metric {metric}: its row has a cell after Metric Value ({name}: {cell}),"

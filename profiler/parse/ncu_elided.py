@@ -1,10 +1,11 @@
 """Elision marks in ncu's text: a `...` (`[...]`, `<snip>`) line that a paste put among the
 tables where it cut rows out. Nothing of ncu's is such a line, and rows cut out leave the tables
-partial: the reader says so (`values.ReadNote`), as a capture says it of a section (`capture`);
-the rows it can still read are read as ever. A mark right under a `Section:` line that stands
-for its table's header and opening rule leaves rows whose widths the rule at their foot gives:
-`ncu_walk` reads them by it (`Walk.headless`), under that `Section:` line: the mark may stand
-for more sections than its own (nothing tells), so the note says whose rows they are taken for.
+partial: the reader says so (`reader_notes.ReadNote`), as a capture says it of a section
+(`capture`); the rows it can still read are read as ever. A mark right under a `Section:` line
+that stands for its table's header and opening rule leaves rows whose widths the rule at their
+foot gives: `ncu_walk` reads them by it (`Walk.headless`), under that `Section:` line: the mark
+may stand for more sections than its own (nothing tells), so the note says whose rows they are
+taken for.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from profiler.parse import capture, lines, ncu_walk, values
+from profiler.parse import capture, lines, ncu_walk, reader_notes
 
 # The first non-blank byte an elision mark can have: `.`, `[`, `<` or the first of `…` in UTF-8.
 _FIRST = np.array([ord("."), ord("["), ord("<"), 0xE2], dtype=np.uint8)
@@ -27,10 +28,10 @@ def marks(found: lines.Lines) -> np.ndarray:
 
 
 def note(found: lines.Lines, walk: ncu_walk.Walk) -> None:
-    """Warn (`values.ReadNote`, partial) when an elision mark lies below the first kernel line:
-    the lines it stands for (rows, a table's header and rules) were not read, nor the rows of a
-    table whose header and opening rule it stands for unless the rule at their foot gives their
-    widths (`Walk.headless`: said so)."""
+    """Warn (`reader_notes.ReadNote`, partial) when an elision mark lies below the first kernel
+    line: the lines it stands for (rows, a table's header and rules) were not read, nor the rows
+    of a table whose header and opening rule it stands for unless the rule at their foot gives
+    their widths (`Walk.headless`: said so)."""
     after = marks(found)
     after = after[after > int(walk.kernel_lines[0])]
     at = [int(i) + 1 for i in after.tolist()]
@@ -52,4 +53,4 @@ def note(found: lines.Lines, walk: ncu_walk.Walk) -> None:
         f"line {at[0]}: `...` at line {', '.join(map(str, at[:5]))}{more}: rows cut out "
         f"of ncu's tables by the paste{read}{unread}: tables partial"
     )
-    warnings.warn(values.ReadNote(said, at[0], partial=True), stacklevel=2)
+    warnings.warn(reader_notes.ReadNote(said, at[0], partial=True), stacklevel=2)

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from profiler import schema
-from profiler.parse import csvtext, values
-from profiler.parse.values import Origin
+from profiler.parse import bounded_names, csvtext, values
+from profiler.parse.table_origin import Origin
 
 _SASS = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
 # field -> (unit kind, names it goes by: raw metric names first, then details-page names)
@@ -94,7 +94,8 @@ def metrics_table(
         "block": launches.get("Block Size"),
     }
     text = {
-        k: pd.NA if v is None else values.cap_names(v.astype("string")) for k, v in labels.items()
+        k: pd.NA if v is None else bounded_names.cap_names(v.astype("string"))
+        for k, v in labels.items()
     }
     out = pd.DataFrame(
         {

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from profiler.parse import values
+from profiler.parse import cell_quotes
 
 
 def nothing_profiled(text: str, otherwise: str) -> str:
@@ -23,11 +23,11 @@ def nothing_profiled(text: str, otherwise: str) -> str:
             None,
         )
     if said is not None:
-        return f"ncu profiled no kernel; it said {values.shown_cell(said, 300)}"
+        return f"ncu profiled no kernel; it said {cell_quotes.shown_cell(said, 300)}"
     report = _report_file(text)
     if report is not None:
         return (
-            f"ncu wrote its results only to the report {values.shown_cell(report, 300)} "
+            f"ncu wrote its results only to the report {cell_quotes.shown_cell(report, 300)} "
             "(`==PROF== Report:`), not here: import that .ncu-rep instead"
         )
     return otherwise

@@ -46,7 +46,7 @@ theoretical occupancy, launch sizes other than grid and block, and every other s
 and `(!) n/a` are missing values. ncu's text numbers the launches only in its `==PROF==
 Profiling "name" - N` lines: those numbers are the launch IDs when they match the launches
 found, else launches are numbered in file order from 0. A pasted result whose kernel lines were
-cut down to `name (grid)x(block), CC 8.9` is read with a warning (`values.ReadNote`) that they
+cut down to `name (grid)x(block), CC 8.9` is read with a warning (`reader_notes.ReadNote`) that they
 lack `Context N, Stream N`; a note its author wrote after a row (`93.58   # <- ...`) is dropped.
 A paste that stripped every line's indent (kernel line, `Section:` lines, rows at column 0) is
 read as the indented text: its `Section:` lines are known by ncu's rule of dashes under them.
@@ -72,6 +72,7 @@ from profiler import schema
 from profiler.errors import ParseError
 from profiler.parse import (
     byte_spans,
+    cell_quotes,
     csvtext,
     lines,
     ncu_comma,
@@ -81,6 +82,8 @@ from profiler.parse import (
     ncu_says,
     ncu_text_counters,
     ncu_walk,
+    reader_notes,
+    table_origin,
     values,
 )
 
@@ -218,7 +221,7 @@ def _read(path: str | Path, stage: str, every: bool) -> tuple[dict[str, pd.DataF
     )
     columns = {name: pd.Series(found[name], dtype="float64") for name in _TARGETS}
     ranges = ncu_nvtx.text_ranges(split, walk.kernel_lines, walk.nvtx_lines)
-    origin = values.Origin(path, EXPECTED)
+    origin = table_origin.Origin(path, EXPECTED)
     metrics = ncu_metrics.metrics_table(launches, columns, stage, origin, ranges)
     if not every:
         return {schema.METRICS.name: metrics}, Placed(ids, walk.kernel_lines, data)
@@ -250,7 +253,7 @@ def _with_decimal_comma(
 ) -> _CommaRead | None:
     """The text read again with the value cells of its decimal-comma sections written as C
     writes them (`ncu_comma`): the new text (and the lines it rewrote, as printed), its lines,
-    walk and `metric_values`, said by a `values.ReadNote`; None when no section shows a
+    walk and `metric_values`, said by a `reader_notes.ReadNote`; None when no section shows a
     decimal comma.
 
     Raises: ParseError, the new read's error, when it fails.
@@ -268,7 +271,7 @@ def _with_decimal_comma(
         f"line {comma.line}: the `{comma.section}` section's numbers are read with a decimal "
         f"comma ({comma.cell!r}): ncu ran in a locale that writes them so"
     )
-    warnings.warn(values.ReadNote(said, comma.line), stacklevel=3)
+    warnings.warn(reader_notes.ReadNote(said, comma.line), stacklevel=3)
     return comma, split, walk, found
 
 
@@ -342,7 +345,7 @@ def _raise_at(walk: ncu_walk.Walk, row: int, path: Path) -> None:
         _convert(cut, path)
     except ValueError as exc:
         detail = f"line {number}, metric {cut[0]!r}: {exc}"
-        raise ParseError(path, EXPECTED, values.locale_hint(detail) or detail) from None
+        raise ParseError(path, EXPECTED, cell_quotes.locale_hint(detail) or detail) from None
     raise AssertionError(f"line {number} read without error")  # pragma: no cover
 
 
@@ -387,12 +390,12 @@ def _with_ncu_error(exc: ParseError, data: bytes) -> ParseError:
     line = ncu_says.ncu_error(data.decode("utf-8", "replace"))
     if line is None:
         return exc
-    said = values.shown_cell(line, 300)
+    said = cell_quotes.shown_cell(line, 300)
     return ParseError(exc.path, exc.expected, f"ncu said {said}; {exc.detail}")
 
 
 def _note_bare(data: bytes, found: lines.Lines, walk: ncu_walk.Walk, ids: list[int]) -> None:
-    """Warn (`values.ReadNote`) when kernel lines were edited down to `name (grid)x(block),
+    """Warn (`reader_notes.ReadNote`) when kernel lines were edited down to `name (grid)x(block),
     CC 8.9`: without ncu's `Context N, Stream N` (and with no `==PROF==` line per launch) the
     launches are told apart only by their order in the file."""
     at = walk.kernel_lines.tolist()
@@ -404,18 +407,18 @@ def _note_bare(data: bytes, found: lines.Lines, walk: ncu_walk.Walk, ids: list[i
         f"line {edited[0] + 1}: {len(edited)} of the {len(at)} kernel lines end at `, CC X.Y` "
         f"without ncu's `Context N, Stream N` (edited by hand): launches numbered {numbered}"
     )
-    warnings.warn(values.ReadNote(said, edited[0] + 1), stacklevel=2)
+    warnings.warn(reader_notes.ReadNote(said, edited[0] + 1), stacklevel=2)
 
 
 def _note_empty(walk: ncu_walk.Walk, names: tuple[str, ...]) -> None:
-    """Warn (`values.ReadNote`) naming the first launch with no `Section:` table row under its
+    """Warn (`reader_notes.ReadNote`) naming the first launch with no `Section:` table row under its
     kernel line (ncu run with no section that collects a metric: `==WARNING== No metrics to
     collect found in sections`) and its line: its row holds its name, grid and block only."""
     empty = np.setdiff1d(np.arange(len(names)), walk.launch).tolist()
     if not empty:
         return
     line = int(walk.kernel_lines[empty[0]]) + 1
-    name = values.shown_cell(names[empty[0]], 80)
+    name = cell_quotes.shown_cell(names[empty[0]], 80)
     which = (
         f"the launch of {name} has"
         if len(empty) == 1
@@ -425,13 +428,13 @@ def _note_empty(walk: ncu_walk.Walk, names: tuple[str, ...]) -> None:
         f"line {line}: {which} no `Section:` table under the kernel line: no metric values; "
         "the row holds the kernel's name, grid and block only"
     )
-    warnings.warn(values.ReadNote(said, line), stacklevel=2)
+    warnings.warn(reader_notes.ReadNote(said, line), stacklevel=2)
 
 
 def _without_stray_bracket(names: tuple[str, ...], walk: ncu_walk.Walk) -> tuple[str, ...]:
     """The kernel names without the `[` and blanks a hand-edited paste left before some of them
     (`[  compute_gemm, 2019-Aug-08 ...`: what is left of ncu's `[pid] app@host` line, the rest
-    of it cut away), with a warning (`values.ReadNote`) that names the first such line. A name
+    of it cut away), with a warning (`reader_notes.ReadNote`) that names the first such line. A name
     with a `]` in it keeps its `[`."""
     stray = [i for i, name in enumerate(names) if name[:2] in ("[ ", "[\t") and "]" not in name]
     if not stray:
@@ -443,7 +446,7 @@ def _without_stray_bracket(names: tuple[str, ...], walk: ncu_walk.Walk) -> tuple
         f"line {line}: {len(stray)} kernel line(s) start with a stray `[` (what is left of "
         f"ncu's `[pid] app@host` line, edited by hand): read as `{fixed[stray[0]]}`"
     )
-    warnings.warn(values.ReadNote(said, line), stacklevel=2)
+    warnings.warn(reader_notes.ReadNote(said, line), stacklevel=2)
     return fixed
 
 
@@ -470,7 +473,7 @@ def _profiled(data: bytes, found: lines.Lines) -> list[int]:
 
 
 def _note_unprinted(numbers: list[int], count: int, data: bytes) -> None:
-    """Warn (`values.ReadNote`, partial) when ncu's `==PROF== Profiling` lines (their launch
+    """Warn (`reader_notes.ReadNote`, partial) when ncu's `==PROF== Profiling` lines (their launch
     `numbers`) name more launches (distinct numbers: application replay names a launch once per
     pass) than the file holds results of (`count`): ncu prints a result for each launch it
     profiled, unless it sums them up (`--print-summary`: `, Invocations N` on its kernel lines),
@@ -485,4 +488,4 @@ def _note_unprinted(numbers: list[int], count: int, data: bytes) -> None:
         f"file holds the results of {count}: the others are not in it (cut out?); launches "
         "numbered in file order"
     )
-    warnings.warn(values.ReadNote(said, line, partial=True), stacklevel=2)
+    warnings.warn(reader_notes.ReadNote(said, line, partial=True), stacklevel=2)

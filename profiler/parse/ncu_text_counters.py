@@ -15,7 +15,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from profiler.parse import byte_spans, ncu_walk, values
+from profiler.parse import bounded_names, byte_spans, ncu_walk, values
 from profiler.parse.ncu_counters import frame
 
 # A row of ncu's text cut by its table's widths: name, unit, value cell, and a per-kernel
@@ -56,12 +56,12 @@ def text(
     launch = walk.launch[kept]
     got = {
         "kernel_id": np.asarray(ids, dtype="int64")[launch],
-        "name": values.coded_strings(
-            launch, values.cap_names(pd.Series(names, dtype="string")).tolist()
+        "name": bounded_names.coded_strings(
+            launch, bounded_names.cap_names(pd.Series(names, dtype="string")).tolist()
         ),
         "section": _sections(walk, kept),
-        "metric": values.coded_strings(code, [r[0] for r in rows]),
-        "unit": values.coded_strings(code, [r[1] or pd.NA for r in rows]),
+        "metric": bounded_names.coded_strings(code, [r[0] for r in rows]),
+        "unit": bounded_names.coded_strings(code, [r[1] or pd.NA for r in rows]),
         "value": _cell_numbers([r[2] for r in rows])[code],
         "text": _texts(walk, kept, code, [r[2] for r in rows], printed or {}),
         "invocations": None if np.isnan(walk.counts).all() else walk.counts[launch],
@@ -85,7 +85,7 @@ def _texts(
     """The value cell of each kept row (`code`: its distinct row's, of `cells`), cut from its
     line as printed where `printed` holds it, each distinct printed row cut once."""
     if not printed:
-        return values.coded_strings(code, cells)
+        return bounded_names.coded_strings(code, cells)
     lines = walk.rows[kept]
     own = np.flatnonzero(np.isin(lines, np.fromiter(printed, dtype=np.int64, count=len(printed))))
     code = code.copy()
@@ -97,7 +97,7 @@ def _texts(
             cut[key] = len(cells)
             cells.append(cells[code[i]] if row is None else row[2])
         code[i] = cut[key]
-    return values.coded_strings(code, cells)
+    return bounded_names.coded_strings(code, cells)
 
 
 def cut_row(line: str, widths: tuple[int, ...]) -> TextRow | None:
@@ -139,13 +139,13 @@ def _sections(walk: ncu_walk.Walk, kept: np.ndarray) -> pd.Series:
     none), each distinct section line read once."""
     heads = walk.section_lines
     if not len(heads):  # rows under a kernel line but no `Section:` line (a paste cut it out)
-        return values.coded_strings(np.full(len(kept), -1), [])
+        return bounded_names.coded_strings(np.full(len(kept), -1), [])
     above = np.searchsorted(heads, walk.rows[kept], side="right") - 1
     line = np.where(above >= 0, heads[np.maximum(above, 0)], -1)
     inside = line > walk.kernel_lines[walk.launch[kept]]
     used, which = np.unique(walk.section_texts[np.maximum(above, 0)], return_inverse=True)
     titles = [walk.texts[t].strip().removeprefix("Section:").strip() or pd.NA for t in used]
-    return values.coded_strings(np.where(inside, which, -1), titles)
+    return bounded_names.coded_strings(np.where(inside, which, -1), titles)
 
 
 def _cell_numbers(cells: list[str | None]) -> np.ndarray:

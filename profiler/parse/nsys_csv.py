@@ -39,7 +39,7 @@ from profiler.parse import csvtext, nsys_fields, nsys_stdout, nsys_tables
 from profiler.parse.nsys_fields import OLD_NAMES, REPORTS, canonical_report, identify
 from profiler.parse.nsys_no_table import unused_name
 from profiler.parse.nsys_stdout import Block, split_stdout
-from profiler.parse.values import Origin
+from profiler.parse.table_origin import Origin
 
 # unused_name: read from here by unusable_nsys (it lives in nsys_no_table)
 __all__ = [

@@ -38,7 +38,6 @@ from profiler.parse import (
     reader_notes,
 )
 from profiler.parse.nsys_rule import Span
-from profiler.parse.nsys_rule import is_rule as is_rule  # (import_capture.py reaches it here)
 from profiler.parse.table_origin import Origin
 
 _NUMBER_WORD = re.compile(r"[0-9][0-9,]{0,40}(?:\.[0-9]{1,20})?|None")  # a retyped cell

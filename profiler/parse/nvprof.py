@@ -42,6 +42,7 @@ import pandas as pd
 
 from profiler.errors import ParseError
 from profiler.parse import (
+    cell_quotes,
     csvtext,
     nvprof_api_csv,
     nvprof_metrics,
@@ -55,13 +56,14 @@ from profiler.parse import (
     nvprof_trace_csv,
     nvprof_unfinished,
     nvprof_unread,
+    reader_notes,
     values,
 )
 from profiler.parse import lines as parse_lines
 from profiler.parse.nvprof_runs import Run, Runs
 from profiler.parse.nvprof_tables import EXPECTED, Table
 from profiler.parse.nvprof_text import AsciiText, Text
-from profiler.parse.values import LineCounter, Origin
+from profiler.parse.table_origin import LineCounter, Origin
 
 # A summary row of a type profgen has no table for, at its line's start: PGI's `OpenACC (excl):`
 # and `OpenMP (incl):` rows (possessive blanks: nothing to backtrack over)
@@ -282,7 +284,7 @@ def _read(tables: list[Table], stage: str, path: Path) -> dict[str, pd.DataFrame
 
 
 def _note_other_rows(summaries: list[Table]) -> None:
-    """Warn (`values.ReadNote`) naming the first `OpenACC (excl):` or `OpenMP (incl):` row of
+    """Warn (`reader_notes.ReadNote`) naming the first `OpenACC (excl):` or `OpenMP (incl):` row of
     a summary that has GPU activities or API calls as well: PGI's rows, read as neither, are
     left out (tests/data/nvprof/9.x/openacc-v100-cnn-summary-openacc-excl-rows-cut.md), not
     passed over without a word."""
@@ -295,7 +297,7 @@ def _note_other_rows(summaries: list[Table]) -> None:
                 f"line {line}: nvprof's `{found.group(1)}:` rows left out: profgen has no table "
                 "for them (it reads a summary's GPU activities and API calls)"
             )
-            warnings.warn(values.ReadNote(said, line), stacklevel=4)
+            warnings.warn(reader_notes.ReadNote(said, line), stacklevel=4)
             return
 
 
@@ -334,7 +336,7 @@ def parse_time(text: str, path: Path) -> float:
         return values.scalar(text[: -len(unit)], values.TIME, csvtext.NS_PER_UNIT[unit])
     except (StopIteration, ValueError):
         raise ParseError(
-            path, EXPECTED, f"{values.shown_cell(text)} is not a time such as 1.8260ms"
+            path, EXPECTED, f"{cell_quotes.shown_cell(text)} is not a time such as 1.8260ms"
         ) from None
 
 

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from profiler import schema
-from profiler.parse import csvtext, values
-from profiler.parse.values import Origin
+from profiler.parse import bounded_names, cell_quotes, csvtext, values
+from profiler.parse.table_origin import Origin
 
 COLUMNS = ("Start", "Duration", "Name")  # every API trace's; `Correlation_ID` may follow
 
@@ -52,7 +52,7 @@ def api_trace(origin: Origin, stage: str) -> pd.DataFrame:
         {
             "stage": pd.Series(stage, index=rows, dtype="string"),
             "repeat": np.full(len(rows), -1, dtype="int64"),
-            "name": values.cap_names(raw["Name"]).astype("string"),
+            "name": bounded_names.cap_names(raw["Name"]).astype("string"),
             "start_ns": start.astype("int64"),
             "end_ns": (start + duration).astype("int64"),
             "duration_ns": duration.astype("int64"),
@@ -73,5 +73,5 @@ def _check_calls(names: pd.Series, origin: Origin) -> None:
         raise origin.error(
             f"line {origin.first_line + 2 + int(bad[0])}: a table with an API trace's columns "
             f"(Start, Duration, Name) whose rows are no CUDA calls "
-            f"({values.shown_cell(str(names.iloc[bad[0]]), 60)}): no trace nvprof prints"
+            f"({cell_quotes.shown_cell(str(names.iloc[bad[0]]), 60)}): no trace nvprof prints"
         )

@@ -16,7 +16,7 @@ import math
 import re
 
 from profiler.parse import values
-from profiler.parse.values import Origin
+from profiler.parse.table_origin import Origin
 
 # `Calls (host)  Calls (device)` in a summary header (linear: single classes, no nesting).
 _SPLIT_CALLS = re.compile(r"[ \t]Calls \(host\)[ \t]+Calls \(device\)[ \t]")

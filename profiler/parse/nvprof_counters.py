@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from profiler import schema
-from profiler.parse import values
+from profiler.parse import bounded_names, values
 from profiler.parse.nvprof_metric_rows import Rows
 
 Codes = tuple[np.ndarray, list[object]]  # each row's code into distinct cells (-1: missing)
@@ -69,14 +69,14 @@ def counters(
     n = len(kernel_id)
     out = pd.DataFrame(
         {
-            "stage": values.coded_strings(np.zeros(n, dtype="int64"), [stage]),
+            "stage": bounded_names.coded_strings(np.zeros(n, dtype="int64"), [stage]),
             "kernel_id": kernel_id,
-            "name": values.coded_strings(name_of, names),
-            "section": values.coded_strings(np.full(n, -1, dtype="int64"), []),
-            "metric": values.coded_strings(*metric),
-            "unit": values.coded_strings(unit_of[avg_codes], units),
+            "name": bounded_names.coded_strings(name_of, names),
+            "section": bounded_names.coded_strings(np.full(n, -1, dtype="int64"), []),
+            "metric": bounded_names.coded_strings(*metric),
+            "unit": bounded_names.coded_strings(unit_of[avg_codes], units),
             "value": number["avg"],
-            "text": values.coded_strings(avg_codes, [str(c).strip() for c in avg_cells]),
+            "text": bounded_names.coded_strings(avg_codes, [str(c).strip() for c in avg_cells]),
             "invocations": pd.array(invocations, dtype="Int64"),
             "min": number["min"],
             "max": number["max"],

@@ -13,7 +13,7 @@ The file is the one the `Generated result file:` line names, else the operand of
 
 from __future__ import annotations
 
-from profiler.parse import values
+from profiler.parse import cell_quotes
 
 _STARTED = "NVPROF is profiling process "
 RESULT_FILE = "Generated result file: "
@@ -30,7 +30,7 @@ def described(lines: list[str]) -> str | None:
     at, name = found
     return (
         f"it is nvprof's console output of a run that wrote its results to a file (line {at}: "
-        f"{values.shown_cell(name, 120)}), not a table: {IMPORT_IT}"
+        f"{cell_quotes.shown_cell(name, 120)}), not a table: {IMPORT_IT}"
     )
 
 
@@ -53,8 +53,8 @@ def commanded(lines: list[str]) -> str | None:
     at, name = found
     return (
         f"it shows an nvprof run that wrote its profile to a file (line {at}: "
-        f"{values.shown_cell(lines[at - 1].strip(), 100)}), and no nvprof table: import that "
-        f"file ({values.shown_cell(name, 60)}: profgen reads .nvprof and .nvvp profiles), or "
+        f"{cell_quotes.shown_cell(lines[at - 1].strip(), 100)}), and no nvprof table: import that "
+        f"file ({cell_quotes.shown_cell(name, 60)}: profgen reads .nvprof and .nvvp profiles), or "
         "nvprof's printed summary"
     )
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from profiler.parse import tokens, values
-from profiler.parse.values import Origin
+from profiler.parse import cell_quotes, tokens
+from profiler.parse.table_origin import Origin
 
 MIX = np.uint64(0x9E3779B97F4A7C15)  # odd: mixes a window's 8-byte words into one number
 
@@ -190,7 +190,7 @@ def blocks(
         pd.Series(group.astype("int64") * (int(metric.max(initial=0)) + 1) + metric).duplicated()
     )
     if len(again):
-        shown = values.shown_cell(metrics[metric[again[0]]], 80)
+        shown = cell_quotes.shown_cell(metrics[metric[again[0]]], 80)
         line = origin.line(int(at[again[0]]))
         raise origin.error(f"line {line}: {shown} again for the same kernel")
     return occurrence

@@ -48,10 +48,10 @@ import numpy as np
 import pandas as pd
 
 from profiler import schema
-from profiler.parse import csvtext, nvprof_counters, values
+from profiler.parse import bounded_names, cell_quotes, csvtext, nvprof_counters, values
 from profiler.parse.nvprof_metric_rows import Cells, Rows, blocks
 from profiler.parse.nvprof_metrics_text import text_rows as text_rows  # (nvprof reads it here)
-from profiler.parse.values import Origin
+from profiler.parse.table_origin import Origin
 
 LONG = ["device", "kernel", "invocations", "metric", "min", "max", "avg"]
 # A kernel is a block of rows: nvprof lists each kernel once per device and table, so a name's
@@ -166,7 +166,7 @@ def table(tables: list[Rows], stage: str, origin: Origin) -> dict[str, pd.DataFr
     device, kernel, occurrence = (np.concatenate([k[i] for k in keys]) for i in range(3))
     pair = pd.factorize(device * (len(kernel_names) + 1) + kernel)[0].astype("int64")
     index, firsts = pd.factorize(pair * (int(occurrence.max(initial=0)) + 1) + occurrence)
-    capped = values.cap_names(pd.Series(list(kernel_names), dtype="string")).tolist()
+    capped = bounded_names.cap_names(pd.Series(list(kernel_names), dtype="string")).tolist()
     out = {
         schema.COUNTERS.name: nvprof_counters.counters(
             tables,
@@ -260,7 +260,7 @@ def _numbers(
         bad = np.flatnonzero(np.isnan(got) & present)
         if len(bad):
             row = int(rows.at[which[other[bad[0]]]])
-            cell = values.shown_cell(shown[bad[0]])  # type: ignore[arg-type]
+            cell = cell_quotes.shown_cell(shown[bad[0]])  # type: ignore[arg-type]
             raise rows.origin.cell_error(row, title, f"{cell} is not a number")
         number[other] = got
     index = pd.Index(rows.at[which], dtype="int64")
@@ -311,7 +311,7 @@ def metrics_table(
         column[best["kernel"][mine]] = best["value"][mine]
         fields[field] = column
     _check_sums(names, name_of, fields, origin)
-    capped = values.cap_names(pd.Series(names, dtype="string")).to_numpy(dtype=object)
+    capped = bounded_names.cap_names(pd.Series(names, dtype="string")).to_numpy(dtype=object)
     out = pd.DataFrame(
         {
             "stage": stage,
@@ -355,5 +355,5 @@ def _check_sums(
     for field in _COUNT_FIELDS:
         big = np.flatnonzero(fields[field] >= values.LIMIT)
         if len(big):
-            name = values.shown_cell(str(names[name_of[big[0]]]), 80)
+            name = cell_quotes.shown_cell(str(names[name_of[big[0]]]), 80)
             raise origin.error(f"kernel {name}: {field} adds up past 2**62")

@@ -26,7 +26,7 @@ import pandas as pd
 
 from profiler.parse import lines
 from profiler.parse.nvprof_metric_rows import MIX, Cells, Clash, Names, Rows, blocks
-from profiler.parse.values import Origin
+from profiler.parse.table_origin import Origin
 
 # Per byte: 0 a blank (what `str.split()` splits on), 1 any other ASCII byte, 3 not ASCII.
 _KIND = np.where(lines._BLANK, 0, 1).astype(np.int8)

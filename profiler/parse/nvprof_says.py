@@ -8,10 +8,10 @@ import re
 import warnings
 from collections.abc import Iterator
 
-from profiler.parse import nvprof_export, nvprof_unread, values
+from profiler.parse import cell_quotes, nvprof_export, nvprof_unread, reader_notes
 from profiler.parse.nvprof_tables import Table
 from profiler.parse.nvprof_text import Text
-from profiler.parse.values import LineCounter
+from profiler.parse.table_origin import LineCounter
 
 # A gpu trace's header words inside a line: a page ran the trace's lines together (`nothing`)
 _TRACE_WORDS = " Start Duration Grid Size "
@@ -30,7 +30,7 @@ _SAYS = re.compile(
 
 
 def note_abort(text: Text, tables: list[Table]) -> None:
-    """Warn (`values.ReadNote`, partial) when nvprof aborted (its line `nvprof: <source file>:
+    """Warn (`reader_notes.ReadNote`, partial) when nvprof aborted (its line `nvprof: <source file>:
     <line>: <function>: Assertion `...' failed.`, as when its OpenACC tracing fails): the tables
     it printed before may lack what it had not printed yet. The message quotes nvprof's line,
     its source file's folders left out. Only the text outside the tables is searched: such a
@@ -41,10 +41,10 @@ def note_abort(text: Text, tables: list[Table]) -> None:
             line = text[start : len(text) if end < 0 else end].rstrip()
             if line.endswith(" failed.") and ": Assertion " in line:
                 where, _, rest = line.removeprefix("nvprof: ").partition(": ")
-                shown = values.shown_cell(f"nvprof: {where.rsplit('/', 1)[-1]}: {rest}", 160)
+                shown = cell_quotes.shown_cell(f"nvprof: {where.rsplit('/', 1)[-1]}: {rest}", 160)
                 number = LineCounter(text).at(start)
                 said = f"line {number}: nvprof aborted ({shown}): its output may be incomplete"
-                warnings.warn(values.ReadNote(said, number, partial=True), stacklevel=2)
+                warnings.warn(reader_notes.ReadNote(said, number, partial=True), stacklevel=2)
                 return
 
 
@@ -97,4 +97,4 @@ def quoted(text: str) -> str | None:
     if not said:
         return None
     said.sort(key=lambda m: (not m.startswith(("Error", "Generated")), not m.startswith("No ")))
-    return " / ".join(values.shown_cell(m, 160) for m in said[:2])
+    return " / ".join(cell_quotes.shown_cell(m, 160) for m in said[:2])

@@ -7,7 +7,7 @@ Every line of a table (from its header to the blank, `==` or code fence line tha
 be a row; every number is checked (see `profiler.parse.values`) and named by line and column when
 it is wrong. A row cut mid-way (it lacks fields or a time unit) is refused. A table of the top
 rows only (what people paste) has shares that add up to less than 100% per row type: its rows
-are read, and a `values.TrimmedTable` warning per row type says how much of the time they
+are read, and a `reader_notes.TrimmedTable` warning per row type says how much of the time they
 cover, since its totals understate the stage; shares above 100% are refused.
 """
 
@@ -18,12 +18,9 @@ import pandas as pd
 
 from profiler import schema
 from profiler.errors import ParseError
-from profiler.parse import (
-    gpuops,
-    values,
-)
+from profiler.parse import bounded_names, gpuops, reader_notes, values
 from profiler.parse.nvprof_summary_text import Names
-from profiler.parse.values import Origin
+from profiler.parse.table_origin import Origin
 
 
 class NoRows(ParseError):
@@ -79,7 +76,7 @@ def summary_tables(
             out[name] = _conform(_gpu_kinds(_in_ns(_taken(rows, which), stage)), tbl)
         else:
             sizes = None if sizes_all is None else sizes_all[which]
-            if sizes is not None and int(sizes.max()) > values.MAX_NAME:
+            if sizes is not None and int(sizes.max()) > bounded_names.MAX_NAME:
                 sizes = None  # names capped: measured again
             text = None if known is None or sizes is None else known.text[which]
             out[name] = _conform(_in_ns(_taken(rows, which), stage, sizes), tbl, sizes, text)
@@ -158,10 +155,10 @@ def _in_ns(rows: pd.DataFrame, stage: str, sizes: np.ndarray | None = None) -> p
     """Summary rows with the stage, capped names and the `*_ns` columns (whole but the mean);
     `sizes`, the names' lengths when known, spares measuring them again."""
     names = rows["name"].astype("string")
-    short = sizes is not None and int(sizes.max(initial=0)) <= values.MAX_NAME
+    short = sizes is not None and int(sizes.max(initial=0)) <= bounded_names.MAX_NAME
     return rows.assign(
         stage=stage,
-        name=names if short else values.cap_names(names),
+        name=names if short else bounded_names.cap_names(names),
         avg_ns=rows["avg"],
         total_ns=rows["total"].round(),
         min_ns=rows["min"].round(),
@@ -175,8 +172,8 @@ _SAME = ["type", "name", "time_pct", "total", "calls"]  # what a quoted-again ro
 def requoted(parts: list[tuple[Origin, pd.DataFrame]], per_device: list[bool]) -> list[int]:
     """The tables of a run's summary (`parts`) whose every row repeats a row of a table kept
     above them (notes that quote a run's summary whole, then its GPU activities and API calls
-    again, each to explain), each said (`values.read_note`): the readers leave them out. A table
-    under a `Device "..."` line (`per_device`: `--print-summary-per-gpu`) is never one. Only a
+    again, each to explain), each said (`reader_notes.read_note`): the readers leave them out. A
+    table under a `Device "..."` line (`per_device`: `--print-summary-per-gpu`) is never one. Only a
     table whose first row's time is among a kept table's is compared row by row."""
     keep, out = [0] if parts else [], []
     for j in range(1, len(parts)):
@@ -187,7 +184,7 @@ def requoted(parts: list[tuple[Origin, pd.DataFrame]], per_device: list[bool]) -
             keep.append(j)
             continue
         line, was = parts[j][0].first_line, parts[again][0].first_line
-        values.read_note(
+        reader_notes.read_note(
             f"line {line}: a summary whose {len(rows)} rows all repeat the summary at line {was} "
             "(quoted again): left out",
             line,

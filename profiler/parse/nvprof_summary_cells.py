@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from profiler.parse import csvtext, tokens, values
-from profiler.parse.values import Origin
+from profiler.parse import cell_quotes, csvtext, tokens, values
+from profiler.parse.table_origin import Origin
 
 COLUMNS = ["type", "name", "time_pct", "calls", "total", "avg", "min", "max"]
 TIMES = {"total": "Time", "avg": "Avg", "min": "Min", "max": "Max"}
@@ -48,7 +48,7 @@ def token_numbers(
         bad = np.flatnonzero(np.isnan(again) & present)
         if len(bad):
             at_bad = int(slow[bad[0]])
-            cell = values.shown_cell(shown(at_bad))
+            cell = cell_quotes.shown_cell(shown(at_bad))
             raise origin.cell_error(int(rows[at_bad]), column, f"{cell} is not a number")
         number[slow] = again
     return values.checked(number, rows, origin, column, rule, factor, shown)
@@ -87,7 +87,7 @@ def token_shares(cut: tokens.Tokens, origin: Origin, index: pd.Index | None = No
         return token_numbers(cut, 0, 0, origin, "Time(%)", values.SHARE, 1.0, index)
     bad = np.flatnonzero(~marked)
     if len(bad):
-        cell = values.shown_cell(cut.text[cut.start[at[bad[0]]] : cut.end[at[bad[0]]]])
+        cell = cell_quotes.shown_cell(cut.text[cut.start[at[bad[0]]] : cut.end[at[bad[0]]]])
         row = int(bad[0]) if index is None else int(index[bad[0]])
         raise origin.cell_error(row, "Time(%)", f"{cell} is not a percentage")
     return token_numbers(cut, 0, 1, origin, "Time(%)", values.SHARE, 1.0, index)
@@ -110,7 +110,7 @@ def token_times(
     seconds = factor == 0
     bad = np.flatnonzero(seconds & (last != ord("s")))
     if len(bad):
-        cell = values.shown_cell(cut.text[start[bad[0]] : end[bad[0]]])
+        cell = cell_quotes.shown_cell(cut.text[start[bad[0]] : end[bad[0]]])
         raise origin.cell_error(int(rows[bad[0]]), column, f"{cell} is not a time such as 1.8260ms")
     factor[seconds] = csvtext.NS_PER_UNIT["s"]
     drop = np.where(seconds, 1, 2)
@@ -133,7 +133,7 @@ def shares(cells: np.ndarray, origin: Origin) -> pd.Series:
     read as they are."""
     bad = [row for row, cell in enumerate(cells) if not cell.endswith("%")]
     if bad and len(bad) < len(cells):
-        cell = values.shown_cell(cells[bad[0]])
+        cell = cell_quotes.shown_cell(cells[bad[0]])
         raise origin.cell_error(bad[0], "Time(%)", f"{cell} is not a percentage")
     numbers = pd.Series([cell if bad else cell[:-1] for cell in cells], dtype=object)
     shown = pd.Series(cells, dtype=object)
@@ -154,7 +154,7 @@ def times(cells: pd.Series, origin: Origin, column: str) -> pd.Series:
     seconds = factor == 0
     for row in np.flatnonzero(seconds):  # `8.56944s`, rare; or no unit at all
         if not text[row].endswith("s") or text[row].endswith(tuple(_TWO_LETTER_UNITS)):
-            cell = values.shown_cell(text[row])
+            cell = cell_quotes.shown_cell(text[row])
             label = cells.index[int(row)]
             raise origin.cell_error(int(label), column, f"{cell} is not a time such as 1.8260ms")
     factor[seconds] = csvtext.NS_PER_UNIT["s"]

@@ -8,7 +8,7 @@ import pandas as pd
 
 from profiler.parse import csvtext, nvprof_summary_cells, values
 from profiler.parse.nvprof_summary_cells import COLUMNS
-from profiler.parse.values import Origin
+from profiler.parse.table_origin import Origin
 
 
 def csv_rows(origin: Origin, section: str) -> pd.DataFrame:

@@ -26,7 +26,7 @@ from profiler.parse import (
     values,
 )
 from profiler.parse.nvprof_summary_cells import COLUMNS
-from profiler.parse.values import Origin
+from profiler.parse.table_origin import Origin
 
 
 @dataclass(frozen=True)

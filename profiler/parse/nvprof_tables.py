@@ -18,7 +18,7 @@ import numpy as np
 from profiler.parse import csvtext, nvprof_api_csv, nvprof_cdp, nvprof_summary, nvprof_text
 from profiler.parse import lines as parse_lines
 from profiler.parse.nvprof_text import Text
-from profiler.parse.values import LineCounter, Origin
+from profiler.parse.table_origin import LineCounter, Origin
 
 EXPECTED = (
     "nvprof output: a summary (text or --csv), a gpu trace (--print-gpu-trace, text or --csv), "

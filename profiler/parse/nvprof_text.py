@@ -39,7 +39,8 @@ class AsciiText:
         return self._search(self.whole.rfind, sub, start, end)
 
     def count(self, sub: str, start: int, end: int, /) -> int:
-        """`str.count` over `text[start:end]` for positions in the text (`values.LineCounter`)."""
+        """`str.count` over `text[start:end]`, for positions in the text
+        (`table_origin.LineCounter`)."""
         return self.whole.count(sub.encode("ascii"), self.start + start, self.start + end)
 
     def _search(

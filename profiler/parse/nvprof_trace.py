@@ -32,7 +32,7 @@ import pandas as pd
 from profiler import schema
 from profiler.errors import ParseError
 from profiler.parse import csvtext, gpuops, nvprof_trace_bytes, nvprof_trace_cells
-from profiler.parse.values import Origin
+from profiler.parse.table_origin import Origin
 
 # what a gpu trace is when a web page ran its cells together with single spaces
 _ALIGNMENT_LOST = (

@@ -14,7 +14,7 @@ import pandas as pd
 
 from profiler.errors import ParseError
 from profiler.parse import byte_spans, csvtext, lines, nvprof_trace_cells, tokens, values
-from profiler.parse.values import Origin
+from profiler.parse.table_origin import Origin
 
 # The ASCII bytes `str.strip()` strips.
 _BLANK = np.zeros(256, dtype=bool)

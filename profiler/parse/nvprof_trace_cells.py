@@ -11,8 +11,17 @@ import re
 import numpy as np
 import pandas as pd
 
-from profiler.parse import byte_spans, csvtext, gpuops, nvprof_summary_cells, values
-from profiler.parse.values import Origin
+from profiler.parse import (
+    bounded_names,
+    byte_spans,
+    cell_quotes,
+    csvtext,
+    gpuops,
+    nvprof_summary_cells,
+    reader_notes,
+    values,
+)
+from profiler.parse.table_origin import Origin
 
 # text header word (footnote star dropped) -> field; other columns (Throughput, Context,
 # Unified Memory, Virtual Address) are not read
@@ -37,11 +46,11 @@ Read = tuple[dict[str, pd.Series], np.ndarray, int]
 
 
 def note_unified(left_out: int, origin: Origin) -> None:
-    """Say (`values.ReadNote`) that `left_out` Unified Memory rows of the trace at `origin`
+    """Say (`reader_notes.ReadNote`) that `left_out` Unified Memory rows of the trace at `origin`
     were left out, if any."""
     if left_out:
         rows = f"{left_out} Unified Memory row{'s' if left_out > 1 else ''}"
-        values.read_note(
+        reader_notes.read_note(
             f"line {origin.first_line}: nvprof's gpu trace: {rows} (page faults and migrations, "
             "no kernel, copy or memset) left out: profgen has no table for them",
             origin.first_line,
@@ -181,7 +190,7 @@ def text_field(
     if field in ("name", "src", "dst"):
         cat = pd.Categorical.from_codes(codes, categories=pd.Index(cats.to_numpy(), dtype=object))
         series = pd.Series(cat, index=index)
-        return {field: values.cap_names(series) if field == "name" else series}
+        return {field: bounded_names.cap_names(series) if field == "name" else series}
     if field in ("grid", "block"):
         parts = _dims(cats, origin, column)
         return {
@@ -208,7 +217,7 @@ def _dims(cats: pd.Series, origin: Origin, column: str) -> list[np.ndarray]:
     shape = cats.str.startswith("(") & cats.str.endswith(")") & (sizes == 3)
     bad = np.flatnonzero(~shape.to_numpy(dtype=bool) & ~cats.isin(["", "-"]).to_numpy(dtype=bool))
     if len(bad):
-        cell = values.shown_cell(str(cats.iloc[bad[0]]))
+        cell = cell_quotes.shown_cell(str(cats.iloc[bad[0]]))
         raise origin.cell_error(int(cats.index[bad[0]]), column, f"{cell} is not (x y z)")
     parts = inner.where(shape, None)
     return [
@@ -229,7 +238,7 @@ def _sizes(cats: pd.Series, origin: Origin, column: str) -> np.ndarray:
     missing = cats.isin(["", "-"]).to_numpy(dtype=bool)
     bad = np.flatnonzero(np.isnan(factor) & ~missing)
     if len(bad):
-        cell = values.shown_cell(str(cats.iloc[bad[0]]))
+        cell = cell_quotes.shown_cell(str(cats.iloc[bad[0]]))
         raise origin.cell_error(
             int(cats.index[bad[0]]), column, f"{cell} is not a size such as 8.0000KB"
         )

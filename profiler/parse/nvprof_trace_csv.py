@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from profiler.parse import csvtext, nvprof_trace_cells, values
-from profiler.parse.values import Origin
+from profiler.parse import bounded_names, csvtext, nvprof_trace_cells, values
+from profiler.parse.table_origin import Origin
 
 _CSV_FIELDS = {
     "Start": "start",
@@ -71,7 +71,7 @@ def csv_trace(origin: Origin, stage: str) -> pd.DataFrame:
 def _csv_column(cells: pd.Series, unit: str, origin: Origin, column: str) -> pd.Series:
     field = _CSV_FIELDS[column]
     if field in ("name", "device", "src", "dst"):
-        return values.cap_names(cells)
+        return bounded_names.cap_names(cells)
     if field in ("start", "duration"):
         factor = csvtext.time_factor(unit, origin.path, column)
         return values.integers(cells, origin, column, values.TIME, factor)

@@ -4,7 +4,8 @@
 `==PID== Unified Memory profiling result:` table of page migrations and faults under the
 summary, and `nvprof --dependency-analysis` a `==PID== Dependency Analysis:` table of the
 critical path. Neither is a GPU activity nor an API call: they are not read, and the reader says
-so (`values.ReadNote`), naming each with its line, rather than passing over them without a word.
+so (`reader_notes.ReadNote`), naming each with its line, rather than passing over them without a
+word.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import warnings
 from collections.abc import Callable
 from typing import Protocol
 
-from profiler.parse import values
+from profiler.parse import reader_notes
 
 # nvprof's line that titles each table, after its `==PID== ` (or `======== `) prefix
 _TITLES = (
@@ -42,7 +43,7 @@ MarkerLines = Callable[[str], list[int]]
 
 
 def note(text: _Searchable, marker_lines: MarkerLines) -> None:
-    """Warn (`values.ReadNote`) naming the first table of each kind above in `text` (an nvprof
+    """Warn (`reader_notes.ReadNote`) naming the first table of each kind above in `text` (an nvprof
     log, as `str` or `nvprof_text.AsciiText`; `marker_lines` finds its title lines) and its line:
     left out."""
     found = [
@@ -56,7 +57,7 @@ def note(text: _Searchable, marker_lines: MarkerLines) -> None:
         f"line {first}: nvprof's {said} left out: profgen has no table for "
         f"{'them' if len(found) > 1 else 'it'}"
     )
-    warnings.warn(values.ReadNote(message, first), stacklevel=3)
+    warnings.warn(reader_notes.ReadNote(message, first), stacklevel=3)
 
 
 def _line_of(text: _Searchable, starts: list[int]) -> int | None:

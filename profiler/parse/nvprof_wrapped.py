@@ -24,7 +24,7 @@ import dataclasses
 import math
 
 from profiler.parse import bare_rows, values
-from profiler.parse.values import Origin
+from profiler.parse.table_origin import Origin
 
 
 def joined(origin: Origin) -> Origin | None:

@@ -28,23 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-# Names that moved to table_origin, cell_quotes, reader_notes and bounded_names stay
-# importable from here (`as`: re-exported) for the parsers that reach them as `values.X` and
-# that other work edits now (nvprof*, ncu*, import_capture); new code imports them from where
-# they live.
-from profiler.parse.bounded_names import MAX_NAME as MAX_NAME
-from profiler.parse.bounded_names import cap_names as cap_names
-from profiler.parse.bounded_names import coded_strings as coded_strings
-from profiler.parse.cell_quotes import locale_hint as locale_hint
-from profiler.parse.cell_quotes import shown_cell as shown_cell
-from profiler.parse.reader_notes import ReadNote as ReadNote
-from profiler.parse.reader_notes import TrimmedTable as TrimmedTable
-from profiler.parse.reader_notes import read_note as read_note
-from profiler.parse.reader_notes import trimmed as trimmed
-from profiler.parse.table_origin import LineCounter as LineCounter
-from profiler.parse.table_origin import Origin as Origin
-from profiler.parse.table_origin import first_line as first_line
-from profiler.parse.table_origin import renumbered as renumbered
+from profiler.parse.cell_quotes import shown_cell
+from profiler.parse.reader_notes import TrimmedTable
+from profiler.parse.table_origin import Origin
 
 LIMIT = float(2**62)
 # Cells that mean "no value" (`n/a` is ncu's spelling, `-` nvprof's); `nan` is not one of them.
