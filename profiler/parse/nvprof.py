@@ -68,6 +68,7 @@ from profiler.parse.table_origin import LineCounter, Origin
 # A summary row of a type profgen has no table for, at its line's start: PGI's `OpenACC (excl):`
 # and `OpenMP (incl):` rows (possessive blanks: nothing to backtrack over)
 _OTHER_TYPE = re.compile(r"^[ \t]*+(Open(?:ACC|MP) \((?:excl|incl)\)):", re.MULTILINE)
+_OTHER_TYPES = [f"Open{api} ({part})" for api in ("ACC", "MP") for part in ("excl", "incl")]
 
 _NVPROF_LINE = re.compile(r"^(?:==[0-9]+==|========) ", re.MULTILINE)
 _ENDED = "it ended before nvprof's `Profiling result:`, with no table"
@@ -256,14 +257,14 @@ def _read(tables: list[Table], stage: str, path: Path) -> dict[str, pd.DataFrame
     summaries = [t for t in tables if t.kind in nvprof_tables.SUMMARY_KINDS and not t.nvtx]
     file = Origin(path, EXPECTED)
     if summaries:
-        parts, names = _summary_parts(summaries)
+        every, names = _summary_parts(summaries)
         devices = [nvprof_runs.device_line(t.above) for t in summaries]
-        again = set(nvprof_summary.requoted(parts, devices))
-        parts = [part for k, part in enumerate(parts) if k not in again]
+        again = set(nvprof_summary.requoted(every, devices))
+        parts = [part for k, part in enumerate(every) if k not in again]
         names = [named for k, named in enumerate(names) if k not in again]
         out.update(nvprof_summary.summary_tables(parts, stage, file, names))
         if any(len(t) for t in out.values()):
-            _note_other_rows(summaries)
+            _note_other_rows(summaries, [rows for _, rows in every])
     ranges = [t for t in tables if t.nvtx]
     if ranges:
         out["ranges"] = nvprof_summary.range_table(_summary_rows(ranges), stage)
@@ -283,12 +284,15 @@ def _read(tables: list[Table], stage: str, path: Path) -> dict[str, pd.DataFrame
     return out
 
 
-def _note_other_rows(summaries: list[Table]) -> None:
-    """Warn (`reader_notes.ReadNote`) naming the first `OpenACC (excl):` or `OpenMP (incl):` row of
-    a summary that has GPU activities or API calls as well: PGI's rows, read as neither, are
+def _note_other_rows(summaries: list[Table], rows: list[pd.DataFrame]) -> None:
+    """Warn (`reader_notes.ReadNote`) naming the first `OpenACC (excl):` or `OpenMP (incl):` row
+    of a summary that has GPU activities or API calls as well: PGI's rows, read as neither, are
     left out (tests/data/nvprof/9.x/openacc-v100-cnn-summary-openacc-excl-rows-cut.md), not
-    passed over without a word."""
-    for table in summaries:
+    passed over without a word. Only a table whose read `rows` hold such a type is searched for
+    its line (a million-row summary is not made text again)."""
+    for table, read in zip(summaries, rows, strict=True):
+        if not read["type"].isin(_OTHER_TYPES).any():
+            continue
         text = str(table.full_origin().text)
         found = _OTHER_TYPE.search(text)
         if found is not None:
