@@ -39,7 +39,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from profiler import schema
@@ -286,11 +285,10 @@ def _not_after_tables(marks: list[int], last: int) -> list[int]:
 def _last_line(section: capture.Piece, held: csvtext.Held) -> int:
     """The file line of the section's last line that is not blank (an elision mark below it
     stands after every table the section holds: the paste cut the rest of the log there)."""
-    data = held.view()
-    tail = bytes(data[-_TAIL:]).rstrip()  # (a section ends in fewer blanks than that)
-    end = len(data) - min(len(data), _TAIL) + len(tail)
-    newlines = np.count_nonzero(np.frombuffer(data, dtype=np.uint8)[:end] == ord("\n"))
-    return section.file_line(int(newlines) + 1)
+    start, stop = (0, len(held.buffer)) if held.span is None else held.span
+    tail = held.buffer[max(start, stop - _TAIL) : stop].rstrip()  # (fewer blanks end a section)
+    end = max(start, stop - _TAIL) + len(tail)
+    return section.file_line(held.buffer.count(b"\n", start, end) + 1)
 
 
 _TAIL = 1 << 16  # the bytes at a section's end looked at for its last line
